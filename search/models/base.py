@@ -1,0 +1,96 @@
+"""The one policy interface every strategy uses, whatever model sits behind it.
+
+A policy proposes thought steps: given prefixes (problem + steps so far, as text), it samples
+continuations up to the step delimiter (``stop="step"``) or to the end of the chain
+(``stop="chain"``), ``n`` per prefix, in one batched call. Strategies never see tokens, devices
+or caches: a Hugging Face model, the bundled model or an OpenAI-compatible server all fit here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+Stop = Literal["step", "chain"]
+
+MAX_PREFIXES = 1024
+MAX_SAMPLES_PER_CALL = 4096
+
+
+@dataclass
+class Continuation:
+    """One sampled continuation.
+
+    text: generated text without the stop token (a step without its trailing newline; for
+        ``stop="chain"`` the rest of the chain, steps separated by newlines).
+    token_logprobs: log-probability (nats, under the untempered model) of each generated token,
+        the stop token included; ``len(token_logprobs) == tokens``.
+    tokens: generated tokens, the stop token included (what the compute meter charges).
+    finish: ``"step"`` (hit the step delimiter), ``"eos"`` (end of chain) or ``"length"``
+        (ran out of ``max_new_tokens``).
+    steps: the continuation cut at step delimiters, one ``(text, tokens, logprob)`` per step
+        (the delimiter/stop token charged to the step it ends); one element for ``stop="step"``.
+    """
+    text: str
+    tokens: int
+    token_logprobs: list[float] = field(default_factory=list)
+    finish: str = "step"
+    steps: list = field(default_factory=list)  # [(step_text, tokens, logprob)], see below
+
+    @property
+    def logprob(self) -> float:
+        return float(sum(self.token_logprobs))
+
+
+@dataclass
+class SampleBatch:
+    """Result of one ``Policy.sample`` call.
+
+    outputs: ``[len(prefixes)][n]`` continuations, in prefix order.
+    prompt_tokens: context tokens encoded (each distinct prefix once, shared by its n samples).
+    generated_tokens: sum of ``tokens`` over all outputs.
+    forward_passes: batched forward calls made (prefill + one per decoding position).
+    seconds: wall time of the call.
+    """
+    outputs: list[list[Continuation]]
+    prompt_tokens: int
+    generated_tokens: int
+    forward_passes: int
+    seconds: float
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Batched sampler of thought steps.
+
+    Attributes: ``name`` (shown in the app), ``n_parameters`` (for FLOP estimates), ``device``.
+    """
+    name: str
+    n_parameters: int
+    device: str
+
+    def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
+               top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
+               max_new_tokens: int = 64) -> SampleBatch:
+        """Sample ``n`` continuations of every prefix in one batched call.
+
+        Raises ValueError for temperature < 0, top_p outside (0, 1], n < 1, more than
+        MAX_PREFIXES prefixes or MAX_SAMPLES_PER_CALL samples in total.
+        """
+        ...
+
+
+def check_sample_args(prefixes: list[str], n: int, temperature: float, top_p: float,
+                      max_new_tokens: int) -> None:
+    """Shared validation of ``Policy.sample`` arguments (ValueError with a clear message)."""
+    if not prefixes:
+        raise ValueError("no prefixes to continue")
+    if len(prefixes) > MAX_PREFIXES:
+        raise ValueError(f"at most {MAX_PREFIXES} prefixes per call, got {len(prefixes)}")
+    if n < 1 or n * len(prefixes) > MAX_SAMPLES_PER_CALL:
+        raise ValueError(f"n must be >= 1 and n x prefixes <= {MAX_SAMPLES_PER_CALL}")
+    if not temperature >= 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if max_new_tokens < 1:
+        raise ValueError("max_new_tokens must be >= 1")

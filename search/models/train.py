@@ -1,0 +1,124 @@
+"""Train the bundled model: a small GPT-2 that writes step-by-step arithmetic solutions.
+
+Reproduce the committed weights with ``python -m search train`` (about 15 minutes on a 2-core
+CPU). Everything is seeded: the data stream, the initialisation and the batch order.
+
+Data: problems from ``search.tasks.arithmetic.generate`` with a curriculum (mostly 1-2 operation
+problems first, then the default difficulty mix), excluding every problem of the held-out split.
+Loss: next-token cross-entropy on the solution tokens only (the problem text is given, not
+predicted), so the capacity goes to the thought steps.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from pathlib import Path
+
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from search.models.tokenizer import build_tokenizer
+from search.tasks import arithmetic as ar
+
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tiny"
+
+# Small on purpose: weak enough that extra samples visibly help, trainable in minutes on 2 cores.
+MODEL_SHAPE = dict(n_layer=4, n_embd=128, n_head=4, n_positions=96)
+TRAIN = dict(steps=1300, batch_size=128, lr=2e-3, warmup=60, weight_decay=0.01, seed=1234)
+EARLY_MIX = {1: 0.45, 2: 0.35, 3: 0.15, 4: 0.05}
+CURRICULUM_FRACTION = 0.25  # first quarter of the steps draws from EARLY_MIX
+
+
+def make_config(vocab_size: int, pad_id: int, eos_id: int) -> GPT2Config:
+    return GPT2Config(vocab_size=vocab_size, bos_token_id=eos_id, eos_token_id=eos_id,
+                      pad_token_id=pad_id, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                      **MODEL_SHAPE)
+
+
+def _batch(tok, problems: list[ar.Problem]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded input ids [B, T] and labels [B, T] (-100 on prompt and padding)."""
+    seqs, masks = [], []
+    for p in problems:
+        prompt = tok(ar.prompt_for(p.text))["input_ids"]
+        steps = tok(ar.STEP_DELIMITER.join(p.solution))["input_ids"] + [tok.eos_token_id]
+        seqs.append(prompt + steps)
+        masks.append([0] * len(prompt) + [1] * len(steps))
+    T = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), T), tok.pad_token_id, dtype=torch.long)
+    labels = torch.full((len(seqs), T), -100, dtype=torch.long)
+    for i, (s, m) in enumerate(zip(seqs, masks)):
+        ids[i, : len(s)] = torch.tensor(s)
+        labels[i, : len(s)] = torch.where(torch.tensor(m) == 1, torch.tensor(s), torch.tensor(-100))
+    return ids, labels
+
+
+def train(out_dir: Path = DEFAULT_OUT, steps: int | None = None, log_every: int = 50,
+          max_minutes: float = 30.0, progress=print) -> dict:
+    """Train from scratch and save model + tokenizer + training log to ``out_dir``.
+
+    Returns the training summary (steps, wall seconds, final loss, examples seen). Stops early
+    (and says so in the summary) if ``max_minutes`` of wall time pass.
+    """
+    cfg = dict(TRAIN)
+    if steps is not None:
+        cfg["steps"] = steps
+    torch.manual_seed(cfg["seed"])
+    rng = random.Random(cfg["seed"])
+    tok = build_tokenizer()
+    model = GPT2LMHeadModel(make_config(len(tok), tok.pad_token_id, tok.eos_token_id))
+    model.train()
+    held = {p.text for p in ar.heldout()}
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=cfg["weight_decay"],
+                            betas=(0.9, 0.98))
+
+    def lr_at(step: int) -> float:  # linear warmup, cosine decay to 10%
+        if step < cfg["warmup"]:
+            return cfg["lr"] * (step + 1) / cfg["warmup"]
+        f = (step - cfg["warmup"]) / max(1, cfg["steps"] - cfg["warmup"])
+        return cfg["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * f)))
+
+    t0, log, seen, stopped_early = time.time(), [], 0, False
+    loss_ema = None
+    for step in range(cfg["steps"]):
+        mix = EARLY_MIX if step < CURRICULUM_FRACTION * cfg["steps"] else ar.DEFAULT_MIX
+        batch = []
+        while len(batch) < cfg["batch_size"]:
+            p = ar.random_problem(rng, ar.sample_level(rng, mix))
+            if p.text not in held:
+                batch.append(p)
+        ids, labels = _batch(tok, batch)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        loss = model(input_ids=ids, attention_mask=(ids != tok.pad_token_id).long(),
+                     labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        seen += len(batch)
+        loss_ema = loss.item() if loss_ema is None else 0.95 * loss_ema + 0.05 * loss.item()
+        if step % log_every == 0 or step == cfg["steps"] - 1:
+            elapsed = time.time() - t0
+            log.append({"step": step, "loss": round(loss.item(), 4), "loss_ema": round(loss_ema, 4),
+                        "lr": lr_at(step), "seconds": round(elapsed, 1)})
+            progress(f"step {step:5d}/{cfg['steps']}  loss {loss.item():.4f}  ema {loss_ema:.4f}  "
+                     f"{elapsed / 60:.1f} min")
+        if time.time() - t0 > max_minutes * 60:
+            stopped_early = True
+            progress(f"stopping early: {max_minutes} minutes passed")
+            break
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    model.save_pretrained(out_dir, safe_serialization=True)
+    tok.save_pretrained(out_dir)
+    summary = {"steps_done": step + 1, "wall_seconds": round(time.time() - t0, 1),
+               "final_loss_ema": round(loss_ema, 4), "examples_seen": seen,
+               "parameters": sum(p.numel() for p in model.parameters()),
+               "stopped_early": stopped_early, "config": cfg, "shape": MODEL_SHAPE,
+               "torch": torch.__version__, "threads": torch.get_num_threads(), "log": log}
+    (out_dir / "training_log.json").write_text(json.dumps(summary, indent=1))
+    return summary

@@ -1,0 +1,108 @@
+"""Pools of sampled chains: the raw material of every scaling curve.
+
+For each problem, sample n whole chains once (many problems per batched policy call). The
+estimators of ``search.scaling`` then give the exact expected accuracy at every budget k <= n
+from that one pool, so a budget slider never samples again.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from search.models.base import Policy
+from search.scaling import Pool, curve_with_ci, pool_curves
+from search.strategies.blocks import CHAIN_TOKENS
+from search.tasks.arithmetic import Problem, StepChecker, extract_answer, prompt_for
+
+Progress = Optional[Callable[[int, int], None]]  # (problems done, total)
+
+
+@dataclass
+class ChainPool:
+    """n sampled chains of one problem.
+
+    answers: normalized final answer per chain (None: no parseable answer);
+    tokens: generated tokens per chain; confidence: exp(mean token log-prob) per chain;
+    valid: whether the exact step checker accepts the whole chain (perfect-verifier score).
+    """
+    problem: str
+    gold: str
+    level: int
+    answers: list
+    tokens: list
+    confidence: list
+    valid: list = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.answers)
+
+    def as_pool(self, scores: str = "confidence") -> Pool:
+        s = self.confidence if scores == "confidence" else [float(v) for v in self.valid]
+        return Pool(answers=list(self.answers), gold=self.gold, scores=list(s))
+
+
+def _answer_of(text: str) -> Optional[str]:
+    lines = [l for l in text.split("\n") if l.strip()]
+    return extract_answer(lines[-1]) if lines else None
+
+
+def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: float = 0.8,
+                 top_p: float = 1.0, seed: int = 0, problems_per_call: Optional[int] = None,
+                 progress: Progress = None) -> tuple[list[ChainPool], dict]:
+    """Sample n chains per problem. Returns (pools, stats) where stats has generated_tokens,
+    prompt_tokens, forward_passes, model_calls and seconds. Deterministic in seed for a fixed
+    ``problems_per_call`` (default: enough problems to put about 256 chains in a call)."""
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    ppc = problems_per_call or max(1, 256 // n)
+    pools: list[ChainPool] = []
+    stats = dict(generated_tokens=0, prompt_tokens=0, forward_passes=0, model_calls=0)
+    t0 = time.perf_counter()
+    for start in range(0, len(problems), ppc):
+        chunk = problems[start:start + ppc]
+        batch = policy.sample([prompt_for(p.text) for p in chunk], n=n, temperature=temperature,
+                              top_p=top_p, seed=seed * 1_000_003 + start, stop="chain",
+                              max_new_tokens=CHAIN_TOKENS)
+        stats["generated_tokens"] += batch.generated_tokens
+        stats["prompt_tokens"] += batch.prompt_tokens
+        stats["forward_passes"] += batch.forward_passes
+        stats["model_calls"] += 1
+        for p, conts in zip(chunk, batch.outputs):
+            checker = StepChecker(p.text)
+            answers, toks, conf, valid = [], [], [], []
+            for c in conts:
+                ans = _answer_of(c.text) if c.finish == "eos" else None
+                answers.append(ans)
+                toks.append(c.tokens)
+                conf.append(math.exp(c.logprob / max(1, c.tokens)))
+                steps = [l for l in c.text.split("\n") if l.strip()]
+                valid.append(bool(steps) and all(checker.step_validity(steps)))
+            pools.append(ChainPool(p.text, p.answer, p.level, answers, toks, conf, valid))
+        if progress:
+            progress(len(pools), len(problems))
+    stats["seconds"] = time.perf_counter() - t0
+    return pools, stats
+
+
+def budgets_up_to(n: int) -> list[int]:
+    """Powers of two up to n, plus n itself: 1, 2, 4, ..., n."""
+    ks = [1 << i for i in range(int(math.log2(n)) + 1)]
+    return ks if ks[-1] == n else ks + [n]
+
+
+def pool_curve(pools: list[ChainPool], ks: list[int], kind: str = "maj",
+               scores: str = "confidence") -> dict:
+    """Accuracy curve over problems at budgets ks from the pools: ``kind`` is ``maj`` (maj@k),
+    ``pass`` (pass@k) or ``best`` (best-of-k under ``scores``: confidence or the perfect
+    checker). Returns mean, stderr, ci_low, ci_high (95%, normal approximation over problems),
+    per_problem [P, K] and mean generated tokens at each k (k x mean tokens per chain)."""
+    mat = pool_curves([p.as_pool(scores) for p in pools], ks, kind=kind)
+    ci = curve_with_ci(mat)
+    mean_tokens = float(np.mean([np.mean(p.tokens) for p in pools]))
+    return {"ks": list(ks), "per_problem": mat, **{k: np.asarray(v) for k, v in ci.items()},
+            "tokens": [k * mean_tokens for k in ks]}

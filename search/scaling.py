@@ -1,0 +1,386 @@
+"""Exact scaling estimators: accuracy at budget k from one pool of n sampled chains.
+
+Sample n chains for a problem once. For every k <= n, the question "what accuracy would k
+chains have given?" has an exact answer without resampling: average over all C(n, k) subsets
+of size k (drawn without replacement from the pool). That average is an unbiased estimate of
+the accuracy of k fresh samples, and it is what a maj@k / pass@k / bon@k curve should plot.
+Drawing random subsets per budget (the Monte Carlo way) adds noise and cost for nothing.
+
+Everything here counts subsets with Python integers and divides once at the end, so results
+agree with brute force over `itertools.combinations` to float precision.
+
+    maj_at_k      majority vote (self-consistency), None answers abstain, random tie-break
+    pass_at_k     Chen et al. 2021 unbiased pass@k
+    best_of_k     highest verifier score wins (bon@k), random tie-break among equal scores
+    curve_with_ci / bootstrap_ci   mean over problems with an interval
+    pool_curves   per-problem matrix [P, K] for a list of pools
+
+Weighted majority vote is deliberately absent: it has no exact counting form we trust here,
+and a Monte Carlo estimate should not sit beside these under the word "exact".
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "Pool",
+    "maj_at_k",
+    "maj_curve",
+    "pass_at_k",
+    "best_of_k",
+    "curve_with_ci",
+    "bootstrap_ci",
+    "pool_curves",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# validation
+
+
+def _check_k(n: int, k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be an integer, got {k!r}")
+    if n < 1:
+        raise ValueError(f"the pool is empty (n={n}); need at least one sampled chain")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must satisfy 1 <= k <= n (pool size n={n}), got k={k}")
+
+
+def _check_answers(answers: Sequence[str | None], gold: str) -> None:
+    if not isinstance(gold, str):
+        raise ValueError(f"gold must be a string, got {type(gold).__name__}")
+    for a in answers:
+        if a is not None and not isinstance(a, str):
+            raise ValueError(f"answers must be str or None, got {type(a).__name__}: {a!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# maj@k
+
+
+def maj_at_k(answers: Sequence[str | None], gold: str, k: int) -> float:
+    """Exact expected accuracy of majority vote over a uniformly random k-subset of the pool.
+
+    answers: length-n list, one final answer per sampled chain; ``None`` means the chain gave no
+        parseable answer. Answers are compared as exact strings (normalise them beforehand).
+    gold: the correct answer.
+    k: subset size, 1 <= k <= n, else ValueError.
+    Returns a float in [0, 1]: the average, over all C(n, k) subsets drawn without replacement,
+    of the credit the vote earns on that subset.
+
+    Rules on one subset:
+    - ``None`` chains abstain: they fill a slot of the k but cast no vote.
+    - The answer(s) with most votes win. A tie of t answers that includes the gold earns 1/t,
+      the expected value of breaking the tie uniformly at random.
+    - If every chosen chain abstains, nothing is voted for and the subset counts as wrong.
+
+    Formula (counting argument; the vote itself is self-consistency, Wang et al. 2023, ICLR,
+    "Self-Consistency Improves Chain of Thought Reasoning in Language Models", Sec. 2).
+    Let g be the number of gold answers, c_1..c_m the sizes of the other answer classes,
+    a the number of abstentions. Condition on j >= 1 gold chains chosen. The gold wins (maybe
+    tied) iff every other class gets x_i <= j chains; the number of classes with x_i = j is the
+    number of rivals it ties with, T. Hence
+
+        maj@k = 1/C(n,k) * sum_{j>=1} C(g, j) * sum_{x: sum x_i <= k-j, x_i <= j}
+                    prod_i C(c_i, x_i) * C(a, k - j - sum x_i) / (1 + T(x)).
+
+    Classes with c_i < j can neither beat nor tie the gold, so they are merged with the
+    abstentions into one free pool (a binomial factor). The remaining classes go through a
+    generating-function DP over (T, picks). Each row of the DP (fixed T) is a polynomial in the
+    number of picks, packed into a single Python integer (Kronecker substitution), so one class
+    update is a few big-integer multiplications instead of a Python loop over picks. Everything
+    is an exact integer until one final division.
+    """
+    answers = list(answers)
+    _check_answers(answers, gold)
+    n = len(answers)
+    _check_k(n, k)
+    k = int(k)
+
+    counts = Counter(a for a in answers if a is not None)
+    g = counts.pop(gold, 0)
+    if g == 0:
+        return 0.0
+    abstain = n - sum(counts.values()) - g
+    others = sorted(counts.values())  # sizes of the rival answer classes
+
+    # Each count below is the number of chosen sub-multisets of the non-gold chains, at most
+    # 2**(n - g) <= 2**n, so n + 2 bits per slot can never overflow into the next slot.
+    width = n + 2
+    slot_mask = (1 << width) - 1
+
+    # total = sum_j C(g, j) * sum_T N[j, T] / (T + 1), kept as an exact fraction.
+    total = Fraction(0)
+    for j in range(1, min(g, k) + 1):
+        rest = k - j  # slots the non-gold chains must fill
+        tracked = [c for c in others if c >= j]  # classes that could tie the gold
+        free = abstain + sum(c for c in others if c < j)
+        if rest > free + sum(min(c, j) for c in tracked):
+            continue  # not enough chains that keep the gold on top: no such subset
+        max_t = min(len(tracked), rest // j)
+
+        def pack(coeffs: Iterable[int]) -> int:
+            value = 0
+            for s, coef in enumerate(coeffs):
+                if s > rest:
+                    break
+                value |= coef << (s * width)
+            return value
+
+        keep = (1 << ((rest + 1) * width)) - 1  # truncate polynomials to degree <= rest
+        # rows[T] = sum over picks s of (#ways) z**s, with T rivals tied at exactly j.
+        rows = [pack(math.comb(free, s) for s in range(min(free, rest) + 1))]
+        rows += [0] * max_t
+        for n_done, c in enumerate(tracked, start=1):
+            below = pack(math.comb(c, x) for x in range(j))  # x < j picks: no tie
+            at_j = math.comb(c, j) << (j * width)  # exactly j picks: one more tie
+            top = min(n_done, max_t)
+            for t in range(top, -1, -1):  # descending so rows[t-1] is still the old value
+                new = rows[t] * below if rows[t] else 0
+                if t and rows[t - 1]:
+                    new += rows[t - 1] * at_j
+                rows[t] = new & keep
+        shift = rest * width
+        for t, row in enumerate(rows):
+            ways = (row >> shift) & slot_mask
+            if ways:
+                total += Fraction(math.comb(g, j) * ways, t + 1)
+    return float(total / math.comb(n, k))
+
+
+def maj_curve(answers: Sequence[str | None], gold: str, ks: Iterable[int]) -> np.ndarray:
+    """maj@k for each k in ``ks``; returns float64 array of shape [len(ks)].
+
+    Same rules as :func:`maj_at_k` (None abstains, ties earn 1/t); every k must be in [1, n].
+    """
+    answers = list(answers)
+    return np.array([maj_at_k(answers, gold, k) for k in ks], dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------------
+# pass@k
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples of which c are correct.
+
+    pass@k = 1 - C(n - c, k) / C(n, k): the probability that a uniformly random k-subset
+    (without replacement) holds at least one correct sample.
+    Source: Chen et al. 2021, "Evaluating Large Language Models Trained on Code", eq. (1); this is
+    their numerically stable product form (Fig. 3):
+        C(n-c, k) / C(n, k) = prod_{i = n-c+1}^{n} (1 - k / i).
+    There are no ties to break: any correct sample in the subset counts as a pass.
+    n >= 1, 0 <= c <= n and 1 <= k <= n, else ValueError.
+    """
+    for name, v in (("n", n), ("c", c)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {v!r}")
+    _check_k(int(n), k)
+    n, c, k = int(n), int(c), int(k)
+    if not 0 <= c <= n:
+        raise ValueError(f"c must satisfy 0 <= c <= n (n={n}), got c={c}")
+    if n - c < k:
+        return 1.0  # every k-subset must contain a correct sample
+    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1, dtype=np.float64)))
+
+
+# ---------------------------------------------------------------------------------------------
+# best-of-k (bon@k)
+
+
+def best_of_k(scores: Sequence[float], correct: Sequence[bool], k: int) -> float:
+    """Exact expected accuracy of picking the highest-scoring chain in a random k-subset.
+
+    scores: length-n verifier scores (ORM score, or an aggregate of PRM step scores); higher
+        is better; NaN is rejected with ValueError.
+    correct: length-n booleans, whether each chain's answer is right.
+    k: subset size, 1 <= k <= n, else ValueError.
+    Returns a float in [0, 1], averaged over all C(n, k) subsets without replacement.
+
+    Ties: among chosen chains sharing the top score, one is picked uniformly at random, so a
+    tied top group earns the fraction of its chosen members that are correct. Averaged over
+    which members of a score group get chosen, that fraction is just r_v / m_v for the group.
+
+    Formula: group chains by distinct score v, with m_v chains, r_v of them correct, and L_v
+    chains scoring strictly below v. The subset's top score is v with probability
+    [C(L_v + m_v, k) - C(L_v, k)] / C(n, k), so
+
+        bon@k = sum_v (r_v / m_v) * [C(L_v + m_v, k) - C(L_v, k)] / C(n, k).
+
+    With all scores distinct this reduces to the Best-of-k estimator of Hosseini et al. 2024,
+    "V-STaR: Training Verifiers for Self-Taught Reasoners" (sum over sorted samples of
+    C(n - i - 1, k - 1) / C(n, k) times correctness); the tie rule is our generalisation.
+    """
+    scores = [float(s) for s in scores]
+    correct = [bool(x) for x in correct]
+    n = len(scores)
+    if len(correct) != n:
+        raise ValueError(f"scores and correct differ in length: {n} vs {len(correct)}")
+    if any(math.isnan(s) for s in scores):
+        raise ValueError("scores contain NaN; score every chain or drop it from the pool")
+    _check_k(n, k)
+    k = int(k)
+
+    groups: dict[float, list[int]] = {}
+    for s, ok in zip(scores, correct):
+        m_r = groups.setdefault(s, [0, 0])
+        m_r[0] += 1
+        m_r[1] += ok
+    total = Fraction(0)
+    below = 0
+    for v in sorted(groups):
+        m, r = groups[v]
+        if r:
+            total += Fraction(r * (math.comb(below + m, k) - math.comb(below, k)), m)
+        below += m
+    return float(total / math.comb(n, k))
+
+
+# ---------------------------------------------------------------------------------------------
+# intervals over problems
+
+
+def _as_matrix(per_problem: Any) -> np.ndarray:
+    x = np.asarray(per_problem, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
+        raise ValueError(f"per_problem must have shape [P, K] with P, K >= 1, got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("per_problem contains NaN or inf")
+    return x
+
+
+def curve_with_ci(per_problem: np.ndarray) -> dict[str, np.ndarray]:
+    """Mean accuracy per budget with a 95% normal-approximation interval over problems.
+
+    per_problem: array [P, K] (a 1-D array is read as [P, 1]); row p holds problem p's exact
+        estimate at each budget k (from maj_at_k, pass_at_k or best_of_k).
+    Returns a dict of float64 arrays, each of shape [K]:
+        mean    - average over problems
+        stderr  - sd / sqrt(P), sd the sample standard deviation (ddof=1)
+        ci_low, ci_high - mean -/+ 1.96 * stderr, clipped to [0, 1]
+    The interval is the normal (Wald) approximation over the P problems: it treats problems
+    as drawn from a population and ignores the finite-pool noise inside each problem. With
+    P = 1 the spread is undefined, so stderr and both bounds are NaN. For few problems or
+    means near 0 or 1 prefer :func:`bootstrap_ci`.
+    """
+    x = _as_matrix(per_problem)
+    p = x.shape[0]
+    mean = x.mean(axis=0)
+    if p < 2:
+        nan = np.full_like(mean, np.nan)
+        return {"mean": mean, "stderr": nan, "ci_low": nan.copy(), "ci_high": nan.copy()}
+    stderr = x.std(axis=0, ddof=1) / math.sqrt(p)
+    return {
+        "mean": mean,
+        "stderr": stderr,
+        "ci_low": np.clip(mean - 1.96 * stderr, 0.0, 1.0),
+        "ci_high": np.clip(mean + 1.96 * stderr, 0.0, 1.0),
+    }
+
+
+def bootstrap_ci(
+    per_problem: np.ndarray, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> dict[str, np.ndarray]:
+    """Percentile bootstrap interval over problems (Efron & Tibshirani 1993, ch. 13).
+
+    per_problem: array [P, K] as in :func:`curve_with_ci`.
+    Resamples the P problems with replacement n_boot times (numpy default_rng(seed), so the
+    result is reproducible), takes the mean curve of each resample, and reports the
+    (1 - level)/2 and (1 + level)/2 percentiles per k.
+    Returns a dict of float64 arrays of shape [K]: mean (of the original data), ci_low, ci_high.
+    """
+    x = _as_matrix(per_problem)
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    p = x.shape[0]
+    rng = np.random.default_rng(seed)
+    # How often each problem appears in each resample: [n_boot, P], memory O(n_boot * P).
+    weights = rng.multinomial(p, np.full(p, 1.0 / p), size=n_boot)
+    boot_means = weights @ x / p  # [n_boot, K]
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(boot_means, [alpha, 1.0 - alpha], axis=0)
+    return {"mean": x.mean(axis=0), "ci_low": low, "ci_high": high}
+
+
+# ---------------------------------------------------------------------------------------------
+# many problems at once
+
+
+@dataclass
+class Pool:
+    """One problem's sampled chains: final answers (None = unparseable), the gold answer, and
+    optionally one verifier score per chain (needed only for best-of-k)."""
+
+    answers: list[str | None]
+    gold: str
+    scores: list[float] | None = None
+
+
+def _field(pool: Any, name: str, default: Any = None) -> Any:
+    if isinstance(pool, Mapping):
+        return pool.get(name, default)
+    return getattr(pool, name, default)
+
+
+def pool_curves(pools: Sequence[Any], ks: Sequence[int], kind: str = "maj") -> np.ndarray:
+    """Per-problem estimates for a list of pools: float64 array of shape [P, len(ks)].
+
+    pools: each a :class:`Pool`, a dict, or any object with ``answers``, ``gold`` and (for
+        kind="best") ``scores``.
+    ks: budgets; each must satisfy 1 <= k <= n for every pool, else ValueError.
+    kind: "maj" -> :func:`maj_at_k`; "pass" -> :func:`pass_at_k` with c = #answers equal to
+        gold; "best" -> :func:`best_of_k` with correct = (answer == gold).
+    Feed the result to :func:`curve_with_ci` or :func:`bootstrap_ci`.
+    """
+    if kind not in ("maj", "pass", "best"):
+        raise ValueError(f"kind must be 'maj', 'pass' or 'best', got {kind!r}")
+    ks = list(ks)
+    out = np.empty((len(pools), len(ks)), dtype=np.float64)
+    for i, pool in enumerate(pools):
+        answers = list(_field(pool, "answers") or [])
+        gold = _field(pool, "gold")
+        _check_answers(answers, gold)
+        if kind == "maj":
+            out[i] = maj_curve(answers, gold, ks)
+            continue
+        correct = [a == gold for a in answers]
+        if kind == "pass":
+            out[i] = [pass_at_k(len(answers), sum(correct), k) for k in ks]
+        else:
+            scores = _field(pool, "scores")
+            if scores is None or len(scores) != len(answers):
+                raise ValueError(f"pool {i}: kind='best' needs one score per answer")
+            out[i] = [best_of_k(scores, correct, k) for k in ks]
+    return out
+
+
+if __name__ == "__main__":
+    import time
+
+    # Timing sanity, not a test: n = 64 chains with 20 distinct answers (Zipf-like: a few
+    # popular answers and a tail of rare ones), plus the same pool repeated to n = 256.
+    rng = np.random.default_rng(0)
+    labels = [str(i) for i in range(20)]
+    probs = 1.0 / np.arange(1, 21)
+    probs /= probs.sum()
+    pool = labels + [labels[i] for i in rng.choice(20, size=44, p=probs)]
+    for pool_ in (pool, pool * 4):
+        n_ = len(pool_)
+        ks_ = sorted({1, 2, 4, 8, 16, 32, n_ // 2, n_})
+        t0 = time.perf_counter()
+        curve = maj_curve(pool_, "0", ks_)
+        dt = (time.perf_counter() - t0) / len(ks_)
+        print(f"n={n_}, {len(set(pool_))} distinct answers: maj_at_k {dt * 1e3:.2f} ms per call")
+        print("   ", ", ".join(f"maj@{k}={v:.4f}" for k, v in zip(ks_, curve)))

@@ -1,0 +1,53 @@
+"""Strategies: one module per algorithm, one entry point each (``run``), one result type.
+
+``run_strategy`` maps the app's/CLI's single *budget* knob to each strategy's size knob:
+majority -> number of chains N; beam -> beam width; mcts -> number of simulations. Compute
+actually spent is always measured by the meter (generated tokens), so curves compare
+strategies at equal compute whatever the knob means.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from search.models.base import Policy
+from search.scoring import make_scorer
+from search.strategies import beam, majority, mcts
+from search.strategies.blocks import Sampling, ShouldStop
+from search.tree import SearchResult, SearchTree
+
+STRATEGIES = {
+    "majority": "self-consistency (majority vote over N chains)",
+    "beam": "step-level beam search",
+    "mcts": "MCTS over steps (UCT)",
+}
+BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations"}
+MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512}
+
+
+def run_strategy(name: str, problem: str, policy: Policy, budget: int,
+                 sampling: Sampling = Sampling(), gold: Optional[str] = None,
+                 scorer: Optional[str] = None, weighted: bool = False, expansions: int = 3,
+                 k: int = 3, c: float = 1.0, final: Optional[str] = None,
+                 tree: Optional[SearchTree] = None, should_stop: ShouldStop = None) -> SearchResult:
+    """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
+
+    scorer: ``"confidence"`` or ``"checker"`` (None: confidence for beam/MCTS, none for plain
+    majority). Raises ValueError for an unknown strategy or out-of-range settings.
+    """
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    if not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET[name]:
+        raise ValueError(f"budget ({BUDGET_KNOB[name]}) must be an integer in "
+                         f"[1, {MAX_BUDGET[name]}] for {name}, got {budget}")
+    sc = make_scorer(scorer) if scorer else None
+    common = dict(sampling=sampling, gold=gold, tree=tree, should_stop=should_stop)
+    if name == "majority":
+        if weighted and sc is None:
+            sc = make_scorer("confidence")
+        cfg = majority.MajorityConfig(n=budget, weighted=weighted, batch_size=min(16, budget))
+        return majority.run(problem, policy, cfg, scorer=sc, **common)
+    if name == "beam":
+        cfg = beam.BeamConfig(width=budget, expansions=expansions, final=final or "best")
+        return beam.run(problem, policy, cfg, scorer=sc, **common)
+    cfg = mcts.MCTSConfig(simulations=budget, k=k, c=c, final=final or "vote")
+    return mcts.run(problem, policy, cfg, scorer=sc, **common)

@@ -1,0 +1,160 @@
+"""Shared building blocks of the strategies (in the spirit of mctx): sampling settings, batched
+expansion, rollout, evaluation, UCT selection and backpropagation over an explicit SearchTree.
+
+Every block changes the tree only through its events and charges the compute meter with what
+the policy reports, so every strategy spends from the same meter.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Optional
+
+from search.models.base import Continuation, Policy
+from search.scoring import Scorer
+from search.tasks.arithmetic import extract_answer, is_terminal, prompt_for
+from search.tree import SearchTree
+
+ShouldStop = Optional[Callable[[], bool]]
+
+MAX_DEPTH_CAP = 16
+STEP_TOKENS = 24    # a step of the arithmetic task is at most ~12 tokens; this caps runaways
+CHAIN_TOKENS = 120  # a whole chain of the arithmetic task is at most ~60 tokens
+
+
+@dataclass
+class Sampling:
+    """Sampling settings shared by all strategies. temperature >= 0 (0 = greedy), top_p in
+    (0, 1], seed any int. ``max_depth`` caps the number of steps in a chain (1..16)."""
+    temperature: float = 0.8
+    top_p: float = 1.0
+    seed: int = 0
+    max_depth: int = 8
+
+    def __post_init__(self):
+        if not (0 <= self.temperature <= 5):
+            raise ValueError(f"temperature must be in [0, 5], got {self.temperature}")
+        if not (0 < self.top_p <= 1):
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if not (1 <= self.max_depth <= MAX_DEPTH_CAP):
+            raise ValueError(f"max_depth must be in [1, {MAX_DEPTH_CAP}], got {self.max_depth}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def prefix_of(tree: SearchTree, node_id: int) -> str:
+    """Text the policy continues from: the problem prompt and the steps down to ``node_id``,
+    each followed by the step delimiter."""
+    return prompt_for(tree.problem) + "".join(s + "\n" for s in tree.steps_to(node_id))
+
+
+def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: float,
+              eos: bool, gold: Optional[str], max_depth: int, kind: str) -> tuple[int, bool]:
+    """Add one step under ``parent`` (or count it into an identical sibling). Returns
+    (node id, whether it is new)."""
+    text = text.strip()
+    same = tree.child_with_text(parent, text)
+    if same is not None:
+        tree.emit("count", id=same)
+        return same, False
+    depth = tree.nodes[parent].depth + 1
+    terminal = eos or is_terminal(text) or depth >= max_depth
+    answer = extract_answer(text) if terminal else None
+    correct = None if (gold is None or not terminal) else (answer == gold)
+    nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind)
+    return nid, True
+
+
+def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, sampling: Sampling,
+           gold: Optional[str], call_index: int) -> list[list[int]]:
+    """Sample ``k`` next steps for every parent in ONE batched policy call and add them.
+
+    Returns, per parent, the distinct child ids produced (identical samples merge into one node
+    whose ``count`` grows). Seeds: ``sampling.seed`` offset by ``call_index`` so calls differ.
+    """
+    batch = policy.sample([prefix_of(tree, p) for p in parents], n=k,
+                          temperature=sampling.temperature, top_p=sampling.top_p,
+                          seed=sampling.seed * 100_003 + call_index, stop="step",
+                          max_new_tokens=STEP_TOKENS)
+    tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
+                model_calls=1)
+    out = []
+    for p, conts in zip(parents, batch.outputs):
+        ids: list[int] = []
+        for c in conts:
+            tree.charge(generated_tokens=c.tokens)
+            nid, _ = _add_step(tree, p, c.text, c.tokens, c.logprob, c.finish == "eos", gold,
+                               sampling.max_depth, "step")
+            if nid not in ids:
+                ids.append(nid)
+        out.append(ids)
+    return out
+
+
+def add_chain(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[str],
+              max_depth: int, kind: str) -> int:
+    """Add a sampled multi-step continuation below ``parent`` step by step (merging identical
+    steps into the trie); charges its tokens first. Returns the last node's id."""
+    tree.charge(generated_tokens=cont.tokens)
+    nid = parent
+    steps = cont.steps or [(cont.text, cont.tokens, cont.logprob)]
+    for i, (text, toks, lp) in enumerate(steps):
+        last = i == len(steps) - 1
+        if tree.nodes[nid].terminal:
+            break
+        nid, _ = _add_step(tree, nid, text, toks, lp, last and cont.finish == "eos", gold,
+                           max_depth, kind)
+    return nid
+
+
+def sample_chains(tree: SearchTree, policy: Policy, parents: list[int], n: int,
+                  sampling: Sampling, call_index: int) -> list[list[Continuation]]:
+    """Sample ``n`` whole continuations (to the end of the chain) of each parent in one batched
+    call; charges prompt tokens, forward passes and the call (generated tokens are charged as
+    each chain is added)."""
+    batch = policy.sample([prefix_of(tree, p) for p in parents], n=n,
+                          temperature=sampling.temperature, top_p=sampling.top_p,
+                          seed=sampling.seed * 100_003 + call_index, stop="chain",
+                          max_new_tokens=CHAIN_TOKENS)
+    tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
+                model_calls=1)
+    return batch.outputs
+
+
+def evaluate(tree: SearchTree, scorer: Scorer, node_id: int) -> float:
+    """Score the path to ``node_id`` and record it (a ``score`` event)."""
+    s = float(scorer.score(tree, node_id))
+    tree.emit("score", id=node_id, score=s)
+    return s
+
+
+def uct(tree: SearchTree, parent: int, child: int, c: float) -> float:
+    """UCT = Q(child) + c * sqrt(ln N(parent) / N(child)) (Kocsis & Szepesvari 2006, "Bandit
+    based Monte-Carlo Planning", UCB1 of Auer et al. 2002 applied to trees). Unvisited -> inf."""
+    n = tree.nodes[child]
+    if n.visits == 0:
+        return math.inf
+    return n.q + c * math.sqrt(math.log(max(1, tree.nodes[parent].visits)) / n.visits)
+
+
+def uct_terms(tree: SearchTree, node_id: int, c: float) -> Optional[dict]:
+    """The UCT terms of a node (for the app's node inspector): Q, exploration bonus, total."""
+    n = tree.nodes[node_id]
+    if n.parent is None:
+        return None
+    N = tree.nodes[n.parent].visits
+    if n.visits == 0:
+        return {"Q": 0.0, "bonus": math.inf, "uct": math.inf, "N_parent": N, "N": 0}
+    bonus = c * math.sqrt(math.log(max(1, N)) / n.visits)
+    return {"Q": n.q, "bonus": bonus, "uct": n.q + bonus, "N_parent": N, "N": n.visits}
+
+
+def backpropagate(tree: SearchTree, leaf: int, value: float) -> None:
+    """Add ``value`` to value_sum and 1 to visits of every node from the root (id 0) to
+    ``leaf`` (one ``backprop`` event)."""
+    tree.emit("backprop", path=[0] + tree.path_to(leaf), value=float(value))
+
+
+def stopped(should_stop: ShouldStop) -> bool:
+    return bool(should_stop and should_stop())

@@ -1,0 +1,402 @@
+"""Arithmetic task: problems, a safe parser, gold step-by-step solutions and an exact step checker.
+
+A problem is an expression over non-negative integers with ``+ - *`` and parentheses
+(the seed example of the field is ``8*7+6``, answer 62). A solution is a chain of thought steps,
+one line each, every line computing one operation; the last line states the answer::
+
+    8*7=56
+    56+6=62
+    Answer: 62
+
+Nothing here ever calls ``eval``/``exec``: expressions are tokenized and parsed by a small
+recursive-descent parser that accepts only digits, the three operators and parentheses, and
+refuses anything larger than the caps below.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Optional, Union
+
+# Caps on user input: the model was trained on far smaller problems; these only keep the parser
+# and the checker safe and fast.
+MAX_EXPR_CHARS = 80
+MAX_NUMBER_DIGITS = 6
+MAX_OPERATIONS = 12
+
+ANSWER_PREFIX = "Answer: "
+STEP_DELIMITER = "\n"
+
+# Difficulty level -> number of operations. The app's default mix (and the held-out split) draws
+# levels with these weights.
+LEVEL_OPS = {1: 1, 2: 2, 3: 3, 4: 4}
+DEFAULT_MIX = {1: 0.2, 2: 0.3, 3: 0.3, 4: 0.2}
+HELDOUT_SEED = 90_210_417  # never used to generate training data (training seeds are < 10**6)
+HELDOUT_SIZE = 500
+MAX_VALUE = 999  # every intermediate value of a generated problem lies in [0, MAX_VALUE]
+
+
+class ParseError(ValueError):
+    """Raised for input that is not a plain arithmetic expression; the message is one line,
+    fit to show a user."""
+
+
+# ----------------------------------------------------------------------------- expression tree
+@dataclass(frozen=True)
+class Num:
+    value: int
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # one of "+", "-", "*"
+    left: "Expr"
+    right: "Expr"
+
+
+Expr = Union[Num, BinOp]
+_PREC = {"+": 1, "-": 1, "*": 2}
+
+
+def apply_op(op: str, a: int, b: int) -> int:
+    """Apply one binary operation to two ints. Raises ParseError for an unknown operator."""
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    raise ParseError(f"unknown operator {op!r}")
+
+
+def evaluate(e: Expr) -> int:
+    """Exact integer value of an expression tree."""
+    if isinstance(e, Num):
+        return e.value
+    return apply_op(e.op, evaluate(e.left), evaluate(e.right))
+
+
+def count_ops(e: Expr) -> int:
+    return 0 if isinstance(e, Num) else 1 + count_ops(e.left) + count_ops(e.right)
+
+
+def render(e: Expr) -> str:
+    """Render with the fewest parentheses that keep the tree's structure (left-associative
+    operators: a right child of equal precedence keeps its parentheses, so ``8-(3-1)`` stays)."""
+    if isinstance(e, Num):
+        return str(e.value)
+    p = _PREC[e.op]
+    left, right = render(e.left), render(e.right)
+    if isinstance(e.left, BinOp) and _PREC[e.left.op] < p:
+        left = f"({left})"
+    if isinstance(e.right, BinOp) and _PREC[e.right.op] <= p:
+        right = f"({right})"
+    return f"{left}{e.op}{right}"
+
+
+# ------------------------------------------------------------------------------------ parser
+_TOKEN = re.compile(r"\s*(\d+|[+\-*()])")
+
+
+def _normalize_input(text: str) -> str:
+    if not isinstance(text, str):
+        raise ParseError("the problem must be text")
+    s = text.strip()
+    if not s:
+        raise ParseError("the problem is empty: type an expression such as 8*7+6")
+    if len(s) > MAX_EXPR_CHARS:
+        raise ParseError(f"the problem is too long ({len(s)} characters; at most {MAX_EXPR_CHARS})")
+    s = s.replace("×", "*").replace("·", "*").replace("−", "-").replace("–", "-")
+    s = re.sub(r"(?<=[\d)\s])[xX](?=[\s\d(])", "*", s)
+    s = re.sub(r"(\s*[=?])+\s*$", "", s)  # a trailing '=' or '?' (or '= ?')
+    if "**" in s or "^" in s:
+        raise ParseError("powers are not supported: use + - * and parentheses")
+    if "/" in s or "÷" in s:
+        raise ParseError("division is not supported: use + - * and parentheses")
+    return s
+
+
+def tokenize(text: str) -> list[str]:
+    """Split an expression into number/operator/parenthesis tokens. Raises ParseError on any
+    other character (letters, names, dots, calls...)."""
+    s = _normalize_input(text)
+    tokens, pos = [], 0
+    while pos < len(s):
+        m = _TOKEN.match(s, pos)
+        if not m:
+            rest = s[pos:].lstrip()
+            if not rest:
+                break
+            raise ParseError(f"unexpected {rest[0]!r} at position {len(s) - len(rest) + 1}: "
+                             "only digits, + - * and parentheses are allowed")
+        tokens.append(m.group(1))
+        pos = m.end()
+    if not tokens:
+        raise ParseError("the problem is empty: type an expression such as 8*7+6")
+    return tokens
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]):
+        self.t, self.i, self.depth = tokens, 0, 0
+
+    def peek(self) -> Optional[str]:
+        return self.t[self.i] if self.i < len(self.t) else None
+
+    def take(self) -> str:
+        tok = self.peek()
+        if tok is None:
+            raise ParseError("the expression ends too early")
+        self.i += 1
+        return tok
+
+    def expr(self) -> Expr:  # expr := term (('+'|'-') term)*
+        e = self.term()
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            e = BinOp(op, e, self.term())
+        return e
+
+    def term(self) -> Expr:  # term := atom ('*' atom)*
+        e = self.atom()
+        while self.peek() == "*":
+            self.take()
+            e = BinOp("*", e, self.atom())
+        return e
+
+    def atom(self) -> Expr:  # atom := number | '(' expr ')'
+        tok = self.take()
+        if tok == "(":
+            self.depth += 1
+            if self.depth > MAX_OPERATIONS:
+                raise ParseError("too many nested parentheses")
+            e = self.expr()
+            if self.take() != ")":
+                raise ParseError("a parenthesis is not closed")
+            self.depth -= 1
+            return e
+        if tok.isdigit():
+            if len(tok.lstrip("0") or "0") > MAX_NUMBER_DIGITS:
+                raise ParseError(f"numbers are limited to {MAX_NUMBER_DIGITS} digits")
+            return Num(int(tok))
+        if tok == "-":
+            raise ParseError("negative numbers are not supported")
+        raise ParseError(f"unexpected {tok!r}")
+
+
+def parse(text: str) -> Expr:
+    """Parse a user-typed expression into a tree.
+
+    Accepts spaces, ``×``/``x`` for times and a trailing ``=`` or ``?``. Raises ParseError (one
+    line, user-facing) for anything else: names, calls, attributes, powers, division, unbalanced
+    parentheses, more than MAX_OPERATIONS operations, numbers longer than MAX_NUMBER_DIGITS.
+    """
+    p = _Parser(tokenize(text))
+    e = p.expr()
+    if p.peek() is not None:
+        tok = p.peek()
+        raise ParseError("unbalanced ')'" if tok == ")" else f"unexpected {tok!r} after the expression")
+    if count_ops(e) == 0:
+        raise ParseError("there is nothing to compute: add an operation, e.g. 8*7+6")
+    if count_ops(e) > MAX_OPERATIONS:
+        raise ParseError(f"too many operations (at most {MAX_OPERATIONS})")
+    return e
+
+
+def canonical(text: str) -> str:
+    """The canonical problem string the model sees (e.g. ``'8 × 7 + 6 = ?'`` -> ``'8*7+6'``)."""
+    return render(parse(text))
+
+
+# ------------------------------------------------------------------------------ gold solution
+def _reduce_leftmost(e: Expr) -> tuple[Expr, Optional[tuple[str, int, int, int]]]:
+    """Replace the leftmost operation whose operands are both numbers by its value."""
+    if isinstance(e, Num):
+        return e, None
+    if isinstance(e.left, Num) and isinstance(e.right, Num):
+        r = apply_op(e.op, e.left.value, e.right.value)
+        return Num(r), (e.op, e.left.value, e.right.value, r)
+    new_left, step = _reduce_leftmost(e.left)
+    if step is not None:
+        return BinOp(e.op, new_left, e.right), step
+    new_right, step = _reduce_leftmost(e.right)
+    return BinOp(e.op, e.left, new_right), step
+
+
+def format_step(op: str, a: int, b: int, r: int) -> str:
+    return f"{a}{op}{b}={r}"
+
+
+def gold_steps(e: Expr) -> list[str]:
+    """The canonical chain: operations in post-order (leftmost innermost first), then the answer
+    line. ``gold_steps(parse('8*7+6')) == ['8*7=56', '56+6=62', 'Answer: 62']``."""
+    steps = []
+    while isinstance(e, BinOp):
+        e, step = _reduce_leftmost(e)
+        steps.append(format_step(*step))
+    steps.append(f"{ANSWER_PREFIX}{e.value}")
+    return steps
+
+
+# ---------------------------------------------------------------------------- answer parsing
+_ANSWER_RE = re.compile(r"^\s*Answer:\s*(-?\d+)\s*$")
+_STEP_RE = re.compile(r"^\s*(\d+)\s*([+\-*])\s*(\d+)\s*=\s*(-?\d+)\s*$")
+
+
+def extract_answer(step_text: str) -> Optional[str]:
+    """Normalized answer of a terminal step (``'Answer: 062'`` -> ``'62'``), else None."""
+    m = _ANSWER_RE.match(step_text)
+    if not m:
+        return None
+    return str(int(m.group(1)))
+
+
+def is_terminal(step_text: str) -> bool:
+    return step_text.lstrip().startswith("Answer:")
+
+
+# ------------------------------------------------------------------------ exact step checker
+class StepChecker:
+    """Exact checker of a chain against its problem: the perfect verifier (a perfect PRM).
+
+    A step ``a op b = r`` is valid when ``op`` applied to ``a`` and ``b`` gives ``r`` *and* ``a op b``
+    is an operation of the expression still to be computed whose operands are already numbers
+    (any order of independent operations is accepted). The answer step is valid when it states
+    the value of the fully reduced expression. After an invalid step every later step is invalid.
+    """
+
+    def __init__(self, problem: str):
+        self.expr = parse(problem)
+        self.gold = str(evaluate(self.expr))
+
+    @staticmethod
+    def _apply(e: Expr, op: str, a: int, b: int, r: int) -> Optional[Expr]:
+        # Replace the leftmost reducible node matching (op, a, b); None if there is none.
+        if isinstance(e, Num):
+            return None
+        if isinstance(e.left, Num) and isinstance(e.right, Num):
+            if (e.op, e.left.value, e.right.value) == (op, a, b):
+                return Num(r)
+            return None
+        new = StepChecker._apply(e.left, op, a, b, r)
+        if new is not None:
+            return BinOp(e.op, new, e.right)
+        new = StepChecker._apply(e.right, op, a, b, r)
+        if new is not None:
+            return BinOp(e.op, e.left, new)
+        return None
+
+    def step_validity(self, steps: list[str]) -> list[bool]:
+        """One bool per step: is it valid given the problem and the valid steps before it."""
+        state: Optional[Expr] = self.expr
+        out = []
+        for s in steps:
+            ok = False
+            if state is not None:
+                ans = extract_answer(s)
+                m = _STEP_RE.match(s)
+                if ans is not None:
+                    ok = isinstance(state, Num) and str(state.value) == ans
+                    state = None  # nothing may follow an answer
+                elif m:
+                    a, op, b, r = int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
+                    if apply_op(op, a, b) == r:
+                        state = self._apply(state, op, a, b, r)
+                        ok = state is not None
+                    else:
+                        state = None
+                else:
+                    state = None
+            if not ok:
+                state = None
+            out.append(ok)
+        return out
+
+
+# --------------------------------------------------------------------------------- generator
+@dataclass(frozen=True)
+class Problem:
+    """One problem: canonical text, gold answer (normalized string), level (number of ops)."""
+    text: str
+    answer: str
+    level: int
+
+    @property
+    def solution(self) -> list[str]:
+        return gold_steps(parse(self.text))
+
+
+def _values_ok(e: Expr) -> bool:
+    if isinstance(e, Num):
+        return 0 <= e.value <= MAX_VALUE
+    if not (_values_ok(e.left) and _values_ok(e.right)):
+        return False
+    a, b = evaluate(e.left), evaluate(e.right)
+    if e.op == "*" and min(a, b) > 12:
+        return False  # keep products within reach of a small model: one factor is at most 12
+    return 0 <= apply_op(e.op, a, b) <= MAX_VALUE
+
+
+def _random_expr(rng: random.Random, n_ops: int, max_operand: int) -> Expr:
+    if n_ops == 0:
+        return Num(rng.randint(1, max_operand))
+    k = rng.randint(0, n_ops - 1)  # ops in the left subtree
+    op = rng.choice(["+", "+", "-", "-", "*"])
+    return BinOp(op, _random_expr(rng, k, max_operand), _random_expr(rng, n_ops - 1 - k, max_operand))
+
+
+def random_problem(rng: random.Random, level: int) -> Problem:
+    """Draw one problem with LEVEL_OPS[level] operations, operands 1..99 (smaller at higher
+    levels), every intermediate value in [0, MAX_VALUE]. Rejection sampling; deterministic in rng."""
+    n_ops = LEVEL_OPS[level]
+    max_operand = 99 if n_ops <= 2 else 50
+    while True:
+        e = _random_expr(rng, n_ops, max_operand)
+        if _values_ok(e):
+            text = render(e)
+            return Problem(text=text, answer=str(evaluate(e)), level=level)
+
+
+def sample_level(rng: random.Random, mix: dict[int, float]) -> int:
+    levels = sorted(mix)
+    return rng.choices(levels, weights=[mix[lv] for lv in levels])[0]
+
+
+def generate(n: int, seed: int, mix: Optional[dict[int, float]] = None) -> list[Problem]:
+    """n problems drawn from the difficulty mix (default DEFAULT_MIX), deterministic in seed."""
+    rng = random.Random(seed)
+    mix = mix or DEFAULT_MIX
+    return [random_problem(rng, sample_level(rng, mix)) for _ in range(n)]
+
+
+_HELDOUT: Optional[list[Problem]] = None
+
+
+def heldout(n: int = HELDOUT_SIZE) -> list[Problem]:
+    """The fixed held-out split: HELDOUT_SIZE distinct problems from HELDOUT_SEED with the
+    default mix. Training data excludes every one of them."""
+    global _HELDOUT
+    if _HELDOUT is None:
+        rng = random.Random(HELDOUT_SEED)
+        seen, out = set(), []
+        while len(out) < HELDOUT_SIZE:
+            p = random_problem(rng, sample_level(rng, DEFAULT_MIX))
+            if p.text not in seen:
+                seen.add(p.text)
+                out.append(p)
+        _HELDOUT = out
+    if not 0 < n <= HELDOUT_SIZE:
+        raise ValueError(f"the held-out split has {HELDOUT_SIZE} problems; asked for {n}")
+    return _HELDOUT[:n]
+
+
+def prompt_for(problem_text: str) -> str:
+    """The text the policy is conditioned on: the canonical problem and a newline."""
+    return problem_text + STEP_DELIMITER
+
+
+def format_chain(problem: Problem) -> str:
+    """Full training text: prompt + steps joined by newlines (the end-of-chain token is added
+    by the tokenizer step of training)."""
+    return prompt_for(problem.text) + STEP_DELIMITER.join(problem.solution)

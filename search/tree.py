@@ -1,0 +1,275 @@
+"""The spine of Thoughtscope: thought-step nodes, the compute meter and the event log.
+
+Every strategy changes its tree only by *emitting events*; each event is stamped with the compute
+spent so far and applied at once. Replaying the same events into an empty tree gives the tree as
+it stood at any budget (the app's budget slider, the live animation, export/import and the tests'
+replay invariants all rest on this).
+
+Event types (``Event.type``) and their payload (``Event.data``):
+
+- ``add``       a node was created: ``id, parent, text, tokens, logprob, terminal, answer,
+                correct, kind`` (``kind`` is ``"step"`` or ``"rollout"``)
+- ``count``     a sampled step merged into an existing node (self-consistency trie): ``id``
+- ``score``     a scorer valued a node: ``id, score``
+- ``select``    MCTS selection reached a node along ``path`` (list of ids)
+- ``backprop``  a value was backpropagated along ``path`` (leaf last): ``path, value``;
+                every node on the path gets ``visits += 1`` and ``value_sum += value``
+- ``beam``      the beam kept these nodes at a depth: ``ids, depth``
+- ``vote``      a finished chain cast a vote: ``leaf, answer, weight``
+- ``final``     the strategy's answer: ``answer, path`` (the chosen chain)
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+
+@dataclass
+class Compute:
+    """Compute spent, the one meter every strategy charges.
+
+    generated_tokens: tokens sampled by the policy (the budget axis of every curve).
+    prompt_tokens: tokens encoded as context (shared prefixes count once per batched call).
+    forward_passes: batched forward calls of the model (one per decoding position per call).
+    model_calls: calls of the policy's ``sample``.
+    A FLOP estimate is 2 x parameters x (prompt_tokens + generated_tokens).
+    """
+    generated_tokens: int = 0
+    prompt_tokens: int = 0
+    forward_passes: int = 0
+    model_calls: int = 0
+
+    def copy(self) -> "Compute":
+        return Compute(**asdict(self))
+
+    def flops(self, n_parameters: int) -> float:
+        return 2.0 * n_parameters * (self.prompt_tokens + self.generated_tokens)
+
+
+@dataclass
+class Event:
+    """One change of the tree, stamped with the compute meter after the work that caused it."""
+    type: str
+    data: dict
+    compute: Compute
+
+    def to_dict(self) -> dict:
+        return {"type": self.type, "data": self.data, "compute": asdict(self.compute)}
+
+    @staticmethod
+    def from_dict(d: dict) -> "Event":
+        return Event(d["type"], d["data"], Compute(**d["compute"]))
+
+
+@dataclass
+class Node:
+    """One thought step. ``tokens`` and ``logprob`` (sum of token log-probabilities, nats) are of
+    this step's text only; ``count`` is how many sampled chains passed through it (the trie of
+    self-consistency); ``visits``/``value_sum`` are MCTS/backprop statistics (Q = value_sum/visits).
+    """
+    id: int
+    parent: Optional[int]
+    depth: int
+    text: str
+    tokens: int = 0
+    logprob: float = 0.0
+    terminal: bool = False
+    answer: Optional[str] = None
+    correct: Optional[bool] = None
+    kind: str = "step"
+    score: Optional[float] = None
+    count: int = 1
+    visits: int = 0
+    value_sum: float = 0.0
+    children: list = field(default_factory=list)
+
+    @property
+    def q(self) -> float:
+        """Mean backed-up value Q = value_sum / visits (0 when unvisited)."""
+        return self.value_sum / self.visits if self.visits else 0.0
+
+    @property
+    def mean_logprob(self) -> float:
+        """Mean token log-probability of the step (nats per token)."""
+        return self.logprob / self.tokens if self.tokens else 0.0
+
+
+class SearchTree:
+    """A tree of thought steps plus the event log that built it.
+
+    The root (id 0) is the problem itself (``text`` = the problem, depth 0). Mutate only through
+    the ``emit``-based helpers (``add``, ``bump``, ``set_score``, ...): each appends an Event
+    stamped with ``self.compute`` and applies it, so ``SearchTree.replay(tree.events)`` rebuilds
+    an identical tree.
+    """
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        self.nodes: dict[int, Node] = {0: Node(id=0, parent=None, depth=0, text=problem, count=0)}
+        self.events: list[Event] = []
+        self.compute = Compute()
+        self.votes: list[dict] = []  # {"leaf", "answer", "weight"} in order cast
+        self.beams: list[dict] = []
+        self.final: Optional[dict] = None
+        self.last_select: Optional[list[int]] = None
+
+    # ----------------------------------------------------------------------- applying events
+    def apply(self, ev: Event) -> None:
+        d, t = ev.data, ev.type
+        if t == "add":
+            parent = self.nodes[d["parent"]]
+            node = Node(id=d["id"], parent=d["parent"], depth=parent.depth + 1, text=d["text"],
+                        tokens=d["tokens"], logprob=d["logprob"], terminal=d["terminal"],
+                        answer=d["answer"], correct=d["correct"], kind=d.get("kind", "step"))
+            self.nodes[node.id] = node
+            parent.children.append(node.id)
+        elif t == "count":
+            self.nodes[d["id"]].count += 1
+        elif t == "score":
+            self.nodes[d["id"]].score = d["score"]
+        elif t == "select":
+            self.last_select = list(d["path"])
+        elif t == "backprop":
+            for nid in d["path"]:
+                self.nodes[nid].visits += 1
+                self.nodes[nid].value_sum += d["value"]
+        elif t == "beam":
+            self.beams.append({"ids": list(d["ids"]), "depth": d["depth"]})
+        elif t == "vote":
+            self.votes.append(dict(d))
+        elif t == "final":
+            self.final = dict(d)
+        else:
+            raise ValueError(f"unknown event type {t!r}")
+        self.compute = ev.compute.copy()
+
+    def emit(self, type_: str, **data: Any) -> Event:
+        ev = Event(type_, data, self.compute.copy())
+        self.events.append(ev)
+        self.apply(ev)
+        return ev
+
+    # ------------------------------------------------------------------------ mutating helpers
+    def add(self, parent: int, text: str, tokens: int, logprob: float, terminal: bool,
+            answer: Optional[str], correct: Optional[bool], kind: str = "step") -> int:
+        nid = len(self.nodes)
+        self.emit("add", id=nid, parent=parent, text=text, tokens=int(tokens),
+                  logprob=float(logprob), terminal=bool(terminal), answer=answer,
+                  correct=correct, kind=kind)
+        return nid
+
+    def child_with_text(self, parent: int, text: str) -> Optional[int]:
+        for c in self.nodes[parent].children:
+            if self.nodes[c].text == text:
+                return c
+        return None
+
+    def charge(self, generated_tokens: int = 0, prompt_tokens: int = 0, forward_passes: int = 0,
+               model_calls: int = 0) -> None:
+        """Add spent compute to the meter (no event: the next event carries the new stamp)."""
+        self.compute.generated_tokens += int(generated_tokens)
+        self.compute.prompt_tokens += int(prompt_tokens)
+        self.compute.forward_passes += int(forward_passes)
+        self.compute.model_calls += int(model_calls)
+
+    # ----------------------------------------------------------------------------- queries
+    def path_to(self, nid: int) -> list[int]:
+        """Node ids from the root's first step down to ``nid`` (root excluded)."""
+        path = []
+        while nid is not None and nid != 0:
+            path.append(nid)
+            nid = self.nodes[nid].parent
+        return path[::-1]
+
+    def steps_to(self, nid: int) -> list[str]:
+        return [self.nodes[i].text for i in self.path_to(nid)]
+
+    def leaves(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.terminal]
+
+    def tally(self) -> dict[str, float]:
+        """Votes per answer (sum of weights; unparseable answers are not counted)."""
+        out: dict[str, float] = {}
+        for v in self.votes:
+            if v["answer"] is not None:
+                out[v["answer"]] = out.get(v["answer"], 0.0) + v["weight"]
+        return out
+
+    def snapshot(self) -> dict:
+        """Comparable plain-data view of the tree state (for tests and export)."""
+        return {"nodes": {i: {k: v for k, v in asdict(n).items()} for i, n in self.nodes.items()},
+                "votes": self.votes, "beams": self.beams, "final": self.final,
+                "compute": asdict(self.compute)}
+
+    # ------------------------------------------------------------------------------ replay
+    @staticmethod
+    def replay(problem: str, events: list[Event], budget_tokens: Optional[int] = None,
+               max_events: Optional[int] = None) -> "SearchTree":
+        """The tree as it stood when ``budget_tokens`` generated tokens had been spent (all of
+        the log when None), or after the first ``max_events`` events."""
+        t = SearchTree(problem)
+        for i, ev in enumerate(events):
+            if max_events is not None and i >= max_events:
+                break
+            if budget_tokens is not None and ev.compute.generated_tokens > budget_tokens:
+                break
+            t.apply(ev)
+            t.events.append(ev)
+        return t
+
+
+@dataclass
+class SearchResult:
+    """What every strategy returns: the tree with its event log, the final answer, the vote
+    tally, the compute used and the configuration. ``to_json``/``from_json`` round-trip exactly.
+    """
+    problem: str
+    gold: Optional[str]
+    strategy: str
+    config: dict
+    tree: SearchTree
+    answer: Optional[str]
+    tally: dict
+    compute: Compute
+    wall_seconds: float
+    extra: dict = field(default_factory=dict)  # strategy-specific, e.g. MCTS answer_by_visits
+    stopped: bool = False  # True when the run was stopped before its budget was spent
+
+    @property
+    def correct(self) -> Optional[bool]:
+        return None if self.gold is None else self.answer == self.gold
+
+    def to_dict(self) -> dict:
+        return {"format": "thoughtscope-run/1", "problem": self.problem, "gold": self.gold,
+                "strategy": self.strategy, "config": self.config, "answer": self.answer,
+                "tally": self.tally, "compute": asdict(self.compute),
+                "wall_seconds": self.wall_seconds, "extra": self.extra, "stopped": self.stopped,
+                "events": [e.to_dict() for e in self.tree.events]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @staticmethod
+    def from_dict(d: dict) -> "SearchResult":
+        """Rebuild a result from ``to_dict`` output. Raises ValueError on a foreign format."""
+        if not isinstance(d, dict) or d.get("format") != "thoughtscope-run/1":
+            raise ValueError("not a Thoughtscope run file (format thoughtscope-run/1 expected)")
+        try:
+            events = [Event.from_dict(e) for e in d["events"]]
+            tree = SearchTree.replay(d["problem"], events)
+            return SearchResult(problem=d["problem"], gold=d["gold"], strategy=d["strategy"],
+                                config=d["config"], tree=tree, answer=d["answer"],
+                                tally=d["tally"], compute=Compute(**d["compute"]),
+                                wall_seconds=d["wall_seconds"], extra=d.get("extra", {}),
+                                stopped=d.get("stopped", False))
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"the run file is incomplete or damaged ({e})") from None
+
+    @staticmethod
+    def from_json(text: str) -> "SearchResult":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"the run file is not valid JSON ({e.msg}, line {e.lineno})") from None
+        return SearchResult.from_dict(d)
