@@ -8,6 +8,7 @@ steps finish. No Python loop ever runs over sequences token by token.
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Optional
@@ -191,10 +192,20 @@ class HFPolicy:
 _DEFAULT: dict = {}
 
 
+def default_model_path() -> Path:
+    """``$THOUGHTSCOPE_MODEL`` when set (a local folder with a Hugging Face causal LM), else the
+    bundled weights."""
+    return Path(os.environ.get("THOUGHTSCOPE_MODEL") or BUNDLED_PATH)
+
+
 def load_bundled(device: Optional[str] = None) -> HFPolicy:
-    """The bundled default model (weights shipped in ``weights/arith-gpt2-tiny``), cached per
-    device for the process."""
+    """The default model (bundled weights in ``weights/arith-gpt2-tiny`` unless
+    ``$THOUGHTSCOPE_MODEL`` names another folder), cached per (path, device) for the process.
+    Raises OSError when the folder holds no model."""
     dev = pick_device(device)
-    if dev not in _DEFAULT:
-        _DEFAULT[dev] = HFPolicy(BUNDLED_PATH, device=dev, name="arith-gpt2-tiny (bundled)")
-    return _DEFAULT[dev]
+    path = default_model_path()
+    key = (str(path), dev)
+    if key not in _DEFAULT:
+        name = "arith-gpt2-tiny (bundled)" if path == BUNDLED_PATH else path.name
+        _DEFAULT[key] = HFPolicy(path, device=dev, name=name)
+    return _DEFAULT[key]
