@@ -17,6 +17,8 @@ Event types (``Event.type``) and their payload (``Event.data``):
 - ``beam``      the beam kept these nodes at a depth: ``ids, depth``
 - ``vote``      a finished chain cast a vote: ``leaf, answer, weight``
 - ``final``     the strategy's answer: ``answer, path`` (the chosen chain)
+- ``discard``   generated tokens that became no node (a sampled chain ran past ``max_depth``):
+                ``id`` (the node where it was cut), ``tokens``
 """
 from __future__ import annotations
 
@@ -113,6 +115,7 @@ class SearchTree:
         self.beams: list[dict] = []
         self.final: Optional[dict] = None
         self.last_select: Optional[list[int]] = None
+        self.discarded_tokens = 0  # generated but cut off (see the ``discard`` event)
 
     # ----------------------------------------------------------------------- applying events
     def apply(self, ev: Event) -> None:
@@ -140,6 +143,8 @@ class SearchTree:
             self.votes.append(dict(d))
         elif t == "final":
             self.final = dict(d)
+        elif t == "discard":
+            self.discarded_tokens += d["tokens"]
         else:
             raise ValueError(f"unknown event type {t!r}")
         self.compute = ev.compute.copy()
@@ -200,6 +205,7 @@ class SearchTree:
         """Comparable plain-data view of the tree state (for tests and export)."""
         return {"nodes": {i: {k: v for k, v in asdict(n).items()} for i, n in self.nodes.items()},
                 "votes": self.votes, "beams": self.beams, "final": self.final,
+                "discarded_tokens": self.discarded_tokens,
                 "compute": asdict(self.compute)}
 
     # ------------------------------------------------------------------------------ replay

@@ -35,6 +35,7 @@ class Continuation:
     token_logprobs: list[float] = field(default_factory=list)
     finish: str = "step"
     steps: list = field(default_factory=list)  # [(step_text, tokens, logprob)], see below
+    token_ids: list = field(default_factory=list)  # generated ids (empty if a backend has none)
 
     @property
     def logprob(self) -> float:

@@ -68,17 +68,43 @@ class HFPolicy:
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    @torch.no_grad()
+    @property
+    def context_length(self) -> int:
+        cfg = self.model.config
+        return int(getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings"))
+
     def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
                top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
                max_new_tokens: int = 64) -> SampleBatch:
-        """See ``search.models.base.Policy.sample``. ``temperature == 0`` is greedy decoding."""
+        """See ``search.models.base.Policy.sample``. ``temperature == 0`` is greedy decoding.
+
+        A sequence that reaches the model's context length stops with ``finish="length"``; a
+        prefix that already fills the context gets n empty ``"length"`` continuations.
+        """
         check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
         t0 = time.perf_counter()
-        dev = self.device
         enc = [self.encode(p) for p in prefixes]
         if any(len(e) == 0 for e in enc):
             raise ValueError("empty prefix")
+        fits = [i for i, e in enumerate(enc) if len(e) < self.context_length]
+        empty = [Continuation(text="", tokens=0, token_logprobs=[], finish="length", steps=[])
+                 for _ in range(n)]
+        if not fits:
+            return SampleBatch([list(empty) for _ in enc], 0, 0, 0, time.perf_counter() - t0)
+        inner = self._sample([enc[i] for i in fits], n, temperature, top_p, seed, stop,
+                             max_new_tokens)
+        outputs = [list(empty) for _ in enc]
+        for j, i in enumerate(fits):
+            outputs[i] = inner.outputs[j]
+        inner.outputs, inner.seconds = outputs, time.perf_counter() - t0
+        return inner
+
+    @torch.no_grad()
+    def _sample(self, enc: list[list[int]], n: int, temperature: float, top_p: float,
+                seed: int, stop: Stop, max_new_tokens: int) -> SampleBatch:
+        t0 = time.perf_counter()
+        dev = self.device
+        ctx = self.context_length
         P, L = len(enc), max(len(e) for e in enc)
         ids = torch.full((P, L), self.pad_id, dtype=torch.long)
         mask = torch.zeros((P, L), dtype=torch.long)
@@ -110,7 +136,7 @@ class HFPolicy:
             nxt = self._choose(logits, temperature, top_p, gen)
             tok_buf[alive, step] = nxt
             lp_buf[alive, step] = torch.log_softmax(logits, -1).gather(1, nxt[:, None])[:, 0]
-            done = nxt == self.eos_id
+            done = (nxt == self.eos_id) | (next_pos >= ctx - 1)  # context full: stop
             if stop == "step":
                 done |= self._delim[nxt]
             keep = (~done).nonzero()[:, 0]
@@ -146,7 +172,7 @@ class HFPolicy:
                 lps = lp_rows[r][:k]
                 row.append(Continuation(text=self._text(toks, finish, stop), tokens=k,
                                         token_logprobs=lps, finish=finish,
-                                        steps=self._split_steps(toks, lps)))
+                                        steps=self._split_steps(toks, lps), token_ids=toks))
                 generated += k
             outputs.append(row)
         return SampleBatch(outputs=outputs, prompt_tokens=sum(len(e) for e in enc),

@@ -50,16 +50,18 @@ def prefix_of(tree: SearchTree, node_id: int) -> str:
 
 
 def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: float,
-              eos: bool, gold: Optional[str], max_depth: int, kind: str) -> tuple[int, bool]:
+              finish: str, gold: Optional[str], max_depth: int, kind: str) -> tuple[int, bool]:
     """Add one step under ``parent`` (or count it into an identical sibling). Returns
-    (node id, whether it is new)."""
+    (node id, whether it is new). A step is terminal when it states an answer, ends the chain
+    (``finish="eos"``), ran out of tokens (``"length"``: a dead end without an answer) or
+    reaches ``max_depth``."""
     text = text.strip()
     same = tree.child_with_text(parent, text)
     if same is not None:
         tree.emit("count", id=same)
         return same, False
     depth = tree.nodes[parent].depth + 1
-    terminal = eos or is_terminal(text) or depth >= max_depth
+    terminal = finish in ("eos", "length") or is_terminal(text) or depth >= max_depth
     answer = extract_answer(text) if terminal else None
     correct = None if (gold is None or not terminal) else (answer == gold)
     nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind)
@@ -84,7 +86,7 @@ def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, samplin
         ids: list[int] = []
         for c in conts:
             tree.charge(generated_tokens=c.tokens)
-            nid, _ = _add_step(tree, p, c.text, c.tokens, c.logprob, c.finish == "eos", gold,
+            nid, _ = _add_step(tree, p, c.text, c.tokens, c.logprob, c.finish, gold,
                                sampling.max_depth, "step")
             if nid not in ids:
                 ids.append(nid)
@@ -101,9 +103,10 @@ def add_chain(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[
     steps = cont.steps or [(cont.text, cont.tokens, cont.logprob)]
     for i, (text, toks, lp) in enumerate(steps):
         last = i == len(steps) - 1
-        if tree.nodes[nid].terminal:
+        if tree.nodes[nid].terminal:  # cut at max_depth: the rest was generated, keep count
+            tree.emit("discard", id=nid, tokens=int(sum(s[1] for s in steps[i:])))
             break
-        nid, _ = _add_step(tree, nid, text, toks, lp, last and cont.finish == "eos", gold,
+        nid, _ = _add_step(tree, nid, text, toks, lp, cont.finish if last else "step", gold,
                            max_depth, kind)
     return nid
 

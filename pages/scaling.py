@@ -1,0 +1,5 @@
+"""Placeholder until the real page lands (another helper writes it)."""
+import streamlit as st
+
+st.title("scaling")
+st.info("This page is being built.")

@@ -1,0 +1,345 @@
+"""Search tree page: watch one search grow, then replay it at any budget.
+
+Widgets, session state and layout only. The run itself: ``ui.live`` (background thread);
+what stood at a budget: ``ui.replay``; figures: ``viz.tree`` and ``viz.votes``.
+
+Session state (keys below): RUN, the LiveRun in flight or last started (a rerun finds it and
+never starts a second one); RESULT, the SearchResult on show (from a finished run or a file);
+"at", the replay budget in generated tokens (the slider); NODE, the inspected node id.
+"""
+import random
+
+import streamlit as st
+
+from search.strategies import BUDGET_KNOB, MAX_BUDGET, STRATEGIES
+from search.strategies.blocks import uct_terms
+from search.tasks.arithmetic import ParseError, canonical, heldout
+from search.tree import SearchResult, SearchTree
+from search.voting import TIE_RULE
+from ui import common
+from ui.common import UrlParam, float_in, int_in, one_of, show_float, text
+from ui.live import RunSpec, start_run
+from ui.replay import is_weighted, majority_curve, state_at, total_tokens, trajectory
+from viz.tree import node_ids, tree_figure
+from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
+
+RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
+SOURCE, NODE, PLAYING, UPLOAD_ID = "tree_source", "tree_node", "tree_playing", "tree_upload_id"
+UPLOAD_ERR, PENDING_AT, SEL_SEEN, AT = "tree_upload_error", "tree_pending_at", "tree_sel_seen", "at"
+LIVE_SECONDS = 0.5   # live redraw period while a run is in flight
+PLAY_SECONDS = 0.25  # replay animation frame period
+PLAY_FRAMES = 40     # frames from 0 to the end of the log
+
+KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims"}
+KNOB_DEFAULT = {"majority": 16, "beam": 4, "mcts": 16}
+SCORERS = {"confidence": "model confidence",
+           "checker": "exact checker: perfect verifier (upper bound)"}
+PARAMS = [
+    UrlParam("problem", "8*7+6", text(200)),
+    UrlParam("strategy", "majority", one_of(STRATEGIES)),
+    *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in STRATEGIES],
+    UrlParam("scorer", "confidence", one_of(SCORERS)),
+    UrlParam("c", 1.0, float_in(0.0, 100.0), show_float),
+]
+
+ss = st.session_state
+first_visit = "_url_loaded_tree" not in ss
+common.url_params("tree", PARAMS)
+if first_visit and "at" in st.query_params:
+    try:
+        ss[PENDING_AT] = int(st.query_params["at"])
+    except ValueError:
+        pass
+
+policy, model_error = common.policy_or_none()
+run = ss.get(RUN)
+running = run is not None and not run.done
+
+
+def set_result(result: SearchResult, source: str) -> None:
+    """Show ``result``: reset the slider to the end (or to a budget from the URL)."""
+    ss[RESULT] = result
+    ss[SOURCE] = source
+    ss[RESULT_SEQ] = ss.get(RESULT_SEQ, 0) + 1
+    total = total_tokens(result)
+    pending = ss.pop(PENDING_AT, None)
+    ss[AT] = total if pending is None else max(0, min(int(pending), total))
+    ss[NODE] = 0
+    ss[PLAYING] = False
+
+
+def draw_problem() -> None:
+    ss["problem"] = random.choice(heldout()).text
+
+
+# ----------------------------------------------------------------------------- controls
+st.title("Search tree")
+st.caption("A small model solves an arithmetic problem in thought steps. Spend more compute "
+           "with a search strategy and watch the tree grow; then replay it at any budget.")
+
+c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+c1.text_input("Problem", key="problem", max_chars=200,
+              help="An expression with + - * and parentheses, e.g. 8*7+6 or (12+5)*3-4.")
+c2.button("Draw from held-out set", on_click=draw_problem, disabled=running,
+          help="A random problem the model never saw in training.")
+problem, parse_error = None, None
+try:
+    problem = canonical(ss["problem"])
+except ParseError as e:
+    parse_error = str(e)
+if parse_error:
+    st.error(f"Cannot read the problem: {parse_error}")
+
+c1, c2, c3, c4 = st.columns(4)
+strategy = c1.selectbox("Strategy", list(STRATEGIES), key="strategy",
+                        format_func=lambda s: STRATEGIES[s])
+knob = KNOB_KEY[strategy]
+c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1, MAX_BUDGET[strategy], step=1, key=knob,
+                help="The strategy's size knob; compute spent is measured in generated tokens.")
+c3.selectbox("Scorer", list(SCORERS), key="scorer", format_func=SCORERS.get,
+             help="Values steps for beam search and MCTS (and scores self-consistency leaves). "
+                  "The exact checker is a perfect verifier: an upper bound no learned verifier "
+                  "reaches.")
+if strategy == "mcts":
+    c4.number_input("MCTS exploration c", 0.0, 100.0, step=0.1, key="c",
+                    help="UCT = Q + c·sqrt(ln N(parent) / N(child)).")
+common.write_url(PARAMS, active=["problem", "strategy", knob, "scorer"]
+                 + (["c"] if strategy == "mcts" else []))
+
+if model_error:
+    st.error(model_error)
+
+
+def spec_now() -> RunSpec:
+    s = common.sampling_settings()
+    return RunSpec(text=ss["problem"], strategy=strategy, budget=int(ss[knob]),
+                   temperature=float(s["temperature"]), top_p=float(s["top_p"]),
+                   seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", 1.0)))
+
+
+def launch() -> None:
+    global run, running
+    try:
+        run = start_run(spec_now(), policy)
+    except ValueError as e:  # ParseError included
+        st.error(str(e))
+        return
+    ss[RUN] = run
+    running = not run.done
+    common.set_url("run", "1")
+
+
+b1, b2, _ = st.columns([1, 1, 6])
+can_run = policy is not None and problem is not None and not running
+if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button"):
+    launch()
+elif first_visit and st.query_params.get("run") == "1" and can_run:
+    launch()  # a shared link reopens the same (seeded) run
+if running and b2.button("Stop", key="tree_stop"):
+    run.request_stop()
+
+# ----------------------------------------------------------------------- a finished run
+if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
+    ss[ADOPTED] = run.run_id
+    if run.result is not None:
+        set_result(run.result, "run")
+    elif run.events():
+        set_result(run.partial_result(), "run")
+if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id \
+        and ss.get(SOURCE) == "run":
+    st.error(f"The run failed: {run.error}. What it logged before failing is shown below.")
+
+
+# ------------------------------------------------------------------------------ live view
+def progress_line(tokens: int, nodes: int, seconds: float, label: str) -> str:
+    return (f"{label}: **{tokens}** generated tokens · **{nodes}** nodes · "
+            f"**{seconds:.1f} s** elapsed")
+
+
+@st.fragment(run_every=LIVE_SECONDS)
+def live_view() -> None:
+    r = ss.get(RUN)
+    if r is None:
+        return
+    if r.done:
+        st.rerun()  # the whole page switches to the replay view
+    events = r.events()
+    tree = SearchTree.replay(r.problem, events)
+    tokens = events[-1].compute.generated_tokens if events else 0
+    st.info(progress_line(tokens, len(tree.nodes), r.elapsed(),
+                          f"Running {STRATEGIES[r.spec.strategy]}")
+            + (" · stopping…" if r.stop.is_set() else ""))
+    left, right = st.columns([3, 2])
+    left.plotly_chart(tree_figure(tree, mcts=r.spec.strategy == "mcts"), key="tree_live_chart",
+                      config={"scrollZoom": True, "displaylogo": False})
+    weighted = r.spec.strategy == "beam"
+    right.plotly_chart(tally_figure(tree.tally(), None, None, TIE_RULE, weighted=weighted),
+                       key="tree_live_tally")
+
+
+if running:
+    live_view()
+
+
+# ---------------------------------------------------------------------------- replay view
+def _play() -> None:
+    res = ss.get(RESULT)
+    if res is not None and ss.get(AT, 0) >= total_tokens(res):
+        ss[AT] = 0
+    ss[PLAYING] = True
+
+
+def _pause() -> None:
+    ss[PLAYING] = False
+
+
+def node_panel(res: SearchResult, state, nid: int) -> None:
+    st.markdown("##### Node inspector")
+    st.number_input("Node id (or click a node)", 0, len(res.tree.nodes) - 1, step=1, key=NODE)
+    if nid not in state.tree.nodes:
+        st.caption(f"Node #{nid} is not in the tree yet at this budget.")
+        return
+    n = state.tree.nodes[nid]
+    rows = [("text", f"`{n.text}`" if n.id else f"problem `{n.text}`"),
+            ("depth · kind", f"{n.depth} · {n.kind}"),
+            ("tokens", f"{n.tokens}"),
+            ("log-probability", f"{n.logprob:.3f} (mean {n.mean_logprob:.3f} per token)"),
+            ("score", "–" if n.score is None else f"{n.score:.4f}"),
+            ("count (chains through it)", f"{n.count}"),
+            ("visits N · Q", f"{n.visits} · {n.q:.4f}")]
+    if n.terminal:
+        verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
+        rows.append(("answer", f"{n.answer} ({verdict})"))
+    if res.strategy == "mcts":
+        c = float(res.config.get("c", 1.0))
+        u = uct_terms(state.tree, nid, c)
+        if u is not None:
+            fmt = lambda v: "∞" if v == float("inf") else f"{v:.4f}"
+            rows.append((f"UCT (c={c:g})", f"Q {fmt(u['Q'])} + bonus {fmt(u['bonus'])} = "
+                                           f"**{fmt(u['uct'])}** (N={u['N']}, "
+                                           f"N parent={u['N_parent']})"))
+    st.markdown("\n".join(["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]))
+
+
+def replay_view() -> None:
+    res: SearchResult = ss[RESULT]
+    total = total_tokens(res)
+    end_of_play = False
+    if ss.get(PLAYING):
+        step = max(1, -(-total // PLAY_FRAMES))
+        nxt = min(total, int(ss.get(AT, 0)) + step)
+        ss[AT] = nxt
+        if nxt >= total:
+            ss[PLAYING], end_of_play = False, True
+
+    c1, c2 = st.columns([6, 1], vertical_alignment="bottom")
+    if total > 0:
+        c1.slider("Budget: generated tokens (replays the log, no model calls)", 0, total,
+                  step=1, key=AT)
+    budget = int(ss.get(AT, total)) if total > 0 else 0
+    if ss.get(PLAYING):
+        if c2.button("⏸ Pause", on_click=_pause, key="tree_pause"):
+            st.rerun()
+    elif c2.button("▶ Play", on_click=_play, key="tree_play", disabled=total == 0):
+        st.rerun()  # a full run registers this fragment's timer
+    if ss.get(SOURCE) == "run":
+        common.set_url("at", None if budget == total else str(budget))
+
+    state = state_at(res, budget)
+    ans = "–" if state.answer is None else state.answer
+    verdict = {True: " ✅ correct", False: " ❌ wrong", None: ""}[state.correct]
+    st.markdown(f"At **{budget}** of {total} generated tokens: **{len(state.tree.nodes)} nodes** · "
+                f"**{len(state.tree.votes)} votes** · answer **{ans}**{verdict}")
+
+    # The node the user clicked (a new chart selection) becomes the inspected node.
+    sel = ss.get("tree_chart")
+    try:
+        points = sel["selection"]["points"] if sel else []
+    except (KeyError, TypeError):
+        points = []
+    ids = node_ids(points)
+    if ids and ids != ss.get(SEL_SEEN):
+        ss[SEL_SEEN] = ids
+        ss[NODE] = min(ids[0], len(res.tree.nodes) - 1)
+    nid = int(ss.get(NODE, 0))
+
+    left, right = st.columns([3, 2])
+    with left:
+        fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
+                          selected=nid)
+        st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
+                        config={"scrollZoom": True, "displaylogo": False})
+    with right:
+        node_panel(res, state, nid)
+        vr = state.votes
+        st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, TIE_RULE,
+                                     tied=vr.tied, abstained=vr.abstained,
+                                     weighted=is_weighted(res)), key="tree_tally")
+        curve = majority_curve(res)
+        if curve is not None:
+            st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
+                                             curve["tokens_per_chain"]), key="tree_curve")
+            st.caption("Exact maj@k over all k-subsets of this run's chains (one problem). "
+                       + ("The run itself used a weighted vote; this curve is the plain vote."
+                          if res.config.get("weighted") else ""))
+        else:
+            traj = trajectory(res)
+            if traj is None:
+                st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
+            else:
+                st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
+                                key="tree_curve")
+                st.caption("Beam/MCTS leaves are not independent samples, so maj@k does not "
+                           "apply and one run gives no P(correct). Shown instead: whether this "
+                           "run's answer was right at each budget. Curves over many problems "
+                           "are on the Scaling page.")
+    if end_of_play:
+        st.rerun()  # drop the animation timer
+
+
+res = ss.get(RESULT)
+if res is not None and not running:
+    st.divider()
+    cfg = res.config
+    knob_name = BUDGET_KNOB.get(res.strategy, "budget")
+    size = cfg.get("n", cfg.get("width", cfg.get("simulations")))
+    src = "loaded from a file" if ss.get(SOURCE) == "file" else "last run"
+    st.markdown(f"**{src}** · `{res.problem}` · {STRATEGIES.get(res.strategy, res.strategy)}, "
+                f"{knob_name} {size} · T={cfg.get('temperature')} · top-p={cfg.get('top_p')} · "
+                f"seed {cfg.get('seed')} · scorer {cfg.get('scorer') or 'none'}"
+                + (" · **stopped early**" if res.stopped else ""))
+    m = st.columns(5)
+    m[0].metric("Answer", "–" if res.answer is None else res.answer,
+                None if res.correct is None else ("correct" if res.correct else "wrong"),
+                delta_color="normal" if res.correct else "inverse")
+    m[1].metric("Gold", "?" if res.gold is None else res.gold)
+    m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}")
+    m[3].metric("Model calls · forward passes",
+                f"{res.compute.model_calls} · {res.compute.forward_passes}")
+    flops = (f"{res.compute.flops(policy.n_parameters):.2e}" if policy is not None
+             and ss.get(SOURCE) == "run" else "–")
+    m[4].metric("FLOPs ≈ 2·params·tokens", flops, help="prompt + generated tokens")
+    st.fragment(replay_view, run_every=PLAY_SECONDS if ss.get(PLAYING) else None)()
+
+# ------------------------------------------------------------------------ export / import
+with st.expander("Export / import a run", expanded=False):
+    if res is not None:
+        st.download_button("Download run (JSON)", data=res.to_json,
+                           file_name=f"thoughtscope-{res.strategy}.json",
+                           mime="application/json", on_click="ignore", key="tree_download")
+    up = st.file_uploader("Load a run (JSON) to replay it", type=["json"], key="tree_upload",
+                          disabled=running, max_upload_size=50)
+    if up is not None and up.file_id != ss.get(UPLOAD_ID):
+        ss[UPLOAD_ID] = up.file_id
+        ss[UPLOAD_ERR] = None
+        try:
+            loaded = SearchResult.from_json(up.getvalue().decode("utf-8", errors="replace"))
+        except Exception as e:  # any damage in a user's file: say so, keep going
+            ss[UPLOAD_ERR] = str(e) or type(e).__name__
+        else:
+            set_result(loaded, "file")
+            common.set_url("run", None)
+            common.set_url("at", None)
+            st.rerun()
+    if up is not None and ss.get(UPLOAD_ERR):
+        st.error(f"Could not load {up.name}: {ss[UPLOAD_ERR]}")

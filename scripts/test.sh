@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh machine, then run the whole suite.
+# Browser tests drive Debian's chromium through Playwright (never `playwright install`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+python -m pip install -q -r requirements-dev.txt
+python -m pytest -q "$@"

@@ -1,0 +1,195 @@
+"""Command line: ``python -m search solve|curve|train``.
+
+    python -m search solve "8*7+6" --strategy majority --budget 16 --seed 0 --json
+    python -m search curve --strategy majority --budgets 1,2,4,8,16 --problems 200 --json
+    python -m search train
+
+Bad input (unparseable expression, budget out of range, unknown strategy) exits with status 2
+and a one-line message on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from search.tasks.arithmetic import HELDOUT_SIZE, ParseError
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, status 2, no usage dump
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _budgets(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--budgets must be comma-separated integers, got {text!r}") from None
+    if not ks or ks[0] < 1:
+        raise UsageError("--budgets must be positive integers")
+    return ks
+
+
+def cmd_solve(a) -> dict:
+    from search.solve import solve
+    r = solve(a.problem, strategy=a.strategy, budget=a.budget, temperature=a.temperature,
+              top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted)
+    out = {"problem": r.problem, "gold": r.gold, "strategy": r.strategy, "budget": a.budget,
+           "answer": r.answer, "correct": r.correct, "tally": r.tally,
+           "generated_tokens": r.compute.generated_tokens, "prompt_tokens": r.compute.prompt_tokens,
+           "forward_passes": r.compute.forward_passes, "model_calls": r.compute.model_calls,
+           "nodes": len(r.tree.nodes) - 1, "seconds": round(r.wall_seconds, 3),
+           "tie_rule": r.extra.get("tie_rule")}
+    if r.strategy == "mcts":
+        out["answer_by_visits"] = r.extra["answer_by_visits"]
+        out["answer_by_vote"] = r.extra["answer_by_vote"]
+    if a.save:
+        with open(a.save, "w") as f:
+            f.write(r.to_json())
+        out["saved"] = a.save
+    return out
+
+
+def _print_solve(o: dict) -> None:
+    mark = {True: "correct", False: "wrong", None: "unknown"}[o["correct"]]
+    print(f"{o['problem']} = ?   answer {o['answer']} ({mark}; gold {o['gold']})")
+    tally = ", ".join(f"{k}: {v:g}" for k, v in o["tally"].items()) or "(no answers)"
+    print(f"tally  {tally}")
+    print(f"compute  {o['generated_tokens']} generated tokens, {o['model_calls']} model calls, "
+          f"{o['forward_passes']} forward passes; {o['nodes']} nodes; {o['seconds']} s")
+
+
+def cmd_curve(a) -> dict:
+    from search.models.hf import load_bundled
+    from search.pools import pool_curve, sample_pools
+    from search.solve import solve
+    from search.tasks.arithmetic import heldout
+    ks = _budgets(a.budgets)
+    if not 1 <= a.problems <= HELDOUT_SIZE:
+        raise UsageError(f"--problems must be in [1, {HELDOUT_SIZE}]")
+    problems = heldout(a.problems)
+    policy = load_bundled()
+    t0 = time.perf_counter()
+    rows = []
+    if a.strategy == "majority":
+        if ks[-1] > 1024:
+            raise UsageError("budgets for majority are at most 1024 chains")
+
+        def progress(done, total):
+            if not a.json:
+                print(f"\r  sampled {done}/{total} problems", end="", file=sys.stderr, flush=True)
+        pools, stats = sample_pools(problems, policy, ks[-1], a.temperature, a.top_p, a.seed,
+                                    progress=progress)
+        if not a.json:
+            print(file=sys.stderr)
+        maj = pool_curve(pools, ks, "maj")
+        pas = pool_curve(pools, ks, "pass")
+        for i, k in enumerate(ks):
+            rows.append({"budget": k, "accuracy": float(maj["mean"][i]),
+                         "ci_low": float(maj["ci_low"][i]), "ci_high": float(maj["ci_high"][i]),
+                         "pass_at_k": float(pas["mean"][i]),
+                         "tokens_per_problem": float(maj["tokens"][i])})
+        extra = {"pool_size": ks[-1], "generated_tokens": stats["generated_tokens"],
+                 "estimator": "exact maj@k over k-subsets of one pool per problem"}
+    else:
+        extra = {"estimator": "one run per problem per budget"}
+        for k in ks:
+            correct, tokens = [], []
+            for i, p in enumerate(problems):
+                r = solve(p.text, a.strategy, k, policy=policy, temperature=a.temperature,
+                          top_p=a.top_p, seed=a.seed + i, scorer=a.scorer)
+                correct.append(1.0 if r.correct else 0.0)
+                tokens.append(r.compute.generated_tokens)
+                if not a.json:
+                    print(f"\r  budget {k}: {i + 1}/{len(problems)}", end="", file=sys.stderr,
+                          flush=True)
+            if not a.json:
+                print(file=sys.stderr)
+            import numpy as np
+            from search.scaling import curve_with_ci
+            ci = curve_with_ci(np.asarray(correct)[:, None])
+            rows.append({"budget": k, "accuracy": float(np.mean(correct)),
+                         "ci_low": float(ci["ci_low"][0]), "ci_high": float(ci["ci_high"][0]),
+                         "tokens_per_problem": float(np.mean(tokens))})
+    return {"strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
+            "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
+            "seconds": round(time.perf_counter() - t0, 1), "curve": rows, **extra}
+
+
+def _print_curve(o: dict) -> None:
+    print(f"{o['strategy']} on {o['problems']} held-out problems, T={o['temperature']}, "
+          f"top-p={o['top_p']}, seed={o['seed']} ({o['model']} on {o['device']}, "
+          f"{o['seconds']} s)")
+    print(f"{'budget':>6}  {'accuracy':>8}  {'95% CI':>15}  {'tokens/problem':>14}")
+    for r in o["curve"]:
+        print(f"{r['budget']:>6}  {r['accuracy']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+              f"  {r['tokens_per_problem']:>14.1f}")
+
+
+def cmd_train(a) -> dict:
+    from search.models.train import DEFAULT_OUT, train
+    out = a.out or DEFAULT_OUT
+    s = train(out, steps=a.steps, max_minutes=a.max_minutes)
+    return {k: v for k, v in s.items() if k != "log"} | {"out": str(out)}
+
+
+def main(argv=None) -> int:
+    p = _Parser(prog="python -m search", description="Thoughtscope search backend")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    common = _Parser(add_help=False)
+    common.add_argument("--strategy", default="majority")
+    common.add_argument("--temperature", type=float, default=0.8)
+    common.add_argument("--top-p", type=float, default=1.0)
+    common.add_argument("--seed", type=int, default=0)
+    common.add_argument("--scorer", choices=["confidence", "checker"], default=None,
+                        help="beam/MCTS scorer; 'checker' is the perfect verifier (upper bound)")
+    common.add_argument("--json", action="store_true")
+    s = sub.add_parser("solve", parents=[common], help="solve one problem")
+    s.add_argument("problem")
+    s.add_argument("--budget", type=int, default=16)
+    s.add_argument("--weighted", action="store_true", help="weighted vote (majority)")
+    s.add_argument("--save", help="write the run (tree + event log) as JSON to this file")
+    c = sub.add_parser("curve", parents=[common], help="accuracy per budget on held-out problems")
+    c.add_argument("--budgets", default="1,2,4,8,16")
+    c.add_argument("--problems", type=int, default=200)
+    t = sub.add_parser("train", help="reproduce the bundled weights")
+    t.add_argument("--out")
+    t.add_argument("--steps", type=int)
+    t.add_argument("--max-minutes", type=float, default=30.0)
+    t.add_argument("--json", action="store_true")
+    a = p.parse_args(argv)
+    from search.strategies import STRATEGIES
+    try:
+        if a.cmd in ("solve", "curve") and a.strategy not in STRATEGIES:
+            raise UsageError(f"unknown strategy {a.strategy!r}; choose one of "
+                             f"{', '.join(STRATEGIES)}")
+        out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train}[a.cmd](a)
+    except (ParseError, ValueError, UsageError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    if a.json:
+        print(json.dumps(out, indent=1))
+    elif a.cmd == "solve":
+        _print_solve(out)
+    elif a.cmd == "curve":
+        _print_curve(out)
+    else:
+        print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Shared fixtures: a tiny random model built on the fly (no download), and the bundled one."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A randomly initialised 2-layer GPT-2 with the bundled tokenizer, saved like a real
+    checkpoint (so HFPolicy loads it through AutoModelForCausalLM/AutoTokenizer)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from search.models.tokenizer import build_tokenizer
+    torch.manual_seed(0)
+    tok = build_tokenizer()
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=96, n_embd=32, n_layer=2, n_head=2,
+                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
+                     pad_token_id=tok.pad_token_id)
+    model = GPT2LMHeadModel(cfg)
+    # Bias the random model towards the delimiter and EOS so sampled steps stay short.
+    with torch.no_grad():
+        model.lm_head.weight[tok.convert_tokens_to_ids("\n")] += 0.3
+        model.lm_head.weight[tok.eos_token_id] += 0.2
+    out = tmp_path_factory.mktemp("tiny_model")
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_policy(tiny_model_dir):
+    from search.models.hf import HFPolicy
+    return HFPolicy(tiny_model_dir, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def bundled_policy():
+    from search.models.hf import BUNDLED_PATH, HFPolicy
+    if not (BUNDLED_PATH / "model.safetensors").exists():
+        pytest.fail("bundled weights missing: weights/arith-gpt2-tiny/model.safetensors")
+    return HFPolicy(BUNDLED_PATH, device="cpu")

@@ -1,0 +1,78 @@
+"""The task: generator, safe parser, gold chains and the exact step checker."""
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from search.tasks import arithmetic as ar
+
+
+def test_seed_example():
+    assert ar.gold_steps(ar.parse("8*7+6")) == ["8*7=56", "56+6=62", "Answer: 62"]
+    assert ar.canonical(" 8 × 7 + 6 = ?") == "8*7+6"
+    assert ar.canonical("8x(7+6)?") == "8*(7+6)"
+    assert ar.canonical("(8*7)+6=") == "8*7+6"
+    assert ar.canonical("8-(3-1)") == "8-(3-1)"  # structure kept: not 8-3-1
+    assert ar.evaluate(ar.parse("8-(3-1)")) == 6
+
+
+@pytest.mark.parametrize("bad", [
+    "__import__('os').system('ls')", "os.system", "a+b", "abs(3)", "(3).real", "2**99999",
+    "9**9**9", "2^10", "8/2", "1e9", "3.5+1", "(1+2", "1+2)", "", "   ", "1", "8*7+6*",
+    "-3+4", "1+" * 40 + "1", "1" * 7 + "+1", "((((((((((((((1+1))))))))))))))", "lambda: 1",
+    "[1]+[2]", "1;2", "1,2",
+])
+def test_parser_rejects_non_arithmetic(bad):
+    with pytest.raises(ar.ParseError):
+        ar.parse(bad)
+
+
+def test_parser_errors_are_one_line():
+    for bad in ["a+b", "2**9", "(1+2", ""]:
+        with pytest.raises(ar.ParseError) as e:
+            ar.parse(bad)
+        assert "\n" not in str(e.value) and str(e.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([1, 2, 3, 4]))
+def test_generated_problems_roundtrip_and_check(seed, level):
+    p = ar.random_problem(random.Random(seed), level)
+    e = ar.parse(p.text)
+    assert ar.render(e) == p.text
+    assert ar.count_ops(e) == ar.LEVEL_OPS[level]
+    assert str(ar.evaluate(e)) == p.answer
+    steps = p.solution
+    assert len(steps) == ar.LEVEL_OPS[level] + 1
+    assert steps[-1] == f"Answer: {p.answer}"
+    assert all(ar.StepChecker(p.text).step_validity(steps))
+    # Corrupt one step's result: that step and every later one become invalid.
+    i = random.Random(seed).randrange(len(steps) - 1)
+    lhs, rhs = steps[i].split("=")
+    bad = steps[:i] + [f"{lhs}={int(rhs) + 1}"] + steps[i + 1:]
+    v = ar.StepChecker(p.text).step_validity(bad)
+    assert v[:i] == [True] * i and not any(v[i:])
+
+
+def test_checker_accepts_other_valid_orders_and_rejects_wrong_operations():
+    c = ar.StepChecker("(1+2)*(3+4)")
+    assert c.step_validity(["3+4=7", "1+2=3", "3*7=21", "Answer: 21"]) == [True] * 4
+    assert c.step_validity(["2*3=6", "Answer: 21"]) == [False, False]  # not an operation of it
+    assert c.step_validity(["1+2=3", "Answer: 3"]) == [True, False]     # answers too early
+
+
+def test_heldout_is_fixed_distinct_and_excluded_from_training_seeds():
+    h = ar.heldout()
+    assert len(h) == ar.HELDOUT_SIZE and len({p.text for p in h}) == ar.HELDOUT_SIZE
+    assert [p.text for p in ar.heldout(5)] == [p.text for p in h[:5]]
+    levels = {p.level for p in h}
+    assert levels == set(ar.DEFAULT_MIX)
+    with pytest.raises(ValueError):
+        ar.heldout(0)
+
+
+def test_answer_extraction():
+    assert ar.extract_answer("Answer: 062") == "62"
+    assert ar.extract_answer("Answer:62") == "62"
+    assert ar.extract_answer("56+6=62") is None
+    assert ar.extract_answer("Answer: sixty") is None

@@ -1,0 +1,190 @@
+"""Streamlit helpers every page shares: the model, the sidebar and URL query-parameter sync.
+
+Shared sampling settings live in ``st.session_state`` under ``TEMPERATURE``, ``TOP_P`` and
+``SEED`` (widgets in the sidebar, drawn by ``app.py`` on every page); a page reads them with
+``sampling_settings()``.
+
+URL sync (``url_params`` + ``write_url``): a page declares its settings as ``UrlParam``s. On the
+session's first visit of the page the values come from the URL (``st.query_params``; a bad value
+is ignored and the default used), later they come from session state; after the widgets are
+drawn, ``write_url`` writes the current values back, so the address bar always reopens the same
+view. Widgets are created with ``key=`` only (never ``value=``): their value is put in session
+state beforehand. A copy of every value is kept outside the widget keys, so a widget that is
+not drawn in a run (another page, another strategy's knob) gets its value back when it returns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional
+
+import streamlit as st
+
+TEMPERATURE, TOP_P, SEED = "temperature", "top_p", "seed"
+SAMPLING_DEFAULTS = {TEMPERATURE: 0.8, TOP_P: 1.0, SEED: 0}
+MAX_SEED = 2**31 - 1
+_KEEP = "_url_keep"  # session-state dict: last value of every URL-synced key
+
+
+# --------------------------------------------------------------------------------- model
+@st.cache_resource(show_spinner="Loading the model…")
+def _policy(path: str, device: Optional[str]):
+    from search.models.hf import load_bundled
+    return load_bundled(device)
+
+
+def get_policy():
+    """The app's policy (bundled model unless ``$THOUGHTSCOPE_MODEL`` names another folder),
+    loaded once per process. Raises OSError when no model is found."""
+    from search.models.hf import default_model_path
+    return _policy(str(default_model_path()), None)
+
+
+def policy_or_none() -> tuple[Any, Optional[str]]:
+    """(policy, None), or (None, message) when the model cannot be loaded."""
+    try:
+        return get_policy(), None
+    except Exception as e:  # a missing/broken model folder must not take the app down
+        from search.models.hf import default_model_path
+        return None, (f"No model could be loaded from {default_model_path()} "
+                      f"({type(e).__name__}: {e}). Train or copy the bundled model there, or set "
+                      "THOUGHTSCOPE_MODEL to a folder with a Hugging Face causal LM.")
+
+
+def format_params(n: int) -> str:
+    return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n:,}"
+
+
+# ----------------------------------------------------------------------------- URL params
+@dataclass
+class UrlParam:
+    """A page setting mirrored in the URL: ``key`` is both the session-state/widget key and the
+    query-parameter name; ``parse`` turns the URL text into a value or raises ValueError;
+    ``show`` turns a value into URL text."""
+    key: str
+    default: Any
+    parse: Callable[[str], Any]
+    show: Callable[[Any], str] = str
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(s: str) -> int:
+        v = int(s)
+        if not lo <= v <= hi:
+            raise ValueError(f"{v} not in [{lo}, {hi}]")
+        return v
+    return parse
+
+
+def float_in(lo: float, hi: float) -> Callable[[str], float]:
+    def parse(s: str) -> float:
+        v = float(s)
+        if not lo <= v <= hi:  # also refuses nan
+            raise ValueError(f"{v} not in [{lo}, {hi}]")
+        return v
+    return parse
+
+
+def one_of(choices: Iterable[str]) -> Callable[[str], str]:
+    allowed = list(choices)
+
+    def parse(s: str) -> str:
+        if s not in allowed:
+            raise ValueError(f"{s!r} not one of {allowed}")
+        return s
+    return parse
+
+
+def text(max_len: int = 200) -> Callable[[str], str]:
+    def parse(s: str) -> str:
+        if len(s) > max_len:
+            raise ValueError("too long")
+        return s
+    return parse
+
+
+def show_float(v: float) -> str:
+    return f"{float(v):g}"
+
+
+def url_params(scope: str, params: list[UrlParam]) -> None:
+    """Put every param's value in session state before its widget is drawn: from the URL on
+    the session's first run of ``scope`` (a page), else the value kept from before, else the
+    default. Call at the top of the page, before any widget."""
+    ss = st.session_state
+    keep = ss.setdefault(_KEEP, {})
+    first = f"_url_loaded_{scope}" not in ss
+    ss[f"_url_loaded_{scope}"] = True
+    for p in params:
+        if first and p.key in st.query_params:
+            try:
+                ss[p.key] = p.parse(st.query_params[p.key])
+                continue
+            except (ValueError, TypeError):
+                pass  # a bad value in a link: ignore it, use the default
+        if p.key not in ss:
+            ss[p.key] = keep.get(p.key, p.default)
+
+
+def write_url(params: list[UrlParam], active: Optional[Iterable[str]] = None) -> None:
+    """Write the current values of ``params`` to the URL (only those named in ``active`` when
+    given; the others are removed from the URL) and keep a copy of every value."""
+    ss = st.session_state
+    keep = ss.setdefault(_KEEP, {})
+    active = None if active is None else set(active)
+    for p in params:
+        if p.key in ss:
+            keep[p.key] = ss[p.key]
+        if active is not None and p.key not in active:
+            if p.key in st.query_params:
+                del st.query_params[p.key]
+            continue
+        if p.key not in ss:
+            continue
+        s = p.show(ss[p.key])
+        if st.query_params.get(p.key) != s:
+            st.query_params[p.key] = s
+
+
+def set_url(key: str, value: Optional[str]) -> None:
+    """Set (or, with None, remove) one query parameter."""
+    if value is None:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get(key) != value:
+        st.query_params[key] = value
+
+
+# -------------------------------------------------------------------------------- sidebar
+SAMPLING_PARAMS = [
+    UrlParam(TEMPERATURE, SAMPLING_DEFAULTS[TEMPERATURE], float_in(0.0, 1.5), show_float),
+    UrlParam(TOP_P, SAMPLING_DEFAULTS[TOP_P], float_in(0.05, 1.0), show_float),
+    UrlParam(SEED, SAMPLING_DEFAULTS[SEED], int_in(0, MAX_SEED)),
+]
+
+
+def sampling_settings() -> dict:
+    """The shared sampling settings: ``{"temperature", "top_p", "seed"}``."""
+    ss = st.session_state
+    return {k: ss.get(k, v) for k, v in SAMPLING_DEFAULTS.items()}
+
+
+def sidebar() -> None:
+    """Model card and shared sampling settings (drawn by app.py on every page)."""
+    url_params("sidebar", SAMPLING_PARAMS)
+    with st.sidebar:
+        policy, err = policy_or_none()
+        st.markdown("#### Model")
+        if policy is None:
+            st.error(err)
+        else:
+            st.markdown(f"**{policy.name}**  \n{format_params(policy.n_parameters)} parameters · "
+                        f"device **{policy.device}**")
+        st.markdown("#### Sampling (all pages)")
+        st.slider("Temperature", 0.0, 1.5, step=0.05, key=TEMPERATURE,
+                  help="0 is greedy decoding; higher spreads the samples.")
+        st.slider("Top-p", 0.05, 1.0, step=0.05, key=TOP_P,
+                  help="Nucleus sampling: keep the smallest set of tokens whose probability "
+                       "reaches p (1.0 keeps all).")
+        st.number_input("Seed", 0, MAX_SEED, step=1, key=SEED,
+                        help="Same seed and settings give the same run.")
+    write_url(SAMPLING_PARAMS)

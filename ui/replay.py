@@ -1,0 +1,162 @@
+"""The Search tree page's view of a run at a budget (pure: no streamlit, no torch).
+
+``state_at`` replays a run's event log up to B generated tokens and says what stood then: the
+tree, the votes cast, the answer the strategy would have given and the chain it would have
+chosen. The answer is decided by the strategy's own rule (``search.voting.vote`` for votes,
+best score for beam's ``final="best"``, ``mcts.answer_by_visits`` for ``final="visits"``); at the
+end of the log the strategy's recorded ``final`` event is used as is. No model is called.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from search.scaling import maj_at_k
+from search.strategies.mcts import answer_by_visits
+from search.tree import SearchResult, SearchTree
+from search.voting import VoteResult, vote
+
+MAX_CURVE_POINTS = 64
+MAX_TRAJECTORY_POINTS = 150
+
+
+@dataclass
+class ReplayState:
+    tree: SearchTree
+    budget: int
+    total: int
+    answer: Optional[str]
+    path: list
+    votes: VoteResult
+    gold: Optional[str] = None
+
+    @property
+    def correct(self) -> Optional[bool]:
+        return None if self.gold is None or self.answer is None else self.answer == self.gold
+
+
+def total_tokens(result: SearchResult) -> int:
+    """Generated tokens at the end of the log (the budget slider's maximum)."""
+    ev = result.tree.events
+    return ev[-1].compute.generated_tokens if ev else 0
+
+
+def _rule(result: SearchResult) -> str:
+    if result.strategy == "beam":
+        return result.config.get("final", "best")
+    if result.strategy == "mcts":
+        return result.config.get("final", "vote")
+    return "vote"
+
+
+def decide(tree: SearchTree, result: SearchResult) -> tuple[Optional[str], list, VoteResult]:
+    """(answer, chosen path, vote over the votes cast) for ``tree``, a replay of ``result``."""
+    seed = int(result.config.get("seed", 0))
+    vr = vote([v["answer"] for v in tree.votes], [v["weight"] for v in tree.votes], seed=seed)
+    if tree.final is not None:
+        return tree.final.get("answer"), list(tree.final.get("path") or []), vr
+    nodes = tree.nodes
+    rule = _rule(result)
+    if rule == "best":
+        leaves = [v["leaf"] for v in tree.votes if v["answer"] is not None]
+        best = max(leaves, key=lambda l: (nodes[l].score or 0.0, -l), default=None)
+        return (nodes[best].answer, tree.path_to(best), vr) if best is not None else (None, [], vr)
+    if rule == "visits":
+        ans, path = answer_by_visits(tree)
+        return ans, path, vr
+    if vr.winner is None:
+        return None, [], vr
+    leaves = [v["leaf"] for v in tree.votes if v["answer"] == vr.winner]
+    if result.strategy == "mcts":
+        key = lambda l: (nodes[l].visits, nodes[l].q, -l)
+    else:
+        key = lambda l: (nodes[l].count, nodes[l].score or 0.0, -l)
+    best = max(leaves, key=key)
+    return vr.winner, tree.path_to(best), vr
+
+
+def state_at(result: SearchResult, budget: Optional[int] = None) -> ReplayState:
+    """The run as it stood when ``budget`` generated tokens had been spent (all when None)."""
+    total = total_tokens(result)
+    b = total if budget is None else max(0, min(int(budget), total))
+    tree = SearchTree.replay(result.problem, result.tree.events,
+                             budget_tokens=None if b >= total else b)
+    answer, path, vr = decide(tree, result)
+    return ReplayState(tree=tree, budget=b, total=total, answer=answer, path=path, votes=vr,
+                       gold=result.gold)
+
+
+def is_weighted(result: SearchResult) -> bool:
+    return result.strategy == "beam" or bool(result.config.get("weighted"))
+
+
+# ------------------------------------------------------------------ P(correct) vs budget
+def curve_ks(n: int) -> list[int]:
+    """Every k up to 32, then about evenly spaced on a log scale up to n (n included)."""
+    if n <= MAX_CURVE_POINTS:
+        return list(range(1, n + 1))
+    ks = set(range(1, 33))
+    x = 32.0
+    step = (n / 32) ** (1 / (MAX_CURVE_POINTS - 33))
+    while x < n:
+        x *= step
+        ks.add(min(n, int(round(x))))
+    ks.add(n)
+    return sorted(ks)
+
+
+@lru_cache(maxsize=32)
+def _maj_curve(answers: tuple, gold: str) -> tuple[tuple, tuple]:
+    ks = curve_ks(len(answers))
+    return tuple(ks), tuple(maj_at_k(list(answers), gold, k) for k in ks)
+
+
+def majority_curve(result: SearchResult) -> Optional[dict]:
+    """For self-consistency with a known gold answer: exact maj@k over the run's own chains as
+    the pool, k = 1..N (see ``search.scaling.maj_at_k``); None otherwise. Returns ks, p
+    (P(correct) per k) and tokens_per_chain (mean generated tokens per chain)."""
+    if result.strategy != "majority" or result.gold is None:
+        return None
+    answers = tuple(v["answer"] for v in result.tree.votes)
+    if not answers:
+        return None
+    ks, ps = _maj_curve(answers, result.gold)
+    total = total_tokens(result)
+    return {"ks": list(ks), "p": list(ps), "tokens_per_chain": total / len(answers)}
+
+
+_TRAJ: dict = {}
+
+
+def trajectory(result: SearchResult) -> Optional[dict]:
+    """This run's answer as it stood at up to MAX_TRAJECTORY_POINTS budgets (each a token
+    stamp of the log): tokens, correct (True/False/None). None when the gold is unknown.
+    One pass over the log; cached per result object."""
+    if result.gold is None:
+        return None
+    key = id(result)
+    hit = _TRAJ.get(key)
+    if hit is not None and hit[0] is result:
+        return hit[1]
+    events = result.tree.events
+    stamps = sorted({e.compute.generated_tokens for e in events})
+    if len(stamps) > MAX_TRAJECTORY_POINTS:
+        step = len(stamps) / MAX_TRAJECTORY_POINTS
+        stamps = sorted({stamps[int(i * step)] for i in range(MAX_TRAJECTORY_POINTS)}
+                        | {stamps[-1]})
+    tree = SearchTree(result.problem)
+    tokens, correct = [], []
+    i = 0
+    for b in stamps:
+        while i < len(events) and events[i].compute.generated_tokens <= b:
+            tree.apply(events[i])
+            i += 1
+        ans, _, _ = decide(tree, result)
+        tokens.append(b)
+        correct.append(None if ans is None else ans == result.gold)
+    out = {"tokens": tokens, "correct": correct}
+    if len(_TRAJ) > 16:
+        _TRAJ.clear()
+    _TRAJ[key] = (result, out)
+    return out

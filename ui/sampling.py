@@ -1,0 +1,109 @@
+"""Cached sampling for the Scaling and Temperature pages: pools of chains and measured
+beam/MCTS runs, each computed once per setting with a progress bar.
+
+Why chunks: ``st.cache_data`` replays the elements a cached function drew, and a progress bar
+created outside the function cannot be replayed. So the page loops over fixed chunks of
+problems *outside* the cache, updating the bar between calls, and each chunk is its own cache
+entry keyed by (model path, problems, n, temperature, top_p, seed). Moving a slider reruns the
+page, every chunk is a cache hit, nothing is sampled. Growing the problem set reuses the chunks
+already sampled.
+
+Seeds: chunk c (starting at problem index ``start``) samples with seed
+``seed * 1_000_003 + start``, so different chunks never share a random stream and a given
+problem set always gets the same pools.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import streamlit as st
+
+from search.pools import ChainPool, sample_pools
+from search.strategies import run_strategy
+from search.strategies.blocks import Sampling
+from search.tasks.arithmetic import Problem
+
+OnProgress = Optional[Callable[[int], None]]  # called with the number of units just finished
+
+
+def chunk_size(n: int) -> int:
+    """Problems per cached chunk (and per batched model call): ~256 chains a call, at most 10
+    problems so the progress bar moves."""
+    return max(1, min(10, 256 // max(1, n)))
+
+
+def problem_key(problems: Sequence[Problem]) -> tuple:
+    return tuple((p.text, p.answer, p.level) for p in problems)
+
+
+@st.cache_data(show_spinner=False, max_entries=2048)
+def _pool_chunk(_policy: Any, model: str, problems: tuple, n: int, temperature: float,
+                top_p: float, seed: int) -> tuple[list[ChainPool], dict]:
+    probs = [Problem(*p) for p in problems]
+    return sample_pools(probs, _policy, n, temperature=temperature, top_p=top_p, seed=seed,
+                        problems_per_call=len(probs))
+
+
+def cached_pools(policy: Any, model: str, problems: Sequence[Problem], n: int,
+                 temperature: float, top_p: float, seed: int,
+                 on_progress: OnProgress = None) -> tuple[list[ChainPool], dict]:
+    """Pools of n chains for every problem (cached per chunk) and summed sampling stats."""
+    key = problem_key(problems)
+    size = chunk_size(n)
+    pools: list[ChainPool] = []
+    stats = {"generated_tokens": 0, "prompt_tokens": 0, "forward_passes": 0, "model_calls": 0,
+             "seconds": 0.0}
+    for start in range(0, len(key), size):
+        chunk = key[start:start + size]
+        got, st_ = _pool_chunk(policy, model, chunk, int(n), float(temperature), float(top_p),
+                               int(seed) * 1_000_003 + start)
+        pools.extend(got)
+        for k in stats:
+            stats[k] += st_.get(k, 0)
+        if on_progress:
+            on_progress(len(chunk))
+    return pools, stats
+
+
+@st.cache_data(show_spinner=False, max_entries=8192)
+def _measured_run(_policy: Any, model: str, text: str, gold: str, strategy: str, budget: int,
+                  temperature: float, top_p: float, seed: int) -> tuple[bool, int]:
+    r = run_strategy(strategy, text, _policy, int(budget),
+                     Sampling(temperature=temperature, top_p=top_p, seed=seed), gold=gold)
+    return bool(r.correct), int(r.compute.generated_tokens)
+
+
+def measured_runs(policy: Any, model: str, problems: Sequence[Problem], strategy: str,
+                  budgets: Sequence[int], temperature: float, top_p: float, seed: int,
+                  on_progress: OnProgress = None) -> tuple[list[list[bool]], list[list[int]]]:
+    """Run ``strategy`` on every problem at every budget (each run cached).
+    Returns (correct, tokens), each [len(budgets)][P]; problem i uses seed
+    ``seed * 1_000_003 + i``."""
+    correct, tokens = [], []
+    for b in budgets:
+        c_row, t_row = [], []
+        for i, p in enumerate(problems):
+            ok, tok = _measured_run(policy, model, p.text, p.answer, strategy, int(b),
+                                    float(temperature), float(top_p), int(seed) * 1_000_003 + i)
+            c_row.append(ok)
+            t_row.append(tok)
+            if on_progress:
+                on_progress(1)
+        correct.append(c_row)
+        tokens.append(t_row)
+    return correct, tokens
+
+
+class ProgressBar:
+    """``st.progress`` counting units of work; ``done()`` removes it."""
+
+    def __init__(self, total: int, text: str):
+        self.total, self.count, self.text = max(1, total), 0, text
+        self.bar = st.progress(0.0, text=f"{text} 0/{self.total}")
+
+    def __call__(self, units: int) -> None:
+        self.count = min(self.total, self.count + units)
+        self.bar.progress(self.count / self.total, text=f"{self.text} {self.count}/{self.total}")
+
+    def done(self) -> None:
+        self.bar.empty()

@@ -1,0 +1,192 @@
+"""Accuracy against compute: curves with 95% bands, a budget marker and the point of diminishing
+returns; and answer diversity against temperature.
+
+Pure: data in, plotly Figure out (no streamlit, no torch).
+
+A *series* is a plain dict:
+
+    name       legend label
+    samples    x values in samples (chains) per problem; for a strategy measured at a few
+               budgets (beam, MCTS) the caller gives chain-equivalents: generated tokens divided
+               by the mean tokens of one sampled chain
+    tokens     x values in mean generated tokens per problem
+    mean, ci_low, ci_high   accuracy in [0, 1] (ci_* may be NaN: no band is drawn there)
+    kind       "curve" (a line with a shaded band, estimated at every budget) or "points"
+               (measured runs: markers with 95% error bars, joined by a dotted line)
+    dash       optional line dash ("dash", "dot", ...), e.g. for an upper bound
+    mark_dr    optional bool: mark this curve's point of diminishing returns (see below)
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+PALETTE = qualitative.Plotly
+DR_THRESHOLD = 0.01  # one percentage point of accuracy
+
+X_TITLES = {
+    "samples": "samples per problem (log₂ scale)",
+    "tokens": "generated tokens per problem (log scale)",
+}
+
+
+def rgba(color: str, alpha: float) -> str:
+    """'#rrggbb' or 'rgb(r, g, b)' -> 'rgba(r,g,b,alpha)' (band fills)."""
+    if color.startswith("rgb"):
+        r, g, b = (int(float(v)) for v in color[color.index("(") + 1:color.index(")")].split(",")[:3])
+    else:
+        c = color.lstrip("#")
+        r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def diminishing_returns(ks: Sequence[float], mean: Sequence[float],
+                        threshold: float = DR_THRESHOLD) -> Optional[int]:
+    """The point of diminishing returns of an accuracy curve, by an explicit rule:
+
+    the smallest budget k such that every measured doubling from k on (k -> 2k, 2k -> 4k, ...,
+    each pair present in ``ks``) gains less than ``threshold`` accuracy (default 0.01, one
+    percentage point). Returns that k, or None when no doubling pair is measured or the last
+    measured doubling still gains ``threshold`` or more (not reached within the budgets).
+    A loss counts as a gain below the threshold.
+    """
+    by_k = {int(k): float(v) for k, v in zip(ks, mean) if math.isfinite(float(v))}
+    pairs = sorted(k for k in by_k if 2 * k in by_k)
+    if not pairs:
+        return None
+    found = None
+    for k in reversed(pairs):  # walk down while doubling keeps gaining too little
+        if by_k[2 * k] - by_k[k] < threshold:
+            found = k
+        else:
+            break
+    return found
+
+
+def _log2_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    lo_e = math.floor(math.log2(max(lo, 1e-9)))
+    hi_e = math.ceil(math.log2(max(hi, 1e-9)))
+    vals = [2.0 ** e for e in range(lo_e, hi_e + 1)]
+    return vals, [f"{v:g}" for v in vals]
+
+
+def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
+                    budget: Optional[float] = None, budget_label: str = "budget",
+                    title: Optional[str] = None, dr_threshold: float = DR_THRESHOLD,
+                    height: int = 460) -> go.Figure:
+    """Accuracy against compute for several series (see the module docstring).
+
+    x: "samples" (log2 axis, ticks at powers of two) or "tokens" (log axis).
+    budget: the slider's budget in the units of ``x``; drawn as a vertical dashed line.
+    Every series with ``mark_dr`` gets a star at its point of diminishing returns, defined in
+    :func:`diminishing_returns` (the hover says so). The y axis is accuracy in percent.
+    """
+    if x not in X_TITLES:
+        raise ValueError(f"x must be 'samples' or 'tokens', got {x!r}")
+    fig = go.Figure()
+    xs_all: list[float] = []
+    for i, s in enumerate(series):
+        color = s.get("color") or PALETTE[i % len(PALETTE)]
+        xs = np.asarray(s[x], dtype=float)
+        ks = np.asarray(s["samples"], dtype=float)
+        mean = np.asarray(s["mean"], dtype=float)
+        lo = np.asarray(s.get("ci_low", np.full_like(mean, np.nan)), dtype=float)
+        hi = np.asarray(s.get("ci_high", np.full_like(mean, np.nan)), dtype=float)
+        toks = np.asarray(s["tokens"], dtype=float)
+        xs_all += [v for v in xs.tolist() if v > 0]
+        custom = np.stack([ks, toks, lo, hi], axis=1)
+        hover = (f"<b>{s['name']}</b><br>samples %{{customdata[0]:.3g}}"
+                 "<br>generated tokens %{customdata[1]:,.0f}<br>accuracy %{y:.1%}"
+                 "<br>95% CI %{customdata[2]:.1%} – %{customdata[3]:.1%}<extra></extra>")
+        kind = s.get("kind", "curve")
+        group = f"s{i}"
+        if kind == "curve":
+            band = np.isfinite(lo) & np.isfinite(hi)
+            if band.any():
+                fig.add_trace(go.Scatter(x=xs[band], y=hi[band], mode="lines", line=dict(width=0),
+                                         hoverinfo="skip", showlegend=False, legendgroup=group))
+                fig.add_trace(go.Scatter(x=xs[band], y=lo[band], mode="lines", line=dict(width=0),
+                                         fill="tonexty", fillcolor=rgba(color, 0.15),
+                                         hoverinfo="skip", showlegend=False, legendgroup=group,
+                                         name=f"{s['name']} 95% CI"))
+            fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=s["name"],
+                                     line=dict(color=color, width=2.5, dash=s.get("dash")),
+                                     marker=dict(size=6), customdata=custom,
+                                     hovertemplate=hover, legendgroup=group))
+        else:
+            err_hi = np.where(np.isfinite(hi), hi - mean, 0.0)
+            err_lo = np.where(np.isfinite(lo), mean - lo, 0.0)
+            fig.add_trace(go.Scatter(
+                x=xs, y=mean, mode="lines+markers", name=s["name"],
+                line=dict(color=color, width=1.5, dash="dot"),
+                marker=dict(size=11, symbol="diamond", line=dict(width=1, color="white")),
+                error_y=dict(type="data", array=err_hi, arrayminus=err_lo, visible=True,
+                             thickness=1.5, width=5),
+                customdata=custom, hovertemplate=hover, legendgroup=group))
+        if s.get("mark_dr") and kind == "curve":
+            k_dr = diminishing_returns(ks, mean, dr_threshold)
+            if k_dr is not None:
+                j = int(np.nonzero(ks == k_dr)[0][0])
+                fig.add_trace(go.Scatter(
+                    x=[xs[j]], y=[mean[j]], mode="markers",
+                    name=f"diminishing returns ({s['name']})",
+                    marker=dict(symbol="star", size=18, color=color,
+                                line=dict(width=1.5, color="black")),
+                    hovertemplate=(f"<b>point of diminishing returns</b><br>{s['name']} at "
+                                   f"{k_dr:g} samples: from here on every doubling of the "
+                                   f"samples gains &lt; {dr_threshold * 100:g} point of "
+                                   "accuracy<extra></extra>"),
+                    legendgroup=group, showlegend=True))
+    if budget is not None and budget > 0:
+        fig.add_vline(x=budget, line=dict(color="black", width=1.5, dash="dash"),
+                      annotation_text=budget_label, annotation_position="top left")
+        xs_all.append(budget)
+    xaxis = dict(type="log", title=X_TITLES[x])
+    if x == "samples" and xs_all:
+        vals, text = _log2_ticks(min(xs_all), max(xs_all))
+        xaxis.update(tickvals=vals, ticktext=text)
+    fig.update_layout(
+        title=title, height=height, xaxis=xaxis,
+        yaxis=dict(title="accuracy", tickformat=".0%", range=[-0.02, 1.02]),
+        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
+        margin=dict(l=60, r=20, t=50 if title else 20, b=40), hovermode="closest",
+    )
+    return fig
+
+
+def diversity_figure(temperatures: Sequence[float], distinct: Sequence[float],
+                     entropy_bits: Sequence[float], no_answer: Optional[Sequence[float]] = None,
+                     n: Optional[int] = None, height: int = 380) -> go.Figure:
+    """Answer diversity against temperature, mean over problems.
+
+    distinct: distinct parsed answers per problem among its n chains (left axis).
+    entropy_bits: Shannon entropy (bits) of the answer distribution per problem (right axis);
+        0 when all chains agree, log2(n) at most.
+    no_answer: optional fraction of chains without a parseable answer (hover only).
+    """
+    t = np.asarray(temperatures, dtype=float)
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    extra = np.asarray(no_answer if no_answer is not None else np.full(len(t), np.nan), float)
+    fig.add_trace(go.Scatter(
+        x=t, y=distinct, mode="lines+markers", name="distinct answers per problem",
+        line=dict(color=PALETTE[0], width=2.5), customdata=extra,
+        hovertemplate=("temperature %{x:g}<br>distinct answers %{y:.2f}"
+                       "<br>chains without an answer %{customdata:.0%}<extra></extra>")),
+        secondary_y=False)
+    fig.add_trace(go.Scatter(
+        x=t, y=entropy_bits, mode="lines+markers", name="answer entropy (bits)",
+        line=dict(color=PALETTE[1], width=2.5, dash="dash"),
+        hovertemplate="temperature %{x:g}<br>entropy %{y:.2f} bits<extra></extra>"),
+        secondary_y=True)
+    sub = f" (of {n} chains)" if n else ""
+    fig.update_yaxes(title_text=f"distinct answers{sub}", rangemode="tozero", secondary_y=False)
+    fig.update_yaxes(title_text="answer entropy (bits)", rangemode="tozero", secondary_y=True)
+    fig.update_xaxes(title_text="temperature")
+    fig.update_layout(height=height, legend=dict(orientation="h", y=-0.25, x=0),
+                      margin=dict(l=60, r=60, t=20, b=40))
+    return fig
