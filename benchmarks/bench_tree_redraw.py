@@ -97,6 +97,7 @@ def synth_result(nodes: int = 1000, seed: int = 0) -> SearchResult:
 
 def redraw(res: SearchResult, budget: int, serialize: bool) -> None:
     """What the replay fragment computes on a slider move (minus Streamlit itself)."""
+    import plotly.io
     from search.voting import TIE_RULE
     from ui.replay import is_weighted, majority_curve, state_at, trajectory
     from viz.tree import tree_figure
@@ -116,7 +117,7 @@ def redraw(res: SearchResult, budget: int, serialize: bool) -> None:
         figs.append(run_trajectory_figure(traj["tokens"], traj["correct"], budget))
     if serialize:
         for f in figs:
-            f.to_json(validate=False)
+            plotly.io.to_json(f.to_dict(), validate=False)  # what st.plotly_chart does
 
 
 def median_ms(fn, repeats: int) -> tuple[float, float]:
@@ -164,7 +165,17 @@ def main() -> None:
     if args.no_apptest:
         return
 
+    from streamlit.runtime import pages_manager
     from streamlit.testing.v1 import AppTest
+    # As in tests/test_page_tree.py: make every AppTest run go through app.py as a server's
+    # runs do (AppTest re-detects the legacy pages/ folder mode before each run).
+    init = pages_manager.PagesManager.__init__
+
+    def patched(self, *a, **kw):
+        init(self, *a, **kw)
+        pages_manager.PagesManager.uses_pages_directory = False
+
+    pages_manager.PagesManager.__init__ = patched
     app = str(ROOT / "app.py")
     t = time.perf_counter()
     at = AppTest.from_file(app, default_timeout=120)
@@ -191,6 +202,8 @@ def main() -> None:
         at2.run()
         ts.append((time.perf_counter() - t) * 1000)
         assert not at2.exception, at2.exception
+        shown = [m.value for m in at2.markdown if m.value.startswith("At **")]
+        assert shown and shown[0].startswith(f"At **{b}** of {total}"), shown
     print(f"AppTest page rerun after a slider move (whole script, {len(ts)} moves): "
           f"median {statistics.median(ts):6.1f} ms")
 

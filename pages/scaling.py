@@ -1,5 +1,235 @@
-"""Placeholder until the real page lands (another helper writes it)."""
+"""Scaling: accuracy against compute on held-out problems.
+
+One pool of n chains per problem is sampled once per setting (cached); self-consistency
+(maj@k), pass@k and best-of-k curves at every budget k <= n come from that one pool with the
+exact estimators of ``search.scaling``. Beam search and MCTS are opt-in measured points at a few
+budgets, plotted at the generated tokens they actually spent. Moving the budget slider never
+samples.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("scaling")
-st.info("This page is being built.")
+from search.models.hf import default_model_path
+from search.pools import budgets_up_to
+from search.sweeps import (POOL_CURVES, curve_rows, mean_chain_tokens, measured_series,
+                           pool_series)
+from search.tasks.arithmetic import heldout
+from ui.checks import show_url_warnings
+from ui.common import (UrlParam, int_in, one_of, policy_or_none, sampling_settings, url_params,
+                       write_url)
+from ui.sampling import ProgressBar, cached_pools, measured_runs
+from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
+
+SCOPE = "scaling"
+N_CHOICES = [4, 8, 16, 32]
+PROBLEMS_MIN, PROBLEMS_MAX = 10, 200
+BEAM_CHOICES = [1, 2, 4, 8]
+MCTS_CHOICES = [2, 4, 8, 16, 32]
+X_LABELS = {"samples": "samples (log₂)", "tokens": "generated tokens"}
+HEAVY_CHAINS = 3200  # warn above this many chains on a CPU
+HEAVY_RUNS = 150     # warn above this many beam/MCTS runs on a CPU
+
+
+def _ints_of(choices: list[int]):
+    def parse(s: str) -> list[int]:
+        vals = [int(v) for v in s.split(",") if v.strip()]
+        bad = [v for v in vals if v not in choices]
+        if bad or not vals:
+            raise ValueError(f"each must be one of {choices}")
+        return sorted(set(vals))
+    return parse
+
+
+def _keys_of(choices: list[str]):
+    def parse(s: str) -> list[str]:
+        vals = [v for v in s.split(",") if v]
+        bad = [v for v in vals if v not in choices]
+        if bad:
+            raise ValueError(f"unknown {', '.join(bad)}; choose from {', '.join(choices)}")
+        return vals
+    return parse
+
+
+def _bool(s: str) -> bool:
+    if s.lower() in ("1", "true", "yes", "on"):
+        return True
+    if s.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected 1 or 0")
+
+
+def _join(vals) -> str:
+    return ",".join(str(v) for v in vals)
+
+
+PARAMS = [
+    UrlParam("sc_problems", 50, int_in(PROBLEMS_MIN, PROBLEMS_MAX)),
+    UrlParam("sc_n", 16, lambda s: one_of([str(v) for v in N_CHOICES])(s) and int(s)),
+    UrlParam("sc_x", "samples", one_of(list(X_LABELS))),
+    UrlParam("sc_budget", 4, int_in(1, max(N_CHOICES))),
+    UrlParam("sc_curves", list(POOL_CURVES), _keys_of(list(POOL_CURVES)), _join),
+    UrlParam("sc_measured", False, _bool, lambda v: "1" if v else "0"),
+    UrlParam("sc_beam", [1, 2, 4], _ints_of(BEAM_CHOICES), _join),
+    UrlParam("sc_mcts", [4, 8, 16], _ints_of(MCTS_CHOICES), _join),
+]
+
+st.title("📈 Scaling: accuracy against compute")
+st.markdown(
+    "Each held-out problem gets **one pool** of sampled chains; the curves give the exact "
+    "expected accuracy of *k* of them at every budget *k* (no resampling). "
+    "**Self-consistency** votes (maj@k); **pass@k** counts a problem solved if any of the *k* "
+    "chains is right; **best-of-k** keeps the chain a scorer likes best: the model's own "
+    "confidence, or the exact step checker (a perfect verifier, the upper bound).")
+
+show_url_warnings(SCOPE, PARAMS)
+url_params(SCOPE, PARAMS)
+ss = st.session_state
+
+c1, c2, c3 = st.columns([1, 1, 1.3])
+with c1:
+    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=10, key="sc_problems",
+                    help="The first P problems of the fixed held-out split (never trained on).")
+with c2:
+    st.selectbox("Chains per problem (pool size n)", N_CHOICES, key="sc_n",
+                 help="The largest budget; every smaller budget is estimated from this pool.")
+with c3:
+    st.radio("x axis", list(X_LABELS), format_func=X_LABELS.get, key="sc_x", horizontal=True)
+st.multiselect("Curves", list(POOL_CURVES), format_func=lambda k: POOL_CURVES[k][2],
+               key="sc_curves")
+with st.expander("Beam search and MCTS (measured runs, slower)", expanded=bool(ss["sc_measured"])):
+    st.checkbox("Also run beam search and MCTS on every problem", key="sc_measured",
+                help="Each run is a real search at that budget; its accuracy is plotted at the "
+                     "generated tokens it actually spent.")
+    b1, b2 = st.columns(2)
+    with b1:
+        st.multiselect("Beam widths", BEAM_CHOICES, key="sc_beam")
+    with b2:
+        st.multiselect("MCTS simulations", MCTS_CHOICES, key="sc_mcts")
+
+P, n = int(ss["sc_problems"]), int(ss["sc_n"])
+if ss["sc_budget"] > n:
+    st.info(f"The budget {ss['sc_budget']} is above the pool size n = {n}; showing {n}.")
+    ss["sc_budget"] = n
+budget = st.slider("Budget: samples per problem", 1, n, key="sc_budget",
+                   help="Moves the marker; reads the curves off exactly at this budget. "
+                        "Never samples.")
+write_url(PARAMS)
+
+sampling = sampling_settings()
+temperature, top_p, seed = sampling["temperature"], sampling["top_p"], sampling["seed"]
+policy, err = policy_or_none()
+if policy is None:
+    st.error(err)
+    st.stop()
+model = str(default_model_path())
+st.caption(f"Model **{policy.name}** · temperature {temperature:g} · top-p {top_p:g} · "
+           f"seed {seed} (sampling settings in the sidebar)")
+if temperature == 0:
+    st.info("Temperature 0 is greedy decoding: every chain of a problem is the same, so voting "
+            "and best-of-k cannot beat one sample. Raise the temperature to see scaling.")
+curves = list(ss["sc_curves"])
+if not curves and not ss["sc_measured"]:
+    st.warning("Pick at least one curve (or turn on beam search and MCTS) to draw a plot.")
+    st.stop()
+if P * n > HEAVY_CHAINS and policy.device == "cpu":
+    st.warning(f"{P} problems × {n} chains = {P * n:,} chains on a CPU: the first sampling may "
+               "take minutes (then it is cached).")
+
+problems = heldout(P)
+bar = ProgressBar(P, f"Sampling {n} chains per problem:")
+try:
+    pools, stats = cached_pools(policy, model, problems, n, temperature, top_p, seed, bar)
+except Exception as e:  # a model failure must not take the page down
+    bar.done()
+    st.error(f"Sampling failed: {type(e).__name__}: {e}")
+    st.stop()
+bar.done()
+tpc = mean_chain_tokens(pools)
+ks = budgets_up_to(n)
+series = [dict(pool_series(pools, ks, c), mark_dr=(c == "maj")) for c in curves]
+
+x_mode = ss["sc_x"]
+marker = budget if x_mode == "samples" else budget * tpc
+budget_label = f"budget: {budget} sample{'s' if budget > 1 else ''}"
+reading = st.container()
+chart = st.empty()
+if ss["sc_measured"] and series:  # show the pool curves while beam/MCTS run
+    chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label))
+
+if ss["sc_measured"]:
+    plan = [("beam", "beam search (confidence scorer)", "beam width", list(ss["sc_beam"])),
+            ("mcts", "MCTS (UCT, confidence scorer)", "simulations", list(ss["sc_mcts"]))]
+    runs = sum(len(b) for *_, b in plan) * P
+    if not runs:
+        st.warning("Pick at least one beam width or MCTS simulation count.")
+    elif runs > HEAVY_RUNS and policy.device == "cpu":
+        st.warning(f"{runs} beam/MCTS runs on a CPU: this may take several minutes (once).")
+    bar = ProgressBar(runs, "Beam search and MCTS runs:")
+    try:
+        for name, label, knob, budgets in plan:
+            if not budgets:
+                continue
+            corr, toks = measured_runs(policy, model, problems, name, budgets, temperature,
+                                       top_p, seed, bar)
+            s = measured_series(f"{label}: {knob} {', '.join(map(str, budgets))}", budgets,
+                                corr, toks, tpc, knob=knob)
+            series.append(s)
+    except Exception as e:
+        st.error(f"A beam/MCTS run failed: {type(e).__name__}: {e}")
+    bar.done()
+
+# ---- reading at the budget
+at_b = [pool_series(pools, [budget], c) for c in curves]
+with reading:
+    if at_b:
+        lines = []
+        for s in at_b:
+            lo, hi = s["ci_low"][0], s["ci_high"][0]
+            ci = f" (95% CI {lo:.1%}–{hi:.1%})" if np.isfinite(lo) else ""
+            lines.append(f"- {s['name']}: **{s['mean'][0]:.1%}**{ci}")
+        st.markdown(f"At **{budget} sample{'s' if budget > 1 else ''} per problem** "
+                    f"(≈ {budget * tpc:,.0f} generated tokens per problem), on {P} held-out "
+                    "problems:\n" + "\n".join(lines))
+    if "maj" in curves:
+        maj = series[curves.index("maj")]
+        k_dr = diminishing_returns(ks, maj["mean"])
+        rule = (f"the smallest budget from which every doubling of the samples gains less "
+                f"than {DR_THRESHOLD * 100:g} point of accuracy")
+        if k_dr is not None:
+            st.markdown(f"Point of diminishing returns for self-consistency (★, {rule}): "
+                        f"**{k_dr} sample{'s' if k_dr > 1 else ''}**.")
+        elif len(ks) > 1:
+            gain = maj["mean"][-1] - maj["mean"][-2]
+            st.markdown(f"No point of diminishing returns for self-consistency within {n} "
+                        f"samples ({rule}): the last step, {ks[-2]} → {ks[-1]}, still gained "
+                        f"{gain * 100:+.1f} points.")
+chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
+                   key="sc_fig")
+if x_mode == "samples" and ss["sc_measured"]:
+    st.caption("Beam search and MCTS sit at chain-equivalents: their mean generated tokens "
+               f"divided by the mean tokens of one sampled chain ({tpc:.1f}).")
+
+# ---- export
+rows = curve_rows(series, problems=P, pool_n=n, temperature=temperature, top_p=top_p,
+                  seed=seed, model=policy.name)
+st.download_button("Download the curves (CSV)", pd.DataFrame(rows).to_csv(index=False),
+                   file_name=f"thoughtscope_scaling_P{P}_n{n}_T{temperature:g}.csv",
+                   mime="text/csv", key="sc_csv")
+with st.expander("How to read this"):
+    st.markdown(
+        "- **Bands and error bars** are 95% confidence intervals over problems (normal "
+        "approximation: mean ± 1.96 standard errors); they say how much the curve would move "
+        "on another set of problems of the same kind.\n"
+        "- **maj@k** breaks ties uniformly at random (a t-way tie containing the right answer "
+        "counts 1/t); chains without an answer abstain.\n"
+        "- **pass@k** is not a strategy you can deploy: it needs to know which chain is right. "
+        "The **perfect verifier** curve is the same idea with a checker that accepts only "
+        "fully correct chains: an upper bound for any verifier. It can sit below pass@k: a "
+        "chain that reaches the right answer through a wrong step is rejected.\n"
+        "- **Compute** is counted in generated tokens: k samples cost k × the mean chain "
+        f"length ({tpc:.1f} tokens here). Sampling this pool spent "
+        f"{stats['generated_tokens']:,} generated tokens in {stats['model_calls']} batched "
+        "model calls.")

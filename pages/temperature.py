@@ -1,5 +1,177 @@
-"""Placeholder until the real page lands (another helper writes it)."""
-import streamlit as st
+"""Temperature: how the sampling temperature trades accuracy of one chain against the diversity
+that voting needs, at every budget.
 
-st.title("temperature")
-st.info("This page is being built.")
+One pool per temperature (cached per chunk, sampled once per setting with a progress bar); the
+estimator (maj@k by default) gives accuracy at every budget k <= n from each pool.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from plotly.colors import sample_colorscale
+
+from search.models.hf import default_model_path
+from search.pools import budgets_up_to
+from search.sweeps import answer_diversity, curve_rows, pool_series
+from search.tasks.arithmetic import heldout
+from ui.checks import show_url_warnings
+from ui.common import UrlParam, int_in, one_of, policy_or_none, sampling_settings, url_params, write_url
+from ui.sampling import ProgressBar, cached_pools
+from viz.curves import accuracy_figure, diversity_figure
+from viz.heatmap import best_temperature, temperature_heatmap
+
+SCOPE = "temperature"
+TEMP_CHOICES = [0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.5, 2.0]
+TEMP_DEFAULT = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.5]
+N_CHOICES = [4, 8, 16, 32]
+PROBLEMS_MIN, PROBLEMS_MAX = 5, 100
+ESTIMATORS = {"maj": "self-consistency (maj@k)", "pass": "pass@k",
+              "best_conf": "best-of-k, model confidence"}
+SHORT = {"maj": "maj@{k}", "pass": "pass@{k}", "best_conf": "best-of-{k}"}
+HEAVY_CHAINS = 6000
+
+
+def _temps(s: str) -> list[float]:
+    vals = sorted({float(v) for v in s.split(",") if v.strip()})
+    bad = [v for v in vals if v not in TEMP_CHOICES]
+    if bad or not vals:
+        raise ValueError(f"each temperature must be one of {', '.join(f'{t:g}' for t in TEMP_CHOICES)}")
+    return vals
+
+
+PARAMS = [
+    UrlParam("tp_problems", 30, int_in(PROBLEMS_MIN, PROBLEMS_MAX)),
+    UrlParam("tp_n", 8, lambda s: one_of([str(v) for v in N_CHOICES])(s) and int(s)),
+    UrlParam("tp_temps", TEMP_DEFAULT, _temps, lambda v: ",".join(f"{t:g}" for t in v)),
+    UrlParam("tp_est", "maj", one_of(list(ESTIMATORS))),
+    UrlParam("tp_budget", 8, int_in(1, max(N_CHOICES))),
+    UrlParam("tp_bands", False, lambda s: {"1": True, "0": False}[s],
+             lambda v: "1" if v else "0"),
+]
+
+st.title("🌡️ Temperature: accuracy against diversity")
+st.markdown(
+    "Low temperature makes each chain more likely right but the chains agree with each other, "
+    "so extra samples add little; high temperature spreads the answers, which voting can use "
+    "until the chains become mostly noise. Every temperature gets its own pool of chains per "
+    "problem; accuracy at every budget comes from that pool.")
+
+show_url_warnings(SCOPE, PARAMS)
+url_params(SCOPE, PARAMS)
+ss = st.session_state
+
+c1, c2, c3 = st.columns([1, 1, 1.3])
+with c1:
+    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=5, key="tp_problems",
+                    help="Every temperature needs a pool for each problem: keep it small on a CPU.")
+with c2:
+    st.selectbox("Chains per problem (pool size n)", N_CHOICES, key="tp_n")
+with c3:
+    st.selectbox("Accuracy measure", list(ESTIMATORS), format_func=ESTIMATORS.get, key="tp_est")
+st.multiselect("Temperatures", TEMP_CHOICES, key="tp_temps", format_func=lambda t: f"{t:g}")
+
+P, n = int(ss["tp_problems"]), int(ss["tp_n"])
+temps = sorted(float(t) for t in ss["tp_temps"])
+ks = budgets_up_to(n)
+if ss["tp_budget"] not in ks:
+    fixed = max([k for k in ks if k <= ss["tp_budget"]] or [ks[0]])
+    st.info(f"The budget {ss['tp_budget']} is not one of the budgets {ks} for n = {n}; "
+            f"showing {fixed}.")
+    ss["tp_budget"] = fixed
+budget = st.select_slider("Budget: samples per problem", ks, key="tp_budget")
+st.checkbox("Show 95% bands on the curves", key="tp_bands")
+write_url(PARAMS)
+
+if not temps:
+    st.warning("Pick at least one temperature.")
+    st.stop()
+sampling = sampling_settings()
+top_p, seed = sampling["top_p"], sampling["seed"]
+policy, err = policy_or_none()
+if policy is None:
+    st.error(err)
+    st.stop()
+model = str(default_model_path())
+st.caption(f"Model **{policy.name}** · top-p {top_p:g} · seed {seed} (sidebar; the sidebar's "
+           "temperature is not used here: this page sweeps it)")
+chains = P * n * len(temps)
+if chains > HEAVY_CHAINS and policy.device == "cpu":
+    st.warning(f"{len(temps)} temperatures × {P} problems × {n} chains = {chains:,} chains on a "
+               "CPU: the first sampling may take minutes (then it is cached).")
+
+problems = heldout(P)
+bar = ProgressBar(P * len(temps), f"Sampling {n} chains per problem at {len(temps)} temperatures:")
+pools_by_t = {}
+try:
+    for t in temps:
+        pools_by_t[t], _ = cached_pools(policy, model, problems, n, t, top_p, seed, bar)
+except Exception as e:
+    bar.done()
+    st.error(f"Sampling failed: {type(e).__name__}: {e}")
+    st.stop()
+bar.done()
+
+est = ss["tp_est"]
+curves = {t: pool_series(pools_by_t[t], ks, est) for t in temps}
+acc = np.array([curves[t]["mean"] for t in temps])  # [T, K]
+col = ks.index(budget)
+
+# ---- the sentence
+best_t, best_acc = best_temperature(temps, acc, col)
+c = curves[best_t]
+lo, hi = c["ci_low"][col], c["ci_high"][col]
+ci = f" (95% CI {lo:.0%}–{hi:.0%})" if np.isfinite(lo) else ""
+label = SHORT[est].format(k=budget)
+others = ", ".join(f"T={t:g}: {acc[i, col]:.0%}" for i, t in enumerate(temps) if t != best_t)
+msg = (f"At **{budget} sample{'s' if budget > 1 else ''} per problem** the best temperature is "
+       f"**{best_t:g}**: {label} = **{best_acc:.0%}**{ci} on {P} problems" +
+       (f" ({others})." if others else "."))
+if len(temps) > 1 and np.isfinite(lo):
+    close = [t for i, t in enumerate(temps) if t != best_t and acc[i, col] >= lo]
+    if close:
+        msg += (f" Temperatures {', '.join(f'{t:g}' for t in close)} are inside its 95% interval: "
+                "with this many problems they are not distinguishable.")
+st.markdown(msg)
+if len(temps) > 1:
+    best_1 = best_temperature(temps, acc, 0)[0]
+    if best_1 != best_t:
+        st.markdown(f"For a single sample the best temperature is **{best_1:g}**: more "
+                    "budget favours a different (usually higher) temperature, because voting "
+                    "needs the chains to disagree.")
+
+tab_map, tab_curves, tab_div = st.tabs(["Heatmap", "Curves", "Answer diversity"])
+with tab_map:
+    st.plotly_chart(temperature_heatmap(temps, ks, acc, budget=budget,
+                                        label=SHORT[est].format(k="k")), key="tp_heat")
+    st.caption("Rings mark the best temperature at each budget; the red outline is the budget "
+               "slider's column.")
+with tab_curves:
+    colors = sample_colorscale("Plasma", [i / max(1, len(temps) - 1) * 0.85 for i in range(len(temps))])
+    series = []
+    for t, color in zip(temps, colors):
+        s = dict(curves[t], name=f"T = {t:g}", color=color)
+        if not ss["tp_bands"]:
+            s["ci_low"] = s["ci_high"] = np.full(len(ks), np.nan)
+        series.append(s)
+    st.plotly_chart(accuracy_figure(series, x="samples", budget=budget,
+                                    budget_label=f"budget: {budget}"), key="tp_curves")
+with tab_div:
+    div = {t: answer_diversity(pools_by_t[t]) for t in temps}
+    st.plotly_chart(diversity_figure(temps, [div[t]["distinct"] for t in temps],
+                                     [div[t]["entropy"] for t in temps],
+                                     [div[t]["no_answer"] for t in temps], n=n), key="tp_div")
+    st.caption(f"Mean over {P} problems of the {n} chains' parsed answers: distinct answers and "
+               "the Shannon entropy of their distribution in bits (0 when all agree; at most "
+               f"log₂ {n} = {np.log2(n):.0f}). Chains without an answer are left out of both.")
+
+# ---- export
+rows = []
+for t in temps:
+    rows += curve_rows([dict(curves[t], name=f"T={t:g}")], temperature=t,
+                       estimator=ESTIMATORS[est], problems=P, pool_n=n, top_p=top_p, seed=seed,
+                       model=policy.name, distinct_answers=div[t]["distinct"],
+                       answer_entropy_bits=div[t]["entropy"], no_answer=div[t]["no_answer"])
+st.download_button("Download accuracy by temperature (CSV)", pd.DataFrame(rows).to_csv(index=False),
+                   file_name=f"thoughtscope_temperature_P{P}_n{n}.csv", mime="text/csv",
+                   key="tp_csv")

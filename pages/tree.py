@@ -8,6 +8,7 @@ never starts a second one); RESULT, the SearchResult on show (from a finished ru
 "at", the replay budget in generated tokens (the slider); NODE, the inspected node id.
 """
 import random
+import time
 
 import streamlit as st
 
@@ -17,7 +18,7 @@ from search.tasks.arithmetic import ParseError, canonical, heldout
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE
 from ui import common
-from ui.common import UrlParam, float_in, int_in, one_of, show_float, text
+from ui.common import UrlParam, float_in, int_in, md, one_of, show_float, text
 from ui.live import RunSpec, start_run
 from ui.replay import is_weighted, majority_curve, state_at, total_tokens, trajectory
 from viz.tree import node_ids, tree_figure
@@ -25,7 +26,8 @@ from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
 
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
 SOURCE, NODE, PLAYING, UPLOAD_ID = "tree_source", "tree_node", "tree_playing", "tree_upload_id"
-UPLOAD_ERR, PENDING_AT, SEL_SEEN, AT = "tree_upload_error", "tree_pending_at", "tree_sel_seen", "at"
+UPLOAD_ERR, PENDING_AT, SEL_SEEN = "tree_upload_error", "tree_pending_at", "tree_sel_seen"
+AT, PLAY_T = "at", "tree_play_t"
 LIVE_SECONDS = 0.5   # live redraw period while a run is in flight
 PLAY_SECONDS = 0.25  # replay animation frame period
 PLAY_FRAMES = 40     # frames from 0 to the end of the log
@@ -94,7 +96,8 @@ c1, c2, c3, c4 = st.columns(4)
 strategy = c1.selectbox("Strategy", list(STRATEGIES), key="strategy",
                         format_func=lambda s: STRATEGIES[s])
 knob = KNOB_KEY[strategy]
-c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1, MAX_BUDGET[strategy], step=1, key=knob,
+c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
+                MAX_BUDGET[strategy], step=1, key=knob,
                 help="The strategy's size knob; compute spent is measured in generated tokens.")
 c3.selectbox("Scorer", list(SCORERS), key="scorer", format_func=SCORERS.get,
              help="Values steps for beam search and MCTS (and scores self-consistency leaves). "
@@ -131,8 +134,8 @@ def launch() -> None:
 
 b1, b2, _ = st.columns([1, 1, 6])
 can_run = policy is not None and problem is not None and not running
-if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button"):
-    launch()
+if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button") and can_run:
+    launch()  # (a click on a stale, still enabled button during a run starts nothing)
 elif first_visit and st.query_params.get("run") == "1" and can_run:
     launch()  # a shared link reopens the same (seeded) run
 if running and b2.button("Stop", key="tree_stop"):
@@ -187,6 +190,7 @@ def _play() -> None:
     if res is not None and ss.get(AT, 0) >= total_tokens(res):
         ss[AT] = 0
     ss[PLAYING] = True
+    ss[PLAY_T] = time.monotonic()  # the first frame stays on screen for one period
 
 
 def _pause() -> None:
@@ -200,7 +204,7 @@ def node_panel(res: SearchResult, state, nid: int) -> None:
         st.caption(f"Node #{nid} is not in the tree yet at this budget.")
         return
     n = state.tree.nodes[nid]
-    rows = [("text", f"`{n.text}`" if n.id else f"problem `{n.text}`"),
+    rows = [("text", md(n.text) if n.id else f"problem {md(n.text)}"),
             ("depth · kind", f"{n.depth} · {n.kind}"),
             ("tokens", f"{n.tokens}"),
             ("log-probability", f"{n.logprob:.3f} (mean {n.mean_logprob:.3f} per token)"),
@@ -209,7 +213,7 @@ def node_panel(res: SearchResult, state, nid: int) -> None:
             ("visits N · Q", f"{n.visits} · {n.q:.4f}")]
     if n.terminal:
         verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
-        rows.append(("answer", f"{n.answer} ({verdict})"))
+        rows.append(("answer", f"{md(n.answer)} ({verdict})"))
     if res.strategy == "mcts":
         c = float(res.config.get("c", 1.0))
         u = uct_terms(state.tree, nid, c)
@@ -225,7 +229,10 @@ def replay_view() -> None:
     res: SearchResult = ss[RESULT]
     total = total_tokens(res)
     end_of_play = False
-    if ss.get(PLAYING):
+    # Advance one frame per timer tick; other reruns (a click, the full rerun that starts the
+    # timer) come sooner than a period after the last frame and do not advance.
+    if ss.get(PLAYING) and time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * PLAY_SECONDS:
+        ss[PLAY_T] = time.monotonic()
         step = max(1, -(-total // PLAY_FRAMES))
         nxt = min(total, int(ss.get(AT, 0)) + step)
         ss[AT] = nxt
@@ -246,8 +253,8 @@ def replay_view() -> None:
         common.set_url("at", None if budget == total else str(budget))
 
     state = state_at(res, budget)
-    ans = "–" if state.answer is None else state.answer
-    verdict = {True: " ✅ correct", False: " ❌ wrong", None: ""}[state.correct]
+    ans = "–" if state.answer is None else md(state.answer)
+    verdict = {True: " :green[correct]", False: " :red[wrong]", None: ""}[state.correct]
     st.markdown(f"At **{budget}** of {total} generated tokens: **{len(state.tree.nodes)} nodes** · "
                 f"**{len(state.tree.votes)} votes** · answer **{ans}**{verdict}")
 
@@ -304,14 +311,15 @@ if res is not None and not running:
     knob_name = BUDGET_KNOB.get(res.strategy, "budget")
     size = cfg.get("n", cfg.get("width", cfg.get("simulations")))
     src = "loaded from a file" if ss.get(SOURCE) == "file" else "last run"
-    st.markdown(f"**{src}** · `{res.problem}` · {STRATEGIES.get(res.strategy, res.strategy)}, "
-                f"{knob_name} {size} · T={cfg.get('temperature')} · top-p={cfg.get('top_p')} · "
-                f"seed {cfg.get('seed')} · scorer {cfg.get('scorer') or 'none'}"
+    st.markdown(f"**{src}** · {md(res.problem)} · {md(STRATEGIES.get(res.strategy, res.strategy))}"
+                f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
+                f"top-p={md(cfg.get('top_p'))} · seed {md(cfg.get('seed'))} · "
+                f"scorer {md(cfg.get('scorer') or 'none')}"
                 + (" · **stopped early**" if res.stopped else ""))
     m = st.columns(5)
     m[0].metric("Answer", "–" if res.answer is None else res.answer,
                 None if res.correct is None else ("correct" if res.correct else "wrong"),
-                delta_color="normal" if res.correct else "inverse")
+                delta_color="green" if res.correct else "red", delta_arrow="off")
     m[1].metric("Gold", "?" if res.gold is None else res.gold)
     m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}")
     m[3].metric("Model calls · forward passes",

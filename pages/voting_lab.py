@@ -1,5 +1,159 @@
-"""Placeholder until the real page lands (another helper writes it)."""
+"""Voting lab: why does voting over many samples help, and when does it hurt?
+
+A simulated solver (no model): right with probability p, otherwise one of m wrong answers. The
+exact accuracy of a majority vote of k answers (``search.simulate``) beside a Monte Carlo
+simulation of the same vote.
+"""
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("voting_lab")
-st.info("This page is being built.")
+from search.simulate import exact_majority_curve, monte_carlo_majority
+from ui.checks import show_url_warnings
+from ui.common import (UrlParam, float_in, int_in, one_of, sampling_settings, show_float,
+                       url_params, write_url)
+from viz.voting import voting_figure
+
+SCOPE = "voting_lab"
+K_CHOICES = [4, 8, 16, 32, 64]
+TABLE_KS = [1, 2, 4, 8, 16]
+TRIAL_CHOICES = [1_000, 10_000, 100_000]
+M_MAX = 20
+MODES = {
+    "spread": "spread evenly over m wrong answers",
+    "same": "all wrong answers the same (m = 1)",
+    "popular": "one popular wrong answer (half of the wrong votes)",
+}
+PRESETS = {
+    "Seed example: p = 0.55, m = 6": dict(vl_p=0.55, vl_m=6, vl_mode="spread"),
+    "Voting hurts: p = 0.4, m = 1": dict(vl_p=0.4, vl_m=1, vl_mode="same"),
+    "Plurality rescues p = 0.3 (m = 6)": dict(vl_p=0.3, vl_m=6, vl_mode="spread"),
+}
+
+PARAMS = [
+    UrlParam("vl_p", 0.55, float_in(0.0, 1.0), show_float),
+    UrlParam("vl_m", 6, int_in(1, M_MAX)),
+    UrlParam("vl_mode", "spread", one_of(list(MODES))),
+    UrlParam("vl_k", 16, lambda s: one_of([str(v) for v in K_CHOICES])(s) and int(s)),
+    UrlParam("vl_trials", 10_000, lambda s: one_of([str(v) for v in TRIAL_CHOICES])(s) and int(s)),
+]
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def exact_curve(p: float, m: int, k_max: int, weights: tuple | None) -> list[float]:
+    return exact_majority_curve(p, m, range(1, k_max + 1), weights=weights).tolist()
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def mc_points(p: float, m: int, ks: tuple, trials: int, seed: int,
+              weights: tuple | None) -> list[tuple[float, float]]:
+    return [monte_carlo_majority(p, m, k, trials=trials, seed=seed * 1_000_003 + k,
+                                 weights=weights) for k in ks]
+
+
+def apply_preset(values: dict) -> None:
+    for k, v in values.items():
+        st.session_state[k] = v
+
+
+st.title("🗳️ Voting lab")
+st.markdown(
+    "A simulated solver answers correctly with probability **p**; otherwise it gives one of "
+    "**m** wrong answers. Ask it **k** times and take the most common answer (ties broken at "
+    "random). This is self-consistency (Wang et al. 2023) without a language model, and "
+    "Condorcet's jury theorem when m = 1.")
+
+show_url_warnings(SCOPE, PARAMS)
+url_params(SCOPE, PARAMS)
+ss = st.session_state
+
+st.write("Presets:")
+cols = st.columns(len(PRESETS))
+for col, (name, values) in zip(cols, PRESETS.items()):
+    col.button(name, on_click=apply_preset, args=(values,), key=f"vl_preset_{list(PRESETS).index(name)}")
+
+c1, c2 = st.columns(2)
+with c1:
+    st.slider("p: probability that one answer is right", 0.0, 1.0, step=0.01, key="vl_p")
+    st.radio("Wrong answers", list(MODES), format_func=MODES.get, key="vl_mode")
+with c2:
+    same = ss["vl_mode"] == "same"
+    st.slider("m: number of different wrong answers", 1, M_MAX, key="vl_m", disabled=same,
+              help="Ignored (m = 1) when all wrong answers are the same.")
+    st.select_slider("Largest number of votes k", K_CHOICES, key="vl_k")
+    st.select_slider("Monte Carlo trials per point", TRIAL_CHOICES, key="vl_trials",
+                     format_func=lambda v: f"{v:,}")
+write_url(PARAMS)
+
+p, k_max, trials, mode = float(ss["vl_p"]), int(ss["vl_k"]), int(ss["vl_trials"]), ss["vl_mode"]
+m = 1 if mode == "same" else int(ss["vl_m"])
+weights = None
+if mode == "popular":
+    if m == 1:
+        st.info("With m = 1 there is only one wrong answer: 'one popular wrong answer' is the "
+                "same as 'all wrong answers the same'.")
+    else:
+        weights = tuple([float(m - 1)] + [1.0] * (m - 1))  # the first takes half the wrong mass
+seed = int(sampling_settings()["seed"])
+
+q_max = (1 - p) * (max(weights) / sum(weights) if weights else 1.0 / m)
+ks = list(range(1, k_max + 1))
+exact = exact_curve(p, m, k_max, weights)
+mc_ks = tuple(k for k in [1, 2, 4, 8, 16, 32, 64] if k <= k_max)
+mc = mc_points(p, m, mc_ks, trials, seed, weights)
+
+# ---- what the picture says
+if p in (0.0, 1.0):
+    st.info(f"p = {p:g} is an edge case: every answer is {'right' if p else 'wrong'}, so every "
+            f"vote is too and the curve is flat at {p:.0%}.")
+elif m == 1 and p < 0.5:
+    st.error(f"**Voting makes things worse here.** With a single wrong answer and p = {p:.2f} "
+             f"< 0.5, the wrong answer gets more votes than the right one on average, so the "
+             f"majority of more votes is wrong more reliably: accuracy falls from {exact[0]:.3f} "
+             f"with one vote to {exact[-1]:.3f} with {k_max} (Condorcet's jury theorem in "
+             "reverse).", icon="📉")
+elif m == 1 and p == 0.5:
+    st.info("With one wrong answer and p = 0.5 the vote is a coin flip whatever k is.")
+elif p > q_max:
+    st.success(f"The right answer (p = {p:.2f}) is more likely than any single wrong answer "
+               f"(at most {q_max:.3f} each), so it wins the vote more and more often: "
+               f"{exact[0]:.3f} with one vote, {exact[-1]:.3f} with {k_max}."
+               + (" Note p < 0.5: a plurality only has to beat each wrong answer separately."
+                  if p < 0.5 else ""), icon="📈")
+elif p == q_max:
+    st.info(f"The right answer is exactly as likely as the most popular wrong answer "
+            f"({q_max:.3f}): more votes do not separate them.")
+else:
+    st.warning(f"A wrong answer is more likely than the right one ({q_max:.3f} > p = {p:.2f}): "
+               f"voting converges on that wrong answer, {exact[0]:.3f} with one vote, "
+               f"{exact[-1]:.3f} with {k_max}.", icon="📉")
+
+left, right = st.columns([2.2, 1])
+with left:
+    fig = voting_figure(ks, exact, p, mc_ks=mc_ks, mc_mean=[a for a, _ in mc],
+                        mc_stderr=[s for _, s in mc], trials=trials)
+    st.plotly_chart(fig, key="vl_fig")
+with right:
+    st.markdown("**Exact accuracy of the vote**")
+    exact_t = exact_majority_curve(p, m, TABLE_KS, weights=weights)
+    mc_t = dict(zip(mc_ks, mc))
+    table = pd.DataFrame({
+        "votes": TABLE_KS,
+        "exact": [f"{v:.3f}" for v in exact_t],
+        "Monte Carlo": [f"{mc_t[k][0]:.3f} ± {mc_t[k][1]:.3f}" if k in mc_t else "–"
+                        for k in TABLE_KS],
+    })
+    st.table(table.set_index("votes"))
+    st.caption("Ties: a t-way tie for the top that contains the right answer counts 1/t "
+               "(a uniformly random tie-break). That is why 2 votes equal 1 vote here.")
+with st.expander("How is this computed?"):
+    st.markdown(
+        "**Exact**: sum over the number *j* of right votes (binomial); given *j*, the other "
+        "k − j votes spread over the wrong answers (multinomial), and the right answer wins "
+        "when no wrong answer gets more than *j* votes, sharing the win 1/t when t answers tie "
+        "at the top. A small dynamic program over the wrong answers adds this up exactly "
+        "(`search/simulate.py`).\n\n"
+        f"**Monte Carlo**: {trials:,} simulated votes per point (seed {seed}, from the sidebar), "
+        "dots with 95% error bars (± 1.96 standard errors). They should straddle the exact "
+        "line.")

@@ -137,7 +137,12 @@ def cmd_train(a) -> dict:
     from search.models.train import DEFAULT_OUT, train
     out = a.out or DEFAULT_OUT
     s = train(out, steps=a.steps, max_minutes=a.max_minutes)
-    return {k: v for k, v in s.items() if k != "log"} | {"out": str(out)}
+    res = {k: v for k, v in s.items() if k != "log"} | {"out": str(out)}
+    if not a.no_card:
+        from search.models.card import write_card
+        from search.models.hf import HFPolicy
+        res["heldout"] = write_card(out, HFPolicy(out))
+    return res
 
 
 def main(argv=None) -> int:
@@ -164,6 +169,7 @@ def main(argv=None) -> int:
     t.add_argument("--steps", type=int)
     t.add_argument("--max-minutes", type=float, default=30.0)
     t.add_argument("--json", action="store_true")
+    t.add_argument("--no-card", action="store_true", help="skip the held-out evaluation/card")
     a = p.parse_args(argv)
     from search.strategies import STRATEGIES
     try:

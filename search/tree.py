@@ -43,7 +43,8 @@ class Compute:
     model_calls: int = 0
 
     def copy(self) -> "Compute":
-        return Compute(**asdict(self))
+        return Compute(self.generated_tokens, self.prompt_tokens, self.forward_passes,
+                       self.model_calls)
 
     def flops(self, n_parameters: int) -> float:
         return 2.0 * n_parameters * (self.prompt_tokens + self.generated_tokens)

@@ -14,6 +14,9 @@ not drawn in a run (another page, another strategy's knob) gets its value back w
 """
 from __future__ import annotations
 
+import re
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
@@ -23,6 +26,59 @@ TEMPERATURE, TOP_P, SEED = "temperature", "top_p", "seed"
 SAMPLING_DEFAULTS = {TEMPERATURE: 0.8, TOP_P: 1.0, SEED: 0}
 MAX_SEED = 2**31 - 1
 _KEEP = "_url_keep"  # session-state dict: last value of every URL-synced key
+
+
+# -------------------------------------------------------------------------------- router
+# (file, title, icon); the first is the default page.
+PAGES = [
+    ("pages/tree.py", "Search tree", ":material/account_tree:"),
+    ("pages/scaling.py", "Scaling", ":material/trending_up:"),
+    ("pages/temperature.py", "Temperature", ":material/thermostat:"),
+    ("pages/voting_lab.py", "Voting lab", ":material/how_to_vote:"),
+]
+_frame = threading.local()  # one script thread per session run
+
+
+def navigation():
+    """``st.navigation`` over PAGES (what app.py routes with)."""
+    return st.navigation([st.Page(path, title=title, icon=icon, default=i == 0)
+                          for i, (path, title, icon) in enumerate(PAGES)])
+
+
+@contextmanager
+def frame():
+    """app.py runs the chosen page inside this: the page then knows the frame (page config,
+    sidebar) was drawn in this script run."""
+    _frame.on = True
+    try:
+        yield
+    finally:
+        _frame.on = False
+
+
+def page_config() -> None:
+    st.set_page_config(page_title="Thoughtscope", page_icon=":material/visibility:",
+                       layout="wide")
+
+
+def ensure_router() -> None:
+    """Draw the frame for a page that Streamlit started without app.py.
+
+    Our pages live in a folder named ``pages/``. Until some script run calls st.navigation,
+    Streamlit treats that folder as a legacy multipage app: when the first request a fresh
+    server gets is a deep link (``/scaling``), it runs ``pages/scaling.py`` alone, with no
+    frame and the folder's files as the navigation, and would stay so until someone opens
+    the root page. Calling st.navigation switches that mode off for the process and sends
+    our navigation; the frame is drawn here so this run looks like any other. (No rerun: a
+    rerun would drop the click that started this run.) ``url_params`` calls this, so every
+    page does.
+    """
+    if getattr(_frame, "on", False):
+        return
+    navigation()
+    page_config()
+    with frame():
+        sidebar()
 
 
 # --------------------------------------------------------------------------------- model
@@ -48,6 +104,15 @@ def policy_or_none() -> tuple[Any, Optional[str]]:
         return None, (f"No model could be loaded from {default_model_path()} "
                       f"({type(e).__name__}: {e}). Train or copy the bundled model there, or set "
                       "THOUGHTSCOPE_MODEL to a folder with a Hugging Face causal LM.")
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+
+
+def md(value: Any) -> str:
+    """Text from a model or an uploaded file, safe inside st.markdown: one line, markdown
+    punctuation escaped (no links, tables or code spans can be smuggled in)."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
 
 
 def format_params(n: int) -> str:
@@ -110,6 +175,7 @@ def url_params(scope: str, params: list[UrlParam]) -> None:
     """Put every param's value in session state before its widget is drawn: from the URL on
     the session's first run of ``scope`` (a page), else the value kept from before, else the
     default. Call at the top of the page, before any widget."""
+    ensure_router()
     ss = st.session_state
     keep = ss.setdefault(_KEEP, {})
     first = f"_url_loaded_{scope}" not in ss

@@ -143,8 +143,11 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
                                    "accuracy<extra></extra>"),
                     legendgroup=group, showlegend=True))
     if budget is not None and budget > 0:
-        fig.add_vline(x=budget, line=dict(color="black", width=1.5, dash="dash"),
-                      annotation_text=budget_label, annotation_position="top left")
+        fig.add_vline(x=budget, line=dict(color="black", width=1.5, dash="dash"))
+        # An annotation on a log axis is placed by log10(x) (unlike the shape above).
+        fig.add_annotation(x=math.log10(budget), y=1.0, yref="paper", text=budget_label,
+                           showarrow=False, xanchor="right", yanchor="top", xshift=-4,
+                           bgcolor="rgba(255,255,255,0.8)")
         xs_all.append(budget)
     xaxis = dict(type="log", title=X_TITLES[x])
     if x == "samples" and xs_all:

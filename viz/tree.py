@@ -87,7 +87,10 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     parents = tuple(n.parent for n in nodes)
     xs, ys = layout(parents)
     big = len(nodes) > GL_THRESHOLD
-    Scatter = go.Scattergl if big else go.Scatter
+    kind = "scattergl" if big else "scatter"
+
+    def trace(**kw) -> dict:
+        return dict(type=kind, **kw)
 
     # Edges: one line trace, segments separated by None.
     ex, ey = [], []
@@ -95,14 +98,14 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         p = n.parent
         ex += [xs[p], xs[n.id], None]
         ey += [ys[p], ys[n.id], None]
-    traces = [Scatter(x=ex, y=ey, mode="lines", line=dict(color="#c8c8c8", width=1),
+    traces = [trace(x=ex, y=ey, mode="lines", line=dict(color="#c8c8c8", width=1),
                       hoverinfo="skip", showlegend=False, name="edges")]
 
     path = [i for i in final_path if i in tree.nodes]
     if path:
         px = [xs[0]] + [xs[i] for i in path]
         py = [ys[0]] + [ys[i] for i in path]
-        traces.append(Scatter(x=px, y=py, mode="lines", line=dict(color=PATH_COLOR, width=5),
+        traces.append(trace(x=px, y=py, mode="lines", line=dict(color=PATH_COLOR, width=5),
                               hoverinfo="skip", name="chosen chain"))
 
     # Node fill value and size.
@@ -119,14 +122,14 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     plain = [n for n in nodes if value(n) is None]
     cbar_title = "Q (mean value)" if mcts else "score"
     if plain:
-        traces.append(Scatter(
+        traces.append(trace(
             x=[xs[n.id] for n in plain], y=[ys[n.id] for n in plain], mode="markers",
             marker=dict(color=NONE_COLOR, size=[size(n) for n in plain],
                         line=dict(color="white", width=0.5)),
             customdata=[n.id for n in plain], hovertext=[_hover(n, mcts) for n in plain],
             hoverinfo="text", name="not scored" if not mcts else "not visited"))
     if valued:
-        traces.append(Scatter(
+        traces.append(trace(
             x=[xs[n.id] for n in valued], y=[ys[n.id] for n in valued], mode="markers",
             marker=dict(color=[value(n) for n in valued], colorscale=COLORSCALE, cmin=0.0,
                         cmax=1.0, size=[size(n) for n in valued],
@@ -144,7 +147,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         group = [n for n in leaves if n.correct is verdict]
         if not group:
             continue
-        traces.append(Scatter(
+        traces.append(trace(
             x=[xs[n.id] for n in group], y=[ys[n.id] for n in group],
             mode="markers+text" if label else "markers",
             text=[str(n.answer) if n.answer is not None else "∅" for n in group] if label else None,
@@ -155,19 +158,21 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             hoverinfo="text", name=name))
 
     if selected is not None and selected in tree.nodes:
-        traces.append(Scatter(x=[xs[selected]], y=[ys[selected]], mode="markers",
+        traces.append(trace(x=[xs[selected]], y=[ys[selected]], mode="markers",
                               marker=dict(symbol="square-open", color="black", size=26,
                                           line=dict(width=2)),
                               customdata=[selected], hoverinfo="skip", name="selected"))
 
-    fig = go.Figure(data=traces)
-    fig.update_layout(
-        title=dict(text=title) if title else None, height=height, dragmode="pan",
-        margin=dict(l=10, r=10, t=40 if title else 10, b=10), plot_bgcolor="white",
-        clickmode="event+select", hovermode="closest", uirevision="tree",
+    layout_ = dict(
+        height=height, dragmode="pan", margin=dict(l=10, r=10, t=70 if title else 40, b=10),
+        plot_bgcolor="white", clickmode="event+select", hovermode="closest", uirevision="tree",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0),
         xaxis=dict(visible=False), yaxis=dict(visible=False))
-    return fig
+    if title:
+        layout_["title"] = dict(text=title)
+    # Traces are plain dicts and plotly's per-element validation is skipped: it cost ~40 ms
+    # for 1,000 nodes, most of a slider redraw. tests/test_viz_tree.py validates the output.
+    return go.Figure(data=traces, layout=layout_, _validate=False)
 
 
 def node_ids(points: Sequence[dict]) -> list[int]:

@@ -5,6 +5,7 @@ Pure: data in, plotly Figure out (no streamlit, no torch).
 from __future__ import annotations
 
 import html
+import textwrap
 from typing import Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
@@ -36,39 +37,44 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         labels.append(tag)
     # The x axis is categorical (set below): answers such as "62" and "620" are labels, not
     # positions on a number line.
-    fig = go.Figure(go.Bar(
-        x=[f"{a}" for a in answers], y=votes, marker=dict(color=colors,
-                                                          line=dict(color=outline, width=3)),
+    bar = dict(
+        type="bar", x=[html.escape(a) for a in answers], y=votes,
+        marker=dict(color=colors, line=dict(color=outline, width=3)),
         text=labels, textposition="outside", cliponaxis=False,
         hovertext=[f"answer {html.escape(a)}: {v:g} vote(s)"
                    + (" · gold" if a == gold else "") + (" · winner" if a == winner else "")
                    for a, v in items],
-        hoverinfo="text", name="votes"))
+        hoverinfo="text", name="votes")
     notes = []
     if gold is not None:
-        notes.append(f"green = gold answer {html.escape(gold)}"
+        notes.append(f"green = gold answer {gold}"
                      + ("" if gold in tally else " (no votes)"))
     if winner is not None:
-        notes.append(f"★ = chosen answer {html.escape(winner)}")
+        notes.append(f"★ = chosen answer {winner}")
     if len(tied) > 1:
-        notes.append(f"tie between {', '.join(html.escape(t) for t in tied)}")
+        notes.append(f"tie between {', '.join(tied)}")
     if abstained:
         notes.append(f"{abstained} chain(s) without an answer abstained")
-    fig.update_layout(
-        height=height, margin=dict(l=10, r=10, t=30, b=80), plot_bgcolor="white",
+    lines = [html.escape(l) for l in textwrap.wrap(" · ".join(notes), 70)]
+    lines += [html.escape(l) for l in textwrap.wrap("Tie rule: " + tie_rule, 70)]
+    annotations = [dict(text="<br>".join(lines),
+                        xref="paper", yref="paper", x=0, y=-0.22, yanchor="top",
+                        xanchor="left", showarrow=False, align="left",
+                        font=dict(size=11, color="#555"))]
+    if not items:
+        empty = ("no votes yet" if not abstained
+                 else "no answers yet: every chain so far abstained")
+        annotations.append(dict(text=empty, xref="paper", yref="paper", x=0.5, y=0.5,
+                                showarrow=False, font=dict(size=14, color="#888")))
+    layout = dict(
+        height=height + 14 * len(lines), margin=dict(l=10, r=10, t=30, b=60 + 14 * len(lines)),
+        plot_bgcolor="white",
         title=dict(text="weighted vote tally" if weighted else "vote tally", font=dict(size=14)),
         xaxis=dict(type="category", title=dict(text="answer")),
         yaxis=dict(title=dict(text="weight" if weighted else "votes"), gridcolor="#eee",
                    rangemode="tozero"),
-        showlegend=False,
-        annotations=[dict(text="<br>".join([" · ".join(notes), "Tie rule: " + tie_rule]),
-                          xref="paper", yref="paper", x=0, y=-0.22, yanchor="top",
-                          xanchor="left", showarrow=False, align="left",
-                          font=dict(size=11, color="#555"))])
-    if not items:
-        fig.add_annotation(text="no votes yet", xref="paper", yref="paper", x=0.5, y=0.5,
-                           showarrow=False, font=dict(size=14, color="#888"))
-    return fig
+        showlegend=False, annotations=annotations)
+    return _figure([bar], layout)
 
 
 def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Optional[int],
@@ -76,23 +82,22 @@ def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Opti
     """This problem's estimated P(correct) of a majority vote over k chains, k = ks, from the
     run's own chains (exact maj@k over all k-subsets); a dashed line marks ``mark_k``, the
     chains cast by the slider's budget."""
-    fig = go.Figure(go.Scatter(x=list(ks), y=list(p_correct), mode="lines+markers",
-                               line=dict(color="#1f77b4"), name="maj@k",
-                               hovertemplate="k=%{x}: P(correct)=%{y:.3f}<extra></extra>"))
-    if mark_k:
-        fig.add_vline(x=mark_k, line=dict(color=WINNER_LINE, dash="dash"),
-                      annotation_text=f"budget: {mark_k} chain(s)", annotation_position="top")
+    line = dict(type="scatter", x=list(ks), y=list(p_correct), mode="lines+markers",
+                line=dict(color="#1f77b4"), name="maj@k",
+                hovertemplate="k=%{x}: P(correct)=%{y:.3f}<extra></extra>")
     xt = "chains k"
     if tokens_per_chain:
         xt += f" (≈{tokens_per_chain:.0f} generated tokens each)"
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
-                      title=dict(text="P(correct) of majority vote vs chains (this problem)",
-                                 font=dict(size=14)),
-                      xaxis=dict(title=dict(text=xt), gridcolor="#eee"),
-                      yaxis=dict(title=dict(text="P(correct)"), range=[-0.03, 1.03],
-                                 gridcolor="#eee"),
-                      showlegend=False)
-    return fig
+    layout = dict(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
+                  title=dict(text="P(correct) of majority vote vs chains (this problem)",
+                             font=dict(size=14)),
+                  xaxis=dict(title=dict(text=xt), gridcolor="#eee"),
+                  yaxis=dict(title=dict(text="P(correct)"), range=[-0.03, 1.03],
+                             gridcolor="#eee"),
+                  showlegend=False)
+    if mark_k:
+        _mark(layout, mark_k, f"budget: {mark_k} chain(s)")
+    return _figure([line], layout)
 
 
 def run_trajectory_figure(tokens: Sequence[int], correct: Sequence[Optional[bool]],
@@ -101,16 +106,31 @@ def run_trajectory_figure(tokens: Sequence[int], correct: Sequence[Optional[bool
     drawn as a step line over generated tokens; a dashed line marks the slider's budget.
     This is one run's trajectory, not an estimate of a probability."""
     ys = [1 if c else 0 for c in correct]
-    fig = go.Figure(go.Scatter(x=list(tokens), y=ys, mode="lines", line=dict(shape="hv"),
-                               name="correct?",
-                               hovertemplate="%{x} tokens: %{y}<extra></extra>"))
+    line = dict(type="scatter", x=list(tokens), y=ys, mode="lines", line=dict(shape="hv"),
+                name="correct?", hovertemplate="%{x} tokens: %{y}<extra></extra>")
+    layout = dict(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
+                  title=dict(text="this run's answer correct? vs budget (one run)",
+                             font=dict(size=14)),
+                  xaxis=dict(title=dict(text="generated tokens"), gridcolor="#eee"),
+                  yaxis=dict(tickvals=[0, 1], ticktext=["wrong / none", "correct"],
+                             range=[-0.2, 1.2]),
+                  showlegend=False)
     if mark_tokens is not None:
-        fig.add_vline(x=mark_tokens, line=dict(color=WINNER_LINE, dash="dash"))
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
-                      title=dict(text="this run's answer correct? vs budget (one run)",
-                                 font=dict(size=14)),
-                      xaxis=dict(title=dict(text="generated tokens"), gridcolor="#eee"),
-                      yaxis=dict(tickvals=[0, 1], ticktext=["wrong / none", "correct"],
-                                 range=[-0.2, 1.2]),
-                      showlegend=False)
-    return fig
+        _mark(layout, mark_tokens, f"budget: {mark_tokens} tokens")
+    return _figure([line], layout)
+
+
+def _mark(layout: dict, x: float, label: str) -> None:
+    """A dashed vertical line at ``x`` with a label on top (the slider's budget)."""
+    layout.setdefault("shapes", []).append(
+        dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="paper",
+             line=dict(color=WINNER_LINE, dash="dash")))
+    layout.setdefault("annotations", []).append(
+        dict(text=label, x=x, xref="x", y=1, yref="paper", yanchor="bottom", showarrow=False,
+             font=dict(size=11, color=WINNER_LINE)))
+
+
+def _figure(data: list, layout: dict) -> go.Figure:
+    """Figure from plain dicts without plotly's per-property validation (a few ms instead of
+    ~10 ms per small figure on every slider move); tests/test_viz_tree.py validates output."""
+    return go.Figure(data=data, layout=layout, _validate=False)

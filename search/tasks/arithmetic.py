@@ -34,7 +34,7 @@ LEVEL_OPS = {1: 1, 2: 2, 3: 3, 4: 4}
 DEFAULT_MIX = {1: 0.2, 2: 0.3, 3: 0.3, 4: 0.2}
 HELDOUT_SEED = 90_210_417  # never used to generate training data (training seeds are < 10**6)
 HELDOUT_SIZE = 500
-MAX_VALUE = 999  # every intermediate value of a generated problem lies in [0, MAX_VALUE]
+MAX_VALUE = 199  # every intermediate value of a generated problem lies in [0, MAX_VALUE]
 
 
 class ParseError(ValueError):

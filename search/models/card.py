@@ -1,0 +1,95 @@
+"""Model card of the bundled model: training facts plus held-out metrics, measured, never typed.
+
+``write_card(out_dir, policy)`` samples 16 chains per held-out problem at temperature 0.8, reads
+single-chain accuracy (maj@1), maj@16 and pass@16 from the exact estimators and writes
+``README.md`` beside the weights.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from search.models.base import Policy
+from search.pools import pool_curve, sample_pools
+from search.tasks import arithmetic as ar
+
+EVAL = dict(problems=200, n=16, temperature=0.8, top_p=1.0, seed=0)
+
+
+def heldout_metrics(policy: Policy, problems: int = EVAL["problems"], n: int = EVAL["n"],
+                    temperature: float = EVAL["temperature"], seed: int = EVAL["seed"]) -> dict:
+    """maj@1, maj@n, pass@n (with 95% CIs over problems) and per-level maj@1/maj@n on the first
+    ``problems`` held-out problems."""
+    probs = ar.heldout(problems)
+    t0 = time.perf_counter()
+    pools, stats = sample_pools(probs, policy, n, temperature, 1.0, seed)
+    ks = [1, n]
+    maj, pas = pool_curve(pools, ks, "maj"), pool_curve(pools, ks, "pass")
+    levels = {}
+    for lv in sorted({p.level for p in probs}):
+        sub = [pl for pl in pools if pl.level == lv]
+        c = pool_curve(sub, ks, "maj")
+        levels[lv] = {"problems": len(sub), "maj@1": float(c["mean"][0]),
+                      "maj@n": float(c["mean"][1])}
+    return {"problems": problems, "n": n, "temperature": temperature, "seed": seed,
+            "maj@1": float(maj["mean"][0]), "maj@1_ci": [float(maj["ci_low"][0]), float(maj["ci_high"][0])],
+            "maj@n": float(maj["mean"][1]), "maj@n_ci": [float(maj["ci_low"][1]), float(maj["ci_high"][1])],
+            "pass@n": float(pas["mean"][1]), "by_level": levels,
+            "tokens_per_chain": stats["generated_tokens"] / (problems * n),
+            "eval_seconds": round(time.perf_counter() - t0, 1)}
+
+
+def write_card(out_dir: Path, policy: Policy) -> dict:
+    out_dir = Path(out_dir)
+    log = json.loads((out_dir / "training_log.json").read_text())
+    m = heldout_metrics(policy)
+    (out_dir / "heldout_metrics.json").write_text(json.dumps(m, indent=1))
+    lv = "\n".join(f"| {k} ({ar.LEVEL_OPS[int(k)]} op) | {v['problems']} | {v['maj@1']:.3f} | "
+                   f"{v['maj@n']:.3f} |" for k, v in m["by_level"].items())
+    cfg, shape = log["config"], log["shape"]
+    text = f"""# arith-gpt2-tiny: the bundled Thoughtscope model
+
+A {log['parameters'] / 1e6:.2f} M-parameter GPT-2 ({shape['n_layer']} layers, width {shape['n_embd']},
+{shape['n_head']} heads, context {shape['n_positions']} tokens) with a character-level tokenizer
+(`tokenizer.json`; `"Answer: "` is one token). It writes step-by-step solutions of arithmetic
+problems, one operation per line, ending with `Answer: N`. Load it like any Hugging Face model:
+`AutoModelForCausalLM.from_pretrained(path)`, `AutoTokenizer.from_pretrained(path)`.
+
+It is weak on purpose: one sampled chain is often wrong, a vote over many is right far more
+often, which is what Thoughtscope exists to show.
+
+## Training (reproduce with `python -m search train`)
+- Data: problems drawn on the fly by `search.tasks.arithmetic` (1-4 operations, + - * and
+  parentheses, operands up to two digits, intermediate values 0..{ar.MAX_VALUE}), a curriculum
+  of mostly 1-2 operation problems for the first quarter, then the default mix
+  {ar.DEFAULT_MIX}; every held-out problem excluded. Loss on solution tokens only.
+- {log['steps_done']} steps x batch {cfg['batch_size']} = {log['examples_seen']:,} examples;
+  AdamW lr {cfg['lr']} (warmup {cfg['warmup']}, cosine to 10%), seed {cfg['seed']}.
+- Wall time: {log['wall_seconds'] / 60:.1f} min on this project's 2-core CPU
+  (torch {log['torch']}, {log['threads']} threads){' (stopped early by the time cap)' if log['stopped_early'] else ''}.
+  Final training loss (EMA): {log['final_loss_ema']}.
+
+## Held-out metrics (measured by `search.models.card`)
+First {m['problems']} problems of the fixed held-out split (seed {ar.HELDOUT_SEED}, default
+difficulty mix), {m['n']} chains per problem at temperature {m['temperature']}, top-p 1.0,
+seed {m['seed']}; exact estimators over the pool (`search.scaling`), 95% CI over problems.
+
+| metric | value | 95% CI |
+|---|---|---|
+| single-chain accuracy (maj@1) | {m['maj@1']:.3f} | [{m['maj@1_ci'][0]:.3f}, {m['maj@1_ci'][1]:.3f}] |
+| majority vote of {m['n']} (maj@{m['n']}) | {m['maj@n']:.3f} | [{m['maj@n_ci'][0]:.3f}, {m['maj@n_ci'][1]:.3f}] |
+| pass@{m['n']} | {m['pass@n']:.3f} | |
+
+| level | problems | maj@1 | maj@{m['n']} |
+|---|---|---|---|
+{lv}
+
+Mean generated tokens per chain: {m['tokens_per_chain']:.1f}. Evaluation took {m['eval_seconds']} s.
+
+## Limits
+Only this task's alphabet (digits, `+ - * ( ) =`, newline). Problems far outside the training
+distribution (more operations, bigger numbers) fail. Not a general language model.
+"""
+    (out_dir / "README.md").write_text(text)
+    return m

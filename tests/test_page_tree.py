@@ -1,0 +1,377 @@
+"""The Search tree page, driven through the real app (app.py) with Streamlit's AppTest.
+
+The model is the bundled one when its weights exist (or ``$THOUGHTSCOPE_MODEL`` when set), else
+the tiny random model of conftest.py. Runs are small (4 chains, 2 simulations) to stay quick on
+a CPU. Runs happen in the page's background thread: a test clicks Run and polls the run handle
+the page keeps in session state, then reruns the script, as a browser's timer would.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from search.models.hf import BUNDLED_PATH
+from search.tasks.arithmetic import ParseError, canonical, heldout
+from search.tree import SearchResult, SearchTree
+from tests.conftest import ROOT
+from ui.common import md
+
+APP = str(ROOT / "app.py")
+from streamlit.runtime import pages_manager as _pm  # noqa: E402
+
+SERVER_START_INIT = _pm.PagesManager.__init__  # before any test patches it
+RUN_TIMEOUT = 240
+
+
+@pytest.fixture(autouse=True)
+def navigation_only(monkeypatch):
+    """Run every AppTest script run the way a server runs all but its very first one.
+
+    AppTest (Streamlit 1.67) forgets before every run that st.navigation switched the legacy
+    pages/ folder mode off, re-detects our pages/ folder and, from the second run on, runs
+    the last page file alone (other widget ids, no app.py). A server detects the folder once
+    per process and st.navigation switches the mode off for good; the very first run of a
+    server is covered by ``ui.common.ensure_router``."""
+    from streamlit.runtime import pages_manager
+    init = pages_manager.PagesManager.__init__
+
+    def patched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        pages_manager.PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(pages_manager.PagesManager, "__init__", patched)
+
+
+@pytest.fixture(autouse=True)
+def model_env(request, monkeypatch):
+    if os.environ.get("THOUGHTSCOPE_MODEL") or (BUNDLED_PATH / "model.safetensors").exists():
+        return
+    monkeypatch.setenv("THOUGHTSCOPE_MODEL", str(request.getfixturevalue("tiny_model_dir")))
+
+
+def new_app(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def keys(elements) -> list:
+    return [e.key for e in elements]
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def wait_done(at: AppTest) -> SearchResult:
+    run = at.session_state["tree_run"]
+    t0 = time.monotonic()
+    while not run.done:
+        assert time.monotonic() - t0 < RUN_TIMEOUT, "the run did not finish in time"
+        time.sleep(0.2)
+    at.run()
+    assert not at.exception, at.exception
+    assert run.error is None, run.error
+    return run.result
+
+
+def status_line(at: AppTest) -> str:
+    lines = [m for m in texts(at.markdown) if m.startswith("At **")]
+    assert len(lines) == 1, texts(at.markdown)
+    return lines[0]
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    """Plotly charts on the page by key suffix, as their JSON figure spec."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        out[el.proto.id] = json.loads(el.proto.spec)
+    return out
+
+
+def chart(at: AppTest, key: str) -> dict:
+    hits = [spec for id_, spec in charts(at).items() if id_.endswith(key) or key in id_]
+    assert hits, f"no chart {key!r} among {list(charts(at))}"
+    return hits[0]
+
+
+def run_once(at: AppTest, **settings) -> SearchResult:
+    for key, value in settings.items():
+        at.number_input(key=key).set_value(value).run()
+    at.button(key="tree_run_button").click().run()
+    assert not at.exception, at.exception
+    return wait_done(at)
+
+
+# ------------------------------------------------------------------------------ rendering
+def test_page_renders_with_defaults():
+    at = new_app()
+    assert texts(at.title) == ["Search tree"]
+    assert at.text_input(key="problem").value == "8*7+6"
+    strategy = at.selectbox(key="strategy")
+    assert strategy.value == "majority" and set(strategy.options) >= {
+        "self-consistency (majority vote over N chains)", "step-level beam search",
+        "MCTS over steps (UCT)"}
+    knob = at.number_input(key="n")
+    assert knob.label == "Chains N" and knob.value == 16
+    scorer = at.selectbox(key="scorer")
+    assert scorer.value == "confidence"
+    assert any("perfect verifier (upper bound)" in o for o in scorer.options)
+    assert not at.button(key="tree_run_button").disabled
+    assert "Draw from held-out set" in [b.label for b in at.button]
+    assert not at.error
+    # The shared frame: model card and sampling settings in the sidebar.
+    side = " ".join(texts(at.sidebar.markdown))
+    assert "parameters" in side and ("device **cpu**" in side or "device **cuda**" in side)
+    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.8)
+    assert at.sidebar.slider(key="top_p").value == pytest.approx(1.0)
+    assert at.sidebar.number_input(key="seed").value == 0
+    # Settings are mirrored in the URL.
+    qp = dict(at.query_params)
+    assert qp["problem"] == "8*7+6" and qp["strategy"] == "majority" and qp["n"] == "16"
+    assert qp["temperature"] == "0.8" and qp["seed"] == "0"
+
+
+def test_strategy_changes_its_size_knob():
+    at = new_app()
+    at.selectbox(key="strategy").set_value("beam").run()
+    assert at.number_input(key="width").label == "Beam width"
+    assert at.number_input(key="width").value == 4
+    assert "c" not in keys(at.number_input)  # the exploration constant is MCTS-only
+    at.selectbox(key="strategy").set_value("mcts").run()
+    assert at.number_input(key="sims").label == "Simulations"
+    assert at.number_input(key="sims").value == 16
+    assert at.number_input(key="c").value == pytest.approx(1.0)
+    assert at.query_params["strategy"] == "mcts" and at.query_params["sims"] == "16"
+    assert "n" not in at.query_params  # the other strategies' knobs leave the URL
+
+
+@pytest.mark.parametrize("bad", ["2**99", "", "abc", "8*7+"])
+def test_bad_input_shows_the_parse_error_and_keeps_working(bad):
+    with pytest.raises(ParseError) as info:
+        canonical(bad)
+    at = new_app()
+    at.text_input(key="problem").set_value(bad).run()
+    assert not at.exception
+    errors = texts(at.error)
+    assert errors == [f"Cannot read the problem: {info.value}"]
+    assert at.button(key="tree_run_button").disabled
+    at.text_input(key="problem").set_value("(12+5)*3").run()
+    assert not at.error and not at.button(key="tree_run_button").disabled
+
+
+def test_draw_from_heldout_sets_a_heldout_problem():
+    at = new_app()
+    at.button[[b.label for b in at.button].index("Draw from held-out set")].click().run()
+    assert not at.exception
+    drawn = at.text_input(key="problem").value
+    assert drawn in {p.text for p in heldout()}
+    assert at.query_params["problem"] == drawn
+
+
+def test_url_params_reopen_the_same_settings_and_bad_values_are_ignored():
+    at = new_app({"problem": "3*4+5", "strategy": "mcts", "sims": "8", "c": "2.5",
+                  "scorer": "checker", "temperature": "0.3", "seed": "7"})
+    assert at.text_input(key="problem").value == "3*4+5"
+    assert at.selectbox(key="strategy").value == "mcts"
+    assert at.number_input(key="sims").value == 8
+    assert at.number_input(key="c").value == pytest.approx(2.5)
+    assert at.selectbox(key="scorer").value == "checker"
+    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.3)
+    assert at.sidebar.number_input(key="seed").value == 7
+    at.sidebar.slider(key="temperature").set_value(1.1).run()
+    assert at.query_params["temperature"] == "1.1"
+
+    at = new_app({"strategy": "zzz", "n": "99999", "temperature": "9", "seed": "-1"})
+    assert at.selectbox(key="strategy").value == "majority"
+    assert at.number_input(key="n").value == 16
+    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.8)
+    assert at.sidebar.number_input(key="seed").value == 0
+    assert not at.exception
+
+
+def test_sidebar_settings_are_shared_across_pages():
+    at = new_app()
+    at.sidebar.slider(key="temperature").set_value(0.4).run()
+    at.switch_page("pages/scaling.py").run()
+    assert not at.exception
+    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.4)
+    at.switch_page("pages/tree.py").run()
+    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.4)
+    assert at.text_input(key="problem").value == "8*7+6"
+
+
+def test_deep_link_as_a_fresh_server_first_request_still_gets_the_frame(monkeypatch):
+    # Undo navigation_only: the legacy pages/ folder mode is on, as when a fresh server's first
+    # request is a deep link, so Streamlit runs pages/tree.py without app.py.
+    monkeypatch.setattr(_pm.PagesManager, "__init__", SERVER_START_INIT)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("pages/tree.py").run()
+    assert not at.exception, at.exception
+    assert texts(at.title) == ["Search tree"]
+    side = " ".join(texts(at.sidebar.markdown))
+    assert "parameters" in side and "Sampling (all pages)" in side
+    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.8)
+    assert _pm.PagesManager.uses_pages_directory is False  # st.navigation switched it off
+
+
+# ------------------------------------------------------------------------------ a real run
+def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
+    at = new_app()
+    res = run_once(at, n=4)
+    total = res.compute.generated_tokens
+    assert res.problem == "8*7+6" and res.gold == "62" and len(res.tree.votes) == 4
+    slider = at.slider(key="at")
+    assert (slider.min, slider.max, slider.value) == (0, total, total)
+    assert status_line(at).startswith(f"At **{total}** of {total} generated tokens: "
+                                      f"**{len(res.tree.nodes)} nodes** · **4 votes**")
+    # The vote tally as the run ended, gold and answer as run.
+    tally = chart(at, "tree_tally")
+    bars = tally["data"][0]
+    assert dict(zip(bars.get("x", []), bars.get("y", []))) == res.tally
+    assert "Tie rule" in tally["layout"]["annotations"][0]["text"]
+    assert [m.value for m in at.metric][:2] == ["–" if res.answer is None else res.answer, "62"]
+    # P(correct) vs chains from the run's own chains: k = 1..4, marked at 4 chains.
+    curve = chart(at, "tree_curve")
+    assert curve["data"][0]["x"] == [1, 2, 3, 4]
+    # The download is the run itself.
+    assert at.get("download_button")
+    assert at.query_params["run"] == "1"
+
+    # Move the slider: the replay at that budget, no model call.
+    first_vote = next(e.compute.generated_tokens for e in res.tree.events if e.type == "vote")
+    at.slider(key="at").set_value(first_vote).run()
+    assert not at.exception
+    at_b = SearchTree.replay(res.problem, res.tree.events, budget_tokens=first_vote)
+    assert len(at_b.nodes) < len(res.tree.nodes)
+    assert status_line(at).startswith(f"At **{first_vote}** of {total} generated tokens: "
+                                      f"**{len(at_b.nodes)} nodes** · "
+                                      f"**{len(at_b.votes)} votes**")
+    bars = chart(at, "tree_tally")["data"][0]
+    assert dict(zip(bars.get("x", []), bars.get("y", []))) == at_b.tally()
+    assert at.query_params["at"] == str(first_vote)
+    at.slider(key="at").set_value(0).run()
+    assert status_line(at).startswith(f"At **0** of {total} generated tokens: **1 nodes**")
+
+    # Play restarts from the beginning of the log and advances one frame per timer tick.
+    at.slider(key="at").set_value(total).run()
+    at.button(key="tree_play").click().run()
+    assert not at.exception
+    assert at.session_state["tree_playing"] is True and at.slider(key="at").value == 0
+    assert [b.label for b in at.button if b.key == "tree_pause"] == ["⏸ Pause"]
+    time.sleep(0.3)
+    at.run()  # what the fragment's timer does
+    assert at.slider(key="at").value == min(total, -(-total // 40))
+
+
+def test_node_inspector_and_mcts_uct_terms():
+    at = new_app()
+    at.selectbox(key="strategy").set_value("mcts").run()
+    res = run_once(at, sims=2)
+    assert res.strategy == "mcts"
+    nid = 1
+    node = res.tree.nodes[nid]
+    at.number_input(key="tree_node").set_value(nid).run()
+    assert not at.exception
+    table = next(m for m in texts(at.markdown) if m.startswith("| | |"))
+    assert f"| text | {md(node.text)} |" in table
+    assert f"| tokens | {node.tokens} |" in table
+    assert f"{node.logprob:.3f}" in table
+    assert f"| visits N · Q | {node.visits} · {node.q:.4f} |" in table
+    assert "UCT (c=1)" in table and f"N={node.visits}" in table
+    # MCTS colours by Q: the tree chart's colour bar says so.
+    tree_spec = chart(at, "tree_chart")
+    assert any("Q (mean value)" in json.dumps(t.get("marker", {})) for t in tree_spec["data"])
+
+
+# ------------------------------------------------------------------------------ live runs
+class GatedPolicy:
+    """Wraps a policy: the first call passes, later calls wait until ``gate`` is set."""
+
+    def __init__(self, inner):
+        self.inner, self.gate, self.calls = inner, threading.Event(), 0
+        self.name, self.n_parameters, self.device = inner.name, inner.n_parameters, inner.device
+
+    def sample(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls > 1:
+            assert self.gate.wait(RUN_TIMEOUT)
+        return self.inner.sample(*args, **kwargs)
+
+
+def test_live_run_grows_in_the_background_and_stops(monkeypatch):
+    import ui.common
+    gated = GatedPolicy(ui.common.get_policy())
+    monkeypatch.setattr(ui.common, "get_policy", lambda: gated)
+    at = None
+    try:
+        at = new_app()
+        at.number_input(key="n").set_value(40).run()  # batches of 16, 16, 8
+        at.button(key="tree_run_button").click().run()
+        run = at.session_state["tree_run"]
+        t0 = time.monotonic()
+        while gated.calls < 2:  # the first batch is logged, the worker waits at the gate
+            assert time.monotonic() - t0 < RUN_TIMEOUT
+            time.sleep(0.05)
+        time.sleep(0.2)
+        at.run()  # what the fragment's timer does
+        assert not at.exception
+        assert not run.done and at.session_state["tree_run"] is run  # a rerun starts nothing
+        info = texts(at.info)
+        live = SearchTree.replay(run.problem, run.events())
+        assert len(live.votes) == 16
+        assert len(info) == 1 and re.fullmatch(
+            re.escape("Running self-consistency (majority vote over N chains): "
+                      f"**{live.compute.generated_tokens}** generated tokens · "
+                      f"**{len(live.nodes)}** nodes · ") + r"\*\*\d+\.\d s\*\* elapsed", info[0])
+        assert at.button(key="tree_run_button").disabled
+        assert chart(at, "tree_live_chart")["data"]
+        at.button(key="tree_stop").click().run()
+        assert run.stop.is_set()
+        gated.gate.set()
+        res = wait_done(at)
+        assert res.stopped and len(res.tree.votes) == 32  # the batch in flight finished
+        assert any("stopped early" in m for m in texts(at.markdown))
+        assert at.slider(key="at").max == res.compute.generated_tokens
+    finally:
+        gated.gate.set()
+        run = at.session_state["tree_run"] if at and "tree_run" in at.session_state else None
+        if run is not None and run.thread is not None:
+            run.request_stop()
+            run.thread.join(RUN_TIMEOUT)
+
+
+# ------------------------------------------------------------------------- export / import
+def test_export_then_import_a_run_and_bad_files_show_an_error():
+    at = new_app()
+    res = run_once(at, n=4)
+    text = res.to_json()
+    at2 = new_app()
+    up = at2.file_uploader(key="tree_upload")
+    up.upload("bad.json", b"{not json", "application/json").run()
+    assert not at2.exception
+    errs = texts(at2.error)
+    assert len(errs) == 1 and errs[0].startswith("Could not load bad.json: the run file is "
+                                                 "not valid JSON")
+    at2.file_uploader(key="tree_upload").upload(
+        "other.json", json.dumps({"format": "x"}).encode(), "application/json").run()
+    assert "not a Thoughtscope run file" in texts(at2.error)[0]
+    at2.file_uploader(key="tree_upload").upload("run.json", text.encode(),
+                                                 "application/json").run()
+    assert not at2.exception and not at2.error
+    assert any(m.startswith("**loaded from a file**") for m in texts(at2.markdown))
+    total = res.compute.generated_tokens
+    assert at2.slider(key="at").max == total
+    assert status_line(at2).startswith(f"At **{total}** of {total} generated tokens: "
+                                       f"**{len(res.tree.nodes)} nodes**")
+    bars = chart(at2, "tree_tally")["data"][0]
+    assert dict(zip(bars.get("x", []), bars.get("y", []))) == res.tally

@@ -1,0 +1,102 @@
+"""The Voting lab page, driven for real with streamlit's AppTest through app.py (the page needs
+no model; the sidebar gets the tiny random model from conftest)."""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE = "pages/voting_lab.py"
+TIMEOUT = 60
+
+
+def array(v) -> np.ndarray:
+    """A plotly JSON array: a list, or plotly's typed-array form {"bdata", "dtype"}."""
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+    return np.asarray(v)
+
+
+def table_text(at: AppTest) -> str:
+    return at.table[0].value.to_string()
+
+
+@pytest.fixture(autouse=True)
+def model_env(tiny_model_dir, monkeypatch):
+    monkeypatch.setenv("THOUGHTSCOPE_MODEL", str(tiny_model_dir))
+
+
+def run(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).switch_page(PAGE)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def test_default_preset_shows_seed_values():
+    at = run()
+    assert not at.exception, at.exception
+    t = table_text(at)
+    for v in ("0.550", "0.756", "0.909", "0.988"):
+        assert v in t
+    assert len(at.get("plotly_chart")) == 1
+    assert any("more likely than any single wrong answer" in s.value for s in at.success)
+
+
+def test_sliders_move_and_url_follows():
+    at = run()
+    at.slider(key="vl_p").set_value(0.7).run()
+    assert not at.exception
+    assert at.query_params["vl_p"] in ("0.7", ["0.7"])
+    assert "0.700" in table_text(at)  # one vote = p
+    at.slider(key="vl_m").set_value(2).run()
+    at.select_slider(key="vl_k").set_value(64).run()
+    assert not at.exception
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert len(array(spec["data"][0]["x"])) == 64  # the exact line reaches 64 votes
+
+
+def test_m1_below_half_says_voting_hurts():
+    at = run()
+    at.radio(key="vl_mode").set_value("same").run()
+    at.slider(key="vl_p").set_value(0.4).run()
+    assert not at.exception
+    assert at.slider(key="vl_m").disabled
+    msg = "\n".join(e.value for e in at.error)
+    assert "Voting makes things worse" in msg and "p = 0.40 < 0.5" in msg
+    t = table_text(at)
+    assert "0.400" in t and "0.352" in t  # 1 vote: 0.400, 4 votes: 0.352
+
+
+def test_preset_button():
+    at = run()
+    at.button(key="vl_preset_1").click().run()
+    assert not at.exception
+    assert at.slider(key="vl_p").value == 0.4
+    assert at.radio(key="vl_mode").value == "same"
+    assert any("Voting makes things worse" in e.value for e in at.error)
+
+
+def test_popular_wrong_answer_can_beat_the_right_one():
+    at = run()
+    at.slider(key="vl_p").set_value(0.3).run()
+    at.radio(key="vl_mode").set_value("popular").run()
+    assert not at.exception
+    # m = 6: the popular wrong answer gets 0.7 / 2 = 0.35 > 0.3
+    assert any("A wrong answer is more likely than the right one" in w.value for w in at.warning)
+
+
+def test_extreme_and_bad_settings():
+    at = run(vl_p="1.7", vl_m="abc", vl_k="5")
+    assert not at.exception
+    warns = "\n".join(w.value for w in at.warning)
+    assert "vl_p=1.7" in warns and "vl_m=abc" in warns and "vl_k=5" in warns
+    assert "0.756" in table_text(at)  # fell back to the defaults
+    at.slider(key="vl_p").set_value(0.0).run()
+    assert not at.exception
+    assert any("edge case" in i.value for i in at.info)

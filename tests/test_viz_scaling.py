@@ -1,0 +1,108 @@
+"""Pure figure builders (viz/curves.py, viz/heatmap.py, viz/voting.py) and the curve helpers of
+search/sweeps.py: no streamlit, no model."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from search.pools import ChainPool
+from search.sweeps import answer_diversity, curve_rows, measured_series, pool_series
+from viz.curves import accuracy_figure, diminishing_returns, diversity_figure
+from viz.heatmap import best_temperature, temperature_heatmap
+from viz.voting import voting_figure
+
+
+def test_diminishing_returns_rule():
+    ks = [1, 2, 4, 8, 16, 32]
+    # gains per doubling: 20, 10, 5, 0.5, 0.2 points -> every doubling from 8 on gains < 1
+    mean = [0.40, 0.60, 0.70, 0.75, 0.755, 0.757]
+    assert diminishing_returns(ks, mean) == 8
+    # a flat spot early but a big gain later does not count
+    assert diminishing_returns(ks, [0.4, 0.405, 0.6, 0.7, 0.8, 0.9]) is None
+    # a loss counts as a gain below the threshold
+    assert diminishing_returns(ks, [0.5, 0.6, 0.7, 0.69, 0.69, 0.695]) == 4
+    assert diminishing_returns([1, 3, 24], [0.1, 0.2, 0.3]) is None  # no doubling measured
+    assert diminishing_returns(ks, mean, threshold=0.06) == 4
+
+
+def series(name="maj", kind="curve"):
+    return {"name": name, "samples": [1, 2, 4, 8], "tokens": [20, 40, 80, 160],
+            "mean": [0.4, 0.6, 0.7, 0.705], "ci_low": [0.3, 0.5, 0.6, 0.6],
+            "ci_high": [0.5, 0.7, 0.8, 0.8], "kind": kind, "mark_dr": True}
+
+
+@pytest.mark.parametrize("x", ["samples", "tokens"])
+def test_accuracy_figure(x):
+    fig = accuracy_figure([series(), series("beam", "points")], x=x, budget=4 if x == "samples" else 80)
+    assert isinstance(fig, go.Figure)
+    names = [t.name for t in fig.data]
+    assert "maj" in names and "beam" in names
+    assert any(n and n.startswith("diminishing returns") for n in names)
+    star = next(t for t in fig.data if t.name and t.name.startswith("diminishing"))
+    assert "every doubling" in star.hovertemplate
+    assert fig.layout.xaxis.type == "log"
+    assert any(s.type == "line" for s in fig.layout.shapes)  # the budget marker
+    if x == "samples":
+        assert list(fig.layout.xaxis.tickvals) == [1, 2, 4, 8]
+    with pytest.raises(ValueError):
+        accuracy_figure([series()], x="flops")
+
+
+def test_accuracy_figure_nan_bands_skipped():
+    s = series()
+    s["ci_low"] = s["ci_high"] = [math.nan] * 4
+    fig = accuracy_figure([s])
+    assert not any(getattr(t, "fill", None) == "tonexty" for t in fig.data)
+
+
+def test_heatmap_and_best_temperature():
+    temps = [0.2, 0.8, 1.5]
+    acc = np.array([[0.5, 0.5, 0.5], [0.4, 0.6, 0.7], [0.2, 0.3, 0.5]])
+    assert best_temperature(temps, acc, 0) == (0.2, 0.5)
+    assert best_temperature(temps, acc, 2) == (0.8, 0.7)
+    fig = temperature_heatmap(temps, [1, 2, 4], acc, budget=2)
+    assert fig.data[0].type == "heatmap"
+    rings = fig.data[1]
+    assert list(rings.y) == ["0.2", "0.8", "0.8"]
+    assert len(fig.layout.shapes) == 1
+    with pytest.raises(ValueError):
+        temperature_heatmap(temps, [1, 2], acc)
+
+
+def test_diversity_and_voting_figures():
+    fig = diversity_figure([0.2, 1.0], [1.2, 3.4], [0.1, 1.5], [0.0, 0.2], n=8)
+    assert len(fig.data) == 2
+    fig = voting_figure([1, 2, 3, 4], [0.55, 0.55, 0.7, 0.75], 0.55, mc_ks=[1, 2, 4],
+                        mc_mean=[0.56, 0.54, 0.75], mc_stderr=[0.01, 0.01, 0.01], trials=1000)
+    assert fig.data[1].error_y.array is not None and len(fig.data) == 2
+
+
+def pool(answers, gold="7", tokens=None, valid=None):
+    n = len(answers)
+    return ChainPool("3+4", gold, 1, answers, tokens or [10] * n, [0.5] * n,
+                     valid or [a == gold for a in answers])
+
+
+def test_answer_diversity():
+    d = answer_diversity([pool(["7", "7", "7", "7"]), pool(["7", "8", None, None])])
+    assert d["per_problem"]["distinct"] == [1, 2]
+    assert d["per_problem"]["entropy"] == [0.0, 1.0]
+    assert d["no_answer"] == pytest.approx(0.25)
+    assert answer_diversity([pool([None, None])])["entropy"] == 0.0
+
+
+def test_pool_and_measured_series_and_rows():
+    pools = [pool(["7", "8", "7", "9"]), pool(["1", "2", "7", "2"])]
+    s = pool_series(pools, [1, 2, 4], "maj")
+    assert s["mean"][0] == pytest.approx((0.5 + 0.25) / 2)
+    assert s["tokens"] == [10, 20, 40]
+    b = pool_series(pools, [1, 4], "best_check")
+    assert b["mean"][-1] == pytest.approx(1.0)  # a perfect verifier finds the right chain
+    m = measured_series("beam", [1, 2], [[True, False], [True, True]], [[30, 50], [60, 80]],
+                        tokens_per_chain=10.0)
+    assert list(m["mean"]) == [0.5, 1.0] and m["samples"] == [4.0, 7.0]
+    rows = curve_rows([s, m], temperature=0.8)
+    assert len(rows) == 5 and rows[0]["temperature"] == 0.8 and rows[-1]["budget_knob"] == 2

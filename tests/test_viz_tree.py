@@ -1,0 +1,177 @@
+"""viz/tree.py, viz/votes.py and ui/replay.py on trees grown by the real strategies.
+
+The trees come from the real strategy code driven by the benchmark's random stand-in policy
+(fast, deterministic, no model), so the figures and the replay see real event logs.
+"""
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+import pytest
+
+from benchmarks.bench_tree_redraw import RandomStepPolicy, synth_result
+from search.scaling import maj_at_k
+from search.strategies import run_strategy
+from search.strategies.blocks import Sampling
+from search.tree import SearchResult, SearchTree
+from search.voting import TIE_RULE
+from ui.replay import curve_ks, majority_curve, state_at, total_tokens, trajectory
+from viz.tree import GL_THRESHOLD, layout, node_ids, tree_figure
+from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
+
+
+def run(strategy: str, budget: int, seed: int = 0, **kw) -> SearchResult:
+    return run_strategy(strategy, "8*7+6", RandomStepPolicy(), budget, Sampling(seed=seed),
+                        gold="62", scorer="confidence", **kw)
+
+
+@pytest.fixture(scope="module", params=["majority", "beam", "mcts"])
+def result(request) -> SearchResult:
+    return run(request.param, {"majority": 12, "beam": 3, "mcts": 10}[request.param])
+
+
+def valid(fig: go.Figure) -> dict:
+    """The figure passes plotly's full validation (the viz skip it for speed)."""
+    d = fig.to_dict()
+    go.Figure(d)
+    json.dumps(d, default=str)
+    return d
+
+
+def points(d: dict) -> dict[int, tuple[float, float]]:
+    """node id -> (x, y) from every marker trace's customdata."""
+    out = {}
+    for t in d["data"]:
+        for i, cd in enumerate(t.get("customdata") or []):
+            out.setdefault(int(cd), (t["x"][i], t["y"][i]))
+    return out
+
+
+def test_tree_figure_places_every_node_root_on_top(result):
+    tree = result.tree
+    d = valid(tree_figure(tree, mcts=result.strategy == "mcts",
+                          final_path=tree.final["path"], selected=1))
+    pos = points(d)
+    assert set(pos) == set(tree.nodes)
+    for n in tree.nodes.values():
+        assert pos[n.id][1] == -n.depth  # layered: y is minus the depth
+    assert max(y for _, y in pos.values()) == pos[0][1] == 0
+    # Siblings never overlap.
+    for n in tree.nodes.values():
+        xs = [pos[c][0] for c in n.children]
+        assert len(set(xs)) == len(xs)
+    types = {t["type"] for t in d["data"]}
+    assert types == {"scatter"}  # small tree: SVG
+
+
+def test_terminal_answers_are_marked_correct_or_wrong(result):
+    d = valid(tree_figure(result.tree))
+    by_name = {t.get("name"): t for t in d["data"]}
+    leaves = result.tree.leaves()
+    right = {n.id for n in leaves if n.correct}
+    wrong = {n.id for n in leaves if n.correct is False}
+    assert right and wrong  # the random policy answers 62 (gold) and others
+    assert set(by_name["correct answer"]["customdata"]) == right
+    assert set(by_name["wrong answer"]["customdata"]) == wrong
+    assert by_name["correct answer"]["marker"]["color"] == "#2ca02c"
+    assert by_name["wrong answer"]["marker"]["color"] == "#d62728"
+
+
+def test_chosen_chain_is_highlighted(result):
+    path = result.tree.final["path"]
+    d = valid(tree_figure(result.tree, final_path=path))
+    chain = next(t for t in d["data"] if t.get("name") == "chosen chain")
+    pos = points(d)
+    assert list(zip(chain["x"], chain["y"])) == [pos[i] for i in [0] + path]
+
+
+def test_colour_is_q_for_mcts_and_score_otherwise():
+    res = run("mcts", 10)
+    d = valid(tree_figure(res.tree, mcts=True))
+    coloured = next(t for t in d["data"] if "colorbar" in t.get("marker", {}))
+    assert coloured["marker"]["colorbar"]["title"]["text"] == "Q (mean value)"
+    ids = coloured["customdata"]
+    assert coloured["marker"]["color"] == pytest.approx([res.tree.nodes[i].q for i in ids])
+    assert all(res.tree.nodes[i].visits > 0 for i in ids)
+    res = run("beam", 3)
+    d = valid(tree_figure(res.tree))
+    coloured = next(t for t in d["data"] if "colorbar" in t.get("marker", {}))
+    ids = coloured["customdata"]
+    assert coloured["marker"]["color"] == pytest.approx([res.tree.nodes[i].score for i in ids])
+
+
+def test_big_trees_use_webgl_and_layout_is_cached():
+    res = synth_result(GL_THRESHOLD + 1)
+    assert len(res.tree.nodes) > GL_THRESHOLD
+    d = valid(tree_figure(res.tree, mcts=True))
+    assert {t["type"] for t in d["data"]} == {"scattergl"}
+    parents = tuple(res.tree.nodes[i].parent for i in range(len(res.tree.nodes)))
+    layout.cache_clear()
+    layout(parents)
+    layout(parents)
+    assert layout.cache_info().hits == 1
+
+
+def test_hover_escapes_text_and_node_ids_reads_clicks():
+    tree = SearchTree("1+1")
+    tree.add(0, "<b>x</b>", 3, -1.0, False, None, None)
+    d = valid(tree_figure(tree))
+    hover = " ".join(h for t in d["data"] for h in (t.get("hovertext") or []))
+    assert "&lt;b&gt;x&lt;/b&gt;" in hover and "<b>x</b>" not in hover
+    assert node_ids([{"customdata": 3}, {"customdata": [5]}, {"customdata": 3}, {}]) == [3, 5]
+
+
+def test_tally_figure_marks_gold_and_winner_and_states_the_tie_rule():
+    d = valid(tally_figure({"61": 3.0, "62": 3.0, "7": 1.0}, "62", "62", TIE_RULE,
+                           tied=["61", "62"], abstained=2))
+    bar = d["data"][0]
+    assert bar["x"] == ["61", "62", "7"] and bar["y"] == [3.0, 3.0, 1.0]
+    assert bar["marker"]["color"] == ["#7f7f7f", "#2ca02c", "#7f7f7f"]
+    assert bar["text"] == ["3", "★ 3", "1"]
+    note = d["layout"]["annotations"][0]["text"].replace("<br>", " ")
+    assert TIE_RULE in note and "tie between 61, 62" in note and "2 chain(s)" in note
+    assert d["layout"]["xaxis"]["type"] == "category"
+    empty = valid(tally_figure({}, "62", None, TIE_RULE))
+    assert "no votes yet" in json.dumps(empty["layout"]["annotations"])
+    abstained = valid(tally_figure({}, "62", None, TIE_RULE, abstained=3))
+    assert "every chain so far abstained" in json.dumps(abstained["layout"]["annotations"])
+
+
+def test_state_at_matches_the_replay_and_the_run(result):
+    total = total_tokens(result)
+    assert total == result.compute.generated_tokens
+    end = state_at(result)
+    assert end.answer == result.answer and end.path == result.tree.final["path"]
+    assert end.votes.tally == result.tally
+    assert end.tree.snapshot() == result.tree.snapshot()
+    for b in (0, total // 3, total // 2, total - 1):
+        st = state_at(result, b)
+        ref = SearchTree.replay(result.problem, result.tree.events, budget_tokens=b)
+        assert st.tree.snapshot() == ref.snapshot() and st.budget == b
+        assert st.answer is None or st.answer in {v["answer"] for v in ref.votes}
+        assert all(st.tree.nodes[i].parent is not None for i in st.path)
+    assert state_at(result, 0).tree.nodes.keys() == {0}
+    assert state_at(result, 10**9).budget == total
+
+
+def test_majority_curve_is_exact_maj_at_k_over_the_run_chains():
+    res = run("majority", 12)
+    c = majority_curve(res)
+    answers = [v["answer"] for v in res.tree.votes]
+    assert c["ks"] == list(range(1, 13))
+    assert c["p"] == pytest.approx([maj_at_k(answers, "62", k) for k in c["ks"]])
+    assert c["tokens_per_chain"] == pytest.approx(res.compute.generated_tokens / 12)
+    valid(maj_curve_figure(c["ks"], c["p"], 5, c["tokens_per_chain"]))
+    assert majority_curve(run("beam", 2)) is None
+    ks = curve_ks(1024)
+    assert ks[:32] == list(range(1, 33)) and ks[-1] == 1024 and len(ks) <= 70
+
+
+def test_trajectory_ends_with_the_run_answer():
+    for res in (run("beam", 3), run("mcts", 8)):
+        tr = trajectory(res)
+        assert tr["tokens"][-1] == total_tokens(res)
+        assert tr["correct"][-1] == (None if res.answer is None else res.answer == "62")
+        assert tr["tokens"] == sorted(tr["tokens"])
+        valid(run_trajectory_figure(tr["tokens"], tr["correct"], tr["tokens"][0]))
