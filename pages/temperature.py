@@ -16,7 +16,8 @@ from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
 from search.tasks.arithmetic import heldout
 from ui.checks import show_url_warnings
-from ui.common import UrlParam, int_in, one_of, policy_or_none, sampling_settings, url_params, write_url
+from ui.common import (UrlParam, int_in, one_of, policy_or_none, sampling_settings, url_params,
+                       write_url)
 from ui.sampling import ProgressBar, cached_pools
 from viz.curves import accuracy_figure, diversity_figure
 from viz.heatmap import best_temperature, temperature_heatmap
@@ -36,7 +37,8 @@ def _temps(s: str) -> list[float]:
     vals = sorted({float(v) for v in s.split(",") if v.strip()})
     bad = [v for v in vals if v not in TEMP_CHOICES]
     if bad or not vals:
-        raise ValueError(f"each temperature must be one of {', '.join(f'{t:g}' for t in TEMP_CHOICES)}")
+        allowed = ", ".join(f"{t:g}" for t in TEMP_CHOICES)
+        raise ValueError(f"each temperature must be one of {allowed}")
     return vals
 
 
@@ -123,9 +125,9 @@ c = curves[best_t]
 lo, hi = c["ci_low"][col], c["ci_high"][col]
 ci = f" (95% CI {lo:.0%}–{hi:.0%})" if np.isfinite(lo) else ""
 label = SHORT[est].format(k=budget)
-others = ", ".join(f"T={t:g}: {acc[i, col]:.0%}" for i, t in enumerate(temps) if t != best_t)
+others = ", ".join(f"T={t:g}: {acc[i, col]:.1%}" for i, t in enumerate(temps) if t != best_t)
 msg = (f"At **{budget} sample{'s' if budget > 1 else ''} per problem** the best temperature is "
-       f"**{best_t:g}**: {label} = **{best_acc:.0%}**{ci} on {P} problems" +
+       f"**{best_t:g}**: {label} = **{best_acc:.1%}**{ci} on {P} problems" +
        (f" ({others})." if others else "."))
 if len(temps) > 1 and np.isfinite(lo):
     close = [t for i, t in enumerate(temps) if t != best_t and acc[i, col] >= lo]
@@ -136,9 +138,10 @@ st.markdown(msg)
 if len(temps) > 1:
     best_1 = best_temperature(temps, acc, 0)[0]
     if best_1 != best_t:
-        st.markdown(f"For a single sample the best temperature is **{best_1:g}**: more "
-                    "budget favours a different (usually higher) temperature, because voting "
-                    "needs the chains to disagree.")
+        st.markdown(f"For a single sample the best temperature here is **{best_1:g}**, not "
+                    f"{best_t:g}: extra samples only help a vote when they disagree, so larger "
+                    "budgets tend to favour higher temperatures (check the intervals before "
+                    "reading much into a small difference).")
 
 tab_map, tab_curves, tab_div = st.tabs(["Heatmap", "Curves", "Answer diversity"])
 with tab_map:
@@ -147,7 +150,8 @@ with tab_map:
     st.caption("Rings mark the best temperature at each budget; the red outline is the budget "
                "slider's column.")
 with tab_curves:
-    colors = sample_colorscale("Plasma", [i / max(1, len(temps) - 1) * 0.85 for i in range(len(temps))])
+    colors = sample_colorscale("Plasma",
+                               [i / max(1, len(temps) - 1) * 0.85 for i in range(len(temps))])
     series = []
     for t, color in zip(temps, colors):
         s = dict(curves[t], name=f"T = {t:g}", color=color)

@@ -70,8 +70,8 @@ ss = st.session_state
 
 st.write("Presets:")
 cols = st.columns(len(PRESETS))
-for col, (name, values) in zip(cols, PRESETS.items()):
-    col.button(name, on_click=apply_preset, args=(values,), key=f"vl_preset_{list(PRESETS).index(name)}")
+for i, (col, (name, values)) in enumerate(zip(cols, PRESETS.items())):
+    col.button(name, on_click=apply_preset, args=(values,), key=f"vl_preset_{i}")
 
 c1, c2 = st.columns(2)
 with c1:

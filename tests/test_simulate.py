@@ -103,7 +103,8 @@ def test_bad_input_raises(kwargs):
 
 
 def test_monte_carlo_deterministic_and_validated():
-    assert monte_carlo_majority(0.5, 3, 5, 1000, seed=3) == monte_carlo_majority(0.5, 3, 5, 1000, seed=3)
+    a = monte_carlo_majority(0.5, 3, 5, 1000, seed=3)
+    assert a == monte_carlo_majority(0.5, 3, 5, 1000, seed=3)
     with pytest.raises(ValueError):
         monte_carlo_majority(0.5, 3, 5, trials=0)
     mean, se = monte_carlo_majority(0.5, 3, 5, trials=1)

@@ -36,7 +36,8 @@ def series(name="maj", kind="curve"):
 
 @pytest.mark.parametrize("x", ["samples", "tokens"])
 def test_accuracy_figure(x):
-    fig = accuracy_figure([series(), series("beam", "points")], x=x, budget=4 if x == "samples" else 80)
+    fig = accuracy_figure([series(), series("beam", "points")], x=x,
+                          budget=4 if x == "samples" else 80)
     assert isinstance(fig, go.Figure)
     names = [t.name for t in fig.data]
     assert "maj" in names and "beam" in names

@@ -15,6 +15,8 @@ A *series* is a plain dict:
                (measured runs: markers with 95% error bars, joined by a dotted line)
     dash       optional line dash ("dash", "dot", ...), e.g. for an upper bound
     mark_dr    optional bool: mark this curve's point of diminishing returns (see below)
+    budgets, knob   optional, for "points": each point's budget knob value and its name
+               (e.g. [1, 2, 4] and "beam width"), shown on hover
 """
 from __future__ import annotations
 
@@ -38,7 +40,8 @@ X_TITLES = {
 def rgba(color: str, alpha: float) -> str:
     """'#rrggbb' or 'rgb(r, g, b)' -> 'rgba(r,g,b,alpha)' (band fills)."""
     if color.startswith("rgb"):
-        r, g, b = (int(float(v)) for v in color[color.index("(") + 1:color.index(")")].split(",")[:3])
+        inside = color[color.index("(") + 1:color.index(")")]
+        r, g, b = (int(float(v)) for v in inside.split(",")[:3])
     else:
         c = color.lstrip("#")
         r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
@@ -121,13 +124,17 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
         else:
             err_hi = np.where(np.isfinite(hi), hi - mean, 0.0)
             err_lo = np.where(np.isfinite(lo), mean - lo, 0.0)
+            knob = s.get("knob", "budget")
+            labels = [f"{knob} {b}" for b in s.get("budgets", [])] or [""] * len(mean)
+            point_hover = hover.replace("<br>samples %{customdata[0]:.3g}",
+                                        "<br>%{text}<br>≈ %{customdata[0]:.3g} chains of compute")
             fig.add_trace(go.Scatter(
-                x=xs, y=mean, mode="lines+markers", name=s["name"],
+                x=xs, y=mean, mode="lines+markers", name=s["name"], text=labels,
                 line=dict(color=color, width=1.5, dash="dot"),
                 marker=dict(size=11, symbol="diamond", line=dict(width=1, color="white")),
                 error_y=dict(type="data", array=err_hi, arrayminus=err_lo, visible=True,
                              thickness=1.5, width=5),
-                customdata=custom, hovertemplate=hover, legendgroup=group))
+                customdata=custom, hovertemplate=point_hover, legendgroup=group))
         if s.get("mark_dr") and kind == "curve":
             k_dr = diminishing_returns(ks, mean, dr_threshold)
             if k_dr is not None:
@@ -187,8 +194,13 @@ def diversity_figure(temperatures: Sequence[float], distinct: Sequence[float],
         hovertemplate="temperature %{x:g}<br>entropy %{y:.2f} bits<extra></extra>"),
         secondary_y=True)
     sub = f" (of {n} chains)" if n else ""
-    fig.update_yaxes(title_text=f"distinct answers{sub}", rangemode="tozero", secondary_y=False)
-    fig.update_yaxes(title_text="answer entropy (bits)", rangemode="tozero", secondary_y=True)
+    # With n known both axes run from 0 to their maximum (n answers, log2 n bits), so the
+    # height of each curve reads as "how far from all-different".
+    fig.update_yaxes(title_text=f"distinct answers{sub}", rangemode="tozero", secondary_y=False,
+                     range=[0, n * 1.04] if n else None)
+    fig.update_yaxes(title_text="answer entropy (bits)", rangemode="tozero", secondary_y=True,
+                     tickformat=".1f", showgrid=False,
+                     range=[0, math.log2(n) * 1.04] if n and n > 1 else None)
     fig.update_xaxes(title_text="temperature")
     fig.update_layout(height=height, legend=dict(orientation="h", y=-0.25, x=0),
                       margin=dict(l=60, r=60, t=20, b=40))

@@ -10,7 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 
-def best_temperature(temperatures: Sequence[float], acc: np.ndarray, col: int) -> tuple[float, float]:
+def best_temperature(temperatures: Sequence[float], acc: np.ndarray,
+                     col: int) -> tuple[float, float]:
     """(temperature, accuracy) of the best row in column ``col`` of acc [T, K]; the lowest
     temperature wins a tie (the cheaper, more reproducible setting)."""
     a = np.asarray(acc, dtype=float)[:, col]

@@ -48,6 +48,7 @@ def voting_figure(ks: Sequence[int], exact: Sequence[float], p: float,
         xaxis=dict(type="log", title="votes k (log₂ scale)", tickvals=vals,
                    ticktext=[f"{v:g}" for v in vals]),
         yaxis=dict(title="P(majority vote is correct)", tickformat=".0%", range=[-0.02, 1.02]),
-        legend=dict(orientation="h", y=-0.2, x=0), margin=dict(l=60, r=20, t=50 if title else 20, b=40),
+        legend=dict(orientation="h", y=-0.2, x=0),
+        margin=dict(l=60, r=20, t=50 if title else 20, b=40),
     )
     return fig

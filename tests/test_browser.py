@@ -1,0 +1,300 @@
+"""The Search tree page in a real browser: a Streamlit server (``streamlit run app.py``) driven by
+Debian's chromium through Playwright's sync API.
+
+What AppTest cannot see is checked here: the page renders in a browser, the Run button starts a
+background run that the live fragment follows to its end, the plotly figures reach the browser
+with data in them, and the budget slider (moved with the keyboard, as a user would) replays the
+log to an earlier budget.
+
+Needs ``/usr/bin/chromium`` (scripts/test.sh installs it; never ``playwright install``). The model
+is the bundled one when its weights exist (or ``$THOUGHTSCOPE_MODEL``), else the tiny random
+model of conftest.py. Nothing here depends on the model being right: only on the counts that
+any self-consistency run of 8 chains has (8 votes, a root plus at least 8 more nodes).
+
+Screenshots and the server log go to tests/artifacts/ (git-ignored).
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+HEALTH_TIMEOUT = 60      # s: server up
+PAGE_TIMEOUT = 90_000    # ms: first render (includes loading the model)
+RUN_TIMEOUT = 120_000    # ms: an 8-chain run on a slow, shared CPU
+UI_TIMEOUT = 30_000      # ms: one rerun after a widget change
+CHAINS = 8
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="browser test needs Debian's chromium at /usr/bin/chromium "
+           "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
+
+# "At 123 of 456 generated tokens: 9 nodes · 8 votes · answer 62 correct"
+STATUS_RE = re.compile(
+    r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? · answer")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(proc: subprocess.Popen, port: int, log: Path, timeout: float) -> None:
+    url = f"http://127.0.0.1:{port}/_stcore/health"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200 and r.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"streamlit not healthy after {timeout} s:\n{log.read_text()}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Kill the server's whole process group (it was started in a session of its own)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def model_env(request):
+    """The environment for the server: the tiny random model when no bundled weights exist."""
+    from search.models.hf import BUNDLED_PATH
+    env = dict(os.environ)
+    if not env.get("THOUGHTSCOPE_MODEL") and not (BUNDLED_PATH / "model.safetensors").exists():
+        env["THOUGHTSCOPE_MODEL"] = str(request.getfixturevalue("tiny_model_dir"))
+    env.pop("THOUGHTSCOPE_SYNC_RUNS", None)  # the page's background thread is under test
+    return env
+
+
+@pytest.fixture(scope="module")
+def server(model_env):
+    """A Streamlit server on a free port; yields its base URL; killed at the end."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log = ARTIFACTS / "browser_server.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+             f"--server.port={port}", "--server.address=127.0.0.1",
+             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
+            cwd=ROOT, env=model_env, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    try:
+        wait_healthy(proc, port, log, HEALTH_TIMEOUT)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(UI_TIMEOUT)
+    try:
+        yield pg
+    finally:
+        ctx.close()
+
+
+# ------------------------------------------------------------------------------- helpers
+def key(k: str) -> str:
+    """CSS for the element drawn with ``key=k`` in the current script run (during a rerun the
+    previous run's element can linger beside it, marked ``data-stale="true"``)."""
+    return f'.st-key-{k}:not([data-stale="true"])'
+
+
+def status(page) -> tuple[int, int, int, int]:
+    """(budget, total tokens, nodes, votes) from the replay view's status line."""
+    loc = page.locator('[data-testid="stMarkdown"]').filter(has_text=STATUS_RE).first
+    m = STATUS_RE.search(loc.inner_text())
+    assert m, loc.inner_text()
+    return tuple(int(g) for g in m.groups())  # type: ignore[return-value]
+
+
+def shot(page, name: str) -> None:
+    """Screenshot of the replay view (scrolled so the status line is at the top)."""
+    page.locator('[data-testid="stMarkdown"]').filter(has_text=STATUS_RE).first.evaluate(
+        "el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(ARTIFACTS / f"browser_tree_{name}.png"))
+
+
+def tree_node_ids(page) -> set[int]:
+    """Node ids plotted in the tree figure (every marker carries its node id as customdata)."""
+    ids = page.evaluate("""(sel) => {
+        const el = document.querySelector(`${sel} .js-plotly-plot`);
+        if (!el || !el.data) return null;
+        const out = [];
+        for (const t of el.data) for (const c of (t.customdata || [])) out.push(c);
+        return out;
+    }""", key("tree_chart"))
+    assert ids is not None, "tree figure has no plotly data"
+    return {int(i) for i in ids}
+
+
+def tally(page) -> tuple[dict[str, float], int]:
+    """The vote tally figure: its bars (answer -> votes) and the chains it says abstained."""
+    fig = page.evaluate("""(sel) => {
+        const el = document.querySelector(`${sel} .js-plotly-plot`);
+        if (!el || !el.data) return null;
+        const t = el.data.find(t => t.type === 'bar') || {};
+        const notes = ((el.layout || {}).annotations || []).map(a => a.text).join(' ');
+        return {x: Array.from(t.x || []), y: Array.from(t.y || []), notes: notes};
+    }""", key("tree_tally"))
+    assert fig is not None, "tally figure has no plotly data"
+    m = re.search(r"(\d+) chain\(s\) without an answer abstained", fig["notes"])
+    return ({str(a): float(v) for a, v in zip(fig["x"], fig["y"])},
+            int(m.group(1)) if m else 0)
+
+
+def poll(read, pred, what: str, timeout_ms: int = UI_TIMEOUT):
+    """Call ``read(page)`` until ``pred(value)`` holds and return that value: the page reruns
+    asynchronously, and each element (markdown, a plotly figure) is redrawn on its own."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    last = None
+    while True:
+        try:
+            last = read()
+            if pred(last):
+                return last
+        except Exception as e:  # the element is being redrawn
+            last = e
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: never satisfied; last seen {last!r}")
+        time.sleep(0.25)
+
+
+# --------------------------------------------------------------------------------- test
+def test_search_tree_run_and_replay(server, page):
+    from playwright.sync_api import expect
+
+    page.goto(server + "/", timeout=PAGE_TIMEOUT)
+    expect(page.get_by_role("heading", name="Search tree")).to_be_visible(timeout=PAGE_TIMEOUT)
+    # The model card in the sidebar means the model loaded (else the Run button stays disabled).
+    expect(page.locator('[data-testid="stSidebar"]')).to_contain_text("parameters",
+                                                                      timeout=PAGE_TIMEOUT)
+
+    problem = page.get_by_label("Problem", exact=True)
+    if problem.input_value() != "8*7+6":
+        problem.fill("8*7+6")
+        problem.press("Enter")
+    expect(problem).to_have_value("8*7+6")
+
+    # Strategy: self-consistency (chosen from the list, not assumed to be the default).
+    strategy = page.get_by_role("combobox", name="Strategy", exact=True)
+    strategy.click()
+    page.get_by_role("option", name=re.compile(r"^self-consistency")).click()
+    expect(strategy).to_have_value(re.compile(r"^self-consistency"))
+    expect(page).to_have_url(re.compile(r"[?&]strategy=majority(&|$)"))
+    chains = page.get_by_label("Chains N", exact=True)
+    chains.fill(str(CHAINS))
+    chains.press("Enter")
+    expect(page).to_have_url(re.compile(rf"[?&]n={CHAINS}(&|$)"))
+
+    run_button = page.locator(key("tree_run_button") + " button")
+    expect(run_button).to_be_enabled(timeout=PAGE_TIMEOUT)
+    started = time.monotonic()
+    run_button.click()
+
+    # Finished: the replay view's budget slider appears.
+    # (Streamlit 1.67 draws sliders with react-aria: the thumb is a visually hidden
+    # <input type="range">, role "slider" by default, with no role attribute.)
+    slider = page.locator(key("at")).get_by_role("slider")
+    expect(slider).to_be_attached(timeout=RUN_TIMEOUT)
+    run_seconds = time.monotonic() - started
+    expect(page.locator(key("tree_chart") + " .js-plotly-plot")).to_be_visible()
+    expect(page.locator(key("tree_tally") + " .js-plotly-plot")).to_be_visible()
+    expect(page.locator(key("tree_curve") + " .js-plotly-plot")).to_be_visible()
+    # The run's summary line names the setting it ran with.
+    expect(page.get_by_text(re.compile(rf"chains N {CHAINS}\b"))).to_be_visible()
+
+    budget, total, nodes, votes = poll(lambda: status(page), lambda s: s[0] == s[1] > 0,
+                                        "status line at the end of the run", RUN_TIMEOUT)
+    assert votes == CHAINS, f"every chain casts one vote: {votes} votes for {CHAINS} chains"
+    assert nodes >= CHAINS + 1, f"a root and at least one step per chain: {nodes} nodes"
+    assert int(slider.input_value()) == total
+    # The tree figure plots exactly the nodes counted; the tally's bars and abstentions add up
+    # to the votes counted.
+    ids_end = poll(lambda: tree_node_ids(page), lambda ids: ids == set(range(nodes)),
+                   f"tree figure with nodes 0..{nodes - 1}")
+    bars_end, abstained = poll(lambda: tally(page),
+                               lambda t: sum(t[0].values()) + t[1] == votes,
+                               f"tally figure adding up to {votes} votes")
+    shot(page, "end")
+
+    # Move the slider with the keyboard to the start of the log: only the root is left and no
+    # chain has voted yet.
+    slider.focus()
+    slider.press("Home")
+    expect(slider).to_have_value("0")
+    b0, total0, nodes0, votes0 = poll(lambda: status(page), lambda s: s[0] == 0,
+                                      "status line at budget 0")
+    assert total0 == total
+    assert (nodes0, votes0) == (1, 0)
+    poll(lambda: tree_node_ids(page), lambda ids: ids == {0}, "tree figure: the root alone")
+    poll(lambda: tally(page), lambda t: t == ({}, 0), "tally figure: no votes")
+    expect(page.locator(key("tree_tally"))).to_contain_text("no votes yet")
+    shot(page, "start")
+
+    # Back to the end, then one token left: the last chain (whose vote is cast when its last
+    # token is counted) is gone from the tree and the tally.
+    slider.press("End")
+    assert poll(lambda: status(page), lambda st: st[0] == total,
+                "status line back at the end") == (total, total, nodes, votes)
+    poll(lambda: tree_node_ids(page), lambda ids: ids == ids_end, "the full tree again")
+    poll(lambda: tally(page), lambda t: t == (bars_end, abstained), "the full tally again")
+    slider.press("ArrowLeft")
+    expect(slider).to_have_value(str(total - 1))
+    _, _, nodes_l, votes_l = poll(lambda: status(page), lambda st: st[0] == total - 1,
+                                  f"status line at budget {total - 1}")
+    assert votes_l == votes - 1 and nodes_l < nodes, (nodes_l, votes_l)
+    poll(lambda: tree_node_ids(page), lambda ids: ids == set(range(nodes_l)),
+         f"tree figure with nodes 0..{nodes_l - 1}")
+    poll(lambda: tally(page), lambda t: sum(t[0].values()) + t[1] == votes_l,
+         f"tally figure adding up to {votes_l} votes")
+    shot(page, "one_left")
+    print(f"run of {CHAINS} chains: {run_seconds:.1f} s, {total} tokens, {nodes} nodes, "
+          f"tally {bars_end}, {abstained} abstained")
