@@ -98,15 +98,15 @@ def synth_result(nodes: int = 1000, seed: int = 0) -> SearchResult:
 def redraw(res: SearchResult, budget: int, serialize: bool) -> None:
     """What the replay fragment computes on a slider move (minus Streamlit itself)."""
     import plotly.io
-    from search.voting import TIE_RULE
     from ui.replay import is_weighted, majority_curve, state_at, trajectory
-    from viz.tree import tree_figure
+    from viz.tree import STRATEGY_COLOR, tree_figure
     from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
     state = state_at(res, budget)
+    color_by = STRATEGY_COLOR.get(res.strategy)
     figs = [tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
-                        selected=0)]
+                        selected=0, color_by=color_by)]
     vr = state.votes
-    figs.append(tally_figure(vr.tally, res.gold, state.answer, TIE_RULE, tied=vr.tied,
+    figs.append(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
                              abstained=vr.abstained, weighted=is_weighted(res)))
     curve = majority_curve(res)
     if curve is not None:

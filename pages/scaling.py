@@ -76,7 +76,7 @@ PARAMS = [
     UrlParam("sc_mcts", [4, 8], _ints_of(MCTS_CHOICES), _join),
 ]
 
-st.title("📈 Scaling: accuracy against compute")
+st.title("Scaling: accuracy against compute")
 st.markdown(
     "Each held-out problem gets **one pool** of sampled chains; the curves give the exact "
     "expected accuracy of *k* of them at every budget *k* (no resampling). "

@@ -52,7 +52,7 @@ PARAMS = [
              lambda v: "1" if v else "0"),
 ]
 
-st.title("🌡️ Temperature: accuracy against diversity")
+st.title("Temperature: accuracy against diversity")
 st.markdown(
     "Low temperature makes each chain more likely right but the chains agree with each other, "
     "so extra samples add little; high temperature spreads the answers, which voting can use "

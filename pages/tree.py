@@ -5,10 +5,12 @@ what stood at a budget: ``ui.replay``; figures: ``viz.tree`` and ``viz.votes``.
 
 Session state (keys below): RUN, the LiveRun in flight or last started (a rerun finds it and
 never starts a second one); RESULT, the SearchResult on show (from a finished run or a file);
-"at", the replay budget in generated tokens (the slider); NODE, the inspected node id.
+"at", the replay budget in generated tokens (the slider, whose positions are the log's token
+stamps: ``ui.replay.stops``); NODE, the inspected node id (None until the user picks one).
 """
 import random
 import time
+from typing import Optional
 
 import streamlit as st
 
@@ -18,10 +20,11 @@ from search.tasks.arithmetic import ParseError, canonical, heldout
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE
 from ui import common
-from ui.common import UrlParam, float_in, int_in, md, one_of, show_float, text
+from ui.common import UrlParam, float_in, int_in, md, one_of, plural, show_float, text
 from ui.live import RunSpec, start_run
-from ui.replay import is_weighted, majority_curve, state_at, total_tokens, trajectory
-from viz.tree import node_ids, tree_figure
+from ui.replay import (is_weighted, majority_curve, snap, state_at, stops, total_tokens,
+                       trajectory)
+from viz.tree import STRATEGY_COLOR, node_ids, tree_figure
 from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
 
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
@@ -32,10 +35,35 @@ LIVE_SECONDS = 0.5   # live redraw period while a run is in flight
 PLAY_SECONDS = 0.25  # replay animation frame period
 PLAY_FRAMES = 40     # frames from 0 to the end of the log
 
+# Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines).
+STRATEGY_LABELS = {"majority": "self-consistency", "beam": "beam search", "mcts": "MCTS"}
+STRATEGY_HELP = (
+    "**self-consistency**: sample N whole chains independently and answer with their majority "
+    "vote.  \n**beam search**: grow chains one step at a time, keeping only the best few "
+    "partial chains (the beam) as judged by the scorer.  \n**MCTS** (Monte Carlo tree search): "
+    "repeatedly pick a promising step by UCT, try a continuation, score it and back the value "
+    "up the tree.")
 KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims"}
 KNOB_DEFAULT = {"majority": 16, "beam": 4, "mcts": 16}
+KNOB_HELP = {
+    "majority": "How many complete chains (worked solutions) to sample. Each casts one vote; "
+                "more chains cost more generated tokens.",
+    "beam": "How many partial chains the beam keeps after each step. Each is extended by a few "
+            "sampled next steps and the scorer keeps the best; wider costs more tokens.",
+    "mcts": "How many MCTS rounds to run (select a node by UCT, expand it, evaluate, back the "
+            "value up). More simulations grow a bigger tree and cost more tokens.",
+}
 SCORERS = {"confidence": "model confidence",
            "checker": "exact checker: perfect verifier (upper bound)"}
+SCORER_HELP = (
+    "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
+    "the model's own probability of its steps, no extra model. **Exact checker**: compares "
+    "with the true result, a perfect verifier: an upper bound no learned verifier reaches. "
+    "Beam search and MCTS are guided by it; self-consistency only records it on each "
+    "finished chain (see the node inspector).")
+C_HELP = ("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)), the rule MCTS "
+          "uses to pick the next node. 0 always follows the best value Q so far; larger values "
+          "try less-visited steps more often.")
 PARAMS = [
     UrlParam("problem", "8*7+6", text(200)),
     UrlParam("strategy", "majority", one_of(STRATEGIES)),
@@ -65,8 +93,8 @@ def set_result(result: SearchResult, source: str) -> None:
     ss[RESULT_SEQ] = ss.get(RESULT_SEQ, 0) + 1
     total = total_tokens(result)
     pending = ss.pop(PENDING_AT, None)
-    ss[AT] = total if pending is None else max(0, min(int(pending), total))
-    ss[NODE] = 0
+    ss[AT] = total if pending is None else snap(stops(result), int(pending))
+    ss[NODE] = None  # the inspector asks for a click first
     ss[PLAYING] = False
 
 
@@ -94,18 +122,13 @@ if parse_error:
 
 c1, c2, c3, c4 = st.columns(4)
 strategy = c1.selectbox("Strategy", list(STRATEGIES), key="strategy",
-                        format_func=lambda s: STRATEGIES[s])
+                        format_func=STRATEGY_LABELS.get, help=STRATEGY_HELP)
 knob = KNOB_KEY[strategy]
 c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
-                MAX_BUDGET[strategy], step=1, key=knob,
-                help="The strategy's size knob; compute spent is measured in generated tokens.")
-c3.selectbox("Scorer", list(SCORERS), key="scorer", format_func=SCORERS.get,
-             help="Values steps for beam search and MCTS (and scores self-consistency leaves). "
-                  "The exact checker is a perfect verifier: an upper bound no learned verifier "
-                  "reaches.")
+                MAX_BUDGET[strategy], step=1, key=knob, help=KNOB_HELP[strategy])
+c3.selectbox("Scorer", list(SCORERS), key="scorer", format_func=SCORERS.get, help=SCORER_HELP)
 if strategy == "mcts":
-    c4.number_input("MCTS exploration c", 0.0, 100.0, step=0.1, key="c",
-                    help="UCT = Q + c·sqrt(ln N(parent) / N(child)).")
+    c4.number_input("MCTS exploration c", 0.0, 100.0, step=0.1, key="c", help=C_HELP)
 common.write_url(PARAMS, active=["problem", "strategy", knob, "scorer"]
                  + (["c"] if strategy == "mcts" else []))
 
@@ -154,9 +177,13 @@ if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id 
 
 
 # ------------------------------------------------------------------------------ live view
+TREE_CONFIG = {"scrollZoom": True, "displaylogo": False}
+SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no toolbar
+
+
 def progress_line(tokens: int, nodes: int, seconds: float, label: str) -> str:
-    return (f"{label}: **{tokens}** generated tokens · **{nodes}** nodes · "
-            f"**{seconds:.1f} s** elapsed")
+    return (f"{label}: **{tokens}** generated {plural(tokens, 'token')} · **{nodes}** "
+            f"{plural(nodes, 'node')} · **{seconds:.1f} s** elapsed")
 
 
 @st.fragment(run_every=LIVE_SECONDS)
@@ -173,11 +200,12 @@ def live_view() -> None:
                           f"Running {STRATEGIES[r.spec.strategy]}")
             + (" · stopping…" if r.stop.is_set() else ""))
     left, right = st.columns([3, 2])
-    left.plotly_chart(tree_figure(tree, mcts=r.spec.strategy == "mcts"), key="tree_live_chart",
-                      config={"scrollZoom": True, "displaylogo": False})
+    left.plotly_chart(tree_figure(tree, mcts=r.spec.strategy == "mcts",
+                                  color_by=STRATEGY_COLOR[r.spec.strategy]),
+                      key="tree_live_chart", config=TREE_CONFIG)
     weighted = r.spec.strategy == "beam"
-    right.plotly_chart(tally_figure(tree.tally(), None, None, TIE_RULE, weighted=weighted),
-                       key="tree_live_tally")
+    right.plotly_chart(tally_figure(tree.tally(), None, None, weighted=weighted),
+                       key="tree_live_tally", config=SMALL_CONFIG)
 
 
 if running:
@@ -197,9 +225,16 @@ def _pause() -> None:
     ss[PLAYING] = False
 
 
-def node_panel(res: SearchResult, state, nid: int) -> None:
+def node_panel(res: SearchResult, state, nid: Optional[int]) -> None:
     st.markdown("##### Node inspector")
-    st.number_input("Node id (or click a node)", 0, len(res.tree.nodes) - 1, step=1, key=NODE)
+    st.number_input("Node id", 0, len(res.tree.nodes) - 1, value=None, step=1, key=NODE,
+                    placeholder="click a node in the tree",
+                    help="Node ids count up in the order the nodes were created; 0 is the "
+                         "problem (the root).")
+    if nid is None:
+        st.info("Click a node in the tree (or type its id) to see its text, tokens, "
+                "probability, score and, for MCTS, its UCT terms.", icon=":material/touch_app:")
+        return
     if nid not in state.tree.nodes:
         st.caption(f"Node #{nid} is not in the tree yet at this budget.")
         return
@@ -222,32 +257,41 @@ def node_panel(res: SearchResult, state, nid: int) -> None:
             rows.append((f"UCT (c={c:g})", f"Q {fmt(u['Q'])} + bonus {fmt(u['bonus'])} = "
                                            f"**{fmt(u['uct'])}** (N={u['N']}, "
                                            f"N parent={u['N_parent']})"))
-    st.markdown("\n".join(["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]))
+    st.markdown("\n".join([f"| property | node #{nid} |", "|---|---|"]
+                          + [f"| {k} | {v} |" for k, v in rows]))
+
+
+SLIDER_HELP = ("Replays the run's event log up to this many generated tokens; no model is "
+               "called. The slider stops only where the tree changed: for self-consistency "
+               "each chain appears whole, at the moment its tokens are spent.")
 
 
 def replay_view() -> None:
     res: SearchResult = ss[RESULT]
     total = total_tokens(res)
+    positions = stops(res)  # the budgets where the tree changes (0 … total)
+    ss[AT] = snap(positions, int(ss.get(AT, total)))
     end_of_play = False
     # Advance one frame per timer tick; other reruns (a click, the full rerun that starts the
     # timer) come sooner than a period after the last frame and do not advance.
     if ss.get(PLAYING) and time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * PLAY_SECONDS:
         ss[PLAY_T] = time.monotonic()
-        step = max(1, -(-total // PLAY_FRAMES))
-        nxt = min(total, int(ss.get(AT, 0)) + step)
-        ss[AT] = nxt
-        if nxt >= total:
+        step = max(1, -(-len(positions) // PLAY_FRAMES))
+        i = min(len(positions) - 1, positions.index(ss[AT]) + step)
+        ss[AT] = positions[i]
+        if i == len(positions) - 1:
             ss[PLAYING], end_of_play = False, True
 
     c1, c2 = st.columns([6, 1], vertical_alignment="bottom")
     if total > 0:
-        c1.slider("Budget: generated tokens (replays the log, no model calls)", 0, total,
-                  step=1, key=AT)
+        c1.select_slider("Budget: generated tokens (replays the log, no model calls)",
+                         positions, key=AT, help=SLIDER_HELP)
     budget = int(ss.get(AT, total)) if total > 0 else 0
     if ss.get(PLAYING):
-        if c2.button("⏸ Pause", on_click=_pause, key="tree_pause"):
+        if c2.button("Pause", icon=":material/pause:", on_click=_pause, key="tree_pause"):
             st.rerun()
-    elif c2.button("▶ Play", on_click=_play, key="tree_play", disabled=total == 0):
+    elif c2.button("Play", icon=":material/play_arrow:", on_click=_play, key="tree_play",
+                   disabled=total == 0, help="Replay the run from the start."):
         st.rerun()  # a full run registers this fragment's timer
     if ss.get(SOURCE) == "run":
         common.set_url("at", None if budget == total else str(budget))
@@ -255,8 +299,10 @@ def replay_view() -> None:
     state = state_at(res, budget)
     ans = "–" if state.answer is None else md(state.answer)
     verdict = {True: " :green[correct]", False: " :red[wrong]", None: ""}[state.correct]
-    st.markdown(f"At **{budget}** of {total} generated tokens: **{len(state.tree.nodes)} nodes** · "
-                f"**{len(state.tree.votes)} votes** · answer **{ans}**{verdict}")
+    n_nodes, n_votes = len(state.tree.nodes), len(state.tree.votes)
+    st.markdown(f"At **{budget}** of {total} generated {plural(total, 'token')}: "
+                f"**{n_nodes} {plural(n_nodes, 'node')}** · "
+                f"**{n_votes} {plural(n_votes, 'vote')}** · answer **{ans}**{verdict}")
 
     # The node the user clicked (a new chart selection) becomes the inspected node.
     sel = ss.get("tree_chart")
@@ -268,24 +314,26 @@ def replay_view() -> None:
     if ids and ids != ss.get(SEL_SEEN):
         ss[SEL_SEEN] = ids
         ss[NODE] = min(ids[0], len(res.tree.nodes) - 1)
-    nid = int(ss.get(NODE, 0))
+    nid = None if ss.get(NODE) is None else int(ss[NODE])
 
     left, right = st.columns([3, 2])
     with left:
         fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
-                          selected=nid)
+                          selected=nid, color_by=STRATEGY_COLOR.get(res.strategy))
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
-                        config={"scrollZoom": True, "displaylogo": False})
+                        config=TREE_CONFIG)
     with right:
         node_panel(res, state, nid)
         vr = state.votes
-        st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, TIE_RULE,
-                                     tied=vr.tied, abstained=vr.abstained,
-                                     weighted=is_weighted(res)), key="tree_tally")
+        st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
+                                     abstained=vr.abstained, weighted=is_weighted(res)),
+                        key="tree_tally", config=SMALL_CONFIG)
+        st.caption(f"Tie rule: {TIE_RULE}.")
         curve = majority_curve(res)
         if curve is not None:
             st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
-                                             curve["tokens_per_chain"]), key="tree_curve")
+                                             curve["tokens_per_chain"]), key="tree_curve",
+                            config=SMALL_CONFIG)
             st.caption("Exact maj@k over all k-subsets of this run's chains (one problem). "
                        + ("The run itself used a weighted vote; this curve is the plain vote."
                           if res.config.get("weighted") else ""))
@@ -295,7 +343,7 @@ def replay_view() -> None:
                 st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
             else:
                 st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
-                                key="tree_curve")
+                                key="tree_curve", config=SMALL_CONFIG)
                 st.caption("Beam/MCTS leaves are not independent samples, so maj@k does not "
                            "apply and one run gives no P(correct). Shown instead: whether this "
                            "run's answer was right at each budget. Curves over many problems "
@@ -321,12 +369,20 @@ if res is not None and not running:
                 None if res.correct is None else ("correct" if res.correct else "wrong"),
                 delta_color="green" if res.correct else "red", delta_arrow="off")
     m[1].metric("Gold", "?" if res.gold is None else res.gold)
-    m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}")
-    m[3].metric("Model calls · forward passes",
-                f"{res.compute.model_calls} · {res.compute.forward_passes}")
+    m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}",
+                help="Tokens the model wrote, over all chains and steps: the compute meter "
+                     "every strategy spends from, so strategies compare at equal compute.")
+    m[3].metric("Model calls · passes",
+                f"{res.compute.model_calls} · {res.compute.forward_passes}",
+                help="Model calls: batched requests to the model (one call can sample many "
+                     "chains at once). Forward passes: runs of the network over a whole batch, "
+                     "one to read the prompt plus one per generated token position.")
     flops = (f"{res.compute.flops(policy.n_parameters):.2e}" if policy is not None
              and ss.get(SOURCE) == "run" else "–")
-    m[4].metric("FLOPs ≈ 2·params·tokens", flops, help="prompt + generated tokens")
+    m[4].metric("FLOPs ≈ 2·params·tokens", flops,
+                help="Estimated floating-point operations: 2 × model parameters × tokens "
+                     "processed (prompt + generated). Shown for runs made with the loaded "
+                     "model only.")
     st.fragment(replay_view, run_every=PLAY_SECONDS if ss.get(PLAYING) else None)()
 
 # ------------------------------------------------------------------------ export / import

@@ -57,7 +57,7 @@ def apply_preset(values: dict) -> None:
         st.session_state[k] = v
 
 
-st.title("🗳️ Voting lab")
+st.title("Voting lab")
 st.markdown(
     "A simulated solver answers correctly with probability **p**; otherwise it gives one of "
     "**m** wrong answers. Ask it **k** times and take the most common answer (ties broken at "
@@ -112,7 +112,7 @@ elif m == 1 and p < 0.5:
              f"< 0.5, the wrong answer gets more votes than the right one on average, so the "
              f"majority of more votes is wrong more reliably: accuracy falls from {exact[0]:.3f} "
              f"with one vote to {exact[-1]:.3f} with {k_max} (Condorcet's jury theorem in "
-             "reverse).", icon="📉")
+             "reverse).", icon=":material/trending_down:")
 elif m == 1 and p == 0.5:
     st.info("With one wrong answer and p = 0.5 the vote is a coin flip whatever k is.")
 elif p > q_max:
@@ -120,14 +120,14 @@ elif p > q_max:
                f"(at most {q_max:.3f} each), so it wins the vote more and more often: "
                f"{exact[0]:.3f} with one vote, {exact[-1]:.3f} with {k_max}."
                + (" Note p < 0.5: a plurality only has to beat each wrong answer separately."
-                  if p < 0.5 else ""), icon="📈")
+                  if p < 0.5 else ""), icon=":material/trending_up:")
 elif p == q_max:
     st.info(f"The right answer is exactly as likely as the most popular wrong answer "
             f"({q_max:.3f}): more votes do not separate them.")
 else:
     st.warning(f"A wrong answer is more likely than the right one ({q_max:.3f} > p = {p:.2f}): "
                f"voting converges on that wrong answer, {exact[0]:.3f} with one vote, "
-               f"{exact[-1]:.3f} with {k_max}.", icon="📉")
+               f"{exact[-1]:.3f} with {k_max}.", icon=":material/trending_down:")
 
 left, right = st.columns([2.2, 1])
 with left:

@@ -118,11 +118,12 @@ def test_page_renders_with_defaults():
     assert texts(at.title) == ["Search tree"]
     assert at.text_input(key="problem").value == "8*7+6"
     strategy = at.selectbox(key="strategy")
-    assert strategy.value == "majority" and set(strategy.options) >= {
-        "self-consistency (majority vote over N chains)", "step-level beam search",
-        "MCTS over steps (UCT)"}
+    # Short labels (they fit the dropdown), explained in the help text.
+    assert strategy.value == "majority" and strategy.options == [
+        "self-consistency", "beam search", "MCTS"]
+    assert all(w in strategy.help for w in ("majority", "beam", "UCT"))
     knob = at.number_input(key="n")
-    assert knob.label == "Chains N" and knob.value == 16
+    assert knob.label == "Chains N" and knob.value == 16 and "vote" in knob.help
     scorer = at.selectbox(key="scorer")
     assert scorer.value == "confidence"
     assert any("perfect verifier (upper bound)" in o for o in scorer.options)
@@ -145,12 +146,13 @@ def test_strategy_changes_its_size_knob():
     at = new_app()
     at.selectbox(key="strategy").set_value("beam").run()
     assert at.number_input(key="width").label == "Beam width"
-    assert at.number_input(key="width").value == 4
+    assert at.number_input(key="width").value == 4 and at.number_input(key="width").help
     assert "c" not in keys(at.number_input)  # the exploration constant is MCTS-only
     at.selectbox(key="strategy").set_value("mcts").run()
     assert at.number_input(key="sims").label == "Simulations"
     assert at.number_input(key="sims").value == 16
     assert at.number_input(key="c").value == pytest.approx(1.0)
+    assert at.number_input(key="sims").help and "UCT" in at.number_input(key="c").help
     assert at.query_params["strategy"] == "mcts" and at.query_params["sims"] == "16"
     assert "n" not in at.query_params  # the other strategies' knobs leave the URL
 
@@ -230,15 +232,24 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     res = run_once(at, n=4)
     total = res.compute.generated_tokens
     assert res.problem == "8*7+6" and res.gold == "62" and len(res.tree.votes) == 4
-    slider = at.slider(key="at")
-    assert (slider.min, slider.max, slider.value) == (0, total, total)
+    # The slider stops where the tree changes: at 0 and as each chain is spent (one stamp each).
+    slider = at.select_slider(key="at")
+    stamps = sorted({e.compute.generated_tokens for e in res.tree.events})
+    assert slider.options == [str(b) for b in [0] + stamps] and slider.value == total
+    assert len(stamps) == 4  # self-consistency: one stop per chain
     assert status_line(at).startswith(f"At **{total}** of {total} generated tokens: "
                                       f"**{len(res.tree.nodes)} nodes** · **4 votes**")
-    # The vote tally as the run ended, gold and answer as run.
+    # The vote tally as the run ended, gold and answer as run; the tie rule under it.
     tally = chart(at, "tree_tally")
     bars = tally["data"][0]
     assert dict(zip(bars.get("x", []), bars.get("y", []))) == res.tally
-    assert "Tie rule" in tally["layout"]["annotations"][0]["text"]
+    assert any(c.startswith("Tie rule: ties are broken") for c in texts(at.caption))
+    # Self-consistency colours the tree by the share of chains through each node.
+    tree_spec = chart(at, "tree_chart")
+    assert "share of chains" in tree_spec["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    # The node inspector asks for a click first.
+    assert at.number_input(key="tree_node").value is None
+    assert any("Click a node" in i for i in texts(at.info))
     assert [m.value for m in at.metric][:2] == ["–" if res.answer is None else res.answer, "62"]
     # P(correct) vs chains from the run's own chains: k = 1..4, marked at 4 chains.
     curve = chart(at, "tree_curve")
@@ -249,28 +260,38 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
 
     # Move the slider: the replay at that budget, no model call.
     first_vote = next(e.compute.generated_tokens for e in res.tree.events if e.type == "vote")
-    at.slider(key="at").set_value(first_vote).run()
+    at.select_slider(key="at").set_value(first_vote).run()
     assert not at.exception
     at_b = SearchTree.replay(res.problem, res.tree.events, budget_tokens=first_vote)
     assert len(at_b.nodes) < len(res.tree.nodes)
+    n_votes = len(at_b.votes)
     assert status_line(at).startswith(f"At **{first_vote}** of {total} generated tokens: "
                                       f"**{len(at_b.nodes)} nodes** · "
-                                      f"**{len(at_b.votes)} votes**")
+                                      f"**{n_votes} vote{'' if n_votes == 1 else 's'}**")
     bars = chart(at, "tree_tally")["data"][0]
     assert dict(zip(bars.get("x", []), bars.get("y", []))) == at_b.tally()
     assert at.query_params["at"] == str(first_vote)
-    at.slider(key="at").set_value(0).run()
-    assert status_line(at).startswith(f"At **0** of {total} generated tokens: **1 nodes**")
+    at.select_slider(key="at").set_value(0).run()
+    assert status_line(at).startswith(f"At **0** of {total} generated tokens: **1 node** · "
+                                      "**0 votes**")
 
-    # Play restarts from the beginning of the log and advances one frame per timer tick.
-    at.slider(key="at").set_value(total).run()
+    # Play restarts from the beginning of the log and advances one stop per timer tick.
+    at.select_slider(key="at").set_value(total).run()
     at.button(key="tree_play").click().run()
     assert not at.exception
-    assert at.session_state["tree_playing"] is True and at.slider(key="at").value == 0
-    assert [b.label for b in at.button if b.key == "tree_pause"] == ["⏸ Pause"]
+    assert at.session_state["tree_playing"] is True and at.select_slider(key="at").value == 0
+    assert [b.label for b in at.button if b.key == "tree_pause"] == ["Pause"]
     time.sleep(0.3)
     at.run()  # what the fragment's timer does
-    assert at.slider(key="at").value == min(total, -(-total // 40))
+    assert at.select_slider(key="at").value == stamps[0]
+
+    # A shared link with a budget reopens the (seeded) run at the last stop at or below it.
+    at = new_app({"n": "4", "run": "1", "at": str(stamps[1] + 1)})
+    res2 = wait_done(at)
+    below = max(b for b in [0] + sorted({e.compute.generated_tokens for e in res2.tree.events})
+                if b <= stamps[1] + 1)
+    assert at.select_slider(key="at").value == below
+    assert status_line(at).startswith(f"At **{below}** of ")
 
 
 def test_node_inspector_and_mcts_uct_terms():
@@ -282,7 +303,7 @@ def test_node_inspector_and_mcts_uct_terms():
     node = res.tree.nodes[nid]
     at.number_input(key="tree_node").set_value(nid).run()
     assert not at.exception
-    table = next(m for m in texts(at.markdown) if m.startswith("| | |"))
+    table = next(m for m in texts(at.markdown) if m.startswith("| property | node #1 |"))
     assert f"| text | {md(node.text)} |" in table
     assert f"| tokens | {node.tokens} |" in table
     assert f"{node.logprob:.3f}" in table
@@ -290,7 +311,7 @@ def test_node_inspector_and_mcts_uct_terms():
     assert "UCT (c=1)" in table and f"N={node.visits}" in table
     # MCTS colours by Q: the tree chart's colour bar says so.
     tree_spec = chart(at, "tree_chart")
-    assert any("Q (mean value)" in json.dumps(t.get("marker", {})) for t in tree_spec["data"])
+    assert "Q: mean value" in tree_spec["layout"]["coloraxis"]["colorbar"]["title"]["text"]
 
 
 # ------------------------------------------------------------------------------ live runs
@@ -315,7 +336,7 @@ def test_live_run_grows_in_the_background_and_stops(monkeypatch):
     at = None
     try:
         at = new_app()
-        at.number_input(key="n").set_value(40).run()  # batches of 16, 16, 8
+        at.number_input(key="n").set_value(40).run()  # sampled in a few batched calls
         at.button(key="tree_run_button").click().run()
         run = at.session_state["tree_run"]
         t0 = time.monotonic()
@@ -328,7 +349,8 @@ def test_live_run_grows_in_the_background_and_stops(monkeypatch):
         assert not run.done and at.session_state["tree_run"] is run  # a rerun starts nothing
         info = texts(at.info)
         live = SearchTree.replay(run.problem, run.events())
-        assert len(live.votes) == 16
+        batch = len(live.votes)  # the first call's chains (the batch size is the strategy's)
+        assert 0 < batch < 40
         assert len(info) == 1 and re.fullmatch(
             re.escape("Running self-consistency (majority vote over N chains): "
                       f"**{live.compute.generated_tokens}** generated tokens · "
@@ -339,9 +361,10 @@ def test_live_run_grows_in_the_background_and_stops(monkeypatch):
         assert run.stop.is_set()
         gated.gate.set()
         res = wait_done(at)
-        assert res.stopped and len(res.tree.votes) == 32  # the batch in flight finished
+        # The batch in flight finished, no later one started.
+        assert res.stopped and len(res.tree.votes) == min(40, 2 * batch)
         assert any("stopped early" in m for m in texts(at.markdown))
-        assert at.slider(key="at").max == res.compute.generated_tokens
+        assert at.select_slider(key="at").options[-1] == str(res.compute.generated_tokens)
     finally:
         gated.gate.set()
         run = at.session_state["tree_run"] if at and "tree_run" in at.session_state else None
@@ -370,7 +393,7 @@ def test_export_then_import_a_run_and_bad_files_show_an_error():
     assert not at2.exception and not at2.error
     assert any(m.startswith("**loaded from a file**") for m in texts(at2.markdown))
     total = res.compute.generated_tokens
-    assert at2.slider(key="at").max == total
+    assert at2.select_slider(key="at").options[-1] == str(total)
     assert status_line(at2).startswith(f"At **{total}** of {total} generated tokens: "
                                        f"**{len(res.tree.nodes)} nodes**")
     bars = chart(at2, "tree_tally")["data"][0]

@@ -16,9 +16,10 @@ from search.strategies import run_strategy
 from search.strategies.blocks import Sampling
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE
-from ui.replay import curve_ks, majority_curve, state_at, total_tokens, trajectory
-from viz.tree import GL_THRESHOLD, layout, node_ids, tree_figure
-from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
+from ui.replay import (curve_ks, majority_curve, snap, state_at, stops, total_tokens,
+                       trajectory)
+from viz.tree import COLOR_BY, GL_THRESHOLD, layout, node_ids, tree_figure
+from viz.votes import NOTE_WIDTH, maj_curve_figure, run_trajectory_figure, tally_figure
 
 
 def run(strategy: str, budget: int, seed: int = 0, **kw) -> SearchResult:
@@ -37,6 +38,20 @@ def valid(fig: go.Figure) -> dict:
     go.Figure(d)
     json.dumps(d, default=str)
     return d
+
+
+def named(d: dict, name: str) -> list[dict]:
+    """The traces called ``name`` (a mark can be split in a coloured and a grey trace)."""
+    return [t for t in d["data"] if t.get("name") == name]
+
+
+def coloured(d: dict) -> dict[int, float]:
+    """node id -> fill value, over the marker traces on the figure's colour axis."""
+    out = {}
+    for t in d["data"]:
+        if t.get("marker", {}).get("coloraxis") == "coloraxis":
+            out.update(zip(t["customdata"], t["marker"]["color"]))
+    return out
 
 
 def points(d: dict) -> dict[int, tuple[float, float]]:
@@ -66,16 +81,25 @@ def test_tree_figure_places_every_node_root_on_top(result):
 
 
 def test_terminal_answers_are_marked_correct_or_wrong(result):
-    d = valid(tree_figure(result.tree))
-    by_name = {t.get("name"): t for t in d["data"]}
+    d = valid(tree_figure(result.tree, mcts=result.strategy == "mcts"))
     leaves = result.tree.leaves()
     right = {n.id for n in leaves if n.correct}
     wrong = {n.id for n in leaves if n.correct is False}
     assert right and wrong  # the random policy answers 62 (gold) and others
-    assert set(by_name["correct answer"]["customdata"]) == right
-    assert set(by_name["wrong answer"]["customdata"]) == wrong
-    assert by_name["correct answer"]["marker"]["color"] == "#2ca02c"
-    assert by_name["wrong answer"]["marker"]["color"] == "#d62728"
+    for name, ids, outline in (("correct answer", right, "#2ca02c"),
+                               ("wrong answer", wrong, "#d62728")):
+        traces = named(d, name)
+        assert {i for t in traces for i in t["customdata"]} == ids
+        # The outline tells the verdict; the fill keeps the colour scale (or grey without a
+        # value); one legend entry per verdict.
+        assert all(t["marker"]["line"]["color"] == outline for t in traces)
+        assert [t["showlegend"] for t in traces][0] and not any(
+            t["showlegend"] for t in traces[1:])
+    # Terminal nodes are drawn once (their marker is the node), so nothing hides their fill.
+    ids = [i for t in d["data"] if t.get("name") != "selected" for i in t.get("customdata") or []]
+    assert sorted(ids) == sorted(result.tree.nodes)
+    # The legend sits under the plot (the modebar is at the top right).
+    assert d["layout"]["legend"]["y"] < 0 and d["layout"]["legend"]["yanchor"] == "top"
 
 
 def test_chosen_chain_is_highlighted(result):
@@ -86,19 +110,34 @@ def test_chosen_chain_is_highlighted(result):
     assert list(zip(chain["x"], chain["y"])) == [pos[i] for i in [0] + path]
 
 
-def test_colour_is_q_for_mcts_and_score_otherwise():
+def test_colour_is_q_for_mcts_score_for_beam_and_share_of_chains_for_majority():
     res = run("mcts", 10)
     d = valid(tree_figure(res.tree, mcts=True))
-    coloured = next(t for t in d["data"] if "colorbar" in t.get("marker", {}))
-    assert coloured["marker"]["colorbar"]["title"]["text"] == "Q (mean value)"
-    ids = coloured["customdata"]
-    assert coloured["marker"]["color"] == pytest.approx([res.tree.nodes[i].q for i in ids])
-    assert all(res.tree.nodes[i].visits > 0 for i in ids)
+    assert d["layout"]["coloraxis"]["colorbar"]["title"]["text"] == COLOR_BY["q"][0]
+    values = coloured(d)
+    assert values and values == pytest.approx({i: res.tree.nodes[i].q for i in values})
+    assert {i for i, n in res.tree.nodes.items() if n.visits} == set(values)
     res = run("beam", 3)
     d = valid(tree_figure(res.tree))
-    coloured = next(t for t in d["data"] if "colorbar" in t.get("marker", {}))
-    ids = coloured["customdata"]
-    assert coloured["marker"]["color"] == pytest.approx([res.tree.nodes[i].score for i in ids])
+    assert d["layout"]["coloraxis"]["colorbar"]["title"]["text"] == COLOR_BY["score"][0]
+    values = coloured(d)
+    assert any(res.tree.nodes[i].terminal for i in values)  # leaves are coloured too
+    assert values == pytest.approx({i: res.tree.nodes[i].score for i in values})
+    assert {i for i, n in res.tree.nodes.items() if n.score is not None} == set(values)
+    # Self-consistency: every node coloured by the share of the chains through it.
+    res = run("majority", 12)
+    d = valid(tree_figure(res.tree, color_by="share"))
+    assert "share of chains" in d["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    values = coloured(d)
+    assert set(values) == set(res.tree.nodes) and values[0] == 1.0
+    assert values == pytest.approx({i: 1.0 if i == 0 else n.count / 12
+                                    for i, n in res.tree.nodes.items()})
+    assert not named(d, "no chains yet")
+    # Before any chain: the root alone, grey, named in the legend.
+    d = valid(tree_figure(SearchTree("1+1"), color_by="share"))
+    assert not coloured(d) and named(d, "no chains yet")[0]["customdata"] == [0]
+    with pytest.raises(ValueError):
+        tree_figure(res.tree, color_by="nope")
 
 
 def test_big_trees_use_webgl_and_layout_is_cached():
@@ -129,8 +168,14 @@ def test_tally_figure_marks_gold_and_winner_and_states_the_tie_rule():
     assert bar["x"] == ["61", "62", "7"] and bar["y"] == [3.0, 3.0, 1.0]
     assert bar["marker"]["color"] == ["#7f7f7f", "#2ca02c", "#7f7f7f"]
     assert bar["text"] == ["3", "★ 3", "1"]
-    note = d["layout"]["annotations"][0]["text"].replace("<br>", " ")
-    assert TIE_RULE in note and "tie between 61, 62" in note and "2 chain(s)" in note
+    lines = d["layout"]["annotations"][0]["text"].split("<br>")
+    note = " ".join(lines)
+    assert TIE_RULE in note and "tie between 61, 62" in note and "2 chains without" in note
+    assert all(len(l) <= NOTE_WIDTH for l in lines)  # wrapped: plotly would cut a long line
+    # The page states the tie rule under the chart instead: not in the figure then.
+    one = valid(tally_figure({"62": 1.0}, "62", "62", abstained=1))
+    note = one["layout"]["annotations"][0]["text"]
+    assert "Tie rule" not in note and "1 chain without an answer" in note
     assert d["layout"]["xaxis"]["type"] == "category"
     empty = valid(tally_figure({}, "62", None, TIE_RULE))
     assert "no votes yet" in json.dumps(empty["layout"]["annotations"])
@@ -162,7 +207,14 @@ def test_majority_curve_is_exact_maj_at_k_over_the_run_chains():
     assert c["ks"] == list(range(1, 13))
     assert c["p"] == pytest.approx([maj_at_k(answers, "62", k) for k in c["ks"]])
     assert c["tokens_per_chain"] == pytest.approx(res.compute.generated_tokens / 12)
-    valid(maj_curve_figure(c["ks"], c["p"], 5, c["tokens_per_chain"]))
+    d = valid(maj_curve_figure(c["ks"], c["p"], 5, c["tokens_per_chain"]))
+    # The budget label sits inside the plot area (above it, it ran into the title).
+    label = d["layout"]["annotations"][0]
+    assert label["text"] == "budget: 5 chains" and label["y"] <= 1 and label["yanchor"] == "top"
+    label = valid(maj_curve_figure(c["ks"], c["p"], 12))["layout"]["annotations"][0]
+    assert label["xanchor"] == "right"  # at the right end: written to the left of the line
+    one = valid(maj_curve_figure(c["ks"], c["p"], 1))["layout"]["annotations"][0]
+    assert one["text"] == "budget: 1 chain" and one["xanchor"] == "left"
     assert majority_curve(run("beam", 2)) is None
     ks = curve_ks(1024)
     assert ks[:32] == list(range(1, 33)) and ks[-1] == 1024 and len(ks) <= 70
@@ -175,3 +227,24 @@ def test_trajectory_ends_with_the_run_answer():
         assert tr["correct"][-1] == (None if res.answer is None else res.answer == "62")
         assert tr["tokens"] == sorted(tr["tokens"])
         valid(run_trajectory_figure(tr["tokens"], tr["correct"], tr["tokens"][0]))
+
+
+def test_slider_stops_are_the_log_stamps_and_snap_rounds_down(result):
+    total = total_tokens(result)
+    st = stops(result)
+    assert st[0] == 0 and st[-1] == total and st == sorted(set(st))
+    assert set(st) == {0} | {e.compute.generated_tokens for e in result.tree.events}
+    # Between two stops the tree does not change: the stop below stands for every budget.
+    for a, b in zip(st, st[1:]):
+        assert snap(st, b - 1) == a and snap(st, a) == a
+        mid = state_at(result, b - 1).tree.snapshot()
+        assert mid == state_at(result, a).tree.snapshot()
+    assert snap(st, -5) == 0 and snap(st, 10**9) == total
+    thin = stops(result, max_stops=5)
+    assert len(thin) <= 5 and thin[0] == 0 and thin[-1] == total and set(thin) <= set(st)
+
+
+def test_self_consistency_has_one_stop_per_chain():
+    res = run("majority", 12)
+    assert len(stops(res)) == 13  # 0, then as each chain's tokens are spent
+    assert [len(state_at(res, b).tree.votes) for b in stops(res)] == list(range(13))

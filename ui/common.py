@@ -115,6 +115,12 @@ def md(value: Any) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
 
 
+def plural(n: float, word: str, many: Optional[str] = None) -> str:
+    """``word`` as it goes after the number ``n``: "1 node", "2 nodes" (``many`` for
+    irregular plurals)."""
+    return word if n == 1 else (many or word + "s")
+
+
 def format_params(n: int) -> str:
     return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n:,}"
 

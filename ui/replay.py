@@ -8,6 +8,7 @@ end of the log the strategy's recorded ``final`` event is used as is. No model i
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -19,6 +20,7 @@ from search.voting import VoteResult, vote
 
 MAX_CURVE_POINTS = 64
 MAX_TRAJECTORY_POINTS = 150
+MAX_STOPS = 2000  # budget slider positions at most
 
 
 @dataclass
@@ -85,6 +87,25 @@ def state_at(result: SearchResult, budget: Optional[int] = None) -> ReplayState:
     answer, path, vr = decide(tree, result)
     return ReplayState(tree=tree, budget=b, total=total, answer=answer, path=path, votes=vr,
                        gold=result.gold)
+
+
+def stops(result: SearchResult, max_stops: int = MAX_STOPS) -> list[int]:
+    """The budgets where the replayed tree changes: 0 and every distinct token stamp of the
+    log, ascending (the budget slider's positions; between two stops nothing changes. For
+    self-consistency a whole chain is logged when its tokens are spent, so each stop is the
+    next chain). More than ``max_stops`` are thinned evenly, keeping 0 and the end."""
+    out = sorted({0} | {e.compute.generated_tokens for e in result.tree.events})
+    if len(out) > max_stops:
+        step = (len(out) - 1) / (max_stops - 1)
+        out = sorted({out[round(i * step)] for i in range(max_stops)} | {out[-1]})
+    return out
+
+
+def snap(stops_: list[int], budget: int) -> int:
+    """The last stop at or below ``budget`` (the first stop when budget is below them all).
+    With unthinned stops the tree at ``budget`` is the tree at that stop."""
+    i = bisect.bisect_right(stops_, budget)
+    return stops_[max(0, i - 1)]
 
 
 def is_weighted(result: SearchResult) -> bool:

@@ -13,16 +13,25 @@ import plotly.graph_objects as go
 GOLD_COLOR = "#2ca02c"
 OTHER_COLOR = "#7f7f7f"
 WINNER_LINE = "#ff7f0e"
+NOTE_WIDTH = 48  # characters per note line: fits a figure in a narrow column (~400 px)
+
+
+def _n(k: float, word: str) -> str:
+    """``k`` and ``word``, plural unless k is 1: "1 chain", "3 chains", "2.5 votes"."""
+    return f"{k:g} {word}" + ("" if k == 1 else "s")
 
 
 def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Optional[str],
-                 tie_rule: str, tied: Sequence[str] = (), abstained: int = 0,
+                 tie_rule: Optional[str] = None, tied: Sequence[str] = (), abstained: int = 0,
                  weighted: bool = False, height: int = 300) -> go.Figure:
     """Bars per normalized answer (most votes first, then by answer): the gold answer's bar is
-    green, the winner's bar has an orange outline and a star; the tie rule is stated below.
+    green, the winner's bar has an orange outline and a star; short notes below the axis say
+    so (and name a tie and the chains that abstained).
 
     tally: votes per answer (sum of weights when ``weighted``); tied: answers sharing the top
     tally (the tie rule decided when more than one); abstained: chains without an answer.
+    tie_rule: written under the notes when given. It is a long sentence: a page in a narrow
+    column shows it better as text under the chart (the Search tree page does) and passes None.
     """
     items = sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))
     answers = [a for a, _ in items]
@@ -41,7 +50,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         type="bar", x=[html.escape(a) for a in answers], y=votes,
         marker=dict(color=colors, line=dict(color=outline, width=3)),
         text=labels, textposition="outside", cliponaxis=False,
-        hovertext=[f"answer {html.escape(a)}: {v:g} vote(s)"
+        hovertext=[f"answer {html.escape(a)}: {_n(v, 'vote')}"
                    + (" · gold" if a == gold else "") + (" · winner" if a == winner else "")
                    for a, v in items],
         hoverinfo="text", name="votes")
@@ -54,9 +63,11 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     if len(tied) > 1:
         notes.append(f"tie between {', '.join(tied)}")
     if abstained:
-        notes.append(f"{abstained} chain(s) without an answer abstained")
-    lines = [html.escape(l) for l in textwrap.wrap(" · ".join(notes), 70)]
-    lines += [html.escape(l) for l in textwrap.wrap("Tie rule: " + tie_rule, 70)]
+        notes.append(f"{_n(abstained, 'chain')} without an answer abstained")
+    if tie_rule:
+        notes.append("Tie rule: " + tie_rule)
+    # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
+    lines = [html.escape(l) for note in notes for l in textwrap.wrap(note, NOTE_WIDTH)]
     annotations = [dict(text="<br>".join(lines),
                         xref="paper", yref="paper", x=0, y=-0.22, yanchor="top",
                         xanchor="left", showarrow=False, align="left",
@@ -92,11 +103,13 @@ def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Opti
                   title=dict(text="P(correct) of majority vote vs chains (this problem)",
                              font=dict(size=14)),
                   xaxis=dict(title=dict(text=xt), gridcolor="#eee"),
-                  yaxis=dict(title=dict(text="P(correct)"), range=[-0.03, 1.03],
-                             gridcolor="#eee"),
+                  # Headroom above 1: the budget label sits inside the plot, over the curve.
+                  yaxis=dict(title=dict(text="P(correct)"), range=[-0.03, 1.2],
+                             tickvals=[0, 0.25, 0.5, 0.75, 1], gridcolor="#eee"),
                   showlegend=False)
     if mark_k:
-        _mark(layout, mark_k, f"budget: {mark_k} chain(s)")
+        _mark(layout, mark_k, f"budget: {_n(mark_k, 'chain')}", min(ks, default=0),
+              max(ks, default=0))
     return _figure([line], layout)
 
 
@@ -116,17 +129,23 @@ def run_trajectory_figure(tokens: Sequence[int], correct: Sequence[Optional[bool
                              range=[-0.2, 1.2]),
                   showlegend=False)
     if mark_tokens is not None:
-        _mark(layout, mark_tokens, f"budget: {mark_tokens} tokens")
+        _mark(layout, mark_tokens, f"budget: {_n(mark_tokens, 'token')}", min(tokens, default=0),
+              max(tokens, default=0))
     return _figure([line], layout)
 
 
-def _mark(layout: dict, x: float, label: str) -> None:
-    """A dashed vertical line at ``x`` with a label on top (the slider's budget)."""
+def _mark(layout: dict, x: float, label: str, lo: float, hi: float) -> None:
+    """A dashed vertical line at ``x`` (the slider's budget) with its label inside the plot
+    area, near the top, on the side of the line with more room (x axis from ``lo`` to ``hi``):
+    above the plot it would run into the title."""
     layout.setdefault("shapes", []).append(
         dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="paper",
              line=dict(color=WINNER_LINE, dash="dash")))
+    right_half = x > (lo + hi) / 2
     layout.setdefault("annotations", []).append(
-        dict(text=label, x=x, xref="x", y=1, yref="paper", yanchor="bottom", showarrow=False,
+        dict(text=label, x=x, xref="x", y=0.97, yref="paper", yanchor="top",
+             xanchor="right" if right_half else "left", xshift=-4 if right_half else 4,
+             showarrow=False, bgcolor="rgba(255,255,255,0.85)",
              font=dict(size=11, color=WINNER_LINE)))
 
 

@@ -44,7 +44,9 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: int,
     if name == "majority":
         if weighted and sc is None:
             sc = make_scorer("confidence")
-        cfg = majority.MajorityConfig(n=budget, weighted=weighted, batch_size=min(16, budget))
+        # About four batched calls per run: the trie visibly grows in a live view.
+        cfg = majority.MajorityConfig(n=budget, weighted=weighted,
+                                      batch_size=min(budget, max(4, -(-budget // 4))))
         return majority.run(problem, policy, cfg, scorer=sc, **common)
     if name == "beam":
         cfg = beam.BeamConfig(width=budget, expansions=expansions, final=final or "best")
