@@ -12,6 +12,7 @@ from pathlib import Path
 
 from search.models.base import Policy
 from search.pools import pool_curve, sample_pools
+from search.models.train import MAX_SLIP, STEP_NOISE
 from search.tasks import arithmetic as ar
 
 EVAL = dict(problems=200, n=16, temperature=0.8, top_p=1.0, seed=0)
@@ -64,6 +65,11 @@ often, which is what Thoughtscope exists to show.
   parentheses, operands up to two digits, intermediate values 0..{ar.MAX_VALUE}), a curriculum
   of mostly 1-2 operation problems for the first quarter, then the default mix
   {ar.DEFAULT_MIX}; every held-out problem excluded. Loss on solution tokens only.
+- Noisy teacher: each operation step of a training chain states a wrong result with
+  probability {STEP_NOISE} (off by 1..{MAX_SLIP}); the chain then continues correctly from that
+  value. This gives the model varied, independent slips, like a real LLM's, instead of one
+  systematic error per problem (without it, an earlier run's majority vote gained only 7
+  points over a single chain). The held-out gold answers are always exact.
 - {log['steps_done']} steps x batch {cfg['batch_size']} = {log['examples_seen']:,} examples;
   AdamW lr {cfg['lr']} (warmup {cfg['warmup']}, cosine to 10%), seed {cfg['seed']}.
 - Wall time: {log['wall_seconds'] / 60:.1f} min on this project's 2-core CPU
