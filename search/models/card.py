@@ -12,7 +12,7 @@ from pathlib import Path
 
 from search.models.base import Policy
 from search.pools import pool_curve, sample_pools
-from search.models.train import MAX_SLIP, STEP_NOISE
+from search.models.train import CURRICULUM_STEPS, MAX_SLIP, STEP_NOISE
 from search.tasks import arithmetic as ar
 
 EVAL = dict(problems=200, n=16, temperature=0.8, top_p=1.0, seed=0)
@@ -63,7 +63,7 @@ often, which is what Thoughtscope exists to show.
 ## Training (reproduce with `python -m search train`)
 - Data: problems drawn on the fly by `search.tasks.arithmetic` (1-4 operations, + - * and
   parentheses, operands up to two digits, intermediate values 0..{ar.MAX_VALUE}), a curriculum
-  of mostly 1-2 operation problems for the first quarter, then the default mix
+  of mostly 1-2 operation problems for the first {CURRICULUM_STEPS} steps, then the default mix
   {ar.DEFAULT_MIX}; every held-out problem excluded. Loss on solution tokens only.
 - Noisy teacher: each operation step of a training chain states a wrong result with
   probability {STEP_NOISE} (off by 1..{MAX_SLIP}); the chain then continues correctly from that

@@ -338,17 +338,23 @@ def _values_ok(e: Expr) -> bool:
     return 0 <= apply_op(e.op, a, b) <= MAX_VALUE
 
 
+def _random_operand(rng: random.Random, max_operand: int) -> int:
+    # Half one-digit, half two-digit: the seed example 8*7+6 and its kin are common.
+    return rng.randint(1, 9) if rng.random() < 0.5 else rng.randint(10, max_operand)
+
+
 def _random_expr(rng: random.Random, n_ops: int, max_operand: int) -> Expr:
     if n_ops == 0:
-        return Num(rng.randint(1, max_operand))
+        return Num(_random_operand(rng, max_operand))
     k = rng.randint(0, n_ops - 1)  # ops in the left subtree
     op = rng.choice(["+", "+", "-", "-", "*"])
     return BinOp(op, _random_expr(rng, k, max_operand), _random_expr(rng, n_ops - 1 - k, max_operand))
 
 
 def random_problem(rng: random.Random, level: int) -> Problem:
-    """Draw one problem with LEVEL_OPS[level] operations, operands 1..99 (smaller at higher
-    levels), every intermediate value in [0, MAX_VALUE]. Rejection sampling; deterministic in rng."""
+    """Draw one problem with LEVEL_OPS[level] operations, operands 1..99 (half of them one-digit;
+    two-digit ones up to 50 at levels 3-4), every intermediate value in [0, MAX_VALUE], one
+    factor of every product at most 12. Rejection sampling; deterministic in rng."""
     n_ops = LEVEL_OPS[level]
     max_operand = 99 if n_ops <= 2 else 50
     while True:
