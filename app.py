@@ -9,5 +9,6 @@ from ui import common
 common.page_config()
 page = common.navigation()
 with common.frame():
-    common.sidebar()
+    model_slot = common.sidebar()
     page.run()
+    common.model_card(model_slot)

@@ -196,8 +196,11 @@ def main() -> None:
     at2.run()
     assert not at2.exception, at2.exception
     ts = []
+    from ui.replay import snap, stops
+    positions = stops(res)
     for b in budgets[: max(5, args.repeats // 2)]:
-        at2.slider(key="at").set_value(b)
+        b = snap(positions, b)  # the slider moves between the points where the tree changes
+        at2.select_slider(key="at").set_value(b)
         t = time.perf_counter()
         at2.run()
         ts.append((time.perf_counter() - t) * 1000)

@@ -81,7 +81,6 @@ if first_visit and "at" in st.query_params:
     except ValueError:
         pass
 
-policy, model_error = common.policy_or_none()
 run = ss.get(RUN)
 running = run is not None and not run.done
 
@@ -132,6 +131,9 @@ if strategy == "mcts":
 common.write_url(PARAMS, active=["problem", "strategy", knob, "scorer"]
                  + (["c"] if strategy == "mcts" else []))
 
+# The model loads only now (cached after the first time): the controls above are already on
+# screen while a cold server imports torch and reads the weights.
+policy, model_error = common.policy_or_none()
 if model_error:
     st.error(model_error)
 

@@ -78,7 +78,7 @@ def ensure_router() -> None:
     navigation()
     page_config()
     with frame():
-        sidebar()
+        model_card(sidebar())
 
 
 # --------------------------------------------------------------------------------- model
@@ -240,17 +240,15 @@ def sampling_settings() -> dict:
     return {k: ss.get(k, v) for k, v in SAMPLING_DEFAULTS.items()}
 
 
-def sidebar() -> None:
-    """Model card and shared sampling settings (drawn by app.py on every page)."""
+def sidebar():
+    """Shared sampling settings, and a slot for the model card (drawn by app.py on every page).
+    Returns the slot: app.py fills it with ``model_card`` after the page ran, so a cold start
+    shows the page before the model has loaded."""
     url_params("sidebar", SAMPLING_PARAMS)
     with st.sidebar:
-        policy, err = policy_or_none()
         st.markdown("#### Model")
-        if policy is None:
-            st.error(err)
-        else:
-            st.markdown(f"**{policy.name}**  \n{format_params(policy.n_parameters)} parameters · "
-                        f"device **{policy.device}**")
+        slot = st.empty()
+        slot.caption("loading the model…")
         st.markdown("#### Sampling (all pages)")
         st.slider("Temperature", 0.0, 1.5, step=0.05, key=TEMPERATURE,
                   help="0 is greedy decoding; higher spreads the samples.")
@@ -260,3 +258,15 @@ def sidebar() -> None:
         st.number_input("Seed", 0, MAX_SEED, step=1, key=SEED,
                         help="Same seed and settings give the same run.")
     write_url(SAMPLING_PARAMS)
+    return slot
+
+
+def model_card(slot) -> None:
+    """Fill the sidebar's model slot: name, parameters, device (or the load error)."""
+    policy, err = policy_or_none()
+    with slot.container():
+        if policy is None:
+            st.error(err)
+        else:
+            st.markdown(f"**{policy.name}**  \n{format_params(policy.n_parameters)} parameters · "
+                        f"device **{policy.device}**")
