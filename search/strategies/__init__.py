@@ -51,5 +51,5 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: int,
     if name == "beam":
         cfg = beam.BeamConfig(width=budget, expansions=expansions, final=final or "best")
         return beam.run(problem, policy, cfg, scorer=sc, **common)
-    cfg = mcts.MCTSConfig(simulations=budget, k=k, c=c, final=final or "vote")
+    cfg = mcts.MCTSConfig(simulations=budget, k=k, c=c, final=final or "visits")
     return mcts.run(problem, policy, cfg, scorer=sc, **common)
