@@ -48,7 +48,7 @@ def _rule(result: SearchResult) -> str:
     if result.strategy == "beam":
         return result.config.get("final", "best")
     if result.strategy == "mcts":
-        return result.config.get("final", "vote")
+        return result.config.get("final", "visits")
     return "vote"
 
 
