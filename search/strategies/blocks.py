@@ -68,6 +68,19 @@ def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: fl
     return nid, True
 
 
+def _sample(tree: SearchTree, policy: Policy, parents: list[int], n: int, sampling: Sampling,
+            call_index: int, stop: str) -> list[list[Continuation]]:
+    """One batched policy call over the parents' prefixes; charges prompt tokens, forward
+    passes and the call (generated tokens are charged as each sample is added)."""
+    batch = policy.sample([prefix_of(tree, p) for p in parents], n=n,
+                          temperature=sampling.temperature, top_p=sampling.top_p,
+                          seed=sampling.seed * 100_003 + call_index, stop=stop,
+                          max_new_tokens=STEP_TOKENS if stop == "step" else CHAIN_TOKENS)
+    tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
+                model_calls=1)
+    return batch.outputs
+
+
 def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, sampling: Sampling,
            gold: Optional[str], call_index: int) -> list[list[int]]:
     """Sample ``k`` next steps for every parent in ONE batched policy call and add them.
@@ -75,14 +88,8 @@ def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, samplin
     Returns, per parent, the distinct child ids produced (identical samples merge into one node
     whose ``count`` grows). Seeds: ``sampling.seed`` offset by ``call_index`` so calls differ.
     """
-    batch = policy.sample([prefix_of(tree, p) for p in parents], n=k,
-                          temperature=sampling.temperature, top_p=sampling.top_p,
-                          seed=sampling.seed * 100_003 + call_index, stop="step",
-                          max_new_tokens=STEP_TOKENS)
-    tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
-                model_calls=1)
     out = []
-    for p, conts in zip(parents, batch.outputs):
+    for p, conts in zip(parents, _sample(tree, policy, parents, k, sampling, call_index, "step")):
         ids: list[int] = []
         for c in conts:
             tree.charge(generated_tokens=c.tokens)
@@ -116,13 +123,7 @@ def sample_chains(tree: SearchTree, policy: Policy, parents: list[int], n: int,
     """Sample ``n`` whole continuations (to the end of the chain) of each parent in one batched
     call; charges prompt tokens, forward passes and the call (generated tokens are charged as
     each chain is added)."""
-    batch = policy.sample([prefix_of(tree, p) for p in parents], n=n,
-                          temperature=sampling.temperature, top_p=sampling.top_p,
-                          seed=sampling.seed * 100_003 + call_index, stop="chain",
-                          max_new_tokens=CHAIN_TOKENS)
-    tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
-                model_calls=1)
-    return batch.outputs
+    return _sample(tree, policy, parents, n, sampling, call_index, "chain")
 
 
 def evaluate(tree: SearchTree, scorer: Scorer, node_id: int) -> float:
