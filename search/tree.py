@@ -191,6 +191,12 @@ class SearchTree:
     def steps_to(self, nid: int) -> list[str]:
         return [self.nodes[i].text for i in self.path_to(nid)]
 
+    @property
+    def n_steps(self) -> int:
+        """Thought-step nodes in the tree (the root, the problem itself, is not counted): the
+        node count the CLI, the pages and exports all report."""
+        return len(self.nodes) - 1
+
     def leaves(self) -> list[Node]:
         return [n for n in self.nodes.values() if n.terminal]
 

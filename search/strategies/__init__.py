@@ -22,6 +22,13 @@ STRATEGIES = {
 }
 BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations"}
 MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512}
+# The one place every strategy's defaults live: the Search tree page, the CLI (``--help``) and
+# the README all read these. ``budget`` is the size knob of BUDGET_KNOB.
+DEFAULTS = {
+    "majority": {"budget": 16},
+    "beam": {"budget": 4, "expansions": 3},
+    "mcts": {"budget": 16, "k": 3, "c": 1.0},
+}
 
 
 def run_strategy(name: str, problem: str, policy: Policy, budget: int,
