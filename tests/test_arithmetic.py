@@ -76,3 +76,70 @@ def test_answer_extraction():
     assert ar.extract_answer("Answer:62") == "62"
     assert ar.extract_answer("56+6=62") is None
     assert ar.extract_answer("Answer: sixty") is None
+
+
+# ----------------------------------------------------------------- canonical form and splits
+def test_canonical_form_merges_commutative_and_associative_twins():
+    f = ar.canonical_form
+    assert f("19*2") == f("2*19") == f("(2*19)")
+    assert f("1+2+3") == f("3+(2+1)") == f("2+3+1")
+    assert f("8-(3-1)") == f("8+1-3") == f("1-3+8")
+    assert f("2*(3*4)") == f("4*3*2")
+    assert f("(1+2)*(3+4)") == f("(4+3)*(2+1)")
+    # Different problems stay different: signs, distributivity, operators.
+    assert f("8-3") != f("3-8")
+    assert f("8-(3-1)") != f("8-3-1")
+    assert f("2*(3+4)") != f("2*3+2*4")
+    assert f("2+3") != f("2*3")
+    assert f(ar.parse("8*7+6")) == f("6+7*8")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([1, 2, 3, 4]))
+def test_canonical_form_is_value_preserving_key(seed, level):
+    # Same canonical form implies same value (a necessary property of any sound key), and a
+    # problem's mirror image (every operand pair of + and * swapped) has its form.
+    p = ar.random_problem(random.Random(seed), level)
+
+    def mirror(e):
+        if isinstance(e, ar.Num):
+            return e
+        l, r = mirror(e.left), mirror(e.right)
+        return ar.BinOp(e.op, r, l) if e.op in "+*" else ar.BinOp(e.op, l, r)
+
+    m = mirror(ar.parse(p.text))
+    assert ar.canonical_form(m) == ar.canonical_form(p.text)
+    assert ar.evaluate(m) == int(p.answer)
+
+
+def test_validation_split_is_fixed_and_disjoint_from_heldout_in_canonical_form():
+    v, h = ar.validation(), ar.heldout()
+    assert len(v) == ar.VALIDATION_SIZE and [p.text for p in ar.validation(3)] == [p.text for p in v[:3]]
+    fv = [ar.canonical_form(p.text) for p in v]
+    assert len(set(fv)) == len(fv)
+    assert not set(fv) & {ar.canonical_form(p.text) for p in h}
+    assert {p.level for p in v} == set(ar.DEFAULT_MIX)
+    assert ar.split_problems("validation", 4) == v[:4]
+    assert ar.split_problems("heldout", 4) == h[:4]
+    for bad in (lambda: ar.validation(0), lambda: ar.validation(ar.VALIDATION_SIZE + 1),
+                lambda: ar.split_problems("train", 3)):
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_training_stream_never_meets_heldout_or_validation_in_canonical_form():
+    from search.models.train import EARLY_MIX, draw_training_problem
+    excluded = ar.excluded_from_training()
+    held = {ar.canonical_form(p.text) for p in ar.heldout()}
+    val = {ar.canonical_form(p.text) for p in ar.validation()}
+    assert excluded == held | val
+    rng = random.Random(1234)
+    sample = [draw_training_problem(rng, EARLY_MIX if i < 4000 else ar.DEFAULT_MIX, excluded)
+              for i in range(20_000)]
+    forms = {ar.canonical_form(p.text) for p in sample}
+    assert not forms & held and not forms & val
+    # The filter is doing work: the same draws without it meet both splits.
+    rng = random.Random(1234)
+    raw = {ar.canonical_form(ar.random_problem(rng, ar.sample_level(rng, ar.DEFAULT_MIX)).text)
+           for _ in range(20_000)}
+    assert raw & held and raw & val

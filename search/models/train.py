@@ -5,7 +5,9 @@ run is in the model card; 2-core CPU). Everything is seeded: the data stream, th
 initialisation and the batch order.
 
 Data: problems from ``search.tasks.arithmetic.generate`` with a curriculum (mostly 1-2 operation
-problems first, then the default difficulty mix), excluding every problem of the held-out split.
+problems first, then the default difficulty mix), excluding every problem of the held-out and
+validation splits in canonical form (``19*2`` is excluded with ``2*19``; see
+``search.tasks.arithmetic.canonical_form``).
 Loss: next-token cross-entropy on the solution tokens only (the problem text is given, not
 predicted), so the capacity goes to the thought steps.
 """
@@ -69,6 +71,15 @@ def noisy_solution(problem: ar.Problem, rng: random.Random, noise: float = STEP_
     return steps + [f"{ar.ANSWER_PREFIX}{e.value}"]
 
 
+def draw_training_problem(rng: random.Random, mix: dict, excluded: frozenset) -> ar.Problem:
+    """One training problem from ``mix``, redrawn while its canonical form is in ``excluded``
+    (pass ``ar.excluded_from_training()``: held-out and validation problems never train)."""
+    while True:
+        p = ar.random_problem(rng, ar.sample_level(rng, mix))
+        if ar.canonical_form(p.text) not in excluded:
+            return p
+
+
 def _batch(tok, problems: list[ar.Problem], rng: random.Random | None = None,
            noise: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded input ids [B, T] and labels [B, T] (-100 on prompt and padding)."""
@@ -104,7 +115,7 @@ def train(out_dir: Path = DEFAULT_OUT, steps: int | None = None, log_every: int 
     tok = build_tokenizer()
     model = GPT2LMHeadModel(make_config(len(tok), tok.pad_token_id, tok.eos_token_id))
     model.train()
-    held = {p.text for p in ar.heldout()}
+    excluded = ar.excluded_from_training()
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=cfg["weight_decay"],
                             betas=(0.9, 0.98))
 
@@ -114,18 +125,11 @@ def train(out_dir: Path = DEFAULT_OUT, steps: int | None = None, log_every: int 
         f = (step - cfg["warmup"]) / max(1, cfg["steps"] - cfg["warmup"])
         return cfg["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * f)))
 
-    def draw(mix) -> ar.Problem:
-        while True:
-            p = ar.random_problem(rng, ar.sample_level(rng, mix))
-            if p.text not in held:
-                return p
-
-
     t0, log, seen, stopped_early = time.time(), [], 0, False
     loss_ema = None
     for step in range(cfg["steps"]):
         mix = EARLY_MIX if step < CURRICULUM_STEPS else ar.DEFAULT_MIX
-        batch = [draw(mix) for _ in range(cfg["batch_size"])]
+        batch = [draw_training_problem(rng, mix, excluded) for _ in range(cfg["batch_size"])]
         ids, labels = _batch(tok, batch, rng, STEP_NOISE)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)

@@ -34,6 +34,8 @@ LEVEL_OPS = {1: 1, 2: 2, 3: 3, 4: 4}
 DEFAULT_MIX = {1: 0.2, 2: 0.3, 3: 0.3, 4: 0.2}
 HELDOUT_SEED = 90_210_417  # never used to generate training data (training seeds are < 10**6)
 HELDOUT_SIZE = 500
+VALIDATION_SEED = 31_415_926  # the validation split's own seed (not a training seed either)
+VALIDATION_SIZE = 500
 MAX_VALUE = 199  # every intermediate value of a generated problem lies in [0, MAX_VALUE]
 
 
@@ -376,14 +378,66 @@ def generate(n: int, seed: int, mix: Optional[dict[int, float]] = None) -> list[
     return [random_problem(rng, sample_level(rng, mix)) for _ in range(n)]
 
 
-_HELDOUT: Optional[list[Problem]] = None
+# ------------------------------------------------------------------ canonical form and splits
+def canonical_form(problem: Union[str, Expr]) -> str:
+    """A key equal for problems that differ only by commutativity and associativity.
+
+    ``+``/``-`` chains are flattened into a sorted multiset of signed terms (a ``-`` flips the
+    sign of every term of its right operand, so ``8-(3-1)`` has terms ``+8 -3 +1``), ``*``
+    chains into a sorted multiset of factors, recursively, so ``19*2``, ``2*19``, ``(2*19)``
+    share a key, as do ``1+2+3`` / ``3+(2+1)`` and ``8-(3-1)`` / ``8+1-3``. Distributivity is
+    not applied (``2*(3+4)`` and ``2*3+2*4`` differ: their chains of thought differ).
+    Accepts problem text (parsed with :func:`parse`, so ParseError on bad text) or a tree.
+    Returns a string such as ``'S(+P(7,8),+6)'`` for ``8*7+6``.
+    """
+    e = parse(problem) if isinstance(problem, str) else problem
+
+    def terms(x: Expr, sign: int, out: list[str]) -> None:
+        if isinstance(x, BinOp) and x.op in "+-":
+            terms(x.left, sign, out)
+            terms(x.right, sign if x.op == "+" else -sign, out)
+        else:
+            out.append(("+" if sign > 0 else "-") + key(x))
+
+    def factors(x: Expr, out: list[str]) -> None:
+        if isinstance(x, BinOp) and x.op == "*":
+            factors(x.left, out)
+            factors(x.right, out)
+        else:
+            out.append(key(x))
+
+    def key(x: Expr) -> str:
+        if isinstance(x, Num):
+            return str(x.value)
+        out: list[str] = []
+        if x.op == "*":
+            factors(x, out)
+            return "P(" + ",".join(sorted(out)) + ")"
+        terms(x, 1, out)
+        return "S(" + ",".join(sorted(out)) + ")"
+
+    return key(e)
 
 
-def heldout(n: int = HELDOUT_SIZE) -> list[Problem]:
-    """The fixed held-out split: HELDOUT_SIZE distinct problems from HELDOUT_SEED with the
-    default mix. Training data excludes every one of them."""
-    global _HELDOUT
-    if _HELDOUT is None:
+_SPLITS: dict[str, list[Problem]] = {}
+
+
+def _draw_split(seed: int, size: int, exclude: frozenset) -> list[Problem]:
+    # Problems from the default mix, distinct in canonical form and outside ``exclude``.
+    rng = random.Random(seed)
+    seen, out = set(exclude), []
+    while len(out) < size:
+        p = random_problem(rng, sample_level(rng, DEFAULT_MIX))
+        f = canonical_form(p.text)
+        if f not in seen:
+            seen.add(f)
+            out.append(p)
+    return out
+
+
+def _heldout_all() -> list[Problem]:
+    if "heldout" not in _SPLITS:
+        # Kept as first drawn (distinct as strings) so figures measured on it stay comparable.
         rng = random.Random(HELDOUT_SEED)
         seen, out = set(), []
         while len(out) < HELDOUT_SIZE:
@@ -391,10 +445,47 @@ def heldout(n: int = HELDOUT_SIZE) -> list[Problem]:
             if p.text not in seen:
                 seen.add(p.text)
                 out.append(p)
-        _HELDOUT = out
+        _SPLITS["heldout"] = out
+    return _SPLITS["heldout"]
+
+
+def heldout(n: int = HELDOUT_SIZE) -> list[Problem]:
+    """The fixed held-out (test) split: HELDOUT_SIZE distinct problems from HELDOUT_SEED with
+    the default mix. Only reported on: no default or design choice is decided here (use
+    :func:`validation`). Training excludes every one of them in canonical form
+    (:func:`canonical_form`). ValueError unless 0 < n <= HELDOUT_SIZE."""
     if not 0 < n <= HELDOUT_SIZE:
         raise ValueError(f"the held-out split has {HELDOUT_SIZE} problems; asked for {n}")
-    return _HELDOUT[:n]
+    return _heldout_all()[:n]
+
+
+def validation(n: int = VALIDATION_SIZE) -> list[Problem]:
+    """The validation split, where every default and design choice is decided: VALIDATION_SIZE
+    problems from VALIDATION_SEED with the default mix, distinct in canonical form and disjoint
+    in canonical form from the held-out split. Training excludes them too.
+    ValueError unless 0 < n <= VALIDATION_SIZE."""
+    if not 0 < n <= VALIDATION_SIZE:
+        raise ValueError(f"the validation split has {VALIDATION_SIZE} problems; asked for {n}")
+    if "validation" not in _SPLITS:
+        held = frozenset(canonical_form(p.text) for p in _heldout_all())
+        _SPLITS["validation"] = _draw_split(VALIDATION_SEED, VALIDATION_SIZE, held)
+    return _SPLITS["validation"][:n]
+
+
+SPLITS = {"heldout": heldout, "validation": validation}
+
+
+def split_problems(name: str, n: int) -> list[Problem]:
+    """The first n problems of split ``name`` (``heldout`` or ``validation``); ValueError for
+    any other name or an n out of range."""
+    if name not in SPLITS:
+        raise ValueError(f"unknown split {name!r}; choose one of {', '.join(SPLITS)}")
+    return SPLITS[name](n)
+
+
+def excluded_from_training() -> frozenset:
+    """Canonical forms of every held-out and validation problem: training never draws one."""
+    return frozenset(canonical_form(p.text) for p in heldout() + validation())
 
 
 def prompt_for(problem_text: str) -> str:
