@@ -22,6 +22,7 @@ from search.voting import TIE_RULE
 from ui import common
 from ui.common import UrlParam, float_in, int_in, md, one_of, plural, show_float, text
 from ui.live import RunSpec, start_run
+from ui.live_panel import SMALL_CONFIG, TREE_CONFIG, live_panel
 from ui.replay import (is_weighted, majority_curve, snap, state_at, stops, total_tokens,
                        trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure
@@ -31,7 +32,6 @@ RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq",
 SOURCE, NODE, PLAYING, UPLOAD_ID = "tree_source", "tree_node", "tree_playing", "tree_upload_id"
 UPLOAD_ERR, PENDING_AT, SEL_SEEN = "tree_upload_error", "tree_pending_at", "tree_sel_seen"
 AT, PLAY_T = "at", "tree_play_t"
-LIVE_SECONDS = 0.5   # live redraw period while a run is in flight
 PLAY_SECONDS = 0.25  # replay animation frame period
 PLAY_FRAMES = 40     # frames from 0 to the end of the log
 
@@ -179,39 +179,8 @@ if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id 
 
 
 # ------------------------------------------------------------------------------ live view
-TREE_CONFIG = {"scrollZoom": True, "displaylogo": False}
-SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no toolbar
-
-
-def progress_line(tokens: int, nodes: int, seconds: float, label: str) -> str:
-    return (f"{label}: **{tokens}** generated {plural(tokens, 'token')} · **{nodes}** "
-            f"{plural(nodes, 'node')} · **{seconds:.1f} s** elapsed")
-
-
-@st.fragment(run_every=LIVE_SECONDS)
-def live_view() -> None:
-    r = ss.get(RUN)
-    if r is None:
-        return
-    if r.done:
-        st.rerun()  # the whole page switches to the replay view
-    events = r.events()
-    tree = SearchTree.replay(r.problem, events)
-    tokens = events[-1].compute.generated_tokens if events else 0
-    st.info(progress_line(tokens, len(tree.nodes), r.elapsed(),
-                          f"Running {STRATEGIES[r.spec.strategy]}")
-            + (" · stopping…" if r.stop.is_set() else ""))
-    left, right = st.columns([3, 2])
-    left.plotly_chart(tree_figure(tree, mcts=r.spec.strategy == "mcts",
-                                  color_by=STRATEGY_COLOR[r.spec.strategy]),
-                      key="tree_live_chart", config=TREE_CONFIG)
-    weighted = r.spec.strategy == "beam"
-    right.plotly_chart(tally_figure(tree.tally(), None, None, weighted=weighted),
-                       key="tree_live_tally", config=SMALL_CONFIG)
-
-
 if running:
-    live_view()
+    live_panel(RUN)
 
 
 # ---------------------------------------------------------------------------- replay view
