@@ -82,7 +82,7 @@ st.markdown(
     "expected accuracy of *k* of them at every budget *k* (no resampling). "
     "**Self-consistency** votes (maj@k); **pass@k** counts a problem solved if any of the *k* "
     "chains is right; **best-of-k** keeps the chain a scorer likes best: the model's own "
-    "confidence, or the exact step checker (a perfect verifier, the upper bound).")
+    "confidence, or the exact step checker (a perfect *process* verifier).")
 
 show_url_warnings(SCOPE, PARAMS)
 url_params(SCOPE, PARAMS)
@@ -228,9 +228,10 @@ with st.expander("How to read this"):
         "- **maj@k** breaks ties uniformly at random (a t-way tie containing the right answer "
         "counts 1/t); chains without an answer abstain.\n"
         "- **pass@k** is not a strategy you can deploy: it needs to know which chain is right. "
-        "The **perfect verifier** curve is the same idea with a checker that accepts only "
-        "fully correct chains: an upper bound for any verifier. It can sit below pass@k: a "
-        "chain that reaches the right answer through a wrong step is rejected.\n"
+        "It is the ceiling for any *outcome* verifier. The **perfect process verifier** curve "
+        "keeps a chain the exact step checker accepts (every step right); it can sit below "
+        "pass@k, because a chain that reaches the right answer through a wrong step is "
+        "rejected.\n"
         "- **Compute** is counted in generated tokens: k samples cost k × the mean chain "
         f"length ({tpc:.1f} tokens here). Sampling this pool spent "
         f"{stats['generated_tokens']:,} generated tokens in {stats['model_calls']} batched "

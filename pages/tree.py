@@ -54,11 +54,12 @@ KNOB_HELP = {
             "value up). More simulations grow a bigger tree and cost more tokens.",
 }
 SCORERS = {"confidence": "model confidence",
-           "checker": "exact checker: perfect verifier (upper bound)"}
+           "checker": "exact checker: perfect process verifier"}
 SCORER_HELP = (
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
     "the model's own probability of its steps, no extra model. **Exact checker**: compares "
-    "with the true result, a perfect verifier: an upper bound no learned verifier reaches. "
+    "every step with the true arithmetic, a perfect *process* verifier. It is not a ceiling "
+    "for every verifier: it rejects a chain that reaches the right answer through a wrong step. "
     "Beam search and MCTS are guided by it; self-consistency only records it on each "
     "finished chain (see the node inspector).")
 C_HELP = ("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)), the rule MCTS "

@@ -154,7 +154,8 @@ def main(argv=None) -> int:
     common.add_argument("--top-p", type=float, default=1.0)
     common.add_argument("--seed", type=int, default=0)
     common.add_argument("--scorer", choices=["confidence", "checker"], default=None,
-                        help="beam/MCTS scorer; 'checker' is the perfect verifier (upper bound)")
+                        help="beam/MCTS scorer; 'checker' is the exact step checker, a perfect "
+                             "process verifier")
     common.add_argument("--json", action="store_true")
     s = sub.add_parser("solve", parents=[common], help="solve one problem")
     s.add_argument("problem")

@@ -3,7 +3,7 @@
 Everything here is computation on data the pages already sampled (pools from
 ``search.pools.sample_pools``, results of ``search.strategies.run_strategy``); nothing samples.
 
-    POOL_CURVES / pool_series   maj@k, pass@k, best-of-k (confidence / perfect verifier) curves
+    POOL_CURVES / pool_series   maj@k, pass@k, best-of-k (confidence / perfect process verifier)
     measured_series             beam/MCTS: accuracy and mean tokens at each measured budget
     answer_diversity            distinct answers and answer entropy per problem
     curve_rows                  long-format rows for CSV export
@@ -24,7 +24,7 @@ POOL_CURVES = {
     "maj": ("maj", "confidence", "self-consistency (maj@k)", None),
     "pass": ("pass", "confidence", "pass@k (any of k right)", "dot"),
     "best_conf": ("best", "confidence", "best-of-k, model-confidence scorer", None),
-    "best_check": ("best", "checker", "best-of-k, perfect verifier (upper bound)", "dash"),
+    "best_check": ("best", "checker", "best-of-k, perfect process verifier", "dash"),
 }
 
 

@@ -14,6 +14,8 @@ import random
 from dataclasses import dataclass
 from typing import Optional
 
+from search.tasks.answers import vote_key
+
 TIE_RULE = "ties are broken uniformly at random (seeded); in expectation a t-way tie counts 1/t"
 
 
@@ -44,6 +46,7 @@ def vote(answers: list[Optional[str]], weights: Optional[list[float]] = None,
         raise ValueError("vote weights must be non-negative")
     tally: dict[str, float] = {}
     abstained = 0
+    answers = [vote_key(a) for a in answers]  # '62', '62.0', '+062' are one answer
     for a, w in zip(answers, weights):
         if a is None:
             abstained += 1

@@ -143,3 +143,127 @@ def test_training_stream_never_meets_heldout_or_validation_in_canonical_form():
     raw = {ar.canonical_form(ar.random_problem(rng, ar.sample_level(rng, ar.DEFAULT_MIX)).text)
            for _ in range(20_000)}
     assert raw & held and raw & val
+
+
+# ---------------------------------------------------- step checker: negatives, parentheses
+def _exprs(max_leaves: int = 6):
+    """Hypothesis strategy: any expression tree the parser accepts (operands 0..99, + - *),
+    so intermediate values may be negative and parentheses nest anywhere."""
+    leaf = st.integers(0, 99).map(ar.Num)
+    return st.recursive(
+        leaf, lambda kids: st.builds(ar.BinOp, st.sampled_from("+-*"), kids, kids),
+        max_leaves=max_leaves)
+
+
+def _score_chain(problem: str, steps: list[str], finished: bool = True) -> float:
+    """ExactChecker score of the chain's last node in a tree built from the steps."""
+    from search.scoring import ExactChecker
+    from search.tree import SearchTree
+    t = SearchTree(problem)
+    nid = 0
+    for i, s in enumerate(steps):
+        last = i == len(steps) - 1
+        term = ar.is_terminal(s) or (last and finished)
+        nid = t.add(nid, s, 1, 0.0, term, ar.extract_answer(s) if term else None, None)
+    return ExactChecker().score(t, nid)
+
+
+def test_checker_accepts_negative_intermediate_values():
+    assert ar.gold_steps(ar.parse("2-5+10")) == ["2-5=-3", "-3+10=7", "Answer: 7"]
+    assert ar.StepChecker("2-5+10").step_validity(["2-5=-3", "-3+10=7", "Answer: 7"]) == [True] * 3
+    assert _score_chain("2-5+10", ["2-5=-3", "-3+10=7", "Answer: 7"]) == 1.0
+    c = ar.StepChecker("2*(3-5)-(1-4)")
+    assert c.step_validity(["3-5=-2", "2*-2=-4", "1-4=-3", "-4--3=-1", "Answer: -1"]) == [True] * 5
+    assert c.step_validity(["3-5=-2", "2*-2=4"]) == [True, False]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_exprs())
+def test_gold_chain_of_any_parsed_problem_scores_one(e):
+    if isinstance(e, ar.Num):
+        return
+    text = ar.render(e)
+    try:
+        parsed = ar.parse(text)
+    except ar.ParseError:  # beyond the parser's caps (digits): not a problem it accepts
+        return
+    steps = ar.gold_steps(parsed)
+    assert ar.StepChecker(text).step_validity(steps) == [True] * len(steps)
+    assert ar.StepChecker(text).chain_valid(steps)
+    assert _score_chain(text, steps) == 1.0
+    # Every prefix of the gold chain is a valid partial path too.
+    for i in range(1, len(steps)):
+        assert _score_chain(text, steps[:i], finished=False) == 1.0
+
+
+def test_finished_chain_without_answer_line_scores_zero():
+    steps = ["8*7=56", "56+6=62"]
+    assert _score_chain("8*7+6", steps, finished=False) == 1.0  # partial path: fine so far
+    assert _score_chain("8*7+6", steps, finished=True) == 0.0   # ended without an answer
+    assert not ar.StepChecker("8*7+6").chain_valid(steps)
+    assert _score_chain("8*7+6", ["8*7=56", "56+6=62", "Answer: sixty-two"]) == 0.0
+
+
+def test_bare_final_number_is_the_answer_for_checker_and_extraction():
+    steps = ["8*7=56", "56+6=62", "62"]
+    assert ar.extract_answer("62") == "62" and ar.is_terminal(" 62 ")
+    assert ar.StepChecker("8*7+6").step_validity(steps) == [True] * 3
+    assert ar.StepChecker("8*7+6").chain_valid(steps)
+    assert _score_chain("8*7+6", steps) == 1.0
+    assert ar.StepChecker("8*7+6").step_validity(["8*7=56", "56+6=62", "61"]) == [True, True, False]
+    # The first answer line ends the chain: nothing after it is valid.
+    assert ar.StepChecker("8*7+6").step_validity(["8*7=56", "56+6=62", "62", "Answer: 62"])[3] is False
+    assert not ar.is_terminal("8*7=56") and ar.extract_answer("8*7=56") is None
+
+
+# ------------------------------------------------------------------ canonical answers
+def test_answers_in_other_forms_are_one_answer():
+    for text in ["Answer: 62", "Answer: 62.0", "Answer:062", "Answer: +62", "Answer:  62.00 ",
+                 "62", " 62 ", "62.", "Answer: \uff16\uff12"]:
+        assert ar.extract_answer(text) == "62", text
+    for text in ["Answer: \u22123", "Answer: -3.0", "-003", "\u2212 3"]:
+        assert ar.extract_answer(text) == "-3", text
+    assert ar.extract_answer("Answer: -0") == "0"
+    assert ar.extract_answer("Answer: 62.5") == "62.5"
+    for text in ["Answer: sixty", "Answer:", "Answer: 6 2", "Answer: 1,000", "Answer: 6e1",
+                 "sixty", "", "   ", "Answer: --3"]:
+        assert ar.extract_answer(text) is None, text
+    c = ar.StepChecker("8*7+6")
+    for text in ["Answer: 62.0", "Answer: +062", "62"]:
+        assert c.step_validity(["8*7=56", "56+6=62", text]) == [True] * 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-10**6, 10**6), st.integers(0, 3), st.integers(0, 3),
+       st.sampled_from(["", "+", "-", "\u2212"]), st.sampled_from(["", " ", "\t"]),
+       st.booleans())
+def test_canonical_answer_is_the_integer_whatever_the_spelling(v, zeros, frac0, sign, pad,
+                                                               prefix):
+    from search.tasks.answers import canonical_answer
+    if v < 0 and sign in ("", "+"):
+        sign = "-"
+    if v >= 0 and sign in ("-", "\u2212"):
+        v = -v
+    digits = "0" * zeros + str(abs(v)) + ("." + "0" * frac0 if frac0 else "")
+    text = pad + (sign if v or sign else "") + digits + pad
+    assert canonical_answer(text) == str(v)
+    assert ar.extract_answer(("Answer: " if prefix else "") + text) == str(v)
+    assert canonical_answer(canonical_answer(text)) == canonical_answer(text)  # idempotent
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12))
+def test_canonical_answer_never_crashes_and_is_idempotent(text):
+    from search.tasks.answers import canonical_answer, vote_key
+    c = canonical_answer(text)
+    assert c is None or canonical_answer(c) == c
+    k = vote_key(text)
+    assert k is None or vote_key(k) == k
+
+
+def test_vote_counts_other_spellings_as_one_answer():
+    from search.voting import vote
+    r = vote(["62", "62.0", "+062", "\u221261", "-61", "61"])
+    assert r.winner == "62" and r.tally == {"62": 3.0, "-61": 2.0, "61": 1.0}
+    assert r.abstained == 0
+    assert vote([" 62 ", None, ""]).tally == {"62": 1.0}

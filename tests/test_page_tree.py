@@ -126,7 +126,7 @@ def test_page_renders_with_defaults():
     assert knob.label == "Chains N" and knob.value == 16 and "vote" in knob.help
     scorer = at.selectbox(key="scorer")
     assert scorer.value == "confidence"
-    assert any("perfect verifier (upper bound)" in o for o in scorer.options)
+    assert any("perfect process verifier" in o for o in scorer.options)
     assert not at.button(key="tree_run_button").disabled
     assert "Draw from held-out set" in [b.label for b in at.button]
     assert not at.error

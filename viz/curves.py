@@ -13,7 +13,7 @@ A *series* is a plain dict:
     mean, ci_low, ci_high   accuracy in [0, 1] (ci_* may be NaN: no band is drawn there)
     kind       "curve" (a line with a shaded band, estimated at every budget) or "points"
                (measured runs: markers with 95% error bars, joined by a dotted line)
-    dash       optional line dash ("dash", "dot", ...), e.g. for an upper bound
+    dash       optional line dash ("dash", "dot", ...), e.g. for pass@k or a reference curve
     mark_dr    optional bool: mark this curve's point of diminishing returns (see below)
     budgets, knob   optional, for "points": each point's budget knob value and its name
                (e.g. [1, 2, 4] and "beam width"), shown on hover

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from search.tasks.answers import canonical_answer
+
 # Caps on user input: the model was trained on far smaller problems; these only keep the parser
 # and the checker safe and fast.
 MAX_EXPR_CHARS = 80
@@ -242,30 +244,60 @@ def gold_steps(e: Expr) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- answer parsing
-_ANSWER_RE = re.compile(r"^\s*Answer:\s*(-?\d+)\s*$")
-_STEP_RE = re.compile(r"^\s*(\d+)\s*([+\-*])\s*(\d+)\s*=\s*(-?\d+)\s*$")
+# An *answer line* is ``Answer: N`` or a bare ``N``, where N is any number that
+# ``search.tasks.answers.canonical_answer`` accepts (``62``, ``+062``, ``62.0``, ``\u221262``).
+# A bare number cannot be an operation step, so it states the answer too: ``8*7=56``,
+# ``56+6=62``, ``62`` answers 62. The first answer line ends the chain (nothing after it counts):
+# the trees and pools (``search.strategies.blocks``, through ``is_terminal``) and the checker
+# (``StepChecker``) all apply this rule.
+_ANSWER_RE = re.compile(r"^\s*Answer:(.*)$", re.DOTALL)
+_NUM = r"([+\-]?\s*\d+)"
+_STEP_RE = re.compile(rf"^\s*{_NUM}\s*([+\-*])\s*{_NUM}\s*=\s*{_NUM}\s*$")
+_MINUS_LOOKALIKES = str.maketrans({"\u2212": "-", "\u2013": "-", "\ufe63": "-", "\uff0d": "-",
+                                   "\u00d7": "*"})
 
 
 def extract_answer(step_text: str) -> Optional[str]:
-    """Normalized answer of a terminal step (``'Answer: 062'`` -> ``'62'``), else None."""
-    m = _ANSWER_RE.match(step_text)
-    if not m:
+    """Canonical answer of an answer line (``'Answer: 062'`` -> ``'62'``, ``'Answer: 62.0'`` ->
+    ``'62'``, a bare ``' 62 '`` -> ``'62'``), else None (an operation step, ``'Answer: sixty'``,
+    any other text). Canonicalisation: ``search.tasks.answers.canonical_answer``."""
+    if not isinstance(step_text, str):
         return None
-    return str(int(m.group(1)))
+    m = _ANSWER_RE.match(step_text)
+    return canonical_answer(m.group(1) if m else step_text)
 
 
 def is_terminal(step_text: str) -> bool:
-    return step_text.lstrip().startswith("Answer:")
+    """Whether a step ends the chain: it starts with ``Answer:`` (even with no number after it:
+    a failed answer is still the end) or it is a bare number (an answer line)."""
+    return step_text.lstrip().startswith("Answer:") or extract_answer(step_text) is not None
+
+
+def parse_step(step_text: str) -> Optional[tuple[int, str, int, int]]:
+    """``'a op b = r'`` -> ``(a, op, b, r)`` with signed ints (``'-3+10=7'`` -> ``(-3, '+', 10, 7)``,
+    ``'5--3=8'`` -> ``(5, '-', -3, 8)``; a unicode minus counts as ``-``), else None."""
+    if not isinstance(step_text, str) or len(step_text) > 4 * MAX_EXPR_CHARS:
+        return None
+    m = _STEP_RE.match(step_text.translate(_MINUS_LOOKALIKES))
+    if not m:
+        return None
+    a, op, b, r = m.group(1), m.group(2), m.group(3), m.group(4)
+    num = lambda t: int(t.replace(" ", ""))  # noqa: E731
+    return num(a), op, num(b), num(r)
 
 
 # ------------------------------------------------------------------------ exact step checker
 class StepChecker:
-    """Exact checker of a chain against its problem: the perfect verifier (a perfect PRM).
+    """Exact checker of a chain against its problem: a perfect *process* verifier (a PRM that
+    is never wrong about a step; not a ceiling for outcome verifiers, see ``search.scoring``).
 
     A step ``a op b = r`` is valid when ``op`` applied to ``a`` and ``b`` gives ``r`` *and* ``a op b``
     is an operation of the expression still to be computed whose operands are already numbers
     (any order of independent operations is accepted). The answer step is valid when it states
-    the value of the fully reduced expression. After an invalid step every later step is invalid.
+    the value of the fully reduced expression. Operands and results may be negative (``2-5+10``:
+    ``2-5=-3``, ``-3+10=7``, ``Answer: 7``). An answer line (``Answer: N`` or a bare ``N``, see
+    :func:`extract_answer`) ends the chain. After an invalid step every later step is invalid.
+    :meth:`chain_valid` also requires the chain to end with a correct answer line.
     """
 
     def __init__(self, problem: str):
@@ -296,24 +328,28 @@ class StepChecker:
         for s in steps:
             ok = False
             if state is not None:
-                ans = extract_answer(s)
-                m = _STEP_RE.match(s)
-                if ans is not None:
-                    ok = isinstance(state, Num) and str(state.value) == ans
+                if is_terminal(s):
+                    ans = extract_answer(s)
+                    ok = ans is not None and isinstance(state, Num) and str(state.value) == ans
                     state = None  # nothing may follow an answer
-                elif m:
-                    a, op, b, r = int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
-                    if apply_op(op, a, b) == r:
+                else:
+                    step = parse_step(s)
+                    if step is not None and apply_op(step[1], step[0], step[2]) == step[3]:
+                        a, op, b, r = step
                         state = self._apply(state, op, a, b, r)
                         ok = state is not None
                     else:
                         state = None
-                else:
-                    state = None
             if not ok:
                 state = None
             out.append(ok)
         return out
+
+    def chain_valid(self, steps: list[str]) -> bool:
+        """A whole finished chain is correct as a process: at least one step, every step valid
+        and the last one a (correct) answer line. A chain that ends without an answer is not."""
+        steps = [s for s in steps if s.strip()]
+        return bool(steps) and is_terminal(steps[-1]) and all(self.step_validity(steps))
 
 
 # --------------------------------------------------------------------------------- generator
