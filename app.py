@@ -8,7 +8,10 @@ from ui import common
 
 common.page_config()
 page = common.navigation()
+uses_model = page.title not in common.NO_MODEL_PAGES
 with common.frame():
-    model_slot = common.sidebar()
-    page.run()
-    common.model_card(model_slot)
+    model_slot = common.sidebar(uses_model)
+    try:
+        page.run()
+    finally:  # also after st.stop(): the card replaces "loading the model…"
+        common.model_card(model_slot, uses_model)

@@ -18,8 +18,8 @@ from search.sweeps import (POOL_CURVES, curve_rows, mean_chain_tokens, measured_
                            pool_series)
 from search.tasks.arithmetic import heldout
 from ui.checks import show_url_warnings
-from ui.common import (UrlParam, int_in, one_of, policy_or_none, sampling_settings, url_params,
-                       write_url)
+from ui.common import (UrlParam, bind, int_in, one_of, policy_or_none, sampling_settings,
+                       url_params, write_url)
 from ui.sampling import ProgressBar, cached_pools, measured_runs
 from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
 
@@ -90,30 +90,32 @@ ss = st.session_state
 
 c1, c2, c3 = st.columns([1, 1, 1.3])
 with c1:
-    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=10, key="sc_problems",
+    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=10,
+                    **bind("sc_problems"),
                     help="The first P problems of the fixed held-out split (never trained on).")
 with c2:
-    st.selectbox("Chains per problem (pool size n)", N_CHOICES, key="sc_n",
+    st.selectbox("Chains per problem (pool size n)", N_CHOICES, **bind("sc_n"),
                  help="The largest budget; every smaller budget is estimated from this pool.")
 with c3:
-    st.radio("x axis", list(X_LABELS), format_func=X_LABELS.get, key="sc_x", horizontal=True)
+    st.radio("x axis", list(X_LABELS), format_func=X_LABELS.get, **bind("sc_x"),
+             horizontal=True)
 st.multiselect("Curves", list(POOL_CURVES), format_func=lambda k: POOL_CURVES[k][2],
-               key="sc_curves")
+               **bind("sc_curves"))
 with st.expander("Beam search and MCTS (measured runs, slower)", expanded=bool(ss["sc_measured"])):
-    st.checkbox("Also run beam search and MCTS on every problem", key="sc_measured",
+    st.checkbox("Also run beam search and MCTS on every problem", **bind("sc_measured"),
                 help="Each run is a real search at that budget; its accuracy is plotted at the "
                      "generated tokens it actually spent.")
     b1, b2 = st.columns(2)
     with b1:
-        st.multiselect("Beam widths", BEAM_CHOICES, key="sc_beam")
+        st.multiselect("Beam widths", BEAM_CHOICES, **bind("sc_beam"))
     with b2:
-        st.multiselect("MCTS simulations", MCTS_CHOICES, key="sc_mcts")
+        st.multiselect("MCTS simulations", MCTS_CHOICES, **bind("sc_mcts"))
 
 P, n = int(ss["sc_problems"]), int(ss["sc_n"])
 if ss["sc_budget"] > n:
     st.info(f"The budget {ss['sc_budget']} is above the pool size n = {n}; showing {n}.")
     ss["sc_budget"] = n
-budget = st.slider("Budget: samples per problem", 1, n, key="sc_budget",
+budget = st.slider("Budget: samples per problem", 1, n, **bind("sc_budget"),
                    help="Moves the marker; reads the curves off exactly at this budget. "
                         "Never samples.")
 write_url(PARAMS)

@@ -16,8 +16,8 @@ from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
 from search.tasks.arithmetic import heldout
 from ui.checks import show_url_warnings
-from ui.common import (UrlParam, int_in, one_of, policy_or_none, sampling_settings, url_params,
-                       write_url)
+from ui.common import (UrlParam, bind, int_in, one_of, policy_or_none, sampling_settings,
+                       url_params, write_url)
 from ui.sampling import ProgressBar, cached_pools
 from viz.curves import accuracy_figure, diversity_figure
 from viz.heatmap import best_temperature, temperature_heatmap
@@ -65,13 +65,16 @@ ss = st.session_state
 
 c1, c2, c3 = st.columns([1, 1, 1.3])
 with c1:
-    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=5, key="tp_problems",
+    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=5,
+                    **bind("tp_problems"),
                     help="Every temperature needs a pool for each problem: keep it small on a CPU.")
 with c2:
-    st.selectbox("Chains per problem (pool size n)", N_CHOICES, key="tp_n")
+    st.selectbox("Chains per problem (pool size n)", N_CHOICES, **bind("tp_n"))
 with c3:
-    st.selectbox("Accuracy measure", list(ESTIMATORS), format_func=ESTIMATORS.get, key="tp_est")
-st.multiselect("Temperatures", TEMP_CHOICES, key="tp_temps", format_func=lambda t: f"{t:g}")
+    st.selectbox("Accuracy measure", list(ESTIMATORS), format_func=ESTIMATORS.get,
+                 **bind("tp_est"))
+st.multiselect("Temperatures", TEMP_CHOICES, **bind("tp_temps"),
+               format_func=lambda t: f"{t:g}")
 
 P, n = int(ss["tp_problems"]), int(ss["tp_n"])
 temps = sorted(float(t) for t in ss["tp_temps"])
@@ -81,8 +84,8 @@ if ss["tp_budget"] not in ks:
     st.info(f"The budget {ss['tp_budget']} is not one of the budgets {ks} for n = {n}; "
             f"showing {fixed}.")
     ss["tp_budget"] = fixed
-budget = st.select_slider("Budget: samples per problem", ks, key="tp_budget")
-st.checkbox("Show 95% bands on the curves", key="tp_bands")
+budget = st.select_slider("Budget: samples per problem", ks, **bind("tp_budget"))
+st.checkbox("Show 95% bands on the curves", **bind("tp_bands"))
 write_url(PARAMS)
 
 if not temps:

@@ -14,14 +14,14 @@ from typing import Optional
 
 import streamlit as st
 
-from search.strategies import BUDGET_KNOB, MAX_BUDGET, STRATEGIES
+from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
 from search.strategies.blocks import uct_terms
 from search.tasks.arithmetic import ParseError, canonical, heldout
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE
 from ui import common
-from ui.common import UrlParam, float_in, int_in, md, one_of, plural, show_float, text
-from ui.live import RunSpec, start_run
+from ui.common import UrlParam, bind, float_in, int_in, md, one_of, plural, show_float, text
+from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import SMALL_CONFIG, TREE_CONFIG, live_panel
 from ui.replay import (is_weighted, majority_curve, snap, state_at, stops, total_tokens,
                        trajectory)
@@ -44,7 +44,8 @@ STRATEGY_HELP = (
     "repeatedly pick a promising step by UCT, try a continuation, score it and back the value "
     "up the tree.")
 KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims"}
-KNOB_DEFAULT = {"majority": 16, "beam": 4, "mcts": 16}
+KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in STRATEGIES}  # one place: search.strategies
+C_DEFAULT = DEFAULTS["mcts"]["c"]
 KNOB_HELP = {
     "majority": "How many complete chains (worked solutions) to sample. Each casts one vote; "
                 "more chains cost more generated tokens.",
@@ -70,7 +71,7 @@ PARAMS = [
     UrlParam("strategy", "majority", one_of(STRATEGIES)),
     *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in STRATEGIES],
     UrlParam("scorer", "confidence", one_of(SCORERS)),
-    UrlParam("c", 1.0, float_in(0.0, 100.0), show_float),
+    UrlParam("c", C_DEFAULT, float_in(0.0, 100.0), show_float),
 ]
 
 ss = st.session_state
@@ -108,7 +109,8 @@ st.caption("A small model solves an arithmetic problem in thought steps. Spend m
            "with a search strategy and watch the tree grow; then replay it at any budget.")
 
 c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
-c1.text_input("Problem", key="problem", max_chars=200,
+# No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
+c1.text_input("Problem", **bind("problem"),
               help="An expression with + - * and parentheses, e.g. 8*7+6 or (12+5)*3-4.")
 c2.button("Draw from held-out set", on_click=draw_problem, disabled=running,
           help="A random problem the model never saw in training.")
@@ -121,14 +123,15 @@ if parse_error:
     st.error(f"Cannot read the problem: {parse_error}")
 
 c1, c2, c3, c4 = st.columns(4)
-strategy = c1.selectbox("Strategy", list(STRATEGIES), key="strategy",
+strategy = c1.selectbox("Strategy", list(STRATEGIES), **bind("strategy"),
                         format_func=STRATEGY_LABELS.get, help=STRATEGY_HELP)
 knob = KNOB_KEY[strategy]
 c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
-                MAX_BUDGET[strategy], step=1, key=knob, help=KNOB_HELP[strategy])
-c3.selectbox("Scorer", list(SCORERS), key="scorer", format_func=SCORERS.get, help=SCORER_HELP)
+                MAX_BUDGET[strategy], step=1, **bind(knob), help=KNOB_HELP[strategy])
+c3.selectbox("Scorer", list(SCORERS), **bind("scorer"), format_func=SCORERS.get,
+             help=SCORER_HELP)
 if strategy == "mcts":
-    c4.number_input("MCTS exploration c", 0.0, 100.0, step=0.1, key="c", help=C_HELP)
+    c4.number_input("MCTS exploration c", 0.0, 100.0, step=0.1, **bind("c"), help=C_HELP)
 common.write_url(PARAMS, active=["problem", "strategy", knob, "scorer"]
                  + (["c"] if strategy == "mcts" else []))
 
@@ -143,7 +146,7 @@ def spec_now() -> RunSpec:
     s = common.sampling_settings()
     return RunSpec(text=ss["problem"], strategy=strategy, budget=int(ss[knob]),
                    temperature=float(s["temperature"]), top_p=float(s["top_p"]),
-                   seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", 1.0)))
+                   seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", C_DEFAULT)))
 
 
 def launch() -> None:
@@ -158,6 +161,8 @@ def launch() -> None:
     common.set_url("run", "1")
 
 
+if policy is not None:
+    worker_for(policy)  # the inference process starts (and loads its model) before the first Run
 b1, b2, _ = st.columns([1, 1, 6])
 can_run = policy is not None and problem is not None and not running
 if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button") and can_run:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from search.simulate import exact_majority_curve, monte_carlo_majority
 from ui.checks import show_url_warnings
-from ui.common import (UrlParam, float_in, int_in, one_of, sampling_settings, show_float,
+from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
                        url_params, write_url)
 from viz.voting import voting_figure
 
@@ -75,14 +75,14 @@ for i, (col, (name, values)) in enumerate(zip(cols, PRESETS.items())):
 
 c1, c2 = st.columns(2)
 with c1:
-    st.slider("p: probability that one answer is right", 0.0, 1.0, step=0.01, key="vl_p")
-    st.radio("Wrong answers", list(MODES), format_func=MODES.get, key="vl_mode")
+    st.slider("p: probability that one answer is right", 0.0, 1.0, step=0.01, **bind("vl_p"))
+    st.radio("Wrong answers", list(MODES), format_func=MODES.get, **bind("vl_mode"))
 with c2:
     same = ss["vl_mode"] == "same"
-    st.slider("m: number of different wrong answers", 1, M_MAX, key="vl_m", disabled=same,
+    st.slider("m: number of different wrong answers", 1, M_MAX, **bind("vl_m"), disabled=same,
               help="Ignored (m = 1) when all wrong answers are the same.")
-    st.select_slider("Largest number of votes k", K_CHOICES, key="vl_k")
-    st.select_slider("Monte Carlo trials per point", TRIAL_CHOICES, key="vl_trials",
+    st.select_slider("Largest number of votes k", K_CHOICES, **bind("vl_k"))
+    st.select_slider("Monte Carlo trials per point", TRIAL_CHOICES, **bind("vl_trials"),
                      format_func=lambda v: f"{v:,}")
 write_url(PARAMS)
 

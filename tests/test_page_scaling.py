@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.common import widget_key as w
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/scaling.py"
 TIMEOUT = 240
@@ -38,12 +40,12 @@ def test_runs_and_slider_moves_marker(app):
     assert "self-consistency (maj@k)" in texts(at)
     assert len(at.get("download_button")) == 1
     fig_before = at.get("plotly_chart")[0].proto.spec
-    at.slider(key="sc_budget").set_value(2).run()
+    at.slider(key=w("sc_budget")).set_value(2).run()
     assert not at.exception
     assert "At **2 samples per problem**" in texts(at)
     assert at.get("plotly_chart")[0].proto.spec != fig_before  # the marker moved
     assert at.query_params["sc_budget"] in ("2", ["2"])
-    at.radio(key="sc_x").set_value("tokens").run()
+    at.radio(key=w("sc_x")).set_value("tokens").run()
     assert not at.exception
     assert "generated tokens per problem" in at.get("plotly_chart")[0].proto.spec
 
@@ -58,7 +60,7 @@ def test_slider_does_not_resample(app, monkeypatch):
     monkeypatch.setattr(pools_mod, "sample_pools", boom)
     import ui.sampling
     monkeypatch.setattr(ui.sampling, "sample_pools", boom)
-    at.slider(key="sc_budget").set_value(3).run()
+    at.slider(key=w("sc_budget")).set_value(3).run()
     assert not at.exception, at.exception
     assert "At **3 samples per problem**" in texts(at)
 
@@ -76,7 +78,7 @@ def test_budget_above_pool_is_clamped_with_message(app):
     at = app(sc_budget="32").run()
     assert not at.exception
     assert any("above the pool size" in i.value for i in at.info)
-    assert at.slider(key="sc_budget").value == 4
+    assert at.slider(key=w("sc_budget")).value == 4
 
 
 def test_no_curves_message(app):

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.common import widget_key as w
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/temperature.py"
 TIMEOUT = 240
@@ -42,10 +44,10 @@ def test_runs_and_states_best_temperature(app):
     assert '"type":"heatmap"' in charts[0].proto.spec.replace(" ", "")
     assert "answer entropy (bits)" in charts[2].proto.spec
     assert len(at.get("download_button")) == 1
-    at.select_slider(key="tp_budget").set_value(2).run()
+    at.select_slider(key=w("tp_budget")).set_value(2).run()
     assert not at.exception
     assert "At **2 samples per problem** the best temperature is" in md(at)
-    at.selectbox(key="tp_est").set_value("pass").run()
+    at.selectbox(key=w("tp_est")).set_value("pass").run()
     assert not at.exception
     assert "pass@2" in md(at)
 
@@ -73,4 +75,4 @@ def test_budget_not_on_grid_is_snapped_with_message(app):
     at.run()
     assert not at.exception
     assert any("not one of the budgets" in i.value for i in at.info)
-    assert at.select_slider(key="tp_budget").value == 2
+    assert at.select_slider(key=w("tp_budget")).value == 2

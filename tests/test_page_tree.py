@@ -20,7 +20,7 @@ from search.models.hf import BUNDLED_PATH
 from search.tasks.arithmetic import ParseError, canonical, heldout
 from search.tree import SearchResult, SearchTree
 from tests.conftest import ROOT
-from ui.common import md
+from ui.common import md, widget_key as w
 
 APP = str(ROOT / "app.py")
 from streamlit.runtime import pages_manager as _pm  # noqa: E402
@@ -106,7 +106,7 @@ def chart(at: AppTest, key: str) -> dict:
 
 def run_once(at: AppTest, **settings) -> SearchResult:
     for key, value in settings.items():
-        at.number_input(key=key).set_value(value).run()
+        at.number_input(key=w(key)).set_value(value).run()
     at.button(key="tree_run_button").click().run()
     assert not at.exception, at.exception
     return wait_done(at)
@@ -116,15 +116,15 @@ def run_once(at: AppTest, **settings) -> SearchResult:
 def test_page_renders_with_defaults():
     at = new_app()
     assert texts(at.title) == ["Search tree"]
-    assert at.text_input(key="problem").value == "8*7+6"
-    strategy = at.selectbox(key="strategy")
+    assert at.text_input(key=w("problem")).value == "8*7+6"
+    strategy = at.selectbox(key=w("strategy"))
     # Short labels (they fit the dropdown), explained in the help text.
     assert strategy.value == "majority" and strategy.options == [
         "self-consistency", "beam search", "MCTS"]
     assert all(w in strategy.help for w in ("majority", "beam", "UCT"))
-    knob = at.number_input(key="n")
+    knob = at.number_input(key=w("n"))
     assert knob.label == "Chains N" and knob.value == 16 and "vote" in knob.help
-    scorer = at.selectbox(key="scorer")
+    scorer = at.selectbox(key=w("scorer"))
     assert scorer.value == "confidence"
     assert any("perfect process verifier" in o for o in scorer.options)
     assert not at.button(key="tree_run_button").disabled
@@ -133,9 +133,9 @@ def test_page_renders_with_defaults():
     # The shared frame: model card and sampling settings in the sidebar.
     side = " ".join(texts(at.sidebar.markdown))
     assert "parameters" in side and ("device **cpu**" in side or "device **cuda**" in side)
-    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.8)
-    assert at.sidebar.slider(key="top_p").value == pytest.approx(1.0)
-    assert at.sidebar.number_input(key="seed").value == 0
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.8)
+    assert at.sidebar.slider(key=w("top_p")).value == pytest.approx(1.0)
+    assert at.sidebar.number_input(key=w("seed")).value == 0
     # Settings are mirrored in the URL.
     qp = dict(at.query_params)
     assert qp["problem"] == "8*7+6" and qp["strategy"] == "majority" and qp["n"] == "16"
@@ -144,15 +144,15 @@ def test_page_renders_with_defaults():
 
 def test_strategy_changes_its_size_knob():
     at = new_app()
-    at.selectbox(key="strategy").set_value("beam").run()
-    assert at.number_input(key="width").label == "Beam width"
-    assert at.number_input(key="width").value == 4 and at.number_input(key="width").help
-    assert "c" not in keys(at.number_input)  # the exploration constant is MCTS-only
-    at.selectbox(key="strategy").set_value("mcts").run()
-    assert at.number_input(key="sims").label == "Simulations"
-    assert at.number_input(key="sims").value == 16
-    assert at.number_input(key="c").value == pytest.approx(1.0)
-    assert at.number_input(key="sims").help and "UCT" in at.number_input(key="c").help
+    at.selectbox(key=w("strategy")).set_value("beam").run()
+    assert at.number_input(key=w("width")).label == "Beam width"
+    assert at.number_input(key=w("width")).value == 4 and at.number_input(key=w("width")).help
+    assert w("c") not in keys(at.number_input)  # the exploration constant is MCTS-only
+    at.selectbox(key=w("strategy")).set_value("mcts").run()
+    assert at.number_input(key=w("sims")).label == "Simulations"
+    assert at.number_input(key=w("sims")).value == 16
+    assert at.number_input(key=w("c")).value == pytest.approx(1.0)
+    assert at.number_input(key=w("sims")).help and "UCT" in at.number_input(key=w("c")).help
     assert at.query_params["strategy"] == "mcts" and at.query_params["sims"] == "16"
     assert "n" not in at.query_params  # the other strategies' knobs leave the URL
 
@@ -162,12 +162,12 @@ def test_bad_input_shows_the_parse_error_and_keeps_working(bad):
     with pytest.raises(ParseError) as info:
         canonical(bad)
     at = new_app()
-    at.text_input(key="problem").set_value(bad).run()
+    at.text_input(key=w("problem")).set_value(bad).run()
     assert not at.exception
     errors = texts(at.error)
     assert errors == [f"Cannot read the problem: {info.value}"]
     assert at.button(key="tree_run_button").disabled
-    at.text_input(key="problem").set_value("(12+5)*3").run()
+    at.text_input(key=w("problem")).set_value("(12+5)*3").run()
     assert not at.error and not at.button(key="tree_run_button").disabled
 
 
@@ -175,7 +175,7 @@ def test_draw_from_heldout_sets_a_heldout_problem():
     at = new_app()
     at.button[[b.label for b in at.button].index("Draw from held-out set")].click().run()
     assert not at.exception
-    drawn = at.text_input(key="problem").value
+    drawn = at.text_input(key=w("problem")).value
     assert drawn in {p.text for p in heldout()}
     assert at.query_params["problem"] == drawn
 
@@ -183,33 +183,33 @@ def test_draw_from_heldout_sets_a_heldout_problem():
 def test_url_params_reopen_the_same_settings_and_bad_values_are_ignored():
     at = new_app({"problem": "3*4+5", "strategy": "mcts", "sims": "8", "c": "2.5",
                   "scorer": "checker", "temperature": "0.3", "seed": "7"})
-    assert at.text_input(key="problem").value == "3*4+5"
-    assert at.selectbox(key="strategy").value == "mcts"
-    assert at.number_input(key="sims").value == 8
-    assert at.number_input(key="c").value == pytest.approx(2.5)
-    assert at.selectbox(key="scorer").value == "checker"
-    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.3)
-    assert at.sidebar.number_input(key="seed").value == 7
-    at.sidebar.slider(key="temperature").set_value(1.1).run()
+    assert at.text_input(key=w("problem")).value == "3*4+5"
+    assert at.selectbox(key=w("strategy")).value == "mcts"
+    assert at.number_input(key=w("sims")).value == 8
+    assert at.number_input(key=w("c")).value == pytest.approx(2.5)
+    assert at.selectbox(key=w("scorer")).value == "checker"
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.3)
+    assert at.sidebar.number_input(key=w("seed")).value == 7
+    at.sidebar.slider(key=w("temperature")).set_value(1.1).run()
     assert at.query_params["temperature"] == "1.1"
 
     at = new_app({"strategy": "zzz", "n": "99999", "temperature": "9", "seed": "-1"})
-    assert at.selectbox(key="strategy").value == "majority"
-    assert at.number_input(key="n").value == 16
-    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.8)
-    assert at.sidebar.number_input(key="seed").value == 0
+    assert at.selectbox(key=w("strategy")).value == "majority"
+    assert at.number_input(key=w("n")).value == 16
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.8)
+    assert at.sidebar.number_input(key=w("seed")).value == 0
     assert not at.exception
 
 
 def test_sidebar_settings_are_shared_across_pages():
     at = new_app()
-    at.sidebar.slider(key="temperature").set_value(0.4).run()
+    at.sidebar.slider(key=w("temperature")).set_value(0.4).run()
     at.switch_page("pages/scaling.py").run()
     assert not at.exception
-    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.4)
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.4)
     at.switch_page("pages/tree.py").run()
-    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.4)
-    assert at.text_input(key="problem").value == "8*7+6"
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.4)
+    assert at.text_input(key=w("problem")).value == "8*7+6"
 
 
 def test_deep_link_as_a_fresh_server_first_request_still_gets_the_frame(monkeypatch):
@@ -222,7 +222,7 @@ def test_deep_link_as_a_fresh_server_first_request_still_gets_the_frame(monkeypa
     assert texts(at.title) == ["Search tree"]
     side = " ".join(texts(at.sidebar.markdown))
     assert "parameters" in side and "Sampling (all pages)" in side
-    assert at.sidebar.slider(key="temperature").value == pytest.approx(0.8)
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.8)
     assert _pm.PagesManager.uses_pages_directory is False  # st.navigation switched it off
 
 
@@ -296,7 +296,7 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
 
 def test_node_inspector_and_mcts_uct_terms():
     at = new_app()
-    at.selectbox(key="strategy").set_value("mcts").run()
+    at.selectbox(key=w("strategy")).set_value("mcts").run()
     res = run_once(at, sims=2)
     assert res.strategy == "mcts"
     nid = 1
@@ -336,7 +336,7 @@ def test_live_run_grows_in_the_background_and_stops(monkeypatch):
     at = None
     try:
         at = new_app()
-        at.number_input(key="n").set_value(40).run()  # sampled in a few batched calls
+        at.number_input(key=w("n")).set_value(40).run()  # sampled in a few batched calls
         at.button(key="tree_run_button").click().run()
         run = at.session_state["tree_run"]
         t0 = time.monotonic()
@@ -398,3 +398,105 @@ def test_export_then_import_a_run_and_bad_files_show_an_error():
                                        f"**{len(res.tree.nodes)} nodes**")
     bars = chart(at2, "tree_tally")["data"][0]
     assert dict(zip(bars.get("x", []), bars.get("y", []))) == res.tally
+
+
+# -------------------------------------------------------- settings keep their values (#3)
+def test_every_setting_survives_strategy_switches_and_the_url_follows():
+    at = new_app()
+    at.selectbox(key=w("strategy")).set_value("mcts").run()
+    at.number_input(key=w("sims")).set_value(8).run()
+    at.number_input(key=w("c")).set_value(2.5).run()
+    at.selectbox(key=w("strategy")).set_value("beam").run()
+    at.number_input(key=w("width")).set_value(6).run()
+    at.selectbox(key=w("strategy")).set_value("majority").run()
+    at.number_input(key=w("n")).set_value(5).run()
+    at.selectbox(key=w("strategy")).set_value("mcts").run()
+    assert at.number_input(key=w("sims")).value == 8
+    assert at.number_input(key=w("c")).value == pytest.approx(2.5)
+    assert at.query_params["sims"] == "8" and at.query_params["c"] == "2.5"
+    at.selectbox(key=w("strategy")).set_value("beam").run()
+    assert at.number_input(key=w("width")).value == 6 and at.query_params["width"] == "6"
+    at.selectbox(key=w("strategy")).set_value("majority").run()
+    assert at.number_input(key=w("n")).value == 5 and at.query_params["n"] == "5"
+
+
+def test_every_setting_survives_page_trips():
+    at = new_app()
+    at.text_input(key=w("problem")).set_value("3*4+5").run()
+    at.selectbox(key=w("strategy")).set_value("mcts").run()
+    at.number_input(key=w("sims")).set_value(7).run()
+    at.selectbox(key=w("scorer")).set_value("checker").run()
+    at.sidebar.slider(key=w("temperature")).set_value(0.35).run()
+    at.sidebar.slider(key=w("top_p")).set_value(0.9).run()
+    at.sidebar.number_input(key=w("seed")).set_value(11).run()
+    for page in ("pages/scaling.py", "pages/voting_lab.py", "pages/temperature.py"):
+        at.switch_page(page)
+        at.session_state["sc_problems"], at.session_state["sc_n"] = 10, 4  # quick pages
+        at.session_state["tp_problems"], at.session_state["tp_n"] = 5, 4
+        at.session_state["tp_temps"] = [0.4]
+        at.run()
+        assert not at.exception, at.exception
+        assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.35)
+        assert at.sidebar.slider(key=w("top_p")).value == pytest.approx(0.9)
+        assert at.sidebar.number_input(key=w("seed")).value == 11
+    at.switch_page("pages/tree.py").run()
+    assert at.text_input(key=w("problem")).value == "3*4+5"
+    assert at.selectbox(key=w("strategy")).value == "mcts"
+    assert at.number_input(key=w("sims")).value == 7
+    assert at.selectbox(key=w("scorer")).value == "checker"
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.35)
+    qp = dict(at.query_params)
+    assert (qp["sims"], qp["temperature"], qp["top_p"], qp["seed"]) == ("7", "0.35", "0.9", "11")
+
+
+def test_a_run_link_restores_every_setting_and_runs_with_them():
+    link = {"problem": "3*4+5", "strategy": "beam", "width": "2", "scorer": "checker",
+            "temperature": "0.3", "top_p": "0.9", "seed": "7", "run": "1"}
+    at = new_app(link)
+    res = wait_done(at)
+    cfg = res.config
+    assert (cfg["temperature"], cfg["top_p"], cfg["seed"]) == (0.3, 0.9, 7)
+    assert res.strategy == "beam" and cfg["width"] == 2 and res.problem == "3*4+5"
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.3)
+    assert at.sidebar.slider(key=w("top_p")).value == pytest.approx(0.9)
+    assert at.number_input(key=w("width")).value == 2
+    for k, v in link.items():
+        assert at.query_params[k] == v, k
+    at.run()  # a later rerun of the same session (a click) changes nothing either
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.3)
+    assert at.selectbox(key=w("strategy")).value == "beam"
+
+
+def test_knob_defaults_come_from_the_strategies_defaults():
+    from search.strategies import DEFAULTS
+    at = new_app()
+    for s, key in (("majority", "n"), ("beam", "width"), ("mcts", "sims")):
+        at.selectbox(key=w("strategy")).set_value(s).run()
+        assert at.number_input(key=w(key)).value == DEFAULTS[s]["budget"]
+    assert at.number_input(key=w("c")).value == pytest.approx(DEFAULTS["mcts"]["c"])
+
+
+def test_a_problem_past_the_length_limit_gets_a_message():
+    at = new_app()
+    long = "1+" * 150 + "1"
+    at.text_input(key=w("problem")).set_value(long).run()
+    assert at.text_input(key=w("problem")).value == long  # not cut silently
+    errors = texts(at.error)
+    assert len(errors) == 1 and "too long" in errors[0] and str(len(long)) in errors[0]
+    assert at.button(key="tree_run_button").disabled
+
+
+def test_loading_line_only_while_the_model_loads(monkeypatch):
+    import ui.common
+    at = new_app()  # the model is loaded now
+    assert ui.common.model_loaded()
+    assert ui.common.LOADING not in " ".join(texts(at.sidebar.caption))
+    assert "parameters" in " ".join(texts(at.sidebar.markdown))
+    monkeypatch.setattr(ui.common, "_loaded", set())  # as in a fresh server process
+    at = AppTest.from_file(APP, default_timeout=120).switch_page("pages/voting_lab.py")
+    at.run()
+    assert not at.exception
+    side = " ".join(texts(at.sidebar.caption) + texts(at.sidebar.markdown))
+    assert ui.common.LOADING not in side and "parameters" not in side
+    assert "This page uses no model." in side
+    assert not ui.common.model_loaded()  # the Voting lab did not load it

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.common import widget_key as w
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/voting_lab.py"
 TIMEOUT = 60
@@ -50,12 +52,12 @@ def test_default_preset_shows_seed_values():
 
 def test_sliders_move_and_url_follows():
     at = run()
-    at.slider(key="vl_p").set_value(0.7).run()
+    at.slider(key=w("vl_p")).set_value(0.7).run()
     assert not at.exception
     assert at.query_params["vl_p"] in ("0.7", ["0.7"])
     assert "0.700" in table_text(at)  # one vote = p
-    at.slider(key="vl_m").set_value(2).run()
-    at.select_slider(key="vl_k").set_value(64).run()
+    at.slider(key=w("vl_m")).set_value(2).run()
+    at.select_slider(key=w("vl_k")).set_value(64).run()
     assert not at.exception
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert len(array(spec["data"][0]["x"])) == 64  # the exact line reaches 64 votes
@@ -63,10 +65,10 @@ def test_sliders_move_and_url_follows():
 
 def test_m1_below_half_says_voting_hurts():
     at = run()
-    at.radio(key="vl_mode").set_value("same").run()
-    at.slider(key="vl_p").set_value(0.4).run()
+    at.radio(key=w("vl_mode")).set_value("same").run()
+    at.slider(key=w("vl_p")).set_value(0.4).run()
     assert not at.exception
-    assert at.slider(key="vl_m").disabled
+    assert at.slider(key=w("vl_m")).disabled
     msg = "\n".join(e.value for e in at.error)
     assert "Voting makes things worse" in msg and "p = 0.40 < 0.5" in msg
     t = table_text(at)
@@ -77,15 +79,15 @@ def test_preset_button():
     at = run()
     at.button(key="vl_preset_1").click().run()
     assert not at.exception
-    assert at.slider(key="vl_p").value == 0.4
-    assert at.radio(key="vl_mode").value == "same"
+    assert at.slider(key=w("vl_p")).value == 0.4
+    assert at.radio(key=w("vl_mode")).value == "same"
     assert any("Voting makes things worse" in e.value for e in at.error)
 
 
 def test_popular_wrong_answer_can_beat_the_right_one():
     at = run()
-    at.slider(key="vl_p").set_value(0.3).run()
-    at.radio(key="vl_mode").set_value("popular").run()
+    at.slider(key=w("vl_p")).set_value(0.3).run()
+    at.radio(key=w("vl_mode")).set_value("popular").run()
     assert not at.exception
     # m = 6: the popular wrong answer gets 0.7 / 2 = 0.35 > 0.3
     assert any("A wrong answer is more likely than the right one" in w.value for w in at.warning)
@@ -97,6 +99,6 @@ def test_extreme_and_bad_settings():
     warns = "\n".join(w.value for w in at.warning)
     assert "vl_p=1.7" in warns and "vl_m=abc" in warns and "vl_k=5" in warns
     assert "0.756" in table_text(at)  # fell back to the defaults
-    at.slider(key="vl_p").set_value(0.0).run()
+    at.slider(key=w("vl_p")).set_value(0.0).run()
     assert not at.exception
     assert any("edge case" in i.value for i in at.info)

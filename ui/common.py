@@ -8,9 +8,18 @@ URL sync (``url_params`` + ``write_url``): a page declares its settings as ``Url
 session's first visit of the page the values come from the URL (``st.query_params``; a bad value
 is ignored and the default used), later they come from session state; after the widgets are
 drawn, ``write_url`` writes the current values back, so the address bar always reopens the same
-view. Widgets are created with ``key=`` only (never ``value=``): their value is put in session
-state beforehand. A copy of every value is kept outside the widget keys, so a widget that is
-not drawn in a run (another page, another strategy's knob) gets its value back when it returns.
+view.
+
+Who owns a setting's value: ``st.session_state[key]``, a plain entry that no widget owns, so
+Streamlit never deletes or resets it. The widget that shows it is drawn with ``**bind(key)``:
+its own widget key (``widget_key(key)``), given the setting's value before every draw, and a
+callback that copies the user's edit back. Why not let the widget own ``key``: Streamlit deletes
+a widget's value in any run that does not draw it (another strategy's knob, another page, a run
+cut short by a click), and then either an older value set before the widget first appeared
+comes back (MCTS simulations 8 -> another strategy -> 16 again), or the browser falls back to
+the widget's default, the minimum of a slider (temperature 0.00, top-p 0.05 after clicking a
+page while the first run was still going). With ``bind`` every draw carries the value, and a
+widget that is not drawn loses nothing.
 """
 from __future__ import annotations
 
@@ -25,7 +34,7 @@ import streamlit as st
 TEMPERATURE, TOP_P, SEED = "temperature", "top_p", "seed"
 SAMPLING_DEFAULTS = {TEMPERATURE: 0.8, TOP_P: 1.0, SEED: 0}
 MAX_SEED = 2**31 - 1
-_KEEP = "_url_keep"  # session-state dict: last value of every URL-synced key
+WIDGET_PREFIX = "w_"  # widget key of a setting: WIDGET_PREFIX + its key (see bind)
 
 
 # -------------------------------------------------------------------------------- router
@@ -36,6 +45,7 @@ PAGES = [
     ("pages/temperature.py", "Temperature", ":material/thermostat:"),
     ("pages/voting_lab.py", "Voting lab", ":material/how_to_vote:"),
 ]
+NO_MODEL_PAGES = {"Voting lab"}  # titles of pages that never load the model
 _frame = threading.local()  # one script thread per session run
 
 
@@ -75,10 +85,11 @@ def ensure_router() -> None:
     """
     if getattr(_frame, "on", False):
         return
-    navigation()
+    page = navigation()
     page_config()
+    uses = page.title not in NO_MODEL_PAGES
     with frame():
-        model_card(sidebar())
+        model_card(sidebar(uses), uses)
 
 
 # --------------------------------------------------------------------------------- model
@@ -88,11 +99,23 @@ def _policy(path: str, device: Optional[str]):
     return load_bundled(device)
 
 
+_loaded: set = set()  # model paths this process has loaded (the cache holds them)
+
+
 def get_policy():
     """The app's policy (bundled model unless ``$THOUGHTSCOPE_MODEL`` names another folder),
     loaded once per process. Raises OSError when no model is found."""
     from search.models.hf import default_model_path
-    return _policy(str(default_model_path()), None)
+    path = str(default_model_path())
+    policy = _policy(path, None)
+    _loaded.add(path)
+    return policy
+
+
+def model_loaded() -> bool:
+    """Whether this process already holds the app's model (so using it costs no loading)."""
+    from search.models.hf import default_model_path
+    return str(default_model_path()) in _loaded
 
 
 def policy_or_none() -> tuple[Any, Optional[str]]:
@@ -177,13 +200,40 @@ def show_float(v: float) -> str:
     return f"{float(v):g}"
 
 
+def widget_key(key: str) -> str:
+    """The widget key of setting ``key`` (see ``bind``), as AppTest and CSS (``.st-key-…``)
+    find the widget."""
+    return WIDGET_PREFIX + key
+
+
+def _commit(key: str) -> None:
+    ss = st.session_state
+    ss[key] = ss[widget_key(key)]
+
+
+def bind(key: str) -> dict:
+    """Keyword arguments (``key``, ``on_change``, ``args``) that draw a widget showing setting
+    ``key``: ``st.slider("Temperature", 0.0, 1.5, **bind("temperature"))``. Gives the widget the
+    setting's current value (every draw, so the browser never falls back to the widget's
+    default) and copies the user's edit back into ``st.session_state[key]``, which nothing
+    else deletes. Call it where the widget is drawn, after any code that sets the value."""
+    ss = st.session_state
+    value = ss[key]
+    ss[widget_key(key)] = list(value) if isinstance(value, list) else value
+    return {"key": widget_key(key), "on_change": _commit, "args": (key,)}
+
+
+def set_value(key: str, value: Any) -> None:
+    """Set a setting from code (a button's callback, a clamp): the widget shows it when drawn."""
+    st.session_state[key] = value
+
+
 def url_params(scope: str, params: list[UrlParam]) -> None:
     """Put every param's value in session state before its widget is drawn: from the URL on
-    the session's first run of ``scope`` (a page), else the value kept from before, else the
+    the session's first run of ``scope`` (a page), else the value it already has, else the
     default. Call at the top of the page, before any widget."""
     ensure_router()
     ss = st.session_state
-    keep = ss.setdefault(_KEEP, {})
     first = f"_url_loaded_{scope}" not in ss
     ss[f"_url_loaded_{scope}"] = True
     for p in params:
@@ -194,18 +244,15 @@ def url_params(scope: str, params: list[UrlParam]) -> None:
             except (ValueError, TypeError):
                 pass  # a bad value in a link: ignore it, use the default
         if p.key not in ss:
-            ss[p.key] = keep.get(p.key, p.default)
+            ss[p.key] = p.default
 
 
 def write_url(params: list[UrlParam], active: Optional[Iterable[str]] = None) -> None:
     """Write the current values of ``params`` to the URL (only those named in ``active`` when
-    given; the others are removed from the URL) and keep a copy of every value."""
+    given; the others are removed from the URL)."""
     ss = st.session_state
-    keep = ss.setdefault(_KEEP, {})
     active = None if active is None else set(active)
     for p in params:
-        if p.key in ss:
-            keep[p.key] = ss[p.key]
         if active is not None and p.key not in active:
             if p.key in st.query_params:
                 del st.query_params[p.key]
@@ -240,29 +287,40 @@ def sampling_settings() -> dict:
     return {k: ss.get(k, v) for k, v in SAMPLING_DEFAULTS.items()}
 
 
-def sidebar():
+LOADING = "loading the model…"
+
+
+def sidebar(uses_model: bool = True):
     """Shared sampling settings, and a slot for the model card (drawn by app.py on every page).
     Returns the slot: app.py fills it with ``model_card`` after the page ran, so a cold start
-    shows the page before the model has loaded."""
+    shows the page before the model has loaded. The slot says LOADING only while the model is
+    really about to load: on a page that uses it, before this process has loaded it."""
     url_params("sidebar", SAMPLING_PARAMS)
     with st.sidebar:
         st.markdown("#### Model")
         slot = st.empty()
-        slot.caption("loading the model…")
+        if model_loaded():
+            model_card(slot, uses_model)  # no wait: draw it now, not after a long page
+        elif uses_model:
+            slot.caption(LOADING)
         st.markdown("#### Sampling (all pages)")
-        st.slider("Temperature", 0.0, 1.5, step=0.05, key=TEMPERATURE,
+        st.slider("Temperature", 0.0, 1.5, step=0.05, **bind(TEMPERATURE),
                   help="0 is greedy decoding; higher spreads the samples.")
-        st.slider("Top-p", 0.05, 1.0, step=0.05, key=TOP_P,
+        st.slider("Top-p", 0.05, 1.0, step=0.05, **bind(TOP_P),
                   help="Nucleus sampling: keep the smallest set of tokens whose probability "
                        "reaches p (1.0 keeps all).")
-        st.number_input("Seed", 0, MAX_SEED, step=1, key=SEED,
+        st.number_input("Seed", 0, MAX_SEED, step=1, **bind(SEED),
                         help="Same seed and settings give the same run.")
     write_url(SAMPLING_PARAMS)
     return slot
 
 
-def model_card(slot) -> None:
-    """Fill the sidebar's model slot: name, parameters, device (or the load error)."""
+def model_card(slot, uses_model: bool = True) -> None:
+    """Fill the sidebar's model slot: name, parameters, device (or the load error). On a page
+    that uses no model, a model not loaded yet is not loaded for the card."""
+    if not uses_model and not model_loaded():
+        slot.caption("This page uses no model.")
+        return
     policy, err = policy_or_none()
     with slot.container():
         if policy is None:
