@@ -1,24 +1,56 @@
-"""A search run in a background thread, watched live by the app (no streamlit import).
+"""A search run watched live by the app: where the sampling runs and when the page redraws
+(no streamlit import).
 
-The page keeps one ``LiveRun`` in ``st.session_state``. The worker thread owns the SearchTree:
-it is the only one that touches ``tree.nodes``. The page only ever copies a prefix of
-``tree.events`` (``LiveRun.events()``) and replays it into a tree of its own. That is safe
-because an Event is complete before the worker appends it and is never changed afterwards,
-and copying a list slice is atomic in CPython. A rerun of the page never starts a second run
-(the handle is found in session state) and never kills the running one; Stop sets a flag that
-the strategy polls between batches/simulations.
+The page keeps one ``LiveRun`` per session in ``st.session_state``; a rerun finds it and never
+starts a second one, and Stop sets a flag the strategy polls between batches/simulations. The
+page only ever reads the run's event log (``LiveRun.events()``, a copy of a list that is only
+appended to, each Event complete before it is appended) and replays it into a tree of its own.
 
-Switch: ``THOUGHTSCOPE_SYNC_RUNS=1`` runs the search in the calling thread instead (start_run
-returns a finished run), for scripted checks that want no concurrency.
+Why the design below (measured with ``benchmarks/bench_live.py`` and in-process timings on the
+2-core machine, 16 seeded chains of ``8*7+6``, with other jobs loading it): a watched run took
+36 s in the app against 3.6 s from the CLI (two tabs 30 s and 44 s), and the causes were
+
+* Streamlit's full garbage collection after every script run (``runner.postScriptGC``,
+  ``gc.collect(2)`` in ``script_runner.py``): 0.38 s per call with torch, transformers and
+  plotly loaded, holding the GIL, after *every* live redraw (twice a second per tab);
+* the live fragment replaying the whole log and building plotly figures twice a second even when
+  nothing changed;
+* the sampling thread sharing the GIL with all of that: each small torch op releases and
+  re-takes the GIL, and a thread that re-takes it waits behind busy threads (the convoy effect),
+  so a little drawing slows sampling many times over;
+* torch's intra-op threads: the same 16 chains in one process took 2.8-3.7 s with 2 torch
+  threads but 0.44-0.57 s with 1 while another job used the second core.
+
+So (each measured, figures in the commit messages and the benchmark's docstring):
+
+1. **Sampling runs in one inference worker process** per model (``InferenceWorker``): it owns
+   its own copy of the model and its own GIL, so nothing the UI does can block it, and it runs
+   searches one after another from a FIFO queue, so four tabs do not oversubscribe two cores
+   (a queued run shows its position). Its torch thread count is ``worker_threads()`` (1 on 2
+   cores: the other core is the UI's). Events stream back in batches (flushed whenever the
+   strategy polls its stop flag, i.e. after every batch or simulation) and the finished
+   SearchResult comes back whole, so the replay after the run is the worker's own log.
+   Policies the worker cannot load by path (a test's wrapper, a remote server) run in a
+   thread of the app as before; ``THOUGHTSCOPE_SYNC_RUNS=1`` runs them in the calling thread.
+2. **The page redraws only when the tree changed**, replaying only the new events into a tree it
+   keeps (``LiveView``), and rebuilds figures at most once per ``LiveView.period`` seconds: a
+   period that grows with the measured cost of the last redraw, so drawing takes at most
+   about 1/(1+``COST_FACTOR``) of a core whatever the tree's size.
+3. ``.streamlit/config.toml`` turns ``runner.postScriptGC`` off (Python's own generational
+   collector still runs).
+
+Switch: ``THOUGHTSCOPE_RUNS=thread`` keeps every run in an app thread (no worker process).
 """
 from __future__ import annotations
 
 import itertools
+import multiprocessing as mp
 import os
+import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from search.solve import solve
 from search.strategies import MAX_BUDGET, BUDGET_KNOB, STRATEGIES
@@ -27,10 +59,23 @@ from search.tasks.arithmetic import canonical, evaluate, parse
 from search.tree import Event, SearchResult, SearchTree
 
 _ids = itertools.count(1)
+FLUSH_SECONDS = 0.05  # the worker sends events at least this often while a strategy emits
+COST_FACTOR = 4.0     # a redraw waits COST_FACTOR x its last cost after the last one
+MIN_PERIOD = 0.2      # s: never redraw figures more often than this
+MAX_PERIOD = 5.0      # s: however slow a redraw was, show a changed tree at least this often
 
 
 def sync_runs() -> bool:
     return os.environ.get("THOUGHTSCOPE_SYNC_RUNS", "") not in ("", "0")
+
+
+def worker_threads(cpus: Optional[int] = None) -> int:
+    """Torch intra-op threads for the inference worker on a machine with ``cpus`` cores
+    (default: this one): half the cores, at least 1, at most 8, leaving the rest to the app's
+    UI and other sessions. On 2 cores that is 1 (measured: 16 chains 0.44-0.57 s with 1 thread
+    against 2.8-3.7 s with 2 while another job ran)."""
+    n = cpus if cpus is not None else (os.cpu_count() or 1)
+    return max(1, min(8, n // 2))
 
 
 @dataclass
@@ -61,9 +106,19 @@ class RunSpec:
             raise ValueError("exploration constant c must be in [0, 100]")
         return problem
 
+    def solve(self, policy, tree: Optional[SearchTree] = None, should_stop=None) -> SearchResult:
+        """Run this spec with ``policy`` (see ``search.solve.solve``)."""
+        return solve(self.text, self.strategy, int(self.budget), policy=policy,
+                     temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
+                     tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c))
+
 
 @dataclass
 class LiveRun:
+    """One run as the page sees it. ``tree.events`` is the log so far (appended by whoever runs
+    the search: the app thread, or the worker's reader thread for a run in the worker process;
+    the page never reads ``tree.nodes`` while the run is live). ``worker`` is the
+    InferenceWorker running it (None for a run in an app thread)."""
     spec: RunSpec
     problem: str
     tree: SearchTree
@@ -74,6 +129,7 @@ class LiveRun:
     error: Optional[str] = None
     run_id: int = field(default_factory=lambda: next(_ids))
     thread: Optional[threading.Thread] = None
+    worker: Optional["InferenceWorker"] = None
 
     @property
     def done(self) -> bool:
@@ -83,11 +139,18 @@ class LiveRun:
         """A copy of the events logged so far (safe to call from any thread)."""
         return self.tree.events[:]
 
+    def queue_position(self) -> Optional[int]:
+        """1 when this run is next in the worker's queue, 2 behind one other run, ...; None
+        when it is running, finished, or not in a worker."""
+        return None if self.worker is None or self.done else self.worker.position(self.run_id)
+
     def elapsed(self) -> float:
         return (self.finished or time.monotonic()) - self.started
 
     def request_stop(self) -> None:
         self.stop.set()
+        if self.worker is not None:
+            self.worker.cancel(self.run_id)
 
     def partial_result(self) -> SearchResult:
         """What the log holds so far as a SearchResult (for a run that failed midway)."""
@@ -100,27 +163,316 @@ class LiveRun:
                             extra={"error": self.error}, stopped=True)
 
     def _work(self, policy) -> None:
-        s = self.spec
         try:
-            self.result = solve(s.text, s.strategy, int(s.budget), policy=policy,
-                                temperature=s.temperature, top_p=s.top_p, seed=int(s.seed),
-                                tree=self.tree, should_stop=self.stop.is_set, scorer=s.scorer,
-                                c=float(s.c))
+            self.result = self.spec.solve(policy, tree=self.tree, should_stop=self.stop.is_set)
         except Exception as e:  # shown to the user; the app keeps working
             self.error = f"{type(e).__name__}: {e}"
         finally:
             self.finished = time.monotonic()
 
 
+# ------------------------------------------------------------------- the inference worker
+class _StreamedEvents(list):
+    """The worker's event log: a list that also sends what is appended to the app, in batches
+    (``flush``), so the app sees the tree grow without a message per event."""
+
+    def __init__(self, run_id: int, out):
+        super().__init__()
+        self.run_id, self.out, self.sent, self.last = run_id, out, 0, time.monotonic()
+
+    def append(self, ev: Event) -> None:
+        super().append(ev)
+        if time.monotonic() - self.last >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.sent < len(self):
+            self.out.put(("events", self.run_id, list(self[self.sent:])))
+            self.sent = len(self)
+        self.last = time.monotonic()
+
+
+def _worker_main(path: str, device: Optional[str], threads: int, requests, out) -> None:
+    """The worker process: load the model, then run the searches sent in ``requests`` one
+    after another. Messages in: ("run", id, RunSpec), ("stop", id), None (exit). Out:
+    ("ready", None), ("start", id), ("events", id, [Event]), ("done", id, SearchResult or
+    None, error or None), ("dead", None, message)."""
+    import torch
+    torch.set_num_threads(threads)
+    try:
+        from search.models.hf import HFPolicy
+        policy = HFPolicy(path, device=device)
+    except Exception as e:
+        out.put(("dead", None, f"{type(e).__name__}: {e}"))
+        return
+    out.put(("ready", None))
+    todo: "queue.Queue" = queue.Queue()
+    stops: dict[int, threading.Event] = {}
+
+    def listen() -> None:  # stop requests must arrive while a search runs
+        while True:
+            msg = requests.get()
+            if msg is None:
+                todo.put(None)
+                return
+            if msg[0] == "run":
+                stops.setdefault(msg[1], threading.Event())
+                todo.put((msg[1], msg[2]))
+            elif msg[0] == "stop":
+                stops.setdefault(msg[1], threading.Event()).set()
+
+    threading.Thread(target=listen, daemon=True, name="thoughtscope-worker-listen").start()
+    while True:
+        item = todo.get()
+        if item is None:
+            return
+        rid, spec = item
+        stop = stops[rid]
+        if stop.is_set():  # stopped while queued: nothing was spent
+            out.put(("done", rid, None, None))
+            stops.pop(rid, None)
+            continue
+        out.put(("start", rid))
+        tree = SearchTree(canonical(spec.text))
+        log = _StreamedEvents(rid, out)
+        tree.events = log
+
+        def should_stop() -> bool:
+            log.flush()  # between batches/simulations: the app sees each batch as it lands
+            return stop.is_set()
+
+        result, error = None, None
+        try:
+            result = spec.solve(policy, tree=tree, should_stop=should_stop)
+        except Exception as e:
+            error = f"{type(e).__name__}: {e}"
+        log.flush()
+        tree.events = list(log)  # a plain list travels back (the stream holds a queue)
+        out.put(("done", rid, result, error))
+        stops.pop(rid, None)
+
+
+_start_lock = threading.Lock()
+
+
+def _start_without_main(proc) -> None:
+    """Start a spawn-context process without making it re-run ``__main__``.
+
+    A spawned child imports the parent's ``__main__`` module again (by name or by file) before
+    unpickling its target. Under ``streamlit run`` that module is the app script of whichever
+    session ran last (Streamlit puts each script run in ``sys.modules["__main__"]``), so the
+    child would run the whole app in bare mode, load a second model and print warnings. The
+    target lives in this module, which the child imports by name anyway, so ``__main__`` is
+    replaced by an empty module for the moment of the start and put back after."""
+    import sys
+    import types
+    with _start_lock:
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            proc.start()
+        finally:
+            if saved is not None:
+                sys.modules["__main__"] = saved
+
+
+class InferenceWorker:
+    """One process that owns a copy of the model (loaded from ``path`` on ``device``) and runs
+    searches one after another, in the order submitted. Thread-safe; one per model
+    (``worker_for``). ``submit`` returns at once; the run's events arrive in its
+    ``tree.events`` and ``finished``/``result``/``error`` are set when it ends. If the process
+    dies, every unfinished run gets an error and ``alive`` turns False."""
+
+    def __init__(self, path: str, device: Optional[str] = None,
+                 threads: Optional[int] = None):
+        ctx = mp.get_context("spawn")  # never fork a process that holds threads and torch
+        self.path, self.device = path, device
+        self.threads = threads or worker_threads()
+        self._requests, self._out = ctx.Queue(), ctx.Queue()
+        self._lock = threading.Lock()
+        self._runs: dict[int, LiveRun] = {}
+        self._waiting: list[int] = []  # submitted, not started, in order
+        self.ready = threading.Event()
+        self.alive = True
+        self.death: Optional[str] = None
+        self._proc = ctx.Process(target=_worker_main, name="thoughtscope-inference",
+                                 args=(path, device, self.threads, self._requests, self._out),
+                                 daemon=True)
+        _start_without_main(self._proc)
+        threading.Thread(target=self._read, daemon=True, name="thoughtscope-worker-read").start()
+
+    def submit(self, run: LiveRun) -> None:
+        """Queue ``run`` (its spec already checked). Raises RuntimeError when the worker died."""
+        with self._lock:
+            if not self.alive:
+                raise RuntimeError(f"the inference worker stopped: {self.death}")
+            run.worker = self
+            self._runs[run.run_id] = run
+            self._waiting.append(run.run_id)
+            self._requests.put(("run", run.run_id, run.spec))
+
+    def cancel(self, run_id: int) -> None:
+        """Ask the worker to stop ``run_id`` after its current batch (or not start it)."""
+        if self.alive:
+            self._requests.put(("stop", run_id))
+
+    def position(self, run_id: int) -> Optional[int]:
+        """1-based place of ``run_id`` among the runs not yet started; None when started."""
+        with self._lock:
+            try:
+                return self._waiting.index(run_id) + 1
+            except ValueError:
+                return None
+
+    def close(self, timeout: float = 10) -> None:
+        """End the process (after the run in progress) and wait for it."""
+        if self._proc.is_alive():
+            self._requests.put(None)
+            self._proc.join(timeout)
+            if self._proc.is_alive():
+                self._proc.terminate()
+                self._proc.join(timeout)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                msg = self._out.get(timeout=1.0)
+            except queue.Empty:
+                if not self._proc.is_alive():
+                    self._die(f"process exited with code {self._proc.exitcode}")
+                    return
+                continue
+            except (EOFError, OSError) as e:
+                self._die(f"{type(e).__name__}: {e}")
+                return
+            kind, rid = msg[0], msg[1]
+            if kind == "ready":
+                self.ready.set()
+                continue
+            if kind == "dead":
+                self._die(msg[2])
+                return
+            run = self._runs.get(rid)
+            if run is None:
+                continue
+            if kind == "start":
+                with self._lock:
+                    if rid in self._waiting:
+                        self._waiting.remove(rid)
+            elif kind == "events":
+                run.tree.events.extend(msg[2])
+            elif kind == "done":
+                result, error = msg[2], msg[3]
+                if result is not None:
+                    result.wall_seconds = run.elapsed()
+                run.result, run.error = result, error
+                with self._lock:
+                    if rid in self._waiting:
+                        self._waiting.remove(rid)
+                    self._runs.pop(rid, None)
+                run.finished = time.monotonic()
+
+    def _die(self, why: str) -> None:
+        with self._lock:
+            self.alive, self.death = False, why
+            runs, self._runs, self._waiting = list(self._runs.values()), {}, []
+        self.ready.set()
+        for run in runs:
+            run.error = f"the inference worker stopped ({why})"
+            run.finished = time.monotonic()
+
+
+_workers: dict[tuple, InferenceWorker] = {}
+_workers_lock = threading.Lock()
+
+
+def worker_for(policy) -> Optional[InferenceWorker]:
+    """The process-wide InferenceWorker for ``policy`` (started on first use; a dead one is
+    replaced), or None when runs of this policy stay in app threads: a policy the worker cannot
+    load from a local folder (anything but ``search.models.hf.HFPolicy`` itself), or
+    ``THOUGHTSCOPE_RUNS=thread``."""
+    if os.environ.get("THOUGHTSCOPE_RUNS", "") == "thread":
+        return None
+    from search.models.hf import HFPolicy
+    if type(policy) is not HFPolicy or not os.path.isdir(policy.path):
+        return None
+    key = (os.path.realpath(policy.path), policy.device)
+    with _workers_lock:
+        w = _workers.get(key)
+        if w is None or not w.alive:
+            w = _workers[key] = InferenceWorker(policy.path, policy.device)
+        return w
+
+
 def start_run(spec: RunSpec, policy, sync: Optional[bool] = None) -> LiveRun:
-    """Check ``spec`` (ValueError/ParseError on bad input, raised here, before any thread) and
-    start the search in a daemon thread (or synchronously, see ``sync_runs``)."""
+    """Check ``spec`` (ValueError/ParseError on bad input, raised here, before any work) and
+    start the search: in the model's InferenceWorker when there is one (``worker_for``), else in
+    a daemon thread; synchronously with ``sync`` (default ``sync_runs()``)."""
     problem = spec.check()
     run = LiveRun(spec=spec, problem=problem, tree=SearchTree(problem))
     if sync_runs() if sync is None else sync:
         run._work(policy)
-    else:
-        run.thread = threading.Thread(target=run._work, args=(policy,), daemon=True,
-                                      name=f"thoughtscope-run-{run.run_id}")
-        run.thread.start()
+        return run
+    worker = worker_for(policy)
+    if worker is not None:
+        try:
+            worker.submit(run)
+            return run
+        except RuntimeError:  # died since worker_for looked: one fresh try, then a thread
+            worker = worker_for(policy)
+            if worker is not None:
+                worker.submit(run)
+                return run
+    run.thread = threading.Thread(target=run._work, args=(policy,), daemon=True,
+                                  name=f"thoughtscope-run-{run.run_id}")
+    run.thread.start()
     return run
+
+
+# ---------------------------------------------------------------------- the live redraw
+class LiveView:
+    """What the live panel drew last, and when to draw again (pure; one per session).
+
+    ``update(events)`` applies only the events not seen yet to ``tree`` (incremental replay:
+    the whole log is never replayed again) and marks the view dirty when any arrived.
+    ``due(now)`` says whether to rebuild the figures now: the view is dirty (or has no figures
+    yet) and ``period`` seconds passed since the last rebuild, where ``period`` is
+    ``COST_FACTOR`` times the measured cost of that rebuild, clamped to
+    [MIN_PERIOD, MAX_PERIOD]. So a rebuild that took c seconds is followed by at least
+    ``COST_FACTOR * c`` seconds without one: drawing uses at most 1/(1 + COST_FACTOR) of a core.
+    Raises ValueError when the events are not a continuation of those seen (another run)."""
+
+    def __init__(self, run_id: int, problem: str):
+        self.run_id = run_id
+        self.tree = SearchTree(problem)
+        self.seen = 0          # events applied
+        self.drawn_at = None   # monotonic time of the last rebuild
+        self.cost = 0.0        # s: what the last rebuild took
+        self.figures: Any = None
+        self.dirty = True
+
+    @property
+    def period(self) -> float:
+        return min(MAX_PERIOD, max(MIN_PERIOD, COST_FACTOR * self.cost))
+
+    def update(self, events: list[Event]) -> bool:
+        """Apply ``events[seen:]``; True when any were new."""
+        if len(events) < self.seen:
+            raise ValueError("the event log shrank: not the run this view follows")
+        new = events[self.seen:]
+        for ev in new:
+            self.tree.apply(ev)
+            self.tree.events.append(ev)
+        self.seen = len(events)
+        if new:
+            self.dirty = True
+        return bool(new)
+
+    def due(self, now: float) -> bool:
+        if self.figures is None:
+            return True
+        return self.dirty and (self.drawn_at is None or now - self.drawn_at >= self.period)
+
+    def drawn(self, figures: Any, now: float, cost: float) -> None:
+        """Record a rebuild that produced ``figures`` at ``now`` and took ``cost`` seconds."""
+        self.figures, self.drawn_at, self.cost, self.dirty = figures, now, cost, False

@@ -5,15 +5,18 @@ in ``st.session_state[run_key]`` (a ``ui.live.LiveRun``) and reruns the whole pa
 """
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from search.strategies import STRATEGIES
-from search.tree import SearchTree
 from ui.common import plural
+from ui.live import LiveView
 from viz.tree import STRATEGY_COLOR, tree_figure
 from viz.votes import tally_figure
 
-LIVE_SECONDS = 0.5   # live redraw period while a run is in flight
+POLL_SECONDS = 0.25  # the live fragment looks at the run this often (cheap when nothing changed)
+VIEW = "tree_live_view"  # session state: the LiveView of the run on show
 TREE_CONFIG = {"scrollZoom": True, "displaylogo": False}
 SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no toolbar
 
@@ -24,27 +27,46 @@ def progress_line(tokens: int, nodes: int, seconds: float, label: str) -> str:
 
 
 def live_panel(run_key: str) -> None:
-    """Draw the live view of the run in ``st.session_state[run_key]``."""
+    """Draw the live view of the run in ``st.session_state[run_key]``: a status line, the tree
+    and the vote tally, refreshed by a fragment every POLL_SECONDS; the figures are rebuilt only
+    when the tree changed and ``ui.live.LiveView`` says a redraw is due. When the run ends the
+    whole page reruns (to its replay view)."""
     _live_fragment(run_key)
 
 
-@st.fragment(run_every=LIVE_SECONDS)
+def _figures(view: LiveView, strategy: str) -> tuple:
+    tree = view.tree
+    return (tree_figure(tree, mcts=strategy == "mcts", color_by=STRATEGY_COLOR[strategy]),
+            tally_figure(tree.tally(), None, None, weighted=strategy == "beam"))
+
+
+@st.fragment(run_every=POLL_SECONDS)
 def _live_fragment(run_key: str) -> None:
-    r = st.session_state.get(run_key)
+    ss = st.session_state
+    r = ss.get(run_key)
     if r is None:
         return
     if r.done:
+        ss.pop(VIEW, None)
         st.rerun()  # the whole page switches to the replay view
-    events = r.events()
-    tree = SearchTree.replay(r.problem, events)
-    tokens = events[-1].compute.generated_tokens if events else 0
-    st.info(progress_line(tokens, len(tree.nodes), r.elapsed(),
-                          f"Running {STRATEGIES[r.spec.strategy]}")
-            + (" · stopping…" if r.stop.is_set() else ""))
+    view = ss.get(VIEW)
+    if view is None or view.run_id != r.run_id:
+        view = ss[VIEW] = LiveView(r.run_id, r.problem)
+    view.update(r.events())
+    now = time.monotonic()
+    if view.due(now):
+        t0 = time.perf_counter()
+        figs = _figures(view, r.spec.strategy)
+        view.drawn(figs, now, time.perf_counter() - t0)
+    place = r.queue_position()
+    label = f"Running {STRATEGIES[r.spec.strategy]}"
+    if place is not None:
+        st.info(f"Queued, position {place}: another session's run is using the model · "
+                f"**{r.elapsed():.1f} s** waited" + (" · stopping…" if r.stop.is_set() else ""))
+    else:
+        tree = view.tree
+        st.info(progress_line(tree.compute.generated_tokens, len(tree.nodes), r.elapsed(), label)
+                + (" · stopping…" if r.stop.is_set() else ""))
     left, right = st.columns([3, 2])
-    left.plotly_chart(tree_figure(tree, mcts=r.spec.strategy == "mcts",
-                                  color_by=STRATEGY_COLOR[r.spec.strategy]),
-                      key="tree_live_chart", config=TREE_CONFIG)
-    weighted = r.spec.strategy == "beam"
-    right.plotly_chart(tally_figure(tree.tally(), None, None, weighted=weighted),
-                       key="tree_live_tally", config=SMALL_CONFIG)
+    left.plotly_chart(view.figures[0], key="tree_live_chart", config=TREE_CONFIG)
+    right.plotly_chart(view.figures[1], key="tree_live_tally", config=SMALL_CONFIG)

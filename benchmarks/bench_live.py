@@ -1,0 +1,252 @@
+"""How much slower is a search run while a browser watches it, than the same run alone?
+
+Drives the real Search tree page (``streamlit run app.py``) in chromium through Playwright and
+times, per tab, the Run click to the finished replay view (the status line "At T of T generated
+tokens ..." with T > 0). The same seeded run from the command line
+(``python -m search solve ... --json``) gives the reference: its in-process solve time
+(``seconds``; model load and imports excluded, stated separately as the process wall time).
+
+For one tab and for several tabs at once (each its own browser context = its own Streamlit
+session, all clicked Run together) it prints each tab's time, the ratio to the CLI solve time
+and whether the goal holds: one tab <= 2 x CLI + 1 s; every tab of the many finishes. The
+machine load (1-minute load average, before and after) is printed too: other processes on the
+same cores change every figure here.
+
+Run: ``python benchmarks/bench_live.py [--tabs 1,4] [--repeats 1] [--chains 16]
+[--timeout 600]``. Needs /usr/bin/chromium (never ``playwright install``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+# "At 123 of 456 generated tokens: 9 nodes · 8 votes · answer 62 correct"
+STATUS_RE = re.compile(
+    r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? · answer (\S+)")
+
+
+# ----------------------------------------------------------------------------- server
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(proc: subprocess.Popen, port: int, log: Path, timeout: float) -> None:
+    """Poll ``/_stcore/health`` until it answers ``ok``; raise when the server dies or
+    ``timeout`` seconds pass."""
+    url = f"http://127.0.0.1:{port}/_stcore/health"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200 and r.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"streamlit not healthy after {timeout} s:\n{log.read_text()}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Kill the server's process group (it was started in a session of its own)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+@contextmanager
+def streamlit_server(log: Path, env: Optional[dict] = None, health_timeout: float = 90):
+    """A ``streamlit run app.py`` server on a free port; yields its base URL."""
+    port = free_port()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+             f"--server.port={port}", "--server.address=127.0.0.1",
+             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
+            cwd=ROOT, env=env or dict(os.environ), stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    try:
+        wait_healthy(proc, port, log, health_timeout)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_server(proc)
+
+
+# ---------------------------------------------------------------------------- the page
+def key(k: str) -> str:
+    """CSS for the element drawn with ``key=k`` in the current script run."""
+    return f'.st-key-{k}:not([data-stale="true"])'
+
+
+def page_url(base: str, problem: str, chains: int, seed: int) -> str:
+    q = urllib.parse.urlencode({"problem": problem, "strategy": "majority", "n": chains,
+                                "seed": seed})
+    return f"{base}/?{q}"
+
+
+def open_tab(browser, url: str, timeout_ms: int = 120_000):
+    """A new browser context (its own session) on ``url``, waited until Run is enabled (the
+    model loaded). Returns (context, page)."""
+    from playwright.sync_api import expect
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(url, timeout=timeout_ms)
+    expect(page.locator(key("tree_run_button") + " button")).to_be_enabled(timeout=timeout_ms)
+    return ctx, page
+
+
+def read_status(page) -> Optional[tuple]:
+    """(budget, total, nodes, votes, answer) of the replay view's status line, or None while
+    no finished replay view is on screen."""
+    try:
+        loc = page.locator('[data-testid="stMarkdown"]').filter(has_text=STATUS_RE)
+        if loc.count() == 0:
+            return None
+        m = STATUS_RE.search(loc.first.inner_text(timeout=2_000))
+    except Exception:  # redrawing
+        return None
+    if not m:
+        return None
+    b, t, n, v = (int(g) for g in m.groups()[:4])
+    return (b, t, n, v, m.group(5))
+
+
+def finished(page) -> Optional[tuple]:
+    """The status at the end of a finished run (budget == total > 0), else None."""
+    s = read_status(page)
+    return s if s is not None and s[0] == s[1] > 0 else None
+
+
+def run_tabs(pages: list, timeout_s: float, poll_s: float = 0.1) -> list[dict]:
+    """Click Run on every page (one after another, as fast as Playwright can), then poll them
+    round robin until each shows its finished replay view. Returns per page: seconds from its
+    click to the first poll that saw it finished (None when it did not finish within
+    ``timeout_s``) and the status line then."""
+    clicks = []
+    for p in pages:
+        p.locator(key("tree_run_button") + " button").click()
+        clicks.append(time.monotonic())
+    out: list[dict] = [{"seconds": None, "status": None} for _ in pages]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(o["seconds"] is None for o in out):
+        for i, p in enumerate(pages):
+            if out[i]["seconds"] is not None:
+                continue
+            s = finished(p)
+            if s is not None:
+                out[i] = {"seconds": time.monotonic() - clicks[i], "status": s}
+        time.sleep(poll_s)
+    return out
+
+
+# ------------------------------------------------------------------------------- CLI run
+def cli_run(problem: str, chains: int, seed: int) -> dict:
+    """The same run from the command line: its JSON plus the process's wall time."""
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "search", "solve", problem, "--strategy",
+                          "majority", "--budget", str(chains), "--seed", str(seed), "--json"],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    d = json.loads(out.stdout)
+    d["process_seconds"] = time.monotonic() - t0
+    return d
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--problem", default="8*7+6")
+    ap.add_argument("--chains", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tabs", default="1,4", help="comma-separated tab counts")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=600, help="s per round of tabs")
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    print(f"load average before: {load():.2f} ({os.cpu_count()} cores)")
+    cli = [cli_run(args.problem, args.chains, args.seed) for _ in range(2)]
+    cli_s = min(c["seconds"] for c in cli)
+    print(f"CLI: solve {[c['seconds'] for c in cli]} s (best {cli_s:.3f} s); process wall "
+          f"{[round(c['process_seconds'], 1) for c in cli]} s (imports + model load + solve); "
+          f"{cli[0]['generated_tokens']} tokens, answer {cli[0]['answer']}")
+    goal_one = 2 * cli_s + 1
+    summary = []
+    with streamlit_server(ROOT / "tests" / "artifacts" / "bench_live_server.log") as base, \
+            sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=CHROMIUM_ARGS)
+        url = page_url(base, args.problem, args.chains, args.seed)
+        # Warm the server (imports, model load) once, untimed.
+        ctx, _ = open_tab(browser, url)
+        ctx.close()
+        for n in [int(x) for x in args.tabs.split(",")]:
+            for rep in range(args.repeats):
+                tabs = [open_tab(browser, url) for _ in range(n)]
+                l0 = load()
+                res = run_tabs([p for _, p in tabs], args.timeout)
+                for ctx, _ in tabs:
+                    ctx.close()
+                secs = [r["seconds"] for r in res]
+                done = [s for s in secs if s is not None]
+                tokens = {r["status"][1] for r in res if r["status"]}
+                ok_tokens = tokens <= {cli[0]["generated_tokens"]}
+                worst = max(done) if len(done) == n else None
+                if n == 1:
+                    goal = worst is not None and worst <= goal_one
+                    goal_txt = f"goal <= {goal_one:.2f} s: {'met' if goal else 'MISSED'}"
+                else:
+                    goal_txt = f"all finish: {'yes' if worst is not None else 'NO'}"
+                print(f"{n} tab(s), round {rep + 1}: "
+                      + ", ".join("—" if s is None else f"{s:.2f} s" for s in secs)
+                      + (f"; worst/CLI = {worst / cli_s:.1f}x" if worst else "; not all finished")
+                      + f"; {goal_txt}; tokens {sorted(tokens)} "
+                      + ("(= CLI)" if ok_tokens else f"(CLI {cli[0]['generated_tokens']})")
+                      + f"; load {l0:.2f} -> {load():.2f}")
+                summary.append((n, worst))
+        browser.close()
+    for n in sorted({s[0] for s in summary}):
+        ws = [w for m, w in summary if m == n]
+        if all(w is not None for w in ws):
+            print(f"{n} tab(s): worst tab {min(ws):.2f}-{max(ws):.2f} s over {len(ws)} "
+                  f"round(s); median {statistics.median(ws):.2f} s = "
+                  f"{statistics.median(ws) / cli_s:.1f}x CLI solve ({cli_s:.3f} s)")
+        else:
+            print(f"{n} tab(s): {sum(w is None for w in ws)} of {len(ws)} round(s) did not "
+                  f"finish within {args.timeout:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
