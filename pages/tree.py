@@ -1,39 +1,29 @@
 """Search tree page: watch one search grow, then replay it at any budget.
 
-Widgets, session state and layout only. The run itself: ``ui.live`` (background thread);
-what stood at a budget: ``ui.replay``; figures: ``viz.tree`` and ``viz.votes``.
+Widgets, session state and layout only. The run itself: ``ui.live`` (background thread) and
+``ui.live_panel`` (the live view); a finished or loaded run: ``ui.replay_panel`` (Play, budget
+slider, tree, ``ui.node_panel``'s inspector, tally, summary).
 
 Session state (keys below): RUN, the LiveRun in flight or last started (a rerun finds it and
 never starts a second one); RESULT, the SearchResult on show (from a finished run or a file);
-"at", the replay budget in generated tokens (the slider, whose positions are the log's token
-stamps: ``ui.replay.stops``); NODE, the inspected node id (None until the user picks one).
+the replay's own keys are listed in ``ui.replay_panel``.
 """
 import random
-import time
-from typing import Optional
 
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from search.strategies.blocks import uct_terms
 from search.tasks.arithmetic import ParseError, canonical, heldout
-from search.tree import SearchResult, SearchTree
-from search.voting import TIE_RULE
+from search.tree import SearchResult
 from ui import common
-from ui.common import UrlParam, bind, float_in, int_in, md, one_of, plural, show_float, text
+from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from ui.live import RunSpec, start_run, worker_for
-from ui.live_panel import SMALL_CONFIG, TREE_CONFIG, live_panel
-from ui.replay import (is_weighted, majority_curve, snap, state_at, stops, total_tokens,
-                       trajectory)
-from viz.tree import STRATEGY_COLOR, node_ids, tree_figure
-from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
+from ui.live_panel import live_panel
+from ui.replay_panel import replay_panel, reset
 
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
-SOURCE, NODE, PLAYING, UPLOAD_ID = "tree_source", "tree_node", "tree_playing", "tree_upload_id"
-UPLOAD_ERR, PENDING_AT, SEL_SEEN = "tree_upload_error", "tree_pending_at", "tree_sel_seen"
-AT, PLAY_T = "at", "tree_play_t"
-PLAY_SECONDS = 0.25  # replay animation frame period
-PLAY_FRAMES = 40     # frames from 0 to the end of the log
+SOURCE, UPLOAD_ID = "tree_source", "tree_upload_id"
+UPLOAD_ERR, PENDING_AT = "tree_upload_error", "tree_pending_at"
 
 # Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines).
 STRATEGY_LABELS = {"majority": "self-consistency", "beam": "beam search", "mcts": "MCTS"}
@@ -92,11 +82,7 @@ def set_result(result: SearchResult, source: str) -> None:
     ss[RESULT] = result
     ss[SOURCE] = source
     ss[RESULT_SEQ] = ss.get(RESULT_SEQ, 0) + 1
-    total = total_tokens(result)
-    pending = ss.pop(PENDING_AT, None)
-    ss[AT] = total if pending is None else snap(stops(result), int(pending))
-    ss[NODE] = None  # the inspector asks for a click first
-    ss[PLAYING] = False
+    reset(result, ss.pop(PENDING_AT, None))
 
 
 def draw_problem() -> None:
@@ -190,177 +176,10 @@ if running:
 
 
 # ---------------------------------------------------------------------------- replay view
-def _play() -> None:
-    res = ss.get(RESULT)
-    if res is not None and ss.get(AT, 0) >= total_tokens(res):
-        ss[AT] = 0
-    ss[PLAYING] = True
-    ss[PLAY_T] = time.monotonic()  # the first frame stays on screen for one period
-
-
-def _pause() -> None:
-    ss[PLAYING] = False
-
-
-def node_panel(res: SearchResult, state, nid: Optional[int]) -> None:
-    st.markdown("##### Node inspector")
-    st.number_input("Node id", 0, len(res.tree.nodes) - 1, value=None, step=1, key=NODE,
-                    placeholder="click a node in the tree",
-                    help="Node ids count up in the order the nodes were created; 0 is the "
-                         "problem (the root).")
-    if nid is None:
-        st.info("Click a node in the tree (or type its id) to see its text, tokens, "
-                "probability, score and, for MCTS, its UCT terms.", icon=":material/touch_app:")
-        return
-    if nid not in state.tree.nodes:
-        st.caption(f"Node #{nid} is not in the tree yet at this budget.")
-        return
-    n = state.tree.nodes[nid]
-    rows = [("text", md(n.text) if n.id else f"problem {md(n.text)}"),
-            ("depth · kind", f"{n.depth} · {n.kind}"),
-            ("tokens", f"{n.tokens}"),
-            ("log-probability", f"{n.logprob:.3f} (mean {n.mean_logprob:.3f} per token)"),
-            ("score", "–" if n.score is None else f"{n.score:.4f}"),
-            ("count (chains through it)", f"{n.count}"),
-            ("visits N · Q", f"{n.visits} · {n.q:.4f}")]
-    if n.terminal:
-        verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
-        rows.append(("answer", f"{md(n.answer)} ({verdict})"))
-    if res.strategy == "mcts":
-        c = float(res.config.get("c", 1.0))
-        u = uct_terms(state.tree, nid, c)
-        if u is not None:
-            fmt = lambda v: "∞" if v == float("inf") else f"{v:.4f}"
-            rows.append((f"UCT (c={c:g})", f"Q {fmt(u['Q'])} + bonus {fmt(u['bonus'])} = "
-                                           f"**{fmt(u['uct'])}** (N={u['N']}, "
-                                           f"N parent={u['N_parent']})"))
-    st.markdown("\n".join([f"| property | node #{nid} |", "|---|---|"]
-                          + [f"| {k} | {v} |" for k, v in rows]))
-
-
-SLIDER_HELP = ("Replays the run's event log up to this many generated tokens; no model is "
-               "called. The slider stops only where the tree changed: for self-consistency "
-               "each chain appears whole, at the moment its tokens are spent.")
-
-
-def replay_view() -> None:
-    res: SearchResult = ss[RESULT]
-    total = total_tokens(res)
-    positions = stops(res)  # the budgets where the tree changes (0 … total)
-    ss[AT] = snap(positions, int(ss.get(AT, total)))
-    end_of_play = False
-    # Advance one frame per timer tick; other reruns (a click, the full rerun that starts the
-    # timer) come sooner than a period after the last frame and do not advance.
-    if ss.get(PLAYING) and time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * PLAY_SECONDS:
-        ss[PLAY_T] = time.monotonic()
-        step = max(1, -(-len(positions) // PLAY_FRAMES))
-        i = min(len(positions) - 1, positions.index(ss[AT]) + step)
-        ss[AT] = positions[i]
-        if i == len(positions) - 1:
-            ss[PLAYING], end_of_play = False, True
-
-    c1, c2 = st.columns([6, 1], vertical_alignment="bottom")
-    if total > 0:
-        c1.select_slider("Budget: generated tokens (replays the log, no model calls)",
-                         positions, key=AT, help=SLIDER_HELP)
-    budget = int(ss.get(AT, total)) if total > 0 else 0
-    if ss.get(PLAYING):
-        if c2.button("Pause", icon=":material/pause:", on_click=_pause, key="tree_pause"):
-            st.rerun()
-    elif c2.button("Play", icon=":material/play_arrow:", on_click=_play, key="tree_play",
-                   disabled=total == 0, help="Replay the run from the start."):
-        st.rerun()  # a full run registers this fragment's timer
-    if ss.get(SOURCE) == "run":
-        common.set_url("at", None if budget == total else str(budget))
-
-    state = state_at(res, budget)
-    ans = "–" if state.answer is None else md(state.answer)
-    verdict = {True: " :green[correct]", False: " :red[wrong]", None: ""}[state.correct]
-    n_nodes, n_votes = len(state.tree.nodes), len(state.tree.votes)
-    st.markdown(f"At **{budget}** of {total} generated {plural(total, 'token')}: "
-                f"**{n_nodes} {plural(n_nodes, 'node')}** · "
-                f"**{n_votes} {plural(n_votes, 'vote')}** · answer **{ans}**{verdict}")
-
-    # The node the user clicked (a new chart selection) becomes the inspected node.
-    sel = ss.get("tree_chart")
-    try:
-        points = sel["selection"]["points"] if sel else []
-    except (KeyError, TypeError):
-        points = []
-    ids = node_ids(points)
-    if ids and ids != ss.get(SEL_SEEN):
-        ss[SEL_SEEN] = ids
-        ss[NODE] = min(ids[0], len(res.tree.nodes) - 1)
-    nid = None if ss.get(NODE) is None else int(ss[NODE])
-
-    left, right = st.columns([3, 2])
-    with left:
-        fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
-                          selected=nid, color_by=STRATEGY_COLOR.get(res.strategy))
-        st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
-                        config=TREE_CONFIG)
-    with right:
-        node_panel(res, state, nid)
-        vr = state.votes
-        st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
-                                     abstained=vr.abstained, weighted=is_weighted(res)),
-                        key="tree_tally", config=SMALL_CONFIG)
-        st.caption(f"Tie rule: {TIE_RULE}.")
-        curve = majority_curve(res)
-        if curve is not None:
-            st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
-                                             curve["tokens_per_chain"]), key="tree_curve",
-                            config=SMALL_CONFIG)
-            st.caption("Exact maj@k over all k-subsets of this run's chains (one problem). "
-                       + ("The run itself used a weighted vote; this curve is the plain vote."
-                          if res.config.get("weighted") else ""))
-        else:
-            traj = trajectory(res)
-            if traj is None:
-                st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
-            else:
-                st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
-                                key="tree_curve", config=SMALL_CONFIG)
-                st.caption("Beam/MCTS leaves are not independent samples, so maj@k does not "
-                           "apply and one run gives no P(correct). Shown instead: whether this "
-                           "run's answer was right at each budget. Curves over many problems "
-                           "are on the Scaling page.")
-    if end_of_play:
-        st.rerun()  # drop the animation timer
-
-
 res = ss.get(RESULT)
 if res is not None and not running:
     st.divider()
-    cfg = res.config
-    knob_name = BUDGET_KNOB.get(res.strategy, "budget")
-    size = cfg.get("n", cfg.get("width", cfg.get("simulations")))
-    src = "loaded from a file" if ss.get(SOURCE) == "file" else "last run"
-    st.markdown(f"**{src}** · {md(res.problem)} · {md(STRATEGIES.get(res.strategy, res.strategy))}"
-                f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
-                f"top-p={md(cfg.get('top_p'))} · seed {md(cfg.get('seed'))} · "
-                f"scorer {md(cfg.get('scorer') or 'none')}"
-                + (" · **stopped early**" if res.stopped else ""))
-    m = st.columns(5)
-    m[0].metric("Answer", "–" if res.answer is None else res.answer,
-                None if res.correct is None else ("correct" if res.correct else "wrong"),
-                delta_color="green" if res.correct else "red", delta_arrow="off")
-    m[1].metric("Gold", "?" if res.gold is None else res.gold)
-    m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}",
-                help="Tokens the model wrote, over all chains and steps: the compute meter "
-                     "every strategy spends from, so strategies compare at equal compute.")
-    m[3].metric("Model calls · passes",
-                f"{res.compute.model_calls} · {res.compute.forward_passes}",
-                help="Model calls: batched requests to the model (one call can sample many "
-                     "chains at once). Forward passes: runs of the network over a whole batch, "
-                     "one to read the prompt plus one per generated token position.")
-    flops = (f"{res.compute.flops(policy.n_parameters):.2e}" if policy is not None
-             and ss.get(SOURCE) == "run" else "–")
-    m[4].metric("FLOPs ≈ 2·params·tokens", flops,
-                help="Estimated floating-point operations: 2 × model parameters × tokens "
-                     "processed (prompt + generated). Shown for runs made with the loaded "
-                     "model only.")
-    st.fragment(replay_view, run_every=PLAY_SECONDS if ss.get(PLAYING) else None)()
+    replay_panel(res, ss.get(SOURCE, "run"), policy)
 
 # ------------------------------------------------------------------------ export / import
 with st.expander("Export / import a run", expanded=False):

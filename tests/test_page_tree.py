@@ -84,6 +84,15 @@ def wait_done(at: AppTest) -> SearchResult:
     return run.result
 
 
+def expected_status(tree: SearchTree) -> str:
+    """The status line's counts for ``tree``: thought steps (root excluded, as the CLI counts
+    nodes), chains that voted an answer, chains that abstained."""
+    abst = sum(v["answer"] is None for v in tree.votes)
+    n, v = tree.n_steps, len(tree.votes) - abst
+    return (f"**{n} node{'' if n == 1 else 's'}** · **{v} vote{'' if v == 1 else 's'}** · "
+            f"**{abst} abstained** · answer")
+
+
 def status_line(at: AppTest) -> str:
     lines = [m for m in texts(at.markdown) if m.startswith("At **")]
     assert len(lines) == 1, texts(at.markdown)
@@ -238,7 +247,8 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     assert slider.options == [str(b) for b in [0] + stamps] and slider.value == total
     assert len(stamps) == 4  # self-consistency: one stop per chain
     assert status_line(at).startswith(f"At **{total}** of {total} generated tokens: "
-                                      f"**{len(res.tree.nodes)} nodes** · **4 votes**")
+                                      + expected_status(res.tree))
+    assert res.tree.n_steps == len(res.tree.nodes) - 1  # the CLI's node count
     # The vote tally as the run ended, gold and answer as run; the tie rule under it.
     tally = chart(at, "tree_tally")
     bars = tally["data"][0]
@@ -265,15 +275,15 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     at_b = SearchTree.replay(res.problem, res.tree.events, budget_tokens=first_vote)
     assert len(at_b.nodes) < len(res.tree.nodes)
     n_votes = len(at_b.votes)
+    assert n_votes >= 1
     assert status_line(at).startswith(f"At **{first_vote}** of {total} generated tokens: "
-                                      f"**{len(at_b.nodes)} nodes** · "
-                                      f"**{n_votes} vote{'' if n_votes == 1 else 's'}**")
+                                      + expected_status(at_b))
     bars = chart(at, "tree_tally")["data"][0]
     assert dict(zip(bars.get("x", []), bars.get("y", []))) == at_b.tally()
     assert at.query_params["at"] == str(first_vote)
     at.select_slider(key="at").set_value(0).run()
-    assert status_line(at).startswith(f"At **0** of {total} generated tokens: **1 node** · "
-                                      "**0 votes**")
+    assert status_line(at).startswith(f"At **0** of {total} generated tokens: **0 nodes** · "
+                                      "**0 votes** · **0 abstained**")
 
     # Play restarts from the beginning of the log and advances one stop per timer tick.
     at.select_slider(key="at").set_value(total).run()
@@ -395,7 +405,7 @@ def test_export_then_import_a_run_and_bad_files_show_an_error():
     total = res.compute.generated_tokens
     assert at2.select_slider(key="at").options[-1] == str(total)
     assert status_line(at2).startswith(f"At **{total}** of {total} generated tokens: "
-                                       f"**{len(res.tree.nodes)} nodes**")
+                                       + expected_status(res.tree))
     bars = chart(at2, "tree_tally")["data"][0]
     assert dict(zip(bars.get("x", []), bars.get("y", []))) == res.tally
 
@@ -500,3 +510,60 @@ def test_loading_line_only_while_the_model_loads(monkeypatch):
     assert ui.common.LOADING not in side and "parameters" not in side
     assert "This page uses no model." in side
     assert not ui.common.model_loaded()  # the Voting lab did not load it
+
+
+# ------------------------------------------------------------ replay panel (#2, #5, #15, #16)
+def test_play_runs_to_the_end_and_pause_holds():
+    at = new_app()
+    res = run_once(at, n=4)
+    total = res.compute.generated_tokens
+    at.button(key="tree_play").click().run()
+    assert at.select_slider(key="at").value == 0 and at.session_state["tree_playing"]
+    seen = [0]
+    for _ in range(20):  # what the fragment's timer does, a frame period apart
+        time.sleep(0.25)
+        at.run()
+        seen.append(at.select_slider(key="at").value)
+        if not at.session_state["tree_playing"]:
+            break
+    assert seen[-1] == total and seen == sorted(seen) and len(set(seen)) >= 3, seen
+    assert [b.key for b in at.button if b.key in ("tree_play", "tree_pause")] == ["tree_play"]
+    # Play again from the end restarts; Pause stops where it is.
+    at.button(key="tree_play").click().run()
+    time.sleep(0.25)
+    at.run()
+    held = at.select_slider(key="at").value
+    assert 0 < held < total
+    at.button(key="tree_pause").click().run()
+    assert not at.session_state["tree_playing"]
+    time.sleep(0.3)
+    at.run()
+    assert at.select_slider(key="at").value == held
+
+
+def test_status_line_counts_abstentions_apart_from_votes():
+    from search.tree import SearchTree
+    from ui.replay_panel import status_line as line
+    from ui.replay import ReplayState
+    from search.voting import vote
+    tree = SearchTree("8*7+6")
+    a = tree.add(0, "8*7=56", 7, -1.0, False, None, None)
+    tree.add(a, "Answer: 62", 10, -1.0, True, "62", True)
+    tree.add(a, "56+6=6", 6, -1.0, True, None, None)  # cut by the token limit
+    tree.emit("vote", leaf=2, answer="62", weight=1.0)
+    tree.emit("vote", leaf=3, answer=None, weight=1.0)
+    vr = vote([v["answer"] for v in tree.votes])
+    state = ReplayState(tree=tree, budget=23, total=23, answer="62", path=[0, 1, 2],
+                        votes=vr, gold="62")
+    assert line(state) == ("At **23** of 23 generated tokens: **3 nodes** · **1 vote** · "
+                           "**1 abstained** · answer **62** :green[correct]")
+
+
+def test_node_inspector_shows_only_what_applies_to_the_strategy():
+    at = new_app()
+    res = run_once(at, n=4)
+    at.number_input(key="tree_node").set_value(1).run()
+    table = next(m for m in texts(at.markdown) if m.startswith("| property | node #1 |"))
+    assert "| chains through it | " in table
+    assert "visits" not in table and "UCT" not in table and "| score | –" not in table
+    assert res.strategy == "majority"

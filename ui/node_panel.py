@@ -1,0 +1,75 @@
+"""The Search tree page's node inspector: what one node of the replayed tree holds.
+
+``node_rows`` (pure) decides which properties apply to the run's strategy: chains through a
+node only for self-consistency (its trie counts them), visits N and value Q only for MCTS (the
+only strategy that backs values up), the UCT terms only for MCTS; a score only where a scorer set
+one. ``node_panel`` draws them (streamlit).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import streamlit as st
+
+from search.strategies.blocks import uct_terms
+from search.tree import SearchResult
+from ui.common import md
+from ui.replay import ReplayState
+
+NODE = "tree_node"  # session state: the inspected node id (None until the user picks one)
+SCORE_LABEL = {"majority": "score (scorer, finished chain)", "beam": "score (path score)",
+               "mcts": "score (evaluation)"}
+
+
+def _fmt(v: float) -> str:
+    return "∞" if v == float("inf") else f"{v:.4f}"
+
+
+def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str, str]]:
+    """(property, value) rows for node ``nid`` of ``state.tree`` (markdown-escaped values),
+    only those that mean something for ``res.strategy``. Raises KeyError for a node not in the
+    tree at this budget."""
+    n = state.tree.nodes[nid]
+    rows = [("text", md(n.text) if n.id else f"problem {md(n.text)}"),
+            ("depth · kind", f"{n.depth} · {n.kind}"),
+            ("tokens", f"{n.tokens}"),
+            ("log-probability", f"{n.logprob:.3f} (mean {n.mean_logprob:.3f} per token)")]
+    if n.score is not None:
+        rows.append((SCORE_LABEL.get(res.strategy, "score"), f"{n.score:.4f}"))
+    if res.strategy == "majority":
+        rows.append(("chains through it", f"{n.count}"))
+    if res.strategy == "mcts":
+        rows.append(("visits N · Q", f"{n.visits} · {n.q:.4f}"))
+    if n.terminal:
+        verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
+        rows.append(("answer", "none (abstains)" if n.answer is None
+                     else f"{md(n.answer)} ({verdict})"))
+    if res.strategy == "mcts":
+        c = float(res.config.get("c", 1.0))
+        u = uct_terms(state.tree, nid, c)
+        if u is not None:
+            rows.append((f"UCT (c={c:g})", f"Q {_fmt(u['Q'])} + bonus {_fmt(u['bonus'])} = "
+                                           f"**{_fmt(u['uct'])}** (N={u['N']}, "
+                                           f"N parent={u['N_parent']})"))
+    return rows
+
+
+def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int]) -> None:
+    """The inspector: a node-id box (the tree's clicks fill it) and the node's rows."""
+    st.markdown("##### Node inspector")
+    st.number_input("Node id", 0, len(res.tree.nodes) - 1, value=None, step=1, key=NODE,
+                    placeholder="click a node in the tree",
+                    help="Node ids count up in the order the nodes were created; 0 is the "
+                         "problem (the root).")
+    if nid is None:
+        st.info("Click a node in the tree (or type its id) to see its text, tokens and "
+                "probability" + {"majority": ", and how many chains pass through it.",
+                                 "beam": " and its path score.",
+                                 "mcts": ", visits, value and UCT terms."}.get(res.strategy, "."),
+                icon=":material/touch_app:")
+        return
+    if nid not in state.tree.nodes:
+        st.caption(f"Node #{nid} is not in the tree yet at this budget.")
+        return
+    st.markdown("\n".join([f"| property | node #{nid} |", "|---|---|"]
+                          + [f"| {k} | {v} |" for k, v in node_rows(res, state, nid)]))

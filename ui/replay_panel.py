@@ -1,0 +1,207 @@
+"""The Search tree page's replay panel: a finished (or loaded) run at any budget (streamlit).
+
+``replay_panel(result, ...)`` draws, top to bottom: Play/Pause, the budget slider and the status
+line, the tree beside the node inspector and the vote tally, then the run's summary (settings,
+answer, compute) and its P(correct) curve. What stood at a budget comes from ``ui.replay``; the
+figures from ``viz.tree`` and ``viz.votes``.
+
+Play: the buttons sit outside the replay fragment, so a click reruns the whole page and the
+fragment is registered with a timer (``run_every=PLAY_SECONDS``) while playing; each tick moves
+the budget one frame on (PLAY_FRAMES frames from 0 to the end of the log, about
+PLAY_FRAMES x PLAY_SECONDS seconds) and redraws the tree, tally and answer. The last frame, or
+Pause, stops the timer with a full rerun. Pause leaves the budget where it was.
+
+Session state: AT, the replay budget in generated tokens (the slider's key; its positions are
+``ui.replay.stops``); PLAYING; PLAY_T (monotonic time of the last frame); NODE (the inspected
+node, ``ui.node_panel``); SEL_SEEN (the last chart selection already applied).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+import streamlit as st
+
+from search.strategies import BUDGET_KNOB, STRATEGIES
+from search.tree import SearchResult
+from search.voting import TIE_RULE
+from ui import common
+from ui.common import md, plural
+from ui.node_panel import NODE, node_panel
+from ui.replay import (ReplayState, is_weighted, majority_curve, snap, state_at, stops,
+                       total_tokens, trajectory)
+from viz.tree import STRATEGY_COLOR, node_ids, tree_figure
+from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
+
+AT, PLAYING, PLAY_T, SEL_SEEN = "at", "tree_playing", "tree_play_t", "tree_sel_seen"
+PLAY_SECONDS = 0.2   # replay animation frame period
+PLAY_FRAMES = 25     # frames from 0 to the end of the log (about 5 s)
+TREE_CONFIG = {"scrollZoom": True, "displaylogo": False}
+SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no toolbar
+SLIDER_HELP = ("Replays the run's event log up to this many generated tokens; no model is "
+               "called. The slider stops only where the tree changed: for self-consistency "
+               "each chain appears whole, at the moment its tokens are spent.")
+
+
+def reset(result: SearchResult, budget: Optional[int] = None) -> None:
+    """Put a newly shown result's replay at ``budget`` (snapped to a stop; the end when None),
+    with no node inspected and nothing playing."""
+    ss = st.session_state
+    ss[AT] = total_tokens(result) if budget is None else snap(stops(result), int(budget))
+    ss[NODE] = None  # the inspector asks for a click first
+    ss[PLAYING] = False
+
+
+def status_line(state: ReplayState) -> str:
+    """"At B of T generated tokens: N nodes · V votes · A abstained · answer X": N counts
+    thought steps (the root, the problem, is not one; the CLI's ``nodes``), V the chains that
+    voted an answer, A those that ended without one (``VoteResult.abstained``)."""
+    b, total = state.budget, state.total
+    n = state.tree.n_steps
+    abstained = state.votes.abstained
+    votes = len(state.tree.votes) - abstained
+    ans = "–" if state.answer is None else md(state.answer)
+    verdict = {True: " :green[correct]", False: " :red[wrong]", None: ""}[state.correct]
+    return (f"At **{b}** of {total} generated {plural(total, 'token')}: "
+            f"**{n} {plural(n, 'node')}** · **{votes} {plural(votes, 'vote')}** · "
+            f"**{abstained} abstained** · answer **{ans}**{verdict}")
+
+
+def advance(positions: list[int], at: int) -> tuple[int, bool]:
+    """One animation frame on from budget ``at``: (next budget, reached the end)."""
+    step = max(1, -(-len(positions) // PLAY_FRAMES))
+    i = min(len(positions) - 1, positions.index(at) + step)
+    return positions[i], i == len(positions) - 1
+
+
+def _play(result: SearchResult) -> None:
+    ss = st.session_state
+    if ss.get(AT, 0) >= total_tokens(result):
+        ss[AT] = 0  # from the start
+    ss[PLAYING] = True
+    ss[PLAY_T] = time.monotonic()  # the first frame stays on screen for one period
+
+
+def _pause() -> None:
+    st.session_state[PLAYING] = False
+
+
+def replay_panel(result: SearchResult, source: str, policy: Any = None) -> None:
+    """Draw the replay of ``result`` (``source``: "run" or "file"; ``policy``: the loaded model,
+    for the FLOP estimate of a run made with it)."""
+    ss = st.session_state
+    total = total_tokens(result)
+    if ss.get(PLAYING):
+        st.button("Pause", icon=":material/pause:", on_click=_pause, key="tree_pause",
+                  help="Stop the replay where it is.")
+    else:
+        st.button("Play", icon=":material/play_arrow:", on_click=_play, args=(result,),
+                  key="tree_play", disabled=total == 0,
+                  help="Replay the run from the start: the budget moves to the end over a "
+                       "few seconds.")
+    st.fragment(_replay_view, run_every=PLAY_SECONDS if ss.get(PLAYING) else None)(
+        result, source)
+    summary(result, source, policy)
+
+
+def _replay_view(res: SearchResult, source: str) -> None:
+    ss = st.session_state
+    total = total_tokens(res)
+    positions = stops(res)  # the budgets where the tree changes (0 … total)
+    ss[AT] = snap(positions, int(ss.get(AT, total)))
+    end_of_play = False
+    # One frame per timer tick; reruns sooner than a period after the last frame (a click, the
+    # full rerun that starts the timer) do not advance.
+    if ss.get(PLAYING) and time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * PLAY_SECONDS:
+        ss[PLAY_T] = time.monotonic()
+        ss[AT], end_of_play = advance(positions, ss[AT])
+        if end_of_play:
+            ss[PLAYING] = False
+    if total > 0:
+        st.select_slider("Budget: generated tokens (replays the log, no model calls)",
+                         positions, key=AT, help=SLIDER_HELP)
+    budget = int(ss.get(AT, total)) if total > 0 else 0
+    if source == "run":
+        common.set_url("at", None if budget == total else str(budget))
+
+    state = state_at(res, budget)
+    st.markdown(status_line(state))
+
+    # The node the user clicked (a new chart selection) becomes the inspected node.
+    sel = ss.get("tree_chart")
+    try:
+        points = sel["selection"]["points"] if sel else []
+    except (KeyError, TypeError):
+        points = []
+    ids = node_ids(points)
+    if ids and ids != ss.get(SEL_SEEN):
+        ss[SEL_SEEN] = ids
+        ss[NODE] = min(ids[0], len(res.tree.nodes) - 1)
+    nid = None if ss.get(NODE) is None else int(ss[NODE])
+
+    left, right = st.columns([3, 2])
+    with left:
+        fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
+                          selected=nid, color_by=STRATEGY_COLOR.get(res.strategy))
+        st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
+                        config=TREE_CONFIG)
+    with right:
+        node_panel(res, state, nid)
+        vr = state.votes
+        st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
+                                     abstained=vr.abstained, weighted=is_weighted(res)),
+                        key="tree_tally", config=SMALL_CONFIG)
+        st.caption(f"Tie rule: {TIE_RULE}.")
+        curve = majority_curve(res)
+        if curve is not None:
+            st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
+                                             curve["tokens_per_chain"]), key="tree_curve",
+                            config=SMALL_CONFIG)
+            st.caption("Exact maj@k over all k-subsets of this run's chains (one problem). "
+                       + ("The run itself used a weighted vote; this curve is the plain vote."
+                          if res.config.get("weighted") else ""))
+        else:
+            traj = trajectory(res)
+            if traj is None:
+                st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
+            else:
+                st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
+                                key="tree_curve", config=SMALL_CONFIG)
+                st.caption("Beam/MCTS leaves are not independent samples, so maj@k does not "
+                           "apply and one run gives no P(correct). Shown instead: whether this "
+                           "run's answer was right at each budget. Curves over many problems "
+                           "are on the Scaling page.")
+    if end_of_play:
+        st.rerun()  # the whole page: drops the timer, Pause turns back into Play
+
+
+def summary(res: SearchResult, source: str, policy: Any = None) -> None:
+    """The run's settings line and its answer/compute metrics."""
+    cfg = res.config
+    knob_name = BUDGET_KNOB.get(res.strategy, "budget")
+    size = cfg.get("n", cfg.get("width", cfg.get("simulations")))
+    src = "loaded from a file" if source == "file" else "last run"
+    st.markdown(f"**{src}** · {md(res.problem)} · {md(STRATEGIES.get(res.strategy, res.strategy))}"
+                f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
+                f"top-p={md(cfg.get('top_p'))} · seed {md(cfg.get('seed'))} · "
+                f"scorer {md(cfg.get('scorer') or 'none')}"
+                + (" · **stopped early**" if res.stopped else ""))
+    m = st.columns(5)
+    m[0].metric("Answer", "–" if res.answer is None else res.answer,
+                None if res.correct is None else ("correct" if res.correct else "wrong"),
+                delta_color="green" if res.correct else "red", delta_arrow="off")
+    m[1].metric("Gold", "?" if res.gold is None else res.gold)
+    m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}",
+                help="Tokens the model wrote, over all chains and steps: the compute meter "
+                     "every strategy spends from, so strategies compare at equal compute.")
+    m[3].metric("Model calls · passes",
+                f"{res.compute.model_calls} · {res.compute.forward_passes}",
+                help="Model calls: batched requests to the model (one call can sample many "
+                     "chains at once). Forward passes: runs of the network over a whole batch, "
+                     "one to read the prompt plus one per generated token position.")
+    flops = (f"{res.compute.flops(policy.n_parameters):.2e}" if policy is not None
+             and source == "run" else "–")
+    m[4].metric("FLOPs", flops,
+                help="Estimated floating-point operations: 2 × model parameters × tokens "
+                     "processed (prompt + generated). Shown for runs made with the loaded "
+                     "model only.")
