@@ -1,0 +1,174 @@
+"""ui/live.py: the inference worker process, its queue, the incremental live replay and the
+redraw decision. Values are checked against the same seeded run made in this process."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from search.tree import SearchTree
+from ui import live
+from ui.live import (COST_FACTOR, MAX_PERIOD, MIN_PERIOD, InferenceWorker, LiveView, RunSpec,
+                     start_run, worker_for, worker_threads)
+
+WAIT = 180  # s: spawning a worker imports torch and loads the model on a busy 2-core machine
+
+
+def signature(events) -> list:
+    """An event log with log-probabilities left out (compared apart by ``same_log``)."""
+    out = []
+    for e in events:
+        d = e.to_dict()
+        d["data"] = {k: v for k, v in d["data"].items() if k != "logprob"}
+        out.append(d)
+    return out
+
+
+def same_log(a, b) -> bool:
+    """Equal logs, log-probabilities within 1e-5: a worker with 1 torch thread and this
+    process with 2 add floats in another order (same samples, last digits differ)."""
+    lp = lambda ev: [e.data.get("logprob", 0.0) for e in ev]
+    return signature(a) == signature(b) and lp(a) == pytest.approx(lp(b), abs=1e-5)
+
+
+def wait(runs, timeout=WAIT):
+    t0 = time.monotonic()
+    while not all(r.done for r in runs):
+        assert time.monotonic() - t0 < timeout, "runs did not finish"
+        time.sleep(0.02)
+
+
+# ------------------------------------------------------------------------ thread count
+@pytest.mark.parametrize("cpus,threads", [(1, 1), (2, 1), (3, 1), (4, 2), (8, 4), (64, 8)])
+def test_worker_threads_leave_half_the_cores(cpus, threads):
+    assert worker_threads(cpus) == threads
+
+
+# --------------------------------------------------------------------------- LiveView
+def test_live_view_incremental_replay_equals_full_replay(tiny_policy):
+    res = RunSpec("8*7+6", "majority", 12, seed=3).solve(tiny_policy)
+    events = res.tree.events
+    view = LiveView(1, res.problem)
+    for cut in (0, 1, 5, 5, len(events) // 2, len(events) - 1, len(events)):
+        changed = view.update(events[:cut])
+        full = SearchTree.replay(res.problem, events[:cut])
+        assert view.seen == cut
+        assert {i: vars(n) for i, n in view.tree.nodes.items()} == \
+            {i: vars(n) for i, n in full.nodes.items()}
+        assert view.tree.votes == full.votes and view.tree.compute == full.compute
+        assert len(view.tree.events) == cut
+    assert changed  # the last cut added one event
+    assert not view.update(events)  # nothing new
+    with pytest.raises(ValueError):
+        view.update(events[:3])  # a log never shrinks: another run's
+
+
+def test_live_view_redraws_only_on_change_at_a_cost_adaptive_rate():
+    view = LiveView(1, "8*7+6")
+    assert view.due(0.0)  # nothing drawn yet
+    view.drawn("figs", now=10.0, cost=0.1)
+    assert view.period == pytest.approx(COST_FACTOR * 0.1)
+    assert not view.due(100.0)  # nothing changed: never redraw
+    view.dirty = True
+    assert not view.due(10.0 + COST_FACTOR * 0.1 - 0.01)
+    assert view.due(10.0 + COST_FACTOR * 0.1)
+    view.drawn("figs", now=20.0, cost=0.001)  # a cheap redraw: the floor
+    assert view.period == MIN_PERIOD
+    view.drawn("figs", now=30.0, cost=100.0)  # a very slow one: the ceiling
+    assert view.period == MAX_PERIOD
+    view.dirty = True
+    assert not view.due(30.0 + MAX_PERIOD - 0.01) and view.due(30.0 + MAX_PERIOD)
+
+
+# ------------------------------------------------------------------- inference worker
+@pytest.fixture(scope="module")
+def worker(tiny_model_dir):
+    w = InferenceWorker(str(tiny_model_dir), "cpu")
+    yield w
+    w.close()
+
+
+def test_worker_runs_in_order_and_each_result_is_its_own_seeded_run(worker, tiny_policy):
+    specs = [RunSpec("8*7+6", "majority", 6, seed=s) for s in (0, 1, 0)] + \
+            [RunSpec("12+5", "mcts", 4, seed=2, scorer="checker")]
+    runs = []
+    for s in specs:
+        r = live.LiveRun(spec=s, problem=s.check(), tree=SearchTree(s.check()))
+        worker.submit(r)
+        runs.append(r)
+    # Submitted while the worker still loads its model: all wait, in order.
+    assert [r.queue_position() for r in runs] == [1, 2, 3, 4]
+    wait(runs)
+    assert [r.queue_position() for r in runs] == [None] * 4
+    for r, s in zip(runs, specs):
+        assert r.error is None and r.result is not None
+        ref = s.solve(tiny_policy)
+        # the log streamed to the app is the worker's whole log, and the same seeded run
+        assert same_log(r.events(), r.result.tree.events)
+        assert same_log(r.events(), ref.tree.events)
+        assert r.result.answer == ref.answer and r.result.tally == ref.tally
+        assert r.result.compute == ref.compute
+    assert same_log(runs[0].events(), runs[2].events())
+    assert not same_log(runs[0].events(), runs[1].events())  # no cross-talk
+
+
+def test_worker_stop_while_queued_spends_nothing_and_stop_while_running_stops(worker):
+    big = RunSpec("8*7+6", "majority", 400, seed=0)  # many batches: time to stop it
+    queued = RunSpec("8*7+6", "majority", 4, seed=0)
+    r1 = live.LiveRun(spec=big, problem=big.check(), tree=SearchTree(big.check()))
+    r2 = live.LiveRun(spec=queued, problem=queued.check(), tree=SearchTree(queued.check()))
+    worker.submit(r1)
+    worker.submit(r2)
+    r2.request_stop()
+    t0 = time.monotonic()
+    while not r1.events():  # the first batch landed
+        assert time.monotonic() - t0 < WAIT
+        time.sleep(0.01)
+    r1.request_stop()
+    wait([r1, r2])
+    assert r2.result is None and r2.error is None and r2.events() == []
+    assert r1.error is None and r1.result.stopped
+    assert 0 < len(r1.result.tree.votes) < 400
+    assert same_log(r1.events(), r1.result.tree.events)
+
+
+def test_worker_for_uses_a_process_only_for_a_model_it_can_load(tiny_policy, monkeypatch):
+    class Wrapper:  # e.g. a test's gated policy, a remote server: stays in an app thread
+        name, n_parameters, device = "wrapped", 1, "cpu"
+
+        def sample(self, *a, **k):
+            return tiny_policy.sample(*a, **k)
+
+    assert worker_for(Wrapper()) is None
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    assert worker_for(tiny_policy) is None
+    run = start_run(RunSpec("8*7+6", "majority", 3, seed=1), Wrapper())
+    assert run.worker is None and run.thread is not None
+    run.thread.join(WAIT)
+    assert run.done and run.result is not None and run.queue_position() is None
+
+
+def test_a_dead_worker_fails_its_runs_with_a_message(tiny_model_dir):
+    w = InferenceWorker(str(tiny_model_dir), "cpu")
+    try:
+        assert w.ready.wait(WAIT) and w.alive
+        w._proc.kill()
+        w._proc.join(10)
+        s = RunSpec("8*7+6", "majority", 3)
+        t0 = time.monotonic()
+        while w.alive:  # the reader notices within about a second
+            assert time.monotonic() - t0 < 30
+            time.sleep(0.05)
+        with pytest.raises(RuntimeError, match="inference worker stopped"):
+            w.submit(live.LiveRun(spec=s, problem=s.check(), tree=SearchTree(s.check())))
+    finally:
+        w.close()
+
+
+def test_same_log_tolerates_only_float_noise():
+    from search.tree import Compute, Event
+    a = [Event("add", {"id": 1, "logprob": -0.55540426}, Compute())]
+    b = [Event("add", {"id": 1, "logprob": -0.55540398}, Compute())]
+    c = [Event("add", {"id": 1, "logprob": -0.5654}, Compute())]
+    d = [Event("add", {"id": 2, "logprob": -0.55540426}, Compute())]
+    assert same_log(a, b) and not same_log(a, c) and not same_log(a, d)
