@@ -47,9 +47,11 @@ pytestmark = pytest.mark.skipif(
     reason="browser test needs Debian's chromium at /usr/bin/chromium "
            "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
 
-# "At 123 of 456 generated tokens: 9 nodes · 8 votes · answer 62 correct"
+# "At 123 of 456 generated tokens: 9 nodes · 7 votes · 1 abstained · answer 62 correct"
+# (nodes: thought steps, the root excluded; votes: chains that answered)
 STATUS_RE = re.compile(
-    r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? · answer")
+    r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? · (\d+) abstained · "
+    r"answer")
 
 
 def free_port() -> int:
@@ -153,11 +155,13 @@ def key(k: str) -> str:
 
 
 def status(page) -> tuple[int, int, int, int]:
-    """(budget, total tokens, nodes, votes) from the replay view's status line."""
+    """(budget, total tokens, tree nodes with the root, chains counted: votes + abstained) from
+    the replay view's status line."""
     loc = page.locator('[data-testid="stMarkdown"]').filter(has_text=STATUS_RE).first
     m = STATUS_RE.search(loc.inner_text())
     assert m, loc.inner_text()
-    return tuple(int(g) for g in m.groups())  # type: ignore[return-value]
+    b, total, steps, votes, abstained = (int(g) for g in m.groups())
+    return b, total, steps + 1, votes + abstained
 
 
 def shot(page, name: str) -> None:
@@ -312,3 +316,72 @@ def test_search_tree_run_and_replay(server, page):
     shot(page, "one_left")
     print(f"run of {CHAINS} chains: {run_seconds:.1f} s, {total} tokens, {nodes} nodes, "
           f"tally {bars_end}, {abstained} abstained")
+
+
+def sidebar_sampling(page) -> tuple[str, str]:
+    """(temperature, top-p) as the sidebar's sliders show them."""
+    sl = page.locator('[data-testid="stSidebar"]').get_by_role("slider")
+    return sl.nth(0).get_attribute("aria-valuetext"), sl.nth(1).get_attribute("aria-valuetext")
+
+
+def test_play_animates_the_replay_and_pause_holds(server, page):
+    """After a run, Play moves the budget from 0 to the end, redrawing the status line; Pause
+    stops it where it is."""
+    from playwright.sync_api import expect
+    page.goto(server + f"/?n={CHAINS}&run=1", timeout=PAGE_TIMEOUT)
+    slider = page.locator(key("at")).get_by_role("slider")
+    expect(slider).to_be_attached(timeout=RUN_TIMEOUT)
+    _, total, _, _ = poll(lambda: status(page), lambda s: s[0] == s[1] > 0, "end of the run",
+                          RUN_TIMEOUT)
+    page.locator(key("tree_play")).get_by_role("button", name="Play").click()
+    seen = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            seen.append(status(page)[0])
+        except Exception:
+            pass
+        if seen and seen[-1] == total and len(set(seen)) > 2:
+            break
+        time.sleep(0.1)
+    assert len(set(seen)) > 2 and seen[-1] == total, f"Play did not animate: {seen}"
+    expect(page.locator(key("tree_play")).get_by_role("button", name="Play")).to_be_visible()  # Pause turned back
+    page.locator(key("tree_play")).get_by_role("button", name="Play").click()
+    poll(lambda: status(page)[0], lambda b: 0 < b < total, "playing again")
+    page.locator(key("tree_pause")).get_by_role("button", name="Pause").click()
+    expect(page.locator(key("tree_play")).get_by_role("button", name="Play")).to_be_visible()
+    held = status(page)[0]
+    page.wait_for_timeout(1500)
+    assert status(page)[0] == held and slider_tokens(slider) == held
+    shot(page, "paused")
+
+
+def test_settings_survive_a_page_click_during_the_first_run_and_run_links(server, page):
+    """Clicking another page before the landing page's first run ends, and opening a link that
+    carries run=1, keep the sampling settings (they used to fall to 0.00 / 0.05)."""
+    from playwright.sync_api import expect
+    page.goto(server + "/?temperature=0.6&top_p=0.9&seed=3", timeout=PAGE_TIMEOUT)
+    page.get_by_role("link", name="Voting lab").click()
+    expect(page.get_by_role("heading", name="Voting lab")).to_be_visible(timeout=PAGE_TIMEOUT)
+    page.wait_for_timeout(1000)
+    assert sidebar_sampling(page) == ("0.60", "0.90")
+    page.get_by_role("link", name="Search tree").click()
+    expect(page.get_by_role("heading", name="Search tree")).to_be_visible()
+    page.wait_for_timeout(1000)
+    assert sidebar_sampling(page) == ("0.60", "0.90")
+    expect(page).to_have_url(re.compile(r"temperature=0\.6&top_p=0\.9"))
+
+    page.goto(server + f"/?n={CHAINS}&temperature=0.6&top_p=0.9&strategy=mcts&sims=3&run=1",
+              timeout=PAGE_TIMEOUT)
+    expect(page.locator(key("at")).get_by_role("slider")).to_be_attached(timeout=RUN_TIMEOUT)
+    expect(page.get_by_text(re.compile(r"simulations 3 · T=0\.6 · top-p=0\.9"))).to_be_visible()
+    assert sidebar_sampling(page) == ("0.60", "0.90")
+    strategy = page.get_by_role("combobox", name="Strategy", exact=True)
+    strategy.click()
+    page.get_by_role("option", name=re.compile(r"^self-consistency")).click()
+    expect(page).to_have_url(re.compile(r"[?&]strategy=majority(&|$)"))
+    strategy.click()
+    page.get_by_role("option", name="MCTS").click()
+    expect(page.get_by_label("Simulations", exact=True)).to_have_value("3")
+    expect(page).to_have_url(re.compile(r"[?&]sims=3(&|$)"))
+    assert sidebar_sampling(page) == ("0.60", "0.90")
