@@ -14,6 +14,7 @@ import json
 import sys
 import time
 
+from search.scaling import CI_METHOD
 from search.tasks.arithmetic import HELDOUT_SIZE, ParseError
 
 
@@ -37,16 +38,43 @@ def _budgets(text: str) -> list[int]:
     return ks
 
 
+# Strategy knobs with a flag: flag dest -> the strategy it belongs to (defaults: DEFAULTS).
+KNOB_FLAGS = {"expansions": "beam", "k": "mcts", "c": "mcts"}
+
+
+def strategy_knobs(a) -> dict:
+    """The strategy knobs a command line sets: the budget (DEFAULTS[strategy]['budget'] when
+    ``--budget`` is left out) and the flags of KNOB_FLAGS that were given. Raises UsageError
+    for a flag of another strategy (it would be ignored silently otherwise)."""
+    from search.strategies import DEFAULTS
+    knobs = {}
+    for dest, owner in KNOB_FLAGS.items():
+        v = getattr(a, dest, None)
+        if v is None:
+            continue
+        if a.strategy != owner:
+            raise UsageError(f"--{dest} applies to --strategy {owner} only")
+        knobs[dest] = v
+    budget = getattr(a, "budget", None)
+    knobs["budget"] = DEFAULTS[a.strategy]["budget"] if budget is None else budget
+    return knobs
+
+
 def cmd_solve(a) -> dict:
     from search.solve import solve
-    r = solve(a.problem, strategy=a.strategy, budget=a.budget, temperature=a.temperature,
-              top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted)
-    out = {"problem": r.problem, "gold": r.gold, "strategy": r.strategy, "budget": a.budget,
-           "answer": r.answer, "correct": r.correct, "tally": r.tally,
+    knobs = strategy_knobs(a)
+    r = solve(a.problem, strategy=a.strategy, temperature=a.temperature,
+              top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted, **knobs)
+    out = {"problem": r.problem, "gold": r.gold, "strategy": r.strategy,
+           "budget": knobs["budget"], "answer": r.answer, "correct": r.correct, "tally": r.tally,
+           "abstained": r.extra.get("abstained", 0),
            "generated_tokens": r.compute.generated_tokens, "prompt_tokens": r.compute.prompt_tokens,
            "forward_passes": r.compute.forward_passes, "model_calls": r.compute.model_calls,
-           "nodes": len(r.tree.nodes) - 1, "seconds": round(r.wall_seconds, 3),
+           "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
            "tie_rule": r.extra.get("tie_rule")}
+    for knob in ("expansions", "k", "c"):
+        if knob in r.config:
+            out[knob] = r.config[knob]
     if r.strategy == "mcts":
         out["answer_by_visits"] = r.extra["answer_by_visits"]
         out["answer_by_vote"] = r.extra["answer_by_vote"]
@@ -61,7 +89,7 @@ def _print_solve(o: dict) -> None:
     mark = {True: "correct", False: "wrong", None: "unknown"}[o["correct"]]
     print(f"{o['problem']} = ?   answer {o['answer']} ({mark}; gold {o['gold']})")
     tally = ", ".join(f"{k}: {v:g}" for k, v in o["tally"].items()) or "(no answers)"
-    print(f"tally  {tally}")
+    print(f"tally  {tally}; {o['abstained']} without an answer (abstained)")
     print(f"compute  {o['generated_tokens']} generated tokens, {o['model_calls']} model calls, "
           f"{o['forward_passes']} forward passes; {o['nodes']} nodes; {o['seconds']} s")
 
@@ -72,6 +100,7 @@ def cmd_curve(a) -> dict:
     from search.solve import solve
     from search.tasks.arithmetic import heldout
     ks = _budgets(a.budgets)
+    knobs = {k: v for k, v in strategy_knobs(a).items() if k != "budget"}
     if not 1 <= a.problems <= HELDOUT_SIZE:
         raise UsageError(f"--problems must be in [1, {HELDOUT_SIZE}]")
     problems = heldout(a.problems)
@@ -97,6 +126,7 @@ def cmd_curve(a) -> dict:
                          "pass_at_k": float(pas["mean"][i]),
                          "tokens_per_problem": float(maj["tokens"][i])})
         extra = {"pool_size": ks[-1], "generated_tokens": stats["generated_tokens"],
+                 "abstained": stats["abstained"],
                  "estimator": "exact maj@k over k-subsets of one pool per problem"}
     else:
         extra = {"estimator": "one run per problem per budget"}
@@ -104,7 +134,7 @@ def cmd_curve(a) -> dict:
             correct, tokens = [], []
             for i, p in enumerate(problems):
                 r = solve(p.text, a.strategy, k, policy=policy, temperature=a.temperature,
-                          top_p=a.top_p, seed=a.seed + i, scorer=a.scorer)
+                          top_p=a.top_p, seed=a.seed + i, scorer=a.scorer, **knobs)
                 correct.append(1.0 if r.correct else 0.0)
                 tokens.append(r.compute.generated_tokens)
                 if not a.json:
@@ -120,14 +150,16 @@ def cmd_curve(a) -> dict:
                          "tokens_per_problem": float(np.mean(tokens))})
     return {"strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
             "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
-            "seconds": round(time.perf_counter() - t0, 1), "curve": rows, **extra}
+            "seconds": round(time.perf_counter() - t0, 1), "curve": rows,
+            "ci_method": CI_METHOD, **extra}
 
 
 def _print_curve(o: dict) -> None:
     print(f"{o['strategy']} on {o['problems']} held-out problems, T={o['temperature']}, "
           f"top-p={o['top_p']}, seed={o['seed']} ({o['model']} on {o['device']}, "
           f"{o['seconds']} s)")
-    print(f"{'budget':>6}  {'accuracy':>8}  {'95% CI':>15}  {'tokens/problem':>14}")
+    print(f"{'budget':>6}  {'accuracy':>8}  {'95% CI':>15}  {'tokens/problem':>14}"
+          "   (CI: Wilson score interval over problems)")
     for r in o["curve"]:
         print(f"{r['budget']:>6}  {r['accuracy']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
               f"  {r['tokens_per_problem']:>14.1f}")
@@ -145,21 +177,35 @@ def cmd_train(a) -> dict:
     return res
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser. Strategy defaults come from ``search.strategies.DEFAULTS``
+    and ``--help`` prints them."""
+    from search.strategies import BUDGET_KNOB, DEFAULTS
+    budget_help = ("the strategy's size knob; default " + ", ".join(
+        f"{DEFAULTS[s]['budget']} ({BUDGET_KNOB[s]}, {s})" for s in DEFAULTS))
     p = _Parser(prog="python -m search", description="Thoughtscope search backend")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     common = _Parser(add_help=False)
-    common.add_argument("--strategy", default="majority")
-    common.add_argument("--temperature", type=float, default=0.8)
-    common.add_argument("--top-p", type=float, default=1.0)
-    common.add_argument("--seed", type=int, default=0)
+    common.add_argument("--strategy", default="majority",
+                        help="majority, beam or mcts (default majority)")
+    common.add_argument("--temperature", type=float, default=0.8,
+                        help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
+    common.add_argument("--top-p", type=float, default=1.0, help="nucleus mass (default 1.0)")
+    common.add_argument("--seed", type=int, default=0, help="(default 0)")
     common.add_argument("--scorer", choices=["confidence", "checker"], default=None,
-                        help="beam/MCTS scorer; 'checker' is the exact step checker, a perfect "
-                             "process verifier")
+                        help="beam/MCTS scorer (default confidence); 'checker' is the exact "
+                             "step checker, a perfect process verifier")
+    common.add_argument("--expansions", type=int, default=None,
+                        help="beam: sampled children per beam node "
+                             f"(default {DEFAULTS['beam']['expansions']})")
+    common.add_argument("--k", type=int, default=None,
+                        help=f"mcts: children sampled per expansion (default {DEFAULTS['mcts']['k']})")
+    common.add_argument("--c", type=float, default=None,
+                        help=f"mcts: UCT exploration constant (default {DEFAULTS['mcts']['c']})")
     common.add_argument("--json", action="store_true")
     s = sub.add_parser("solve", parents=[common], help="solve one problem")
     s.add_argument("problem")
-    s.add_argument("--budget", type=int, default=16)
+    s.add_argument("--budget", type=int, default=None, help=budget_help)
     s.add_argument("--weighted", action="store_true", help="weighted vote (majority)")
     s.add_argument("--save", help="write the run (tree + event log) as JSON to this file")
     c = sub.add_parser("curve", parents=[common], help="accuracy per budget on held-out problems")
@@ -171,6 +217,11 @@ def main(argv=None) -> int:
     t.add_argument("--max-minutes", type=float, default=30.0)
     t.add_argument("--json", action="store_true")
     t.add_argument("--no-card", action="store_true", help="skip the held-out evaluation/card")
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
     from search.strategies import STRATEGIES
     try:

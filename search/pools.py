@@ -15,8 +15,8 @@ import numpy as np
 
 from search.models.base import Policy
 from search.scaling import Pool, curve_with_ci, pool_curves
-from search.strategies.blocks import CHAIN_TOKENS
-from search.tasks.arithmetic import Problem, StepChecker, extract_answer, prompt_for
+from search.strategies.blocks import CHAIN_TOKENS, Sampling, chain_answer
+from search.tasks.arithmetic import Problem, StepChecker, prompt_for
 
 Progress = Optional[Callable[[int, int], None]]  # (problems done, total)
 
@@ -25,7 +25,9 @@ Progress = Optional[Callable[[int, int], None]]  # (problems done, total)
 class ChainPool:
     """n sampled chains of one problem.
 
-    answers: normalized final answer per chain (None: no parseable answer);
+    answers: normalized final answer per chain, by the rule every strategy uses
+        (``blocks.chain_answer``); None is an abstention: the chain ended without a completed
+        answer line, was cut by the token or context limit, or ran past ``max_depth`` steps;
     tokens: generated tokens per chain; confidence: exp(mean token log-prob) per chain;
     valid: whether the exact step checker accepts the whole chain (perfect-verifier score).
     """
@@ -41,27 +43,33 @@ class ChainPool:
     def n(self) -> int:
         return len(self.answers)
 
+    @property
+    def abstained(self) -> int:
+        """Chains that cast no vote (answer None)."""
+        return sum(a is None for a in self.answers)
+
     def as_pool(self, scores: str = "confidence") -> Pool:
         s = self.confidence if scores == "confidence" else [float(v) for v in self.valid]
         return Pool(answers=list(self.answers), gold=self.gold, scores=list(s))
 
 
-def _answer_of(text: str) -> Optional[str]:
-    lines = [l for l in text.split("\n") if l.strip()]
-    return extract_answer(lines[-1]) if lines else None
-
-
 def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: float = 0.8,
                  top_p: float = 1.0, seed: int = 0, problems_per_call: Optional[int] = None,
-                 progress: Progress = None) -> tuple[list[ChainPool], dict]:
+                 progress: Progress = None,
+                 max_depth: int = Sampling.max_depth) -> tuple[list[ChainPool], dict]:
     """Sample n chains per problem. Returns (pools, stats) where stats has generated_tokens,
-    prompt_tokens, forward_passes, model_calls and seconds. Deterministic in seed for a fixed
-    ``problems_per_call`` (default: enough problems to put about 256 chains in a call)."""
+    prompt_tokens, forward_passes, model_calls, abstained (chains without an answer, over all
+    pools) and seconds. A chain's answer follows the strategies' rule (``chain_answer`` with
+    ``max_depth``, the strategies' default). Deterministic in seed for a fixed
+    ``problems_per_call`` (default: enough problems to put about 256 chains in a call).
+    Raises ValueError for n < 1 or sampling settings ``Sampling`` rejects."""
     if n < 1:
         raise ValueError("n must be >= 1")
+    Sampling(temperature=temperature, top_p=top_p, seed=seed, max_depth=max_depth)
     ppc = problems_per_call or max(1, 256 // n)
     pools: list[ChainPool] = []
-    stats = dict(generated_tokens=0, prompt_tokens=0, forward_passes=0, model_calls=0)
+    stats = dict(generated_tokens=0, prompt_tokens=0, forward_passes=0, model_calls=0,
+                 abstained=0)
     t0 = time.perf_counter()
     for start in range(0, len(problems), ppc):
         chunk = problems[start:start + ppc]
@@ -76,13 +84,13 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
             checker = StepChecker(p.text)
             answers, toks, conf, valid = [], [], [], []
             for c in conts:
-                ans = _answer_of(c.text) if c.finish == "eos" else None
-                answers.append(ans)
+                answers.append(chain_answer(c, max_depth))
                 toks.append(c.tokens)
                 conf.append(math.exp(c.logprob / max(1, c.tokens)))
                 steps = [l for l in c.text.split("\n") if l.strip()]
                 valid.append(bool(steps) and all(checker.step_validity(steps)))
             pools.append(ChainPool(p.text, p.answer, p.level, answers, toks, conf, valid))
+            stats["abstained"] += pools[-1].abstained
         if progress:
             progress(len(pools), len(problems))
     stats["seconds"] = time.perf_counter() - t0

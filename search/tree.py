@@ -8,8 +8,11 @@ replay invariants all rest on this).
 Event types (``Event.type``) and their payload (``Event.data``):
 
 - ``add``       a node was created: ``id, parent, text, tokens, logprob, terminal, answer,
-                correct, kind`` (``kind`` is ``"step"`` or ``"rollout"``)
-- ``count``     a sampled step merged into an existing node (self-consistency trie): ``id``
+                correct, kind`` (``kind`` is ``"step"`` or ``"rollout"``). A terminal node with
+                ``answer`` None is an abstention: its chain ended without an answer line, was
+                cut by the token or context limit, or reached ``max_depth``
+- ``count``     a sampled step merged into an existing node with the same text and the same
+                ending (``SearchTree.same_step``; the self-consistency trie): ``id``
 - ``score``     a scorer valued a node: ``id, score``
 - ``select``    MCTS selection reached a node along ``path`` (list of ids)
 - ``backprop``  a value was backpropagated along ``path`` (leaf last): ``path, value``;
@@ -166,8 +169,20 @@ class SearchTree:
         return nid
 
     def child_with_text(self, parent: int, text: str) -> Optional[int]:
+        """The first child of ``parent`` whose text is ``text`` (None if there is none)."""
         for c in self.nodes[parent].children:
             if self.nodes[c].text == text:
+                return c
+        return None
+
+    def same_step(self, parent: int, text: str, terminal: bool,
+                  answer: Optional[str]) -> Optional[int]:
+        """The child of ``parent`` that a new sample merges into: same text *and* same ending
+        (terminal or not, and the same answer). A chain that ended after ``8*7=56`` and one
+        that went on from ``8*7=56`` are two nodes, so no chain is cut by another's ending."""
+        for c in self.nodes[parent].children:
+            n = self.nodes[c]
+            if n.text == text and n.terminal == terminal and n.answer == answer:
                 return c
         return None
 

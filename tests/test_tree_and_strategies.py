@@ -71,8 +71,8 @@ def test_answer_and_tally_consistent(run):
         assert len(run.tree.votes) == run.config["n"]
         if run.tally:
             assert run.tally[run.answer] == max(run.tally.values())
-    if run.strategy == "mcts":
-        assert run.tree.nodes[0].visits >= 1
+    if run.strategy == "mcts":  # one simulation, one backup: root visits == simulations
+        assert run.tree.nodes[0].visits == run.config["simulations"]
         for n in run.tree.nodes.values():  # visits of a node >= sum of its children's visits
             assert n.visits >= sum(run.tree.nodes[c].visits for c in n.children) or n.id == 0
     for n in run.tree.nodes.values():
@@ -121,6 +121,8 @@ def test_vote_tie_rule():
     assert winners == {"1", "2"}  # a random tie-break, not a fixed preference
     assert vote(["3", "3", "4"], weights=[0.1, 0.1, 0.5]).winner == "4"
     assert vote([None, None]).winner is None
+    # seeded per problem too: seed 0 does not pick the same side of every two-way tie
+    assert {vote(["1", "2"], seed=0, problem=f"{i}+1").winner for i in range(20)} == {"1", "2"}
 
 
 def test_scorers_on_hand_built_tree():

@@ -37,6 +37,11 @@ class ReplayState:
     def correct(self) -> Optional[bool]:
         return None if self.gold is None or self.answer is None else self.answer == self.gold
 
+    @property
+    def abstained(self) -> int:
+        """Finished chains without an answer so far (they cast no vote)."""
+        return self.votes.abstained
+
 
 def total_tokens(result: SearchResult) -> int:
     """Generated tokens at the end of the log (the budget slider's maximum)."""
@@ -53,9 +58,14 @@ def _rule(result: SearchResult) -> str:
 
 
 def decide(tree: SearchTree, result: SearchResult) -> tuple[Optional[str], list, VoteResult]:
-    """(answer, chosen path, vote over the votes cast) for ``tree``, a replay of ``result``."""
+    """(answer, chosen path, vote over the votes cast) for ``tree``, a replay of ``result``.
+
+    The vote uses the strategies' own call (``search.voting.vote`` with the run's seed and
+    problem), so a tie is broken as the live run broke it, and votes without an answer count
+    as abstentions (``VoteResult.abstained``), never as votes."""
     seed = int(result.config.get("seed", 0))
-    vr = vote([v["answer"] for v in tree.votes], [v["weight"] for v in tree.votes], seed=seed)
+    vr = vote([v["answer"] for v in tree.votes], [v["weight"] for v in tree.votes], seed=seed,
+              problem=result.problem)
     if tree.final is not None:
         return tree.final.get("answer"), list(tree.final.get("path") or []), vr
     nodes = tree.nodes

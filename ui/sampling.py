@@ -52,7 +52,7 @@ def cached_pools(policy: Any, model: str, problems: Sequence[Problem], n: int,
     size = chunk_size(n)
     pools: list[ChainPool] = []
     stats = {"generated_tokens": 0, "prompt_tokens": 0, "forward_passes": 0, "model_calls": 0,
-             "seconds": 0.0}
+             "abstained": 0, "seconds": 0.0}
     for start in range(0, len(key), size):
         chunk = key[start:start + size]
         got, st_ = _pool_chunk(policy, model, chunk, int(n), float(temperature), float(top_p),

@@ -7,6 +7,7 @@ or caches: a Hugging Face model, the bundled model or an OpenAI-compatible serve
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -74,8 +75,9 @@ class Policy(Protocol):
                max_new_tokens: int = 64) -> SampleBatch:
         """Sample ``n`` continuations of every prefix in one batched call.
 
-        Raises ValueError for temperature < 0, top_p outside (0, 1], n < 1, more than
-        MAX_PREFIXES prefixes or MAX_SAMPLES_PER_CALL samples in total.
+        temperature: 0 (or a value too small to divide by) is greedy decoding.
+        Raises ValueError for a temperature that is negative, NaN or infinite, top_p outside
+        (0, 1], n < 1, more than MAX_PREFIXES prefixes or MAX_SAMPLES_PER_CALL samples in total.
         """
         ...
 
@@ -89,8 +91,8 @@ def check_sample_args(prefixes: list[str], n: int, temperature: float, top_p: fl
         raise ValueError(f"at most {MAX_PREFIXES} prefixes per call, got {len(prefixes)}")
     if n < 1 or n * len(prefixes) > MAX_SAMPLES_PER_CALL:
         raise ValueError(f"n must be >= 1 and n x prefixes <= {MAX_SAMPLES_PER_CALL}")
-    if not temperature >= 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if not 0 <= temperature < math.inf:  # NaN and infinity rejected
+        raise ValueError(f"temperature must be a finite number >= 0, got {temperature}")
     if not 0 < top_p <= 1:
         raise ValueError(f"top_p must be in (0, 1], got {top_p}")
     if max_new_tokens < 1:

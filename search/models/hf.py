@@ -22,6 +22,12 @@ hf_logging.disable_progress_bar()
 from search.models.base import Continuation, SampleBatch, Stop, check_sample_args
 
 BUNDLED_PATH = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tiny"
+# Below this temperature sampling is greedy: at T < 1e-6 two logits that differ by more than
+# 1e-4 already differ by more than 100 nats after division by T (a ratio of e^-100), and much
+# smaller temperatures would underflow to 0 in float32 (then 0/0 = NaN).
+GREEDY_BELOW = 1e-6
+# Rounding slack of the top-p mass test (float32 probabilities carry ~1e-7 relative error).
+TOP_P_TOLERANCE = 1e-6
 
 
 def pick_device(device: Optional[str] = None) -> str:
@@ -76,7 +82,8 @@ class HFPolicy:
     def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
                top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
                max_new_tokens: int = 64) -> SampleBatch:
-        """See ``search.models.base.Policy.sample``. ``temperature == 0`` is greedy decoding.
+        """See ``search.models.base.Policy.sample``. ``temperature`` below ``GREEDY_BELOW``
+        (0 included) is greedy decoding.
 
         A sequence that reaches the model's context length stops with ``finish="length"``; a
         prefix that already fills the context gets n empty ``"length"`` continuations.
@@ -201,15 +208,27 @@ class HFPolicy:
     @staticmethod
     def _choose(logits: torch.Tensor, temperature: float, top_p: float,
                 gen: torch.Generator) -> torch.Tensor:
-        """Next token per row: greedy at temperature 0, else temperature + nucleus (top-p)
-        sampling (Holtzman et al. 2020, Sec. 3.1)."""
-        if temperature == 0:
+        """Next token per row (logits ``[rows, vocab]`` -> ids ``[rows]``): temperature + nucleus
+        (top-p) sampling (Holtzman et al. 2020, "The Curious Case of Neural Text
+        Degeneration", Sec. 3.1): keep the *smallest* set of most probable tokens whose mass
+        reaches ``top_p`` (a token is kept when the mass of the more probable tokens before it
+        is below ``top_p``; ``TOP_P_TOLERANCE`` absorbs float32 rounding of that mass), then
+        renormalize.
+
+        Greedy (argmax) at ``temperature < GREEDY_BELOW``, 0 included. Otherwise the logits are
+        shifted so that each row's maximum is 0 before dividing by the temperature, so a small
+        temperature drives the other tokens to probability 0 (the greedy limit) instead of
+        overflowing to inf/NaN.
+        """
+        if temperature < GREEDY_BELOW:
             return logits.argmax(-1)
-        probs = torch.softmax(logits / temperature, -1)
+        z = (logits - logits.max(-1, keepdim=True).values) / temperature
+        probs = torch.softmax(z, -1)
         if top_p < 1.0:
             sp, si = probs.sort(-1, descending=True)
-            cum = sp.cumsum(-1)
-            drop = cum - sp > top_p  # keep the smallest set whose mass reaches top_p
+            before = sp.cumsum(-1) - sp  # mass of the more probable tokens
+            drop = before >= top_p - TOP_P_TOLERANCE  # the first token is always kept
+            drop[:, 0] = False
             sp = sp.masked_fill(drop, 0.0)
             probs = torch.zeros_like(probs).scatter(-1, si, sp)
         return torch.multinomial(probs, 1, generator=gen)[:, 0]

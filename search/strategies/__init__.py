@@ -13,6 +13,7 @@ from search.models.base import Policy
 from search.scoring import make_scorer
 from search.strategies import beam, majority, mcts
 from search.strategies.blocks import Sampling, ShouldStop
+from search.strategies.defaults import DEFAULTS  # re-exported: search.strategies.DEFAULTS
 from search.tree import SearchResult, SearchTree
 
 STRATEGIES = {
@@ -22,27 +23,27 @@ STRATEGIES = {
 }
 BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations"}
 MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512}
-# The one place every strategy's defaults live: the Search tree page, the CLI (``--help``) and
-# the README all read these. ``budget`` is the size knob of BUDGET_KNOB.
-DEFAULTS = {
-    "majority": {"budget": 16},
-    "beam": {"budget": 4, "expansions": 3},
-    "mcts": {"budget": 16, "k": 3, "c": 1.0},
-}
+# DEFAULTS (search/strategies/defaults.py) is the one place every strategy's defaults live: the
+# configs, run_strategy, the Search tree page, the CLI (--help) and the README all read it.
 
 
-def run_strategy(name: str, problem: str, policy: Policy, budget: int,
+def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] = None,
                  sampling: Sampling = Sampling(), gold: Optional[str] = None,
-                 scorer: Optional[str] = None, weighted: bool = False, expansions: int = 3,
-                 k: int = 3, c: float = 1.0, final: Optional[str] = None,
+                 scorer: Optional[str] = None, weighted: bool = False,
+                 expansions: Optional[int] = None, k: Optional[int] = None,
+                 c: Optional[float] = None, final: Optional[str] = None,
                  tree: Optional[SearchTree] = None, should_stop: ShouldStop = None) -> SearchResult:
     """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
 
-    scorer: ``"confidence"`` or ``"checker"`` (None: confidence for beam/MCTS, none for plain
-    majority). Raises ValueError for an unknown strategy or out-of-range settings.
+    Every knob left None takes its value from DEFAULTS[name] (budget, beam ``expansions``,
+    MCTS ``k`` and ``c``, ``final``). scorer: ``"confidence"`` or ``"checker"`` (None:
+    confidence for beam/MCTS, none for plain majority). Raises ValueError for an unknown
+    strategy or out-of-range settings.
     """
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    d = DEFAULTS[name]
+    budget = d["budget"] if budget is None else budget
     if not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET[name]:
         raise ValueError(f"budget ({BUDGET_KNOB[name]}) must be an integer in "
                          f"[1, {MAX_BUDGET[name]}] for {name}, got {budget}")
@@ -56,7 +57,10 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: int,
                                       batch_size=min(budget, max(4, -(-budget // 4))))
         return majority.run(problem, policy, cfg, scorer=sc, **common)
     if name == "beam":
-        cfg = beam.BeamConfig(width=budget, expansions=expansions, final=final or "best")
+        cfg = beam.BeamConfig(width=budget,
+                              expansions=d["expansions"] if expansions is None else expansions,
+                              final=final or d["final"])
         return beam.run(problem, policy, cfg, scorer=sc, **common)
-    cfg = mcts.MCTSConfig(simulations=budget, k=k, c=c, final=final or "visits")
+    cfg = mcts.MCTSConfig(simulations=budget, k=d["k"] if k is None else k,
+                          c=d["c"] if c is None else c, final=final or d["final"])
     return mcts.run(problem, policy, cfg, scorer=sc, **common)

@@ -2,9 +2,11 @@
 
 Each round expands every beam node with ``expansions`` sampled next steps (all beams in ONE
 batched policy call), scores the children with the scorer (a PRM: path score root -> child), and
-keeps the ``width`` best unfinished children as the next beam. Finished chains (an answer step)
-are collected; the final answer is the best-scoring finished chain (``final="best"``) or the
-scorer-weighted vote over finished chains (``final="vote"``). Step-level beam search with a
+keeps the ``width`` best unfinished children as the next beam. Finished chains (terminal steps:
+an answer line, the end of the chain, a step cut by the token/context limit, or ``max_depth``)
+are collected and each casts a vote; those without a completed answer line abstain (counted in
+``extra['abstained']``). The final answer is the best-scoring finished chain *with an answer*
+(``final="best"``) or the scorer-weighted vote over finished chains (``final="vote"``). Step-level beam search with a
 verifier as in Snell et al. 2024, "Scaling LLM Test-Time Compute Optimally...", Sec. 3.2 / Fig. 2.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Optional
 from search.models.base import Policy
 from search.scoring import ConfidenceScorer, Scorer
 from search.strategies.blocks import Sampling, ShouldStop, evaluate, expand, stopped
+from search.strategies.defaults import DEFAULTS
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
@@ -24,9 +27,9 @@ from search.voting import TIE_RULE, vote
 class BeamConfig:
     """width: beam width (1..64); expansions: sampled children per beam node (1..16);
     final: ``"best"`` (highest-scoring finished chain) or ``"vote"`` (weighted vote)."""
-    width: int = 4
-    expansions: int = 4
-    final: str = "best"
+    width: int = DEFAULTS["beam"]["budget"]
+    expansions: int = DEFAULTS["beam"]["expansions"]
+    final: str = DEFAULTS["beam"]["final"]
 
     def __post_init__(self):
         if not 1 <= self.width <= 64:
@@ -77,10 +80,10 @@ def run(problem: str, policy: Policy, config: BeamConfig = BeamConfig(),
 
     answers = [tree.nodes[l].answer for l in finished]
     weights = [tree.nodes[l].score or 0.0 for l in finished]
-    tally = vote(answers, weights, seed=sampling.seed)
+    tally = vote(answers, weights, seed=sampling.seed, problem=problem)
     if config.final == "vote":
         answer = tally.winner
-        pick = [l for l in finished if tree.nodes[l].answer == answer]
+        pick = [l for l in finished if answer is not None and tree.nodes[l].answer == answer]
     else:
         pick = [l for l in finished if tree.nodes[l].answer is not None]
         answer = None
@@ -94,5 +97,6 @@ def run(problem: str, policy: Policy, config: BeamConfig = BeamConfig(),
                         compute=tree.compute.copy(), wall_seconds=time.perf_counter() - t0,
                         extra={"finished": [[l, tree.nodes[l].answer, tree.nodes[l].score]
                                             for l in finished],
-                               "tied": tally.tied, "tie_rule": TIE_RULE},
+                               "tied": tally.tied, "abstained": tally.abstained,
+                               "tie_rule": TIE_RULE},
                         stopped=was_stopped)

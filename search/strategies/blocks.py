@@ -24,20 +24,27 @@ CHAIN_TOKENS = 120  # a whole chain of the arithmetic task is at most ~60 tokens
 
 @dataclass
 class Sampling:
-    """Sampling settings shared by all strategies. temperature >= 0 (0 = greedy), top_p in
-    (0, 1], seed any int. ``max_depth`` caps the number of steps in a chain (1..16)."""
+    """Sampling settings shared by all strategies. temperature in [0, 5] (0 = greedy; a
+    temperature too small to divide logits by samples as greedy, see ``HFPolicy._choose``),
+    top_p in (0, 1], seed any int. ``max_depth`` caps the number of steps in a chain (1..16).
+    Raises ValueError (one line) for anything else, NaN and infinities included."""
     temperature: float = 0.8
     top_p: float = 1.0
     seed: int = 0
     max_depth: int = 8
 
     def __post_init__(self):
-        if not (0 <= self.temperature <= 5):
+        try:
+            t, p = float(self.temperature), float(self.top_p)
+        except (TypeError, ValueError):
+            raise ValueError("temperature and top_p must be numbers") from None
+        if not (0 <= t <= 5):  # also rejects NaN
             raise ValueError(f"temperature must be in [0, 5], got {self.temperature}")
-        if not (0 < self.top_p <= 1):
+        if not (0 < p <= 1):
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if not (1 <= self.max_depth <= MAX_DEPTH_CAP):
             raise ValueError(f"max_depth must be in [1, {MAX_DEPTH_CAP}], got {self.max_depth}")
+        self.temperature, self.top_p = t, p
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -49,20 +56,32 @@ def prefix_of(tree: SearchTree, node_id: int) -> str:
     return prompt_for(tree.problem) + "".join(s + "\n" for s in tree.steps_to(node_id))
 
 
+def step_ending(text: str, finish: str, depth: int, max_depth: int) -> tuple[bool, Optional[str]]:
+    """(terminal, answer) of a sampled step at ``depth`` that ended with ``finish``.
+
+    A step is terminal when it states an answer, ends the chain (``finish="eos"``), was cut by
+    the token or context limit (``"length"``) or reaches ``max_depth``. Its answer is the
+    normalized answer of an answer line that was *completed* (``finish`` ``"step"`` or
+    ``"eos"``); a line cut by a limit never answers, even when it looks like one (``Answer: 6``
+    cut from ``Answer: 62``). A terminal step without an answer is an abstention.
+    """
+    text = text.strip()
+    terminal = finish in ("eos", "length") or is_terminal(text) or depth >= max_depth
+    answer = extract_answer(text) if terminal and finish in ("step", "eos") else None
+    return terminal, answer
+
+
 def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: float,
               finish: str, gold: Optional[str], max_depth: int, kind: str) -> tuple[int, bool]:
-    """Add one step under ``parent`` (or count it into an identical sibling). Returns
-    (node id, whether it is new). A step is terminal when it states an answer, ends the chain
-    (``finish="eos"``), ran out of tokens (``"length"``: a dead end without an answer) or
-    reaches ``max_depth``."""
+    """Add one step under ``parent``, or count it into the sibling with the same text and the
+    same ending (``SearchTree.same_step``; terminal/answer from ``step_ending``). Returns
+    (node id, whether it is new)."""
     text = text.strip()
-    same = tree.child_with_text(parent, text)
+    terminal, answer = step_ending(text, finish, tree.nodes[parent].depth + 1, max_depth)
+    same = tree.same_step(parent, text, terminal, answer)
     if same is not None:
         tree.emit("count", id=same)
         return same, False
-    depth = tree.nodes[parent].depth + 1
-    terminal = finish in ("eos", "length") or is_terminal(text) or depth >= max_depth
-    answer = extract_answer(text) if terminal else None
     correct = None if (gold is None or not terminal) else (answer == gold)
     nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind)
     return nid, True
@@ -81,12 +100,13 @@ def _sample(tree: SearchTree, policy: Policy, parents: list[int], n: int, sampli
     return batch.outputs
 
 
-def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, sampling: Sampling,
-           gold: Optional[str], call_index: int) -> list[list[int]]:
+def expand_samples(tree: SearchTree, policy: Policy, parents: list[int], k: int,
+                   sampling: Sampling, gold: Optional[str], call_index: int) -> list[list[int]]:
     """Sample ``k`` next steps for every parent in ONE batched policy call and add them.
 
-    Returns, per parent, the distinct child ids produced (identical samples merge into one node
-    whose ``count`` grows). Seeds: ``sampling.seed`` offset by ``call_index`` so calls differ.
+    Returns, per parent, the node id of each of the k samples in sample order (a sample
+    identical to an existing child merges into it, so ids may repeat). Seeds:
+    ``sampling.seed`` offset by ``call_index`` so calls differ.
     """
     out = []
     for p, conts in zip(parents, _sample(tree, policy, parents, k, sampling, call_index, "step")):
@@ -95,27 +115,53 @@ def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, samplin
             tree.charge(generated_tokens=c.tokens)
             nid, _ = _add_step(tree, p, c.text, c.tokens, c.logprob, c.finish, gold,
                                sampling.max_depth, "step")
-            if nid not in ids:
-                ids.append(nid)
+            ids.append(nid)
         out.append(ids)
     return out
 
 
+def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, sampling: Sampling,
+           gold: Optional[str], call_index: int) -> list[list[int]]:
+    """``expand_samples`` with duplicates removed: per parent, the distinct child ids the k
+    samples produced, in order of first appearance (identical samples merge into one node
+    whose ``count`` grows)."""
+    return [list(dict.fromkeys(ids))
+            for ids in expand_samples(tree, policy, parents, k, sampling, gold, call_index)]
+
+
 def add_chain(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[str],
               max_depth: int, kind: str) -> int:
-    """Add a sampled multi-step continuation below ``parent`` step by step (merging identical
-    steps into the trie); charges its tokens first. Returns the last node's id."""
+    """Add a sampled multi-step continuation below ``parent`` step by step (merging a step into
+    a sibling only when text and ending agree, ``SearchTree.same_step``); charges its tokens
+    first. Returns the chain's own last node: terminal, with the answer ``chain_answer`` gives
+    the chain (or None: an abstention). Steps after a terminal step (an answer line, or
+    ``max_depth`` reached) become no node; their tokens are logged by a ``discard`` event."""
     tree.charge(generated_tokens=cont.tokens)
     nid = parent
     steps = cont.steps or [(cont.text, cont.tokens, cont.logprob)]
     for i, (text, toks, lp) in enumerate(steps):
         last = i == len(steps) - 1
-        if tree.nodes[nid].terminal:  # cut at max_depth: the rest was generated, keep count
+        if tree.nodes[nid].terminal:  # the chain answered or hit max_depth: keep the count
             tree.emit("discard", id=nid, tokens=int(sum(s[1] for s in steps[i:])))
             break
         nid, _ = _add_step(tree, nid, text, toks, lp, cont.finish if last else "step", gold,
                            max_depth, kind)
     return nid
+
+
+def chain_answer(cont: Continuation, max_depth: int, start_depth: int = 0) -> Optional[str]:
+    """The answer a sampled whole chain votes, by the same rule as ``add_chain``: the first
+    terminal step within ``max_depth`` steps decides (``step_ending``); None (an abstention)
+    when the chain ended or was cut without a completed answer line. ``start_depth``: depth
+    of the node the chain continues (0: the problem). Used where chains are not put in a
+    tree (``search.pools``), so pools and the strategies count abstentions alike."""
+    steps = [s[0] for s in cont.steps] or [cont.text]
+    for i, text in enumerate(steps):
+        finish = cont.finish if i == len(steps) - 1 else "step"
+        terminal, answer = step_ending(text, finish, start_depth + i + 1, max_depth)
+        if terminal:
+            return answer
+    return None
 
 
 def sample_chains(tree: SearchTree, policy: Policy, parents: list[int], n: int,

@@ -3,7 +3,11 @@ normalized answers (Wang et al. 2023, ICLR, "Self-Consistency Improves Chain of 
 Reasoning in Language Models", Sec. 2).
 
 The tree is the prefix trie of the chains: identical steps under the same parent merge into one
-node whose ``count`` says how many chains passed through it. Chains are sampled in batches (one
+node whose ``count`` says how many chains passed through it. A step merges only into a sibling
+with the same ending (``blocks.add_chain``), so every chain ends at its own terminal node and
+votes its own answer: a chain that stopped after ``8*7=56`` never cuts the chains that went on.
+A chain that ends without a completed answer line (no answer, or cut by the token or context
+limit) abstains; abstentions are counted in ``extra['abstained']``. Chains are sampled in batches (one
 batched policy call per batch of ``batch_size`` chains), so a live view sees the trie grow.
 """
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Optional
 from search.models.base import Policy
 from search.scoring import Scorer
 from search.strategies.blocks import Sampling, ShouldStop, add_chain, evaluate, sample_chains, stopped
+from search.strategies.defaults import DEFAULTS
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
@@ -25,7 +30,7 @@ MAX_CHAINS = 1024
 class MajorityConfig:
     """n: chains to sample (1..1024); weighted: weight each vote by the scorer's path score
     instead of 1; batch_size: chains per batched policy call (1..256)."""
-    n: int = 16
+    n: int = DEFAULTS["majority"]["budget"]
     weighted: bool = False
     batch_size: int = 16
 
@@ -41,7 +46,7 @@ def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
         scorer: Optional[Scorer] = None, tree: Optional[SearchTree] = None,
         should_stop: ShouldStop = None) -> SearchResult:
     """Run self-consistency on ``problem`` (canonical text). Returns a SearchResult whose
-    ``answer`` is the vote winner (tie rule: voting.TIE_RULE). ``scorer`` (needed only when
+    ``answer`` is the vote winner (tie rule: voting.TIE_RULE, seeded by the seed and problem). ``scorer`` (needed only when
     ``config.weighted``) also scores every leaf. ``tree`` lets a caller watch the run live;
     ``should_stop`` is polled between batches."""
     if config.weighted and scorer is None:
@@ -71,7 +76,7 @@ def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
         done += b
     answers = [v["answer"] for v in tree.votes]
     weights = [v["weight"] for v in tree.votes]
-    result = vote(answers, weights, seed=sampling.seed)
+    result = vote(answers, weights, seed=sampling.seed, problem=problem)
     path = []
     if result.winner is not None:
         best = max((l for l in leaves if tree.nodes[l].answer == result.winner),

@@ -1,23 +1,37 @@
 """Monte Carlo tree search over thought steps.
 
-One simulation:
-1. selection: from the root, follow the child with the highest UCT (``blocks.uct``) while the
-   node is fully expanded and not terminal;
-2. expansion: sample ``k`` next steps of the selected node in one batched call;
-3. evaluation: roll out every new child to an answer (all rollouts in one batched call) and score
-   the finished chain with the scorer (the value, in [0, 1]);
-4. backpropagation: add the value to every node from the root to the rollout's leaf.
+One simulation is one selection, one expansion, one evaluation and one backup, as in the field
+(Browne et al. 2012, "A Survey of Monte Carlo Tree Search Methods", Sec. 3.1, Fig. 2), so after
+S simulations the root has been visited exactly S times:
 
-Rollout steps are kept in the tree (``kind="rollout"``) so the view shows what each evaluation
-saw; a rollout node is expanded later like any other when selection reaches it. Selecting a
-terminal node re-evaluates it (its value is known) and backpropagates again.
+1. selection: from the root, follow the child with the highest UCT (``blocks.uct``; an unvisited
+   child has an infinite bonus) while the node has been expanded and is not terminal;
+2. expansion: sample ``k`` next steps of the selected node in one batched call
+   (``blocks.expand_samples``). All k appear in the tree; a sample identical to an existing
+   child (same text and ending) merges into it and raises its ``count``;
+3. evaluation: the *first new child* in sample order (the samples are i.i.d. draws of the
+   policy, so this is a policy-distributed pick among them) is rolled out to the end of its
+   chain in one call (rollout steps are kept in the tree with ``kind="rollout"``) and the
+   finished chain is scored by the scorer (the value, in [0, 1]); a terminal child is scored as
+   it is. The other new children stay unvisited: later selections reach each of them through
+   UCT's infinite bonus before any sibling is revisited, and expand them in turn. When every
+   sample repeats an existing child, the first sample is rolled out afresh (a proper
+   evaluation, never the score of an unfinished path);
+4. backpropagation: the value is added to every node from the root to the rollout's end.
+
+Selecting a terminal node evaluates it again (its chain is finished) and backs the value up:
+a simulation without an expansion, as in the survey's treatment of terminal states.
+
+Votes: every sample that ends a chain votes once, for its answer (None: an abstention, counted
+in ``extra['abstained']``): each of the k samples of an expansion that is terminal, and each
+rollout's end. A leaf reached by several samples (merged in the tree) therefore counts each
+time; re-selecting a terminal node draws no sample and casts no vote. (Voting once per
+*distinct* leaf instead rewarded disagreement: held-out accuracy fell below a single chain's.)
 
 Final answer: ``final="visits"`` (default) follows the most-visited child from the root down to
-a terminal node (the robust child of MCTS practice; on 60 held-out problems at 8 simulations it
-was right 39 times against 24 for the vote); ``final="vote"`` takes the majority vote over the sampled chains that
-reached an answer: one vote per expansion or rollout that ended at a terminal node, so a leaf
-reached by several samples (merged in the tree) counts each time. (Voting once per *distinct*
-leaf instead rewarded disagreement: held-out accuracy fell below a single chain's.) Both are reported in ``extra``.
+a terminal node (the robust child of MCTS practice; measured on 60 held-out problems at 8
+simulations before simulations were counted this way: right 39 times against 24 for the vote);
+``final="vote"`` takes the majority vote above. Both are reported in ``extra``.
 """
 from __future__ import annotations
 
@@ -29,7 +43,8 @@ from typing import Optional
 from search.models.base import Policy
 from search.scoring import ConfidenceScorer, Scorer
 from search.strategies.blocks import (Sampling, ShouldStop, add_chain, backpropagate, evaluate,
-                                      expand, sample_chains, stopped, uct)
+                                      expand_samples, sample_chains, stopped, uct)
+from search.strategies.defaults import DEFAULTS
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
@@ -38,10 +53,10 @@ from search.voting import TIE_RULE, vote
 class MCTSConfig:
     """simulations: number of simulations (1..512); k: children sampled per expansion (1..8);
     c: UCT exploration constant (>= 0); final: ``"visits"`` or ``"vote"``."""
-    simulations: int = 16
-    k: int = 3
-    c: float = 1.0
-    final: str = "visits"
+    simulations: int = DEFAULTS["mcts"]["budget"]
+    k: int = DEFAULTS["mcts"]["k"]
+    c: float = DEFAULTS["mcts"]["c"]
+    final: str = DEFAULTS["mcts"]["final"]
 
     def __post_init__(self):
         if not 1 <= self.simulations <= 512:
@@ -64,6 +79,12 @@ def _select(tree: SearchTree, expanded: set[int], c: float) -> list[int]:
     return path
 
 
+def _vote(tree: SearchTree, nid: int) -> None:
+    """A sample that ended its chain at ``nid`` votes once for its answer (None abstains)."""
+    if tree.nodes[nid].terminal:
+        tree.emit("vote", leaf=nid, answer=tree.nodes[nid].answer, weight=1.0)
+
+
 def answer_by_visits(tree: SearchTree) -> tuple[Optional[str], list[int]]:
     """Follow the most-visited child (ties: higher Q, then lower id) to a terminal node."""
     node, path = 0, []
@@ -80,7 +101,9 @@ def run(problem: str, policy: Policy, config: MCTSConfig = MCTSConfig(),
         sampling: Sampling = Sampling(), gold: Optional[str] = None,
         scorer: Optional[Scorer] = None, tree: Optional[SearchTree] = None,
         should_stop: ShouldStop = None) -> SearchResult:
-    """Run MCTS for ``config.simulations`` simulations. Default scorer: model confidence."""
+    """Run MCTS for ``config.simulations`` simulations (fewer when ``should_stop`` says so,
+    polled before each). Default scorer: model confidence. The root's visit count equals the
+    simulations run."""
     scorer = scorer or ConfidenceScorer()
     t0 = time.perf_counter()
     tree = tree or SearchTree(problem)
@@ -97,31 +120,24 @@ def run(problem: str, policy: Policy, config: MCTSConfig = MCTSConfig(),
         if tree.nodes[leaf].terminal:
             backpropagate(tree, leaf, evaluate(tree, scorer, leaf))
             continue
-        (kids,) = expand(tree, policy, [leaf], config.k, sampling, gold, call)
+        (samples,) = expand_samples(tree, policy, [leaf], config.k, sampling, gold, call)
         call += 1
         expanded.add(leaf)
-        new = [k for k in kids if tree.nodes[k].visits == 0]
-        to_roll = [k for k in new if not tree.nodes[k].terminal]
-        ends = {k: k for k in new if tree.nodes[k].terminal}
-        if to_roll:
-            conts = sample_chains(tree, policy, to_roll, 1, sampling, call)
+        for nid in samples:  # every sampled step that ends a chain votes once
+            _vote(tree, nid)
+        new = [n for n in dict.fromkeys(samples) if tree.nodes[n].visits == 0]
+        end = child = new[0] if new else samples[0]
+        if not tree.nodes[child].terminal:  # evaluate by a rollout to the end of the chain
+            ((cont,),) = sample_chains(tree, policy, [child], 1, sampling, call)
             call += 1
-            for k, (cont,) in zip(to_roll, conts):
-                ends[k] = add_chain(tree, k, cont, gold, sampling.max_depth, "rollout")
-        if not new:  # every sample repeated an existing child: back up through the best one
-            best = max(kids, key=lambda ch: (uct(tree, leaf, ch, config.c), -ch))
-            new, ends = [best], {best: best}
-        for k in new:
-            end = ends[k]
-            value = evaluate(tree, scorer, end)
-            backpropagate(tree, end, value)
-            if tree.nodes[end].terminal:  # every sampled chain that ends votes once
-                tree.emit("vote", leaf=end, answer=tree.nodes[end].answer, weight=1.0)
+            end = add_chain(tree, child, cont, gold, sampling.max_depth, "rollout")
+            _vote(tree, end)
+        backpropagate(tree, end, evaluate(tree, scorer, end))
 
     by_visits, visit_path = answer_by_visits(tree)
     leaves = [tree.nodes[v["leaf"]] for v in tree.votes]
     tally = vote([v["answer"] for v in tree.votes], [v["weight"] for v in tree.votes],
-                 seed=sampling.seed)
+                 seed=sampling.seed, problem=problem)
     if config.final == "visits":
         answer, path = by_visits, visit_path
     else:
@@ -135,5 +151,6 @@ def run(problem: str, policy: Policy, config: MCTSConfig = MCTSConfig(),
                         tree=tree, answer=answer, tally=tally.tally,
                         compute=tree.compute.copy(), wall_seconds=time.perf_counter() - t0,
                         extra={"answer_by_visits": by_visits, "answer_by_vote": tally.winner,
-                               "tied": tally.tied, "tie_rule": TIE_RULE, "c": config.c},
+                               "tied": tally.tied, "abstained": tally.abstained,
+                               "tie_rule": TIE_RULE, "c": config.c},
                         stopped=was_stopped)
