@@ -74,7 +74,7 @@ def _fmt(v: Optional[float], digits: int = 3) -> str:
 
 
 def _hover(n: Node, mcts: bool, share: Optional[float] = None) -> str:
-    text = html.escape(n.text if n.id else f"problem: {n.text}")
+    text = html.escape(n.text if n.id else f"problem: {n.text}", quote=False)
     lines = [f"<b>#{n.id}</b> {text}", f"depth {n.depth} · {n.tokens} "
              f"token{'' if n.tokens == 1 else 's'} · log p {n.logprob:.2f}"]
     stats = f"score {_fmt(n.score)} · count {n.count}"
@@ -85,7 +85,7 @@ def _hover(n: Node, mcts: bool, share: Optional[float] = None) -> str:
     lines.append(stats)
     if n.terminal:
         verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
-        lines.append(f"answer {html.escape(str(n.answer))} ({verdict})")
+        lines.append(f"answer {html.escape(str(n.answer), quote=False)} ({verdict})")
     if n.kind == "rollout":
         lines.append("<i>rollout step</i>")
     return "<br>".join(lines)

@@ -47,10 +47,10 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     # The x axis is categorical (set below): answers such as "62" and "620" are labels, not
     # positions on a number line.
     bar = dict(
-        type="bar", x=[html.escape(a) for a in answers], y=votes,
+        type="bar", x=[html.escape(a, quote=False) for a in answers], y=votes,
         marker=dict(color=colors, line=dict(color=outline, width=3)),
         text=labels, textposition="outside", cliponaxis=False,
-        hovertext=[f"answer {html.escape(a)}: {_n(v, 'vote')}"
+        hovertext=[f"answer {html.escape(a, quote=False)}: {_n(v, 'vote')}"
                    + (" · gold" if a == gold else "") + (" · winner" if a == winner else "")
                    for a, v in items],
         hoverinfo="text", name="votes")
@@ -67,7 +67,8 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     if tie_rule:
         notes.append("Tie rule: " + tie_rule)
     # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
-    lines = [html.escape(l) for note in notes for l in textwrap.wrap(note, NOTE_WIDTH)]
+    lines = [html.escape(l, quote=False)  # plotly text is HTML; quotes need no escaping
+             for note in notes for l in textwrap.wrap(note, NOTE_WIDTH)]
     annotations = [dict(text="<br>".join(lines),
                         xref="paper", yref="paper", x=0, y=-0.22, yanchor="top",
                         xanchor="left", showarrow=False, align="left",
