@@ -404,3 +404,17 @@ def test_cli_beam_default_runs_the_default_width(cli):
     o = json.loads(p.stdout)
     assert o["budget"] == DEFAULTS["beam"]["budget"]
     assert o["expansions"] == DEFAULTS["beam"]["expansions"]
+
+
+def test_readme_states_the_defaults():
+    import re
+    text = " ".join((ROOT / "README.md").read_text().split())
+    knob = {"majority": "chains N (majority", "beam": "beam width (beam",
+            "mcts": "simulations (MCTS"}
+    for s, words in knob.items():
+        m = re.search(re.escape(words) + r", default (\d+)\)", text)
+        assert m and int(m.group(1)) == DEFAULTS[s]["budget"], s
+    for flag, value in (("--expansions", DEFAULTS["beam"]["expansions"]),
+                        ("--k", DEFAULTS["mcts"]["k"]), ("--c", DEFAULTS["mcts"]["c"])):
+        assert f"`{flag}`" in text and re.search(re.escape(f"`{flag}`") + r"[^()]*\(default "
+                                                 + re.escape(str(value)) + r"\)", text), flag

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from search.solve import solve
-from search.strategies import MAX_BUDGET, BUDGET_KNOB, STRATEGIES
+from search.strategies import DEFAULTS, MAX_BUDGET, BUDGET_KNOB, STRATEGIES
 from search.strategies.blocks import Sampling
 from search.tasks.arithmetic import canonical, evaluate, parse
 from search.tree import Event, SearchResult, SearchTree
@@ -89,7 +89,7 @@ class RunSpec:
     top_p: float = 1.0
     seed: int = 0
     scorer: Optional[str] = None
-    c: float = 1.0
+    c: float = DEFAULTS["mcts"]["c"]
 
     def check(self) -> str:
         """The canonical problem; raises ValueError for any bad setting."""
