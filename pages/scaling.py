@@ -224,9 +224,12 @@ st.download_button("Download the curves (CSV)", pd.DataFrame(rows).to_csv(index=
                    mime="text/csv", key="sc_csv")
 with st.expander("How to read this"):
     st.markdown(
-        "- **Bands and error bars** are 95% confidence intervals over problems (normal "
-        "approximation: mean ± 1.96 standard errors); they say how much the curve would move "
-        "on another set of problems of the same kind.\n"
+        "- **Bands and error bars** are 95% confidence intervals over problems: Wilson's score "
+        "interval (Wilson 1927), with the mean accuracy of the P problems read as a "
+        "proportion of P (exact for one run per problem, conservative for maj@k's fractional "
+        "per-problem accuracies). It stays honest at 0% and 100% and for few problems (10 of "
+        "10 right gives 72–100%, not 100–100%); it says how much the curve would move on "
+        "another set of problems of the same kind.\n"
         "- **maj@k** breaks ties uniformly at random (a t-way tie containing the right answer "
         "counts 1/t); chains without an answer abstain.\n"
         "- **pass@k** is not a strategy you can deploy: it needs to know which chain is right. "

@@ -12,7 +12,9 @@ agree with brute force over `itertools.combinations` to float precision.
     maj_at_k      majority vote (self-consistency), None answers abstain, random tie-break
     pass_at_k     Chen et al. 2021 unbiased pass@k
     best_of_k     highest verifier score wins (bon@k), random tie-break among equal scores
-    curve_with_ci / bootstrap_ci   mean over problems with an interval
+    wilson_interval  Wilson's score interval for a proportion (valid at 0%, 100%, small n)
+    curve_with_ci    mean over problems with a Wilson interval (P problems as n)
+    bootstrap_ci     percentile bootstrap (collapses when every problem scores alike)
     pool_curves   per-problem matrix [P, K] for a list of pools
 
 Weighted majority vote is deliberately absent: it has no exact counting form we trust here,
@@ -25,6 +27,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
+from statistics import NormalDist
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -35,6 +38,8 @@ __all__ = [
     "maj_curve",
     "pass_at_k",
     "best_of_k",
+    "wilson_interval",
+    "CI_METHOD",
     "curve_with_ci",
     "bootstrap_ci",
     "pool_curves",
@@ -259,39 +264,87 @@ def _as_matrix(per_problem: Any) -> np.ndarray:
     return x
 
 
-def curve_with_ci(per_problem: np.ndarray) -> dict[str, np.ndarray]:
-    """Mean accuracy per budget with a 95% normal-approximation interval over problems.
+CI_METHOD = ("95% Wilson score interval over problems (Wilson 1927), the mean accuracy of P "
+             "problems read as a proportion of P")
 
-    per_problem: array [P, K] (a 1-D array is read as [P, 1]); row p holds problem p's exact
-        estimate at each budget k (from maj_at_k, pass_at_k or best_of_k).
+
+def wilson_interval(successes: Any, n: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's score interval for a binomial proportion: (low, high), arrays shaped like the
+    broadcast of ``successes`` and ``n``.
+
+    successes: number of successes, 0 <= successes <= n (may be fractional: see below).
+    n: number of trials, > 0. level: coverage in (0, 1), 0.95 gives z = 1.95996...
+    Source: E. B. Wilson 1927, "Probable inference, the law of succession, and statistical
+    inference", JASA 22(158):209-212; recommended over the normal (Wald) interval by Brown, Cai
+    & DasGupta 2001, "Interval Estimation for a Binomial Proportion", Statistical Science 16(2).
+    With p = successes / n and z the standard normal (1 + level) / 2 quantile:
+
+        centre    = (p + z^2 / (2n)) / (1 + z^2 / n)
+        halfwidth = z / (1 + z^2 / n) * sqrt(p (1 - p) / n + z^2 / (4 n^2))
+
+    Unlike p +/- z sqrt(p (1 - p) / n) it never collapses at p = 0 or 1 and stays in [0, 1]:
+    10 of 10 gives about [0.722, 1.000], 0 of 10 about [0, 0.278].
+    Raises ValueError for n <= 0, successes outside [0, n] or level outside (0, 1).
+    """
+    x = np.asarray(successes, dtype=np.float64)
+    m = np.asarray(n, dtype=np.float64)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if np.any(~np.isfinite(m)) or np.any(m <= 0):
+        raise ValueError(f"n must be positive, got {n!r}")
+    if np.any(~np.isfinite(x)) or np.any(x < -1e-9 * m) or np.any(x > m * (1 + 1e-9)):
+        raise ValueError(f"successes must be in [0, n], got {successes!r} of {n!r}")
+    z = NormalDist().inv_cdf((1.0 + level) / 2.0)
+    p = np.clip(x / m, 0.0, 1.0)
+    denom = 1.0 + z * z / m
+    centre = (p + z * z / (2.0 * m)) / denom
+    half = z / denom * np.sqrt(p * (1.0 - p) / m + z * z / (4.0 * m * m))
+    low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    low = np.where(p <= 0.0, 0.0, low)  # exact at the edges (rounding would leave ~1e-17)
+    high = np.where(p >= 1.0, 1.0, high)
+    return low, high
+
+
+def curve_with_ci(per_problem: np.ndarray, level: float = 0.95) -> dict[str, np.ndarray]:
+    """Mean accuracy per budget with a Wilson score interval over problems.
+
+    per_problem: array [P, K] (a 1-D array is read as [P, 1]) of values in [0, 1]; row p holds
+        problem p's accuracy at each budget k: 0/1 for one run per problem (beam, MCTS), or the
+        exact expectation from maj_at_k, pass_at_k or best_of_k (a fraction).
     Returns a dict of float64 arrays, each of shape [K]:
         mean    - average over problems
-        stderr  - sd / sqrt(P), sd the sample standard deviation (ddof=1)
-        ci_low, ci_high - mean -/+ 1.96 * stderr, clipped to [0, 1]
-    The interval is the normal (Wald) approximation over the P problems: it treats problems
-    as drawn from a population and ignores the finite-pool noise inside each problem. With
-    P = 1 the spread is undefined, so stderr and both bounds are NaN. For few problems or
-    means near 0 or 1 prefer :func:`bootstrap_ci`.
+        stderr  - sd / sqrt(P), sd the sample standard deviation (ddof=1); NaN when P = 1
+        ci_low, ci_high - :func:`wilson_interval` of successes = P * mean out of n = P
+    For 0/1 outcomes this is exactly Wilson's interval for the proportion of problems solved.
+    For fractional per-problem accuracies it is Wilson's interval on the mean with the P
+    problems as n, a common practice we adopt and name as such: a value in [0, 1] with mean m
+    has variance at most m (1 - m), the Bernoulli variance the interval assumes, so it is
+    conservative (never narrower in its variance term than the truth), and like Wilson it
+    stays inside [0, 1] and does not collapse at 0% or 100% or for few problems (where the
+    normal interval mean +/- 1.96 stderr, used before, gave [1, 1] for 10 of 10).
+    Both treat problems as drawn from a population and ignore the finite-pool noise inside
+    each problem. The method in words, for captions and exports: ``CI_METHOD``.
+    Raises ValueError for values outside [0, 1], NaN/inf or an empty matrix.
     """
     x = _as_matrix(per_problem)
+    if np.any(x < -1e-9) or np.any(x > 1.0 + 1e-9):
+        raise ValueError("per_problem accuracies must lie in [0, 1]")
+    x = np.clip(x, 0.0, 1.0)  # float rounding of exact estimates only
     p = x.shape[0]
     mean = x.mean(axis=0)
-    if p < 2:
-        nan = np.full_like(mean, np.nan)
-        return {"mean": mean, "stderr": nan, "ci_low": nan.copy(), "ci_high": nan.copy()}
-    stderr = x.std(axis=0, ddof=1) / math.sqrt(p)
-    return {
-        "mean": mean,
-        "stderr": stderr,
-        "ci_low": np.clip(mean - 1.96 * stderr, 0.0, 1.0),
-        "ci_high": np.clip(mean + 1.96 * stderr, 0.0, 1.0),
-    }
+    stderr = (x.std(axis=0, ddof=1) / math.sqrt(p)) if p > 1 else np.full_like(mean, np.nan)
+    low, high = wilson_interval(mean * p, p, level)
+    return {"mean": mean, "stderr": stderr, "ci_low": low, "ci_high": high}
 
 
 def bootstrap_ci(
     per_problem: np.ndarray, n_boot: int = 1000, seed: int = 0, level: float = 0.95
 ) -> dict[str, np.ndarray]:
     """Percentile bootstrap interval over problems (Efron & Tibshirani 1993, ch. 13).
+
+    Not used for the curves shown: when every problem scores the same (10 of 10 solved, or
+    none) every resample has the same mean and the interval collapses to a point, which is
+    not a statement of certainty. Use :func:`curve_with_ci` (Wilson) there.
 
     per_problem: array [P, K] as in :func:`curve_with_ci`.
     Resamples the P problems with replacement n_boot times (numpy default_rng(seed), so the

@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from search.pools import ChainPool, pool_curve
-from search.scaling import curve_with_ci
+from search.scaling import CI_METHOD, curve_with_ci
 
 # name -> (pool_curve kind, scores, legend label, line dash)
 POOL_CURVES = {
@@ -86,7 +86,8 @@ def answer_diversity(pools: Sequence[ChainPool]) -> dict:
 
 def curve_rows(series: Iterable[dict], **context) -> list[dict]:
     """Long-format rows (one per series x budget) for CSV export; ``context`` (settings such as
-    temperature, seed, model) is repeated on every row."""
+    temperature, seed, model) is repeated on every row, and ``ci_method`` names the interval
+    (``search.scaling.CI_METHOD``: Wilson score interval over problems)."""
     rows = []
     for s in series:
         budgets = s.get("budgets") or [None] * len(s["mean"])
@@ -96,5 +97,5 @@ def curve_rows(series: Iterable[dict], **context) -> list[dict]:
                 "samples": float(s["samples"][i]), "budget_knob": budgets[i],
                 "generated_tokens": float(s["tokens"][i]), "accuracy": float(s["mean"][i]),
                 "stderr": float(s["stderr"][i]), "ci_low": float(s["ci_low"][i]),
-                "ci_high": float(s["ci_high"][i]), **context})
+                "ci_high": float(s["ci_high"][i]), "ci_method": CI_METHOD, **context})
     return rows

@@ -19,6 +19,7 @@ from search.scaling import (
     maj_curve,
     pass_at_k,
     pool_curves,
+    wilson_interval,
 )
 
 TOL = 1e-12
@@ -263,18 +264,74 @@ def test_other_bad_inputs_raise():
 # intervals
 
 
-def test_curve_with_ci_known_matrix():
-    x = np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 1.0], [0.5, 0.0]])
+def _wilson_reference(k, n, z=1.959963984540054):
+    # Wilson 1927 closed form, written out independently of search.scaling.
+    p = k / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    h = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+@pytest.mark.parametrize("k,n", [(10, 10), (0, 10), (5, 10), (1, 3), (199, 200), (37, 200),
+                                 (1, 1), (0, 1)])
+def test_wilson_interval_matches_scipy(k, n):
+    from scipy.stats import binomtest
+    ref = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    lo, hi = wilson_interval(k, n)
+    assert float(lo) == pytest.approx(ref.low, abs=1e-12)
+    assert float(hi) == pytest.approx(ref.high, abs=1e-12)
+    assert (float(lo), float(hi)) == pytest.approx(_wilson_reference(k, n), abs=1e-12)
+
+
+def test_wilson_known_values_at_the_edges():
+    # The example: 10 of 10 correct is not certainty.
+    lo, hi = wilson_interval(10, 10)
+    assert float(lo) == pytest.approx(0.7225, abs=5e-5) and float(hi) == 1.0
+    lo, hi = wilson_interval(0, 10)
+    assert float(lo) == 0.0 and float(hi) == pytest.approx(0.2775, abs=5e-5)
+    lo, hi = wilson_interval(np.array([0, 5, 10]), 10, level=0.99)  # broadcast, other level
+    assert float(hi[0]) == pytest.approx(_wilson_reference(0, 10, 2.5758293035489004)[1], abs=1e-9)
+    for bad in [(11, 10), (-1, 10), (1, 0), (math.nan, 10)]:
+        with pytest.raises(ValueError):
+            wilson_interval(*bad)
+    with pytest.raises(ValueError):
+        wilson_interval(1, 2, level=1.0)
+
+
+def test_curve_with_ci_is_wilson_over_problems():
+    x = np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 1.0], [0.5, 1.0]])
     out = curve_with_ci(x)
-    assert out["mean"] == pytest.approx([0.5, 0.75], abs=TOL)
+    assert out["mean"] == pytest.approx([0.5, 1.0], abs=TOL)
     # col 0: squared deviations 0.25+0.25+0+0 = 0.5, var = 0.5/3, se = sqrt(1/6)/2.
-    # col 1: squared deviations 3*0.0625 + 0.5625 = 0.75, var = 0.25, se = 0.5/2 = 0.25.
-    se = np.array([math.sqrt(1 / 6) / 2, 0.25])
-    assert out["stderr"] == pytest.approx(se, abs=TOL)
-    assert out["ci_low"] == pytest.approx([0.5 - 1.96 * se[0], 0.75 - 0.49], abs=TOL)
-    # 0.75 + 0.49 = 1.24 is clipped to 1.
-    assert out["ci_high"] == pytest.approx([0.5 + 1.96 * se[0], 1.0], abs=TOL)
+    assert out["stderr"] == pytest.approx([math.sqrt(1 / 6) / 2, 0.0], abs=TOL)
+    # Wilson on the mean with P = 4 problems as n (successes 2.0 and 4.0).
+    for j, k in enumerate([2.0, 4.0]):
+        assert (out["ci_low"][j], out["ci_high"][j]) == pytest.approx(_wilson_reference(k, 4),
+                                                                      abs=TOL)
+    # All four solved: a real interval, not [1, 1] (the normal approximation's answer).
+    assert out["ci_low"][1] == pytest.approx(0.5101, abs=1e-4) and out["ci_high"][1] == 1.0
     assert np.all(out["ci_low"] <= out["mean"]) and np.all(out["mean"] <= out["ci_high"])
+
+
+def test_ten_of_ten_is_not_certain():
+    out = curve_with_ci(np.ones((10, 1)))
+    assert out["ci_low"][0] == pytest.approx(0.7225, abs=5e-5) and out["ci_high"][0] == 1.0
+    out = curve_with_ci(np.zeros((10, 1)))
+    assert out["ci_low"][0] == 0.0 and out["ci_high"][0] == pytest.approx(0.2775, abs=5e-5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=40))
+def test_ci_contains_mean_and_stays_in_unit_interval(vals):
+    out = curve_with_ci(np.array(vals))
+    lo, m, hi = out["ci_low"][0], out["mean"][0], out["ci_high"][0]
+    assert 0.0 <= lo <= m + 1e-12 and m - 1e-12 <= hi <= 1.0
+    assert hi - lo > 0.0  # never collapses to a point
+
+
+def test_ci_rejects_values_outside_unit_interval():
+    with pytest.raises(ValueError):
+        curve_with_ci(np.array([[0.5], [1.5]]))
 
 
 def test_ci_shrinks_with_more_problems():
@@ -288,26 +345,29 @@ def test_ci_shrinks_with_more_problems():
     assert np.all(b_big["ci_high"] - b_big["ci_low"] < b_small["ci_high"] - b_small["ci_low"])
 
 
-def test_ci_single_problem_is_nan():
-    out = curve_with_ci(np.array([[0.3, 0.6]]))
-    assert out["mean"] == pytest.approx([0.3, 0.6])
-    assert np.all(np.isnan(out["stderr"])) and np.all(np.isnan(out["ci_low"]))
+def test_ci_single_problem_has_wilson_interval_and_no_stderr():
+    out = curve_with_ci(np.array([[0.0, 1.0]]))
+    assert out["mean"] == pytest.approx([0.0, 1.0])
+    assert np.all(np.isnan(out["stderr"]))
+    assert out["ci_low"] == pytest.approx([0.0, _wilson_reference(1, 1)[0]], abs=TOL)
+    assert out["ci_high"] == pytest.approx([_wilson_reference(0, 1)[1], 1.0], abs=TOL)
 
 
 def test_bootstrap_ci():
     rng = np.random.default_rng(3)
     x = rng.uniform(0, 1, size=(50, 4))
-    x[:, 3] = 0.7  # constant column: zero-width interval
+    x[:, 3] = 0.7  # constant column: the percentile bootstrap collapses (why it is not used)
     a = bootstrap_ci(x, n_boot=500, seed=7)
     b = bootstrap_ci(x, n_boot=500, seed=7)
     assert np.array_equal(a["ci_low"], b["ci_low"]) and np.array_equal(a["ci_high"], b["ci_high"])
     assert a["mean"] == pytest.approx(x.mean(axis=0))
     assert np.all(a["ci_low"] <= a["mean"]) and np.all(a["mean"] <= a["ci_high"])
     assert a["ci_low"][3] == pytest.approx(0.7) and a["ci_high"][3] == pytest.approx(0.7)
-    # Percentile bootstrap and normal approximation roughly agree for a smooth mean.
-    normal = curve_with_ci(x)
-    assert a["ci_low"][:3] == pytest.approx(normal["ci_low"][:3], abs=0.03)
-    assert a["ci_high"][:3] == pytest.approx(normal["ci_high"][:3], abs=0.03)
+    # Percentile bootstrap and the normal approximation roughly agree for a smooth mean.
+    se = x.std(axis=0, ddof=1) / math.sqrt(len(x))
+    m = x.mean(axis=0)
+    assert a["ci_low"][:3] == pytest.approx((m - 1.96 * se)[:3], abs=0.03)
+    assert a["ci_high"][:3] == pytest.approx((m + 1.96 * se)[:3], abs=0.03)
 
 
 # ----------------------------------------------------------------------------------------------

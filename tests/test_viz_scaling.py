@@ -107,3 +107,22 @@ def test_pool_and_measured_series_and_rows():
     assert list(m["mean"]) == [0.5, 1.0] and m["samples"] == [4.0, 7.0]
     rows = curve_rows([s, m], temperature=0.8)
     assert len(rows) == 5 and rows[0]["temperature"] == 0.8 and rows[-1]["budget_knob"] == 2
+
+
+def test_intervals_in_series_and_exports_are_wilson_and_honest_at_the_edges():
+    from search.scaling import CI_METHOD
+    # Ten problems, every chain right: 100% but not certain (the normal interval said [1, 1]).
+    pools = [pool(["7"] * 4) for _ in range(10)]
+    for which in ("maj", "pass", "best_check"):
+        s = pool_series(pools, [1, 4], which)
+        assert list(s["mean"]) == [1.0, 1.0]
+        assert s["ci_low"] == pytest.approx([0.7225, 0.7225], abs=5e-5)
+        assert list(s["ci_high"]) == [1.0, 1.0]
+    # Measured runs (beam/MCTS): 0 of 10 and 10 of 10 solved.
+    m = measured_series("beam", [1, 2], [[False] * 10, [True] * 10], [[30] * 10, [60] * 10],
+                        tokens_per_chain=10.0)
+    assert m["ci_low"][0] == 0.0 and m["ci_high"][0] == pytest.approx(0.2775, abs=5e-5)
+    assert m["ci_low"][1] == pytest.approx(0.7225, abs=5e-5) and m["ci_high"][1] == 1.0
+    rows = curve_rows([m])
+    assert all(r["ci_method"] == CI_METHOD and "Wilson" in r["ci_method"] for r in rows)
+    assert rows[1]["ci_low"] == pytest.approx(0.7225, abs=5e-5)
