@@ -88,7 +88,8 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
                 toks.append(c.tokens)
                 conf.append(math.exp(c.logprob / max(1, c.tokens)))
                 steps = [l for l in c.text.split("\n") if l.strip()]
-                valid.append(bool(steps) and all(checker.step_validity(steps)))
+                # A chain that ends without an answer line (or abstains) is not valid.
+                valid.append(answers[-1] is not None and checker.chain_valid(steps))
             pools.append(ChainPool(p.text, p.answer, p.level, answers, toks, conf, valid))
             stats["abstained"] += pools[-1].abstained
         if progress:
@@ -107,7 +108,8 @@ def pool_curve(pools: list[ChainPool], ks: list[int], kind: str = "maj",
                scores: str = "confidence") -> dict:
     """Accuracy curve over problems at budgets ks from the pools: ``kind`` is ``maj`` (maj@k),
     ``pass`` (pass@k) or ``best`` (best-of-k under ``scores``: confidence or the perfect
-    checker). Returns mean, stderr, ci_low, ci_high (95%, normal approximation over problems),
+    checker). Returns mean, stderr, ci_low, ci_high (95% Wilson score interval over problems,
+    ``search.scaling.curve_with_ci``),
     per_problem [P, K] and mean generated tokens at each k (k x mean tokens per chain)."""
     mat = pool_curves([p.as_pool(scores) for p in pools], ks, kind=kind)
     ci = curve_with_ci(mat)

@@ -267,3 +267,26 @@ def test_vote_counts_other_spellings_as_one_answer():
     assert r.winner == "62" and r.tally == {"62": 3.0, "-61": 2.0, "61": 1.0}
     assert r.abstained == 0
     assert vote([" 62 ", None, ""]).tally == {"62": 1.0}
+
+
+def test_pool_checker_score_needs_an_answer_line():
+    # A scripted policy: three finished chains of 8*7+6 - gold, gold with a bare final number,
+    # and valid steps that end without any answer line.
+    from search.models.base import Continuation, SampleBatch
+    from search.pools import sample_pools
+
+    texts = ["8*7=56\n56+6=62\nAnswer: 62", "8*7=56\n56+6=62\n62", "8*7=56\n56+6=62"]
+
+    class Scripted:
+        name, n_parameters, device = "scripted", 0, "cpu"
+
+        def sample(self, prefixes, n, **kw):
+            outs = [[Continuation(text=t, tokens=len(t), token_logprobs=[-0.1] * len(t),
+                                  finish="eos",
+                                  steps=[(s, len(s) + 1, -0.1) for s in t.split("\n")])
+                     for t in texts] for _ in prefixes]
+            return SampleBatch(outs, 1, sum(len(t) for t in texts) * len(prefixes), 1, 0.0)
+
+    pools, _ = sample_pools([ar.Problem("8*7+6", "62", 2)], Scripted(), 3)
+    assert pools[0].answers == ["62", "62", None]
+    assert pools[0].valid == [True, True, False]
