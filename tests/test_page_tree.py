@@ -291,7 +291,8 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     assert not at.exception
     assert at.session_state["tree_playing"] is True and at.select_slider(key="at").value == 0
     assert [b.label for b in at.button if b.key == "tree_pause"] == ["Pause"]
-    time.sleep(0.3)
+    from ui.replay_panel import frame_seconds
+    time.sleep(frame_seconds([0] + stamps))
     at.run()  # what the fragment's timer does
     assert at.select_slider(key="at").value == stamps[0]
 
@@ -519,9 +520,13 @@ def test_play_runs_to_the_end_and_pause_holds():
     total = res.compute.generated_tokens
     at.button(key="tree_play").click().run()
     assert at.select_slider(key="at").value == 0 and at.session_state["tree_playing"]
+    from ui.replay import stops
+    from ui.replay_panel import frame_seconds
+    period = frame_seconds(stops(res))
+    assert 0.2 <= period and period * (len(stops(res)) - 1) <= 5  # a few seconds in all
     seen = [0]
     for _ in range(20):  # what the fragment's timer does, a frame period apart
-        time.sleep(0.25)
+        time.sleep(period)
         at.run()
         seen.append(at.select_slider(key="at").value)
         if not at.session_state["tree_playing"]:
@@ -530,7 +535,7 @@ def test_play_runs_to_the_end_and_pause_holds():
     assert [b.key for b in at.button if b.key in ("tree_play", "tree_pause")] == ["tree_play"]
     # Play again from the end restarts; Pause stops where it is.
     at.button(key="tree_play").click().run()
-    time.sleep(0.25)
+    time.sleep(period)
     at.run()
     held = at.select_slider(key="at").value
     assert 0 < held < total

@@ -6,9 +6,9 @@ answer, compute) and its P(correct) curve. What stood at a budget comes from ``u
 figures from ``viz.tree`` and ``viz.votes``.
 
 Play: the buttons sit outside the replay fragment, so a click reruns the whole page and the
-fragment is registered with a timer (``run_every=PLAY_SECONDS``) while playing; each tick moves
-the budget one frame on (PLAY_FRAMES frames from 0 to the end of the log, about
-PLAY_FRAMES x PLAY_SECONDS seconds) and redraws the tree, tally and answer. The last frame, or
+fragment is registered with a timer (``frame_seconds``) while playing; each tick moves the
+budget one frame on (at most PLAY_FRAMES frames from 0 to the end of the log, about PLAY_TOTAL
+seconds in all) and redraws the tree, tally and answer. The last frame, or
 Pause, stops the timer with a full rerun. Pause leaves the budget where it was.
 
 Session state: AT, the replay budget in generated tokens (the slider's key; its positions are
@@ -34,8 +34,9 @@ from viz.tree import STRATEGY_COLOR, node_ids, tree_figure
 from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
 
 AT, PLAYING, PLAY_T, SEL_SEEN = "at", "tree_playing", "tree_play_t", "tree_sel_seen"
-PLAY_SECONDS = 0.2   # replay animation frame period
-PLAY_FRAMES = 25     # frames from 0 to the end of the log (about 5 s)
+PLAY_SECONDS = 0.2   # shortest animation frame period
+PLAY_FRAMES = 25     # at most this many frames from 0 to the end of the log
+PLAY_TOTAL = 4.0     # seconds from 0 to the end (longer only when a frame would be < 0.2 s)
 TREE_CONFIG = {"scrollZoom": True, "displaylogo": False}
 SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no toolbar
 SLIDER_HELP = ("Replays the run's event log up to this many generated tokens; no model is "
@@ -65,6 +66,13 @@ def status_line(state: ReplayState) -> str:
     return (f"At **{b}** of {total} generated {plural(total, 'token')}: "
             f"**{n} {plural(n, 'node')}** · **{votes} {plural(votes, 'vote')}** · "
             f"**{abstained} abstained** · answer **{ans}**{verdict}")
+
+
+def frame_seconds(positions: list[int]) -> float:
+    """Seconds per animation frame for a log with these slider stops: PLAY_TOTAL over the
+    frames, never under PLAY_SECONDS."""
+    frames = max(1, min(PLAY_FRAMES, len(positions) - 1))
+    return max(PLAY_SECONDS, PLAY_TOTAL / frames)
 
 
 def advance(positions: list[int], at: int) -> tuple[int, bool]:
@@ -99,8 +107,8 @@ def replay_panel(result: SearchResult, source: str, policy: Any = None) -> None:
                   key="tree_play", disabled=total == 0,
                   help="Replay the run from the start: the budget moves to the end over a "
                        "few seconds.")
-    st.fragment(_replay_view, run_every=PLAY_SECONDS if ss.get(PLAYING) else None)(
-        result, source)
+    period = frame_seconds(stops(result))
+    st.fragment(_replay_view, run_every=period if ss.get(PLAYING) else None)(result, source)
     summary(result, source, policy)
 
 
@@ -112,7 +120,8 @@ def _replay_view(res: SearchResult, source: str) -> None:
     end_of_play = False
     # One frame per timer tick; reruns sooner than a period after the last frame (a click, the
     # full rerun that starts the timer) do not advance.
-    if ss.get(PLAYING) and time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * PLAY_SECONDS:
+    if ss.get(PLAYING) and time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * frame_seconds(
+            positions):
         ss[PLAY_T] = time.monotonic()
         ss[AT], end_of_play = advance(positions, ss[AT])
         if end_of_play:
