@@ -290,3 +290,18 @@ def test_pool_checker_score_needs_an_answer_line():
     pools, _ = sample_pools([ar.Problem("8*7+6", "62", 2)], Scripted(), 3)
     assert pools[0].answers == ["62", "62", None]
     assert pools[0].valid == [True, True, False]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from([1, 2, 3, 4]), st.integers(-3, 3),
+       st.sampled_from(["Answer: {}", "Answer:{}.0", "{}", " +{} ", "Answer: 0{}"]))
+def test_checker_and_extract_answer_agree_on_any_final_line(seed, level, off, form):
+    p = ar.random_problem(random.Random(seed), level)
+    value = int(p.answer) + off
+    line = form.format(value)  # a negative value in " +{} " or "0{}" is not a number: None
+    ans = ar.extract_answer(line)
+    steps = p.solution[:-1] + [line]
+    ok = ar.StepChecker(p.text).step_validity(steps)[-1]
+    assert ar.is_terminal(line) == (ans is not None or line.lstrip().startswith("Answer:"))
+    assert ok == (ans == p.answer)
+    assert ans is None or ans == str(value)
