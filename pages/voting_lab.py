@@ -155,5 +155,5 @@ with st.expander("How is this computed?"):
         "at the top. A small dynamic program over the wrong answers adds this up exactly "
         "(`search/simulate.py`).\n\n"
         f"**Monte Carlo**: {trials:,} simulated votes per point (seed {seed}, from the sidebar), "
-        "dots with 95% error bars (± 1.96 standard errors). They should straddle the exact "
-        "line.")
+        "dots with 95% error bars (Wilson score intervals over the trials). They should "
+        "straddle the exact line.")

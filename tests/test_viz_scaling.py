@@ -126,3 +126,13 @@ def test_intervals_in_series_and_exports_are_wilson_and_honest_at_the_edges():
     rows = curve_rows([m])
     assert all(r["ci_method"] == CI_METHOD and "Wilson" in r["ci_method"] for r in rows)
     assert rows[1]["ci_low"] == pytest.approx(0.7225, abs=5e-5)
+
+
+def test_voting_lab_error_bars_do_not_collapse_at_certainty():
+    # 1000 trials, every one right: the bar still reaches below 1 (Wilson: about 0.9962).
+    fig = voting_figure([1, 2, 4], [0.9, 0.97, 0.999], 0.9, mc_ks=[1, 4],
+                        mc_mean=[0.9, 1.0], mc_stderr=[0.0095, 0.0], trials=1000)
+    e = fig.data[1].error_y
+    assert e.symmetric is False
+    assert e.arrayminus[1] == pytest.approx(1.0 - 0.99617, abs=1e-4) and e.array[1] == 0.0
+    assert e.arrayminus[0] > 0 and e.array[0] > 0

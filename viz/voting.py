@@ -20,7 +20,9 @@ def voting_figure(ks: Sequence[int], exact: Sequence[float], p: float,
                   mc_stderr: Optional[Sequence[float]] = None, trials: Optional[int] = None,
                   title: Optional[str] = None, height: int = 440) -> go.Figure:
     """Exact accuracy of a majority vote of k answers (line) beside Monte Carlo estimates
-    (dots, error bars = mean ± 1.96 stderr), with a dotted line at one vote's accuracy p.
+    (dots with 95% error bars: Wilson's score interval with the ``trials`` as n, which does not
+    collapse when every trial agrees; mean ± 1.96 stderr when ``trials`` is not given), with a
+    dotted line at one vote's accuracy p.
 
     The x axis is k on a log2 scale (ticks at powers of two); the y axis is accuracy in percent.
     """
@@ -32,10 +34,18 @@ def voting_figure(ks: Sequence[int], exact: Sequence[float], p: float,
     if mc_ks is not None and mc_mean is not None:
         se = np.asarray(mc_stderr if mc_stderr is not None else np.zeros(len(mc_mean)), float)
         lab = f"Monte Carlo ({trials:,} trials each)" if trials else "Monte Carlo"
+        mean = np.asarray(mc_mean, float)
+        if trials:
+            from search.scaling import wilson_interval  # numpy only: viz stays pure
+            lo, hi = wilson_interval(np.clip(mean, 0.0, 1.0) * trials, trials)
+            up, down = hi - mean, mean - lo
+        else:
+            up = down = 1.96 * se
         fig.add_trace(go.Scatter(
             x=np.asarray(mc_ks, float), y=mc_mean, mode="markers", name=lab,
             marker=dict(color=PALETTE[1], size=9),
-            error_y=dict(type="data", array=1.96 * se, visible=True, thickness=1.5, width=4),
+            error_y=dict(type="data", symmetric=False, array=up, arrayminus=down, visible=True,
+                         thickness=1.5, width=4),
             customdata=se,
             hovertemplate=("%{x:g} votes<br>simulated %{y:.3f} ± %{customdata:.3f} (stderr)"
                            "<extra></extra>")))
