@@ -98,12 +98,12 @@ def cmd_curve(a) -> dict:
     from search.models.hf import load_bundled
     from search.pools import pool_curve, sample_pools
     from search.solve import solve
-    from search.tasks.arithmetic import heldout
+    from search.tasks.arithmetic import split_problems
     ks = _budgets(a.budgets)
     knobs = {k: v for k, v in strategy_knobs(a).items() if k != "budget"}
     if not 1 <= a.problems <= HELDOUT_SIZE:
         raise UsageError(f"--problems must be in [1, {HELDOUT_SIZE}]")
-    problems = heldout(a.problems)
+    problems = split_problems(a.split, a.problems)
     policy = load_bundled()
     t0 = time.perf_counter()
     rows = []
@@ -151,11 +151,11 @@ def cmd_curve(a) -> dict:
     return {"strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
             "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
             "seconds": round(time.perf_counter() - t0, 1), "curve": rows,
-            "ci_method": CI_METHOD, **extra}
+            "ci_method": CI_METHOD, "split": a.split, **extra}
 
 
 def _print_curve(o: dict) -> None:
-    print(f"{o['strategy']} on {o['problems']} held-out problems, T={o['temperature']}, "
+    print(f"{o['strategy']} on {o['problems']} {o['split']} problems, T={o['temperature']}, "
           f"top-p={o['top_p']}, seed={o['seed']} ({o['model']} on {o['device']}, "
           f"{o['seconds']} s)")
     print(f"{'budget':>6}  {'accuracy':>8}  {'95% CI':>15}  {'tokens/problem':>14}"
@@ -209,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--weighted", action="store_true", help="weighted vote (majority)")
     s.add_argument("--save", help="write the run (tree + event log) as JSON to this file")
     c = sub.add_parser("curve", parents=[common], help="accuracy per budget on held-out problems")
+    c.add_argument("--split", choices=["heldout", "validation"], default="heldout",
+                   help="problem split: heldout (test; report) or validation (decide defaults "
+                        "and design choices here) (default heldout)")
     c.add_argument("--budgets", default="1,2,4,8,16")
     c.add_argument("--problems", type=int, default=200)
     t = sub.add_parser("train", help="reproduce the bundled weights")
