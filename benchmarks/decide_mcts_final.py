@@ -67,7 +67,7 @@ def main() -> None:
            "visits_right": visits, "visits_ci": ci(visits),
            "vote_right": vote, "vote_ci": ci(vote),
            "visits_only": visits_only, "vote_only": vote_only,
-           "sign_test_p": round(sign_test(visits_only, vote_only), 4),
+           "sign_test_p": float(f"{sign_test(visits_only, vote_only):.3g}"),
            "runs_without_vote": abstain_runs,
            "seconds": round(time.perf_counter() - t0, 1)}
     if a.json:
