@@ -18,7 +18,8 @@ from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE
 from ui.replay import (curve_ks, majority_curve, snap, state_at, stops, total_tokens,
                        trajectory)
-from viz.tree import COLOR_BY, GL_THRESHOLD, layout, node_ids, tree_figure
+from viz.tree import (COLOR_BY, GL_THRESHOLD, LABEL_PX, ROW_PX, layout, node_ids, short_label,
+                      tree_figure, tree_height)
 from viz.votes import NOTE_WIDTH, maj_curve_figure, run_trajectory_figure, tally_figure
 
 
@@ -63,19 +64,19 @@ def points(d: dict) -> dict[int, tuple[float, float]]:
     return out
 
 
-def test_tree_figure_places_every_node_root_on_top(result):
+def test_tree_figure_grows_left_to_right_one_column_per_depth(result):
     tree = result.tree
     d = valid(tree_figure(tree, mcts=result.strategy == "mcts",
                           final_path=tree.final["path"], selected=1))
     pos = points(d)
     assert set(pos) == set(tree.nodes)
     for n in tree.nodes.values():
-        assert pos[n.id][1] == -n.depth  # layered: y is minus the depth
-    assert max(y for _, y in pos.values()) == pos[0][1] == 0
-    # Siblings never overlap.
+        assert pos[n.id][0] == n.depth  # one column per depth, the root on the left
+    assert min(x for x, _ in pos.values()) == pos[0][0] == 0
+    # Siblings never overlap: each has a row of its own.
     for n in tree.nodes.values():
-        xs = [pos[c][0] for c in n.children]
-        assert len(set(xs)) == len(xs)
+        ys = [pos[c][1] for c in n.children]
+        assert len(set(ys)) == len(ys)
     types = {t["type"] for t in d["data"]}
     assert types == {"scatter"}  # small tree: SVG
 
@@ -107,7 +108,13 @@ def test_chosen_chain_is_highlighted(result):
     d = valid(tree_figure(result.tree, final_path=path))
     chain = next(t for t in d["data"] if t.get("name") == "chosen chain")
     pos = points(d)
-    assert list(zip(chain["x"], chain["y"])) == [pos[i] for i in [0] + path]
+    # Elbow edges: the path passes through every node of the chain, in order, and only turns
+    # between two columns.
+    pts = list(zip(chain["x"], chain["y"]))
+    it = iter(pts)
+    assert all(pos[i] in it for i in [0] + path)
+    assert pts[0] == pos[0] and pts[-1] == pos[path[-1]]
+    assert all(a[0] == b[0] or a[1] == b[1] for a, b in zip(pts, pts[1:]))
 
 
 def test_colour_is_q_for_mcts_score_for_beam_and_share_of_chains_for_majority():
@@ -248,3 +255,57 @@ def test_self_consistency_has_one_stop_per_chain():
     res = run("majority", 12)
     assert len(stops(res)) == 13  # 0, then as each chain's tokens are spent
     assert [len(state_at(res, b).tree.votes) for b in stops(res)] == list(range(13))
+
+
+def labels(d: dict) -> dict[int, str]:
+    """node id -> the text written beside it (marker traces with text)."""
+    out = {}
+    for t in d["data"]:
+        for cd, txt in zip(t.get("customdata") or [], t.get("text") or []):
+            if txt:
+                out[int(cd)] = txt
+    return out
+
+
+def test_every_step_carries_its_text_at_a_legible_size(result):
+    """Every node is labelled on the tree (not only the answers): a step with its text, an
+    answer with the answer, the root with the problem, in a font of at least 13 px."""
+    tree = result.tree
+    d = valid(tree_figure(tree, mcts=result.strategy == "mcts", height=tree_height(tree),
+                          width=1000))
+    lab = labels(d)
+    assert set(lab) == set(tree.nodes)
+    for n in tree.nodes.values():
+        want = (n.text if n.id == 0 or not n.terminal
+                else "∅" if n.answer is None else str(n.answer))
+        assert lab[n.id] == short_label(want, 999), (n.id, lab[n.id], want)
+    sizes = {t["textfont"]["size"] for t in d["data"] if t.get("text")}
+    assert sizes == {LABEL_PX} and LABEL_PX >= 13
+    # The height gives every row ROW_PX: the figure's y span fits.
+    y = d["layout"]["yaxis"]["range"]
+    plot_px = d["layout"]["height"] - d["layout"]["margin"]["t"] - d["layout"]["margin"]["b"]
+    assert (y[1] - y[0]) * ROW_PX <= plot_px + ROW_PX
+
+
+def test_long_step_text_is_cut_with_the_full_text_on_hover():
+    tree = SearchTree("1+1")
+    long = "12345*67890=838102050 and some more words"
+    a = tree.add(0, long, 30, -3.0, False, None, None)
+    tree.add(a, "Answer: 2", 4, -0.5, True, "2", True)
+    d = valid(tree_figure(tree, width=480))
+    lab = labels(d)
+    assert lab[a].endswith("…") and len(lab[a]) < len(long)
+    assert long.startswith(lab[a][:-1])
+    assert lab[2] == "2" and lab[0] == "1+1"
+    hover = next(h for t in d["data"] for cd, h in zip(t.get("customdata") or [],
+                                                       t.get("hovertext") or []) if cd == a)
+    assert long in hover
+    assert short_label("a  b\nc", 10) == "a b c" and short_label("abcdef", 4) == "abc…"
+
+
+def test_crowded_rows_keep_text_only_on_the_chosen_chain():
+    res = run("majority", 40)
+    path = res.tree.final["path"]
+    d = valid(tree_figure(res.tree, final_path=path, height=300))
+    assert set(labels(d)) == {0, *path}
+    assert tree_height(res.tree) > 300 and tree_height(SearchTree("1+1")) >= 300

@@ -1,9 +1,12 @@
 """The search tree as a plotly figure: data in, Figure out (no streamlit, no torch).
 
-Layout: a tidy layered tree, root on top, from igraph's Reingold-Tilford layout (Reingold &
-Tilford 1981, "Tidier Drawings of Trees"). Node ids are handed out in creation order and a node
-never changes parent, so the tree after m nodes is fixed by the first m parents: the layout is
-cached on that tuple, and a budget slider that goes back and forth recomputes nothing.
+Layout: a tidy layered tree that grows left to right (root on the left, one column per depth,
+first child on top), from igraph's Reingold-Tilford layout (Reingold & Tilford 1981, "Tidier
+Drawings of Trees") turned a quarter: leaves stack one row apart. Left to right, a chain reads
+as a line of text, and each step's text has a whole column of room beside its node. Node ids
+are handed out in creation order and a node never changes parent, so the tree after m nodes is
+fixed by the first m parents: the layout is cached on that tuple, and a budget slider that goes
+back and forth recomputes nothing.
 
 Encoding (the legend names every mark, the colour bar says what the fill means):
 - fill colour, one of ``COLOR_BY`` (every node, terminal answers included):
@@ -11,12 +14,20 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
   (beam search); "share", the share of the sampled chains that pass through the node
   (self-consistency, which has no scorer guiding it). Grey when the node has no such value yet;
 - size: visits (MCTS) or count, the number of sampled chains through the node (the root: all);
+- text beside every node (``LABEL_PX`` px, with a halo so edges do not cross it): the step's
+  text, or its answer for a terminal answer ("∅" for a chain without one), the problem at the
+  root; cut to what fits a column (``label_chars``) with "…", the full text on hover. When the
+  rows are too close for text (``label_rows``), only the chosen chain and the selected node
+  keep theirs;
 - terminal answers: the outline says the verdict, the fill keeps the colour above: a circle
   with a green outline when correct, a diamond with a red outline when wrong, a circle with a
-  dark grey outline when the gold answer is unknown; the answer is written under the leaf while
-  there are few leaves;
-- the chosen chain (the strategy's final answer) is drawn as a thick orange path.
-The legend sits under the plot, out of the way of plotly's toolbar (top right).
+  dark grey outline when the gold answer is unknown; the answer is written in the outline's
+  colour;
+- edges are elbows (right from the parent, along the column gap, right into the child), so
+  sibling rows stay parallel; the chosen chain (the strategy's final answer) is a thick orange
+  path over them.
+The legend and the colour bar sit under the plot, out of the way of the text and of plotly's
+toolbar (top right).
 
 ``customdata`` of every node point is its id, so a click on the chart tells the app which node.
 """
@@ -33,18 +44,25 @@ import plotly.graph_objects as go
 from search.tree import Node, SearchTree
 
 GL_THRESHOLD = 1000      # switch to WebGL markers past this many nodes
-LABEL_MAX_LEAVES = 60    # write answers under leaves only while they are this few
+LABEL_PX = 14            # font size of the text beside the nodes (legible on a projector)
+CHAR_PX = 0.56 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
+ROW_PX = 26              # rows closer than this (px) carry no text but the chosen chain's
+WIDTH_HINT = 480         # px: the figure's usual width (the Search tree page's tree column)
+ELBOW = 0.82             # where an edge bends, as a fraction of the column from the parent
 COLORSCALE = "Viridis"
 PATH_COLOR = "#ff7f0e"
 CORRECT_COLOR = "#2ca02c"
 WRONG_COLOR = "#d62728"
 NONE_COLOR = "#b0b0b0"
 UNKNOWN_COLOR = "#555555"
+TEXT_COLOR = "#262730"
+EDGE_COLOR = "#c8c8c8"
+MARGIN = dict(l=10, r=10, t=10, b=110)  # px; the bottom holds the colour bar and legend
 # What the fill colour shows: the colour bar's title and the legend name of nodes without it.
 COLOR_BY = {
-    "q": ("Q: mean value<br>backed up (0–1)", "not visited"),
-    "score": ("path score<br>by the scorer (0–1)", "not scored"),
-    "share": ("share of chains<br>through the node", "no chains yet"),
+    "q": ("Q: mean value backed up (0–1)", "not visited"),
+    "score": ("path score by the scorer (0–1)", "not scored"),
+    "share": ("share of chains through the node", "no chains yet"),
 }
 # What each strategy's tree is coloured by: MCTS's values, beam's scores; self-consistency has
 # no scorer guiding it, so its tree shows how the chains split.
@@ -54,8 +72,8 @@ STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share"}
 @lru_cache(maxsize=128)
 def layout(parents: tuple) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """(x, y) per node id for the tree whose node i has parent ``parents[i]`` (root: None at
-    index 0). y is minus the depth (root on top); x from Reingold-Tilford, scaled so that
-    neighbouring leaves sit about one unit apart."""
+    index 0). x is the depth (root on the left); y from Reingold-Tilford, negated so the first
+    child is on top, scaled so that neighbouring leaves sit about one unit apart."""
     n = len(parents)
     if n == 1:
         return (0.0,), (0.0,)
@@ -65,8 +83,43 @@ def layout(parents: tuple) -> tuple[tuple[float, ...], tuple[float, ...]]:
     depth = [0] * n
     for i in range(1, n):  # parents come before children (ids in creation order)
         depth[i] = depth[parents[i]] + 1
-    xs = tuple(float(c[0]) for c in coords)
-    return xs, tuple(-float(d) for d in depth)
+    ys = tuple(-float(c[0]) + 0.0 for c in coords)  # (+ 0.0: no -0.0 for the root)
+    return tuple(float(d) for d in depth), ys
+
+
+def rows(tree: SearchTree) -> int:
+    """How many rows the drawn tree spans (its leaves, counting a childless inner node as one):
+    what its height must make room for."""
+    return max(1, sum(1 for n in tree.nodes.values() if not n.children))
+
+
+def tree_height(tree: SearchTree, lo: int = 420, hi: int = 1100) -> int:
+    """A figure height (px) that gives each of the tree's rows (and the text above the top one)
+    ``ROW_PX`` + 2 px, so every step keeps its text, within [lo, hi]."""
+    return int(min(hi, max(lo, (rows(tree) + 0.6) * (ROW_PX + 2) + MARGIN["t"] + MARGIN["b"])))
+
+
+def label_chars(depth: int, width: int = WIDTH_HINT) -> int:
+    """Characters of text that fit beside a node when ``depth + 1`` columns (plus room for the
+    last column's text) share ``width`` px: at least 4."""
+    column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
+    return max(4, int((ELBOW * column_px - 6) / CHAR_PX))
+
+
+def short_label(text: str, max_chars: int) -> str:
+    """``text`` on one line, cut to ``max_chars`` characters with a final "…" when longer."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= max_chars else one[:max(1, max_chars - 1)].rstrip() + "…"
+
+
+def node_label(n: Node) -> str:
+    """What is written beside a node before it is cut: the problem at the root, the answer of
+    a terminal answer ("∅" when the chain gave none), else the step's text."""
+    if n.id == 0:
+        return n.text
+    if n.terminal:
+        return "∅" if n.answer is None else str(n.answer)
+    return n.text
 
 
 def _fmt(v: Optional[float], digits: int = 3) -> str:
@@ -91,15 +144,25 @@ def _hover(n: Node, mcts: bool, share: Optional[float] = None) -> str:
     return "<br>".join(lines)
 
 
+def _elbow(x0: float, y0: float, x1: float, y1: float) -> tuple[list, list]:
+    """The points of an elbow edge from (x0, y0) to (x1, y1), then a None separator."""
+    xm = x0 + ELBOW * (x1 - x0)
+    return [x0, xm, xm, x1, None], [y0, y0, y1, y1, None]
+
+
 def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] = (),
                 selected: Optional[int] = None, title: Optional[str] = None,
-                height: int = 560, color_by: Optional[str] = None) -> go.Figure:
-    """Plotly figure of ``tree``.
+                height: int = 560, color_by: Optional[str] = None,
+                width: int = WIDTH_HINT) -> go.Figure:
+    """Plotly figure of ``tree`` (see the module docstring for the encoding).
 
     mcts: size by visits and show N, Q on hover (else size by count).
     final_path: node ids of the chosen chain (root excluded), highlighted.
     selected: a node id to ring (the node inspector's node), ignored when absent.
+    height: px (``tree_height`` gives one that fits the tree's rows).
     color_by: a key of COLOR_BY; default "q" for MCTS, else "score".
+    width: the px width the figure will about have (it fills its container): how much text
+    fits beside each node. Raises ValueError for an unknown ``color_by``.
     """
     color_by = color_by or ("q" if mcts else "score")
     if color_by not in COLOR_BY:
@@ -110,25 +173,36 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     xs, ys = layout(parents)
     big = len(nodes) > GL_THRESHOLD
     kind = "scattergl" if big else "scatter"
+    depth = int(max(xs))
+    y_lo, y_hi = min(ys), max(ys)
+    plot_px = max(1, height - MARGIN["t"] - MARGIN["b"])
+    # Text beside every node while the rows are at least ROW_PX apart.
+    all_text = (y_hi - y_lo + 1.6) * ROW_PX <= plot_px and not big
+    chars = label_chars(depth, width)
 
     def trace(**kw) -> dict:
         return dict(type=kind, **kw)
 
-    # Edges: one line trace, segments separated by None.
+    # Edges: one line trace of elbows, segments separated by None.
     ex, ey = [], []
     for n in nodes[1:]:
-        p = n.parent
-        ex += [xs[p], xs[n.id], None]
-        ey += [ys[p], ys[n.id], None]
-    traces = [trace(x=ex, y=ey, mode="lines", line=dict(color="#c8c8c8", width=1),
-                      hoverinfo="skip", showlegend=False, name="edges")]
+        x, y = _elbow(xs[n.parent], ys[n.parent], xs[n.id], ys[n.id])
+        ex += x
+        ey += y
+    traces = [trace(x=ex, y=ey, mode="lines", line=dict(color=EDGE_COLOR, width=1.5),
+                    hoverinfo="skip", showlegend=False, name="edges")]
 
     path = [i for i in final_path if i in tree.nodes]
     if path:
-        px = [xs[0]] + [xs[i] for i in path]
-        py = [ys[0]] + [ys[i] for i in path]
+        px, py = [], []
+        for a, b in zip([0] + path, path):
+            x, y = _elbow(xs[a], ys[a], xs[b], ys[b])
+            px += x[:-1]
+            py += y[:-1]
         traces.append(trace(x=px, y=py, mode="lines", line=dict(color=PATH_COLOR, width=5),
-                              hoverinfo="skip", name="chosen chain"))
+                            hoverinfo="skip", name="chosen chain"))
+    labelled = set(range(len(nodes))) if all_text else {0, *path,
+                                                        *([selected] if selected else [])}
 
     # Node fill value and size. Every chain passes through exactly one child of the root, so
     # the root's children's counts add up to the chains sampled so far.
@@ -148,14 +222,16 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
 
     def size(n: Node) -> float:
         # (The root's count stays 0: every chain starts there, so it is sized by all of them.)
+        # At most ROW_PX: a node never covers the row above or below.
         m = n.visits if mcts else (chains if n.id == 0 else n.count)
-        return min(34.0, 8.0 + 4.0 * math.sqrt(max(0, m)))
+        return min(float(ROW_PX - 4), 8.0 + 2.5 * math.sqrt(max(0, m)))
 
     def hover(group: list[Node]) -> list[str]:
         return [_hover(n, mcts, share(n) if color_by == "share" else None) for n in group]
 
     def markers(group: list[Node], name: str, symbol: str, line: dict, grow: float = 0.0,
-                labels: Optional[str] = None, legend: bool = True) -> None:
+                text_color: str = TEXT_COLOR, legend: bool = True,
+                text_at: str = "top right") -> None:
         """One marker trace per fill (coloured by value, or grey without one); both halves
         share ``name`` and a single legend entry (none when not ``legend``)."""
         valued = [n for n in group if value(n) is not None]
@@ -169,13 +245,17 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 marker.update(color=[value(n) for n in part], coloraxis="coloraxis")
             else:
                 marker.update(color=fill)
+            text = [html.escape(short_label(node_label(n), chars), quote=False)
+                    if n.id in labelled else "" for n in part]
             t = trace(x=[xs[n.id] for n in part], y=[ys[n.id] for n in part],
-                      mode="markers+text" if labels else "markers", marker=marker,
+                      mode="markers+text" if any(text) else "markers", marker=marker,
                       customdata=[n.id for n in part], hovertext=hover(part),
                       hoverinfo="text", name=name, legendgroup=name, showlegend=first)
-            if labels:
-                t.update(text=[str(n.answer) if n.answer is not None else "∅" for n in part],
-                         textposition="bottom center", textfont=dict(size=10, color=labels))
+            if any(text):
+                font = dict(size=LABEL_PX, color=text_color)
+                if not big:
+                    font["shadow"] = "auto"  # a halo in the background's colour: edges pass
+                t.update(text=text, textposition=text_at, textfont=font)
             traces.append(t)
             first = False
 
@@ -187,30 +267,40 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
 
     # Terminal answers: the outline (and shape) gives the verdict, the fill the value.
     leaves = [n for n in nodes if n.terminal]
-    label = len(leaves) <= LABEL_MAX_LEAVES
     for verdict, color, symbol, name in ((True, CORRECT_COLOR, "circle", "correct answer"),
                                          (False, WRONG_COLOR, "diamond", "wrong answer"),
                                          (None, UNKNOWN_COLOR, "circle", "answer (gold unknown)")):
         group = [n for n in leaves if n.correct is verdict]
         if group:
-            markers(group, name, symbol, dict(color=color, width=3), grow=6.0,
-                    labels=color if label else None)
+            markers(group, name, symbol, dict(color=color, width=2.5), grow=2.0,
+                    text_color=color, text_at="middle right")
 
     if selected is not None and selected in tree.nodes:
         traces.append(trace(x=[xs[selected]], y=[ys[selected]], mode="markers",
-                              marker=dict(symbol="square-open", color="black", size=26,
-                                          line=dict(width=2)),
-                              customdata=[selected], hoverinfo="skip", name="selected"))
+                            marker=dict(symbol="square-open", color="black", size=ROW_PX + 2,
+                                        line=dict(width=2)),
+                            customdata=[selected], hoverinfo="skip", name="selected",
+                            showlegend=False))
 
+    # Room on the right of the deepest column for its text, above the top row for its text
+    # (written above the edges), half a row below the bottom one.
+    x_range = [-0.15, depth + ELBOW * 1.05] if depth else [-0.15, 1.0]
+    y_range = [y_lo - 0.6, y_hi + 1.0]
     layout_ = dict(
-        height=height, dragmode="pan", margin=dict(l=10, r=10, t=50 if title else 10, b=40),
+        height=height, dragmode="pan",
+        margin=dict(MARGIN, t=50 if title else MARGIN["t"]),
         plot_bgcolor="white", clickmode="event+select", hovermode="closest", uirevision="tree",
-        # Under the plot: the modebar (top right) never covers it.
-        legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="left", x=0.0),
+        # Under the plot: the colour bar, then the legend (it may wrap to a second line).
+        legend=dict(orientation="h", yanchor="top", y=-52 / plot_px, xanchor="left", x=0.0,
+                    font=dict(size=12)),
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
-                       colorbar=dict(title=dict(text=cbar_title, side="top"), thickness=12,
-                                     len=0.6, y=0.5)),
-        xaxis=dict(visible=False), yaxis=dict(visible=False))
+                       colorbar=dict(title=dict(text=cbar_title, side="top",
+                                                font=dict(size=12)),
+                                     orientation="h", thickness=10, len=min(1.0, 260 / width),
+                                     x=0.0, xanchor="left", y=-4 / plot_px, yanchor="top",
+                                     tickfont=dict(size=11), tickvals=[0, 0.5, 1])),
+        xaxis=dict(visible=False, range=x_range, fixedrange=False),
+        yaxis=dict(visible=False, range=y_range))
     if title:
         layout_["title"] = dict(text=title)
     # Traces are plain dicts and plotly's per-element validation is skipped: it cost ~40 ms
