@@ -38,9 +38,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
                  "--disable-quic"]
-# "At 123 of 456 generated tokens: 9 nodes · 8 votes · answer 62 correct"
-STATUS_RE = re.compile(
-    r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? · answer (\S+)")
+# "At 123 of 456 generated tokens: 9 nodes · 7 votes · 1 abstained · answer 62 correct"
+# (nodes: thought steps, the root excluded; votes: chains that answered)
+STATUS_RE = re.compile(r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? · "
+                       r"(?:(\d+) abstained · )?answer (\S+)")
 
 
 # ----------------------------------------------------------------------------- server
@@ -126,8 +127,8 @@ def open_tab(browser, url: str, timeout_ms: int = 120_000):
 
 
 def read_status(page) -> Optional[tuple]:
-    """(budget, total, nodes, votes, answer) of the replay view's status line, or None while
-    no finished replay view is on screen."""
+    """(budget, total, nodes, votes, abstained, answer) of the replay view's status line, or
+    None while no finished replay view is on screen."""
     try:
         loc = page.locator('[data-testid="stMarkdown"]').filter(has_text=STATUS_RE)
         if loc.count() == 0:
@@ -138,7 +139,7 @@ def read_status(page) -> Optional[tuple]:
     if not m:
         return None
     b, t, n, v = (int(g) for g in m.groups()[:4])
-    return (b, t, n, v, m.group(5))
+    return (b, t, n, v, int(m.group(5) or 0), m.group(6))
 
 
 def finished(page) -> Optional[tuple]:

@@ -145,6 +145,9 @@ def launch() -> None:
     ss[RUN] = run
     running = not run.done
     common.set_url("run", "1")
+    # This script run drew Run enabled before the click was read, and while the run is live
+    # only the live fragment reruns: draw the page again so Run shows disabled.
+    st.rerun()
 
 
 if policy is not None:

@@ -120,6 +120,7 @@ def test_worker_stop_while_queued_spends_nothing_and_stop_while_running_stops(wo
     worker.submit(r1)
     worker.submit(r2)
     r2.request_stop()
+    assert r2.done and r2.queue_position() is None  # a waiting run ends at once
     t0 = time.monotonic()
     while not r1.events():  # the first batch landed
         assert time.monotonic() - t0 < WAIT

@@ -312,9 +312,17 @@ class InferenceWorker:
             self._requests.put(("run", run.run_id, run.spec))
 
     def cancel(self, run_id: int) -> None:
-        """Ask the worker to stop ``run_id`` after its current batch (or not start it)."""
+        """Stop ``run_id``: a run still waiting ends at once (nothing spent, no result); a
+        running one stops after its current batch or simulation."""
+        run = None
+        with self._lock:
+            if run_id in self._waiting:
+                self._waiting.remove(run_id)
+                run = self._runs.pop(run_id, None)
         if self.alive:
-            self._requests.put(("stop", run_id))
+            self._requests.put(("stop", run_id))  # the worker skips it when it comes to it
+        if run is not None:
+            run.finished = time.monotonic()
 
     def position(self, run_id: int) -> Optional[int]:
         """1-based place of ``run_id`` among the runs not yet started; None when started."""

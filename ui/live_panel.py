@@ -60,9 +60,13 @@ def _live_fragment(run_key: str) -> None:
         view.drawn(figs, now, time.perf_counter() - t0)
     place = r.queue_position()
     label = f"Running {STRATEGIES[r.spec.strategy]}"
-    if place is not None:
-        st.info(f"Queued, position {place}: another session's run is using the model · "
-                f"**{r.elapsed():.1f} s** waited" + (" · stopping…" if r.stop.is_set() else ""))
+    if place is not None and not r.worker.ready.is_set():
+        st.info(f"Starting the model worker (loading the model) · **{r.elapsed():.1f} s** "
+                "waited")
+    elif place is not None:
+        st.info(f"Queued, position {place}: {place - 1} other "
+                f"{plural(place - 1, 'run')} ahead, one run at a time on this model · "
+                f"**{r.elapsed():.1f} s** waited")
     else:
         tree = view.tree
         st.info(progress_line(tree.compute.generated_tokens, len(tree.nodes), r.elapsed(), label)
