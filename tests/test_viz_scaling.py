@@ -10,7 +10,9 @@ import pytest
 
 from search.pools import ChainPool
 from search.sweeps import answer_diversity, curve_rows, measured_series, pool_series
-from viz.curves import accuracy_figure, diminishing_returns, diversity_figure
+from viz.axes import log125_ticks, log2_ticks, log_axis
+from viz.curves import (BAND_FILL_ALPHA, accuracy_figure, diminishing_returns, diversity_figure,
+                        rgba)
 from viz.heatmap import best_temperature, temperature_heatmap
 from viz.voting import voting_figure
 
@@ -136,3 +138,56 @@ def test_voting_lab_error_bars_do_not_collapse_at_certainty():
     assert e.symmetric is False
     assert e.arrayminus[1] == pytest.approx(1.0 - 0.99617, abs=1e-4) and e.array[1] == 0.0
     assert e.arrayminus[0] > 0 and e.array[0] > 0
+
+
+def test_log_ticks_are_plain_powers_of_two_and_1_2_5():
+    assert log2_ticks(1, 16) == ([1, 2, 4, 8, 16], ["1", "2", "4", "8", "16"])
+    assert log2_ticks(0.6, 20) == ([0.5, 1, 2, 4, 8, 16, 32],
+                                   ["0.5", "1", "2", "4", "8", "16", "32"])
+    assert log2_ticks(1024, 1024)[1] == ["1,024"]
+    assert log125_ticks(13, 480) == ([10, 20, 50, 100, 200, 500],
+                                     ["10", "20", "50", "100", "200", "500"])
+    assert log125_ticks(0.3, 1.5) == ([0.2, 0.5, 1, 2], ["0.2", "0.5", "1", "2"])
+    assert log125_ticks(100, 5000)[1] == ["100", "200", "500", "1,000", "2,000", "5,000"]
+    ax = log_axis([3, 0, float("nan"), 40], "125")
+    assert ax["type"] == "log" and ax["tickvals"] == [2, 5, 10, 20, 50]
+    # The range spans the data (log10 units), a little beyond; at least two ticks inside.
+    assert math.log10(2.5) < ax["range"][0] < math.log10(3) < math.log10(40) < ax["range"][1]
+    assert ax["range"][1] < math.log10(45)
+    narrow = log_axis([30, 40], "125")  # no tick inside: widened to 20 and 50
+    assert narrow["range"][0] < math.log10(20) and narrow["range"][1] > math.log10(50)
+    assert log_axis([], "pow2") == {"type": "log"}
+    with pytest.raises(ValueError):
+        log_axis([1, 2], "decades")
+
+
+@pytest.mark.parametrize("x,vals,text", [
+    ("samples", [1, 2, 4, 8], ["1", "2", "4", "8"]),
+    ("tokens", [20, 50, 100, 200], ["20", "50", "100", "200"]),
+])
+def test_accuracy_figure_log_axis_has_explicit_plain_ticks(x, vals, text):
+    """Both x axes carry explicit ticks (plotly's own would read "3 4 5 6 7 8 9 100 2")."""
+    fig = accuracy_figure([series()], x=x)
+    ax = fig.layout.xaxis
+    assert ax.type == "log" and ax.tickmode == "array"
+    assert list(ax.tickvals) == vals and list(ax.ticktext) == text
+
+
+def test_voting_figure_log_axis_has_explicit_plain_ticks():
+    ax = voting_figure([1, 2, 3, 5, 9], [0.5] * 5, 0.5).layout.xaxis
+    assert list(ax.tickvals) == [1, 2, 4, 8, 16] and list(ax.ticktext) == ["1", "2", "4", "8", "16"]
+
+
+def test_overlapping_bands_have_light_fills_and_dashed_edges_in_their_colour():
+    a, b = dict(series("T = 0.4"), color="#1f77b4"), dict(series("T = 1.0"), color="#d62728")
+    fig = accuracy_figure([a, b])
+    for s in (a, b):
+        upper = next(t for t in fig.data if t.name == f"{s['name']} 95% CI (upper)")
+        lower = next(t for t in fig.data if t.name == f"{s['name']} 95% CI")
+        assert list(upper.y) == s["ci_high"] and list(lower.y) == s["ci_low"]
+        for edge in (upper, lower):  # both edges drawn, dashed, in the curve's own colour
+            assert edge.line.dash == "dash" and edge.line.width >= 1
+            assert edge.line.color.startswith(rgba(s["color"], 0)[:-2])
+        assert lower.fill == "tonexty" and lower.fillcolor == rgba(s["color"], BAND_FILL_ALPHA)
+        # Light enough that three overlapping bands still let the grid and curves show.
+        assert 1 - (1 - BAND_FILL_ALPHA) ** 3 < 0.3

@@ -28,8 +28,16 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from viz.axes import log_axis
+
 PALETTE = qualitative.Plotly
 DR_THRESHOLD = 0.01  # one percentage point of accuracy
+# 95% bands: a light fill (overlaps of two or three bands stay see-through) and dashed edges
+# in the curve's colour, so each band's extent can be followed where bands overlap.
+BAND_FILL_ALPHA = 0.08
+BAND_EDGE_ALPHA = 0.7
+BAND_EDGE = dict(width=1, dash="dash")
+X_TICKS = {"samples": "pow2", "tokens": "125"}  # viz.axes tick series per x axis
 
 X_TITLES = {
     "samples": "samples per problem (log₂ scale)",
@@ -71,20 +79,16 @@ def diminishing_returns(ks: Sequence[float], mean: Sequence[float],
     return found
 
 
-def _log2_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
-    lo_e = math.floor(math.log2(max(lo, 1e-9)))
-    hi_e = math.ceil(math.log2(max(hi, 1e-9)))
-    vals = [2.0 ** e for e in range(lo_e, hi_e + 1)]
-    return vals, [f"{v:g}" for v in vals]
-
-
 def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
                     budget: Optional[float] = None, budget_label: str = "budget",
                     title: Optional[str] = None, dr_threshold: float = DR_THRESHOLD,
                     height: int = 460) -> go.Figure:
     """Accuracy against compute for several series (see the module docstring).
 
-    x: "samples" (log2 axis, ticks at powers of two) or "tokens" (log axis).
+    x: "samples" (log2 axis, ticks at powers of two) or "tokens" (log axis, ticks 1-2-5):
+    plain tick labels from ``viz.axes.log_axis``.
+    Bands ("curve" series): a light fill (``BAND_FILL_ALPHA``) between dashed edges in the
+    curve's colour, so overlapping bands stay distinguishable.
     budget: the slider's budget in the units of ``x``; drawn as a vertical dashed line.
     Every series with ``mark_dr`` gets a star at its point of diminishing returns, defined in
     :func:`diminishing_returns` (the hover says so). The y axis is accuracy in percent.
@@ -111,10 +115,13 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
         if kind == "curve":
             band = np.isfinite(lo) & np.isfinite(hi)
             if band.any():
-                fig.add_trace(go.Scatter(x=xs[band], y=hi[band], mode="lines", line=dict(width=0),
-                                         hoverinfo="skip", showlegend=False, legendgroup=group))
-                fig.add_trace(go.Scatter(x=xs[band], y=lo[band], mode="lines", line=dict(width=0),
-                                         fill="tonexty", fillcolor=rgba(color, 0.15),
+                edge = dict(BAND_EDGE, color=rgba(color, BAND_EDGE_ALPHA))
+                fig.add_trace(go.Scatter(x=xs[band], y=hi[band], mode="lines", line=edge,
+                                         hoverinfo="skip", showlegend=False, legendgroup=group,
+                                         name=f"{s['name']} 95% CI (upper)"))
+                fig.add_trace(go.Scatter(x=xs[band], y=lo[band], mode="lines", line=edge,
+                                         fill="tonexty",
+                                         fillcolor=rgba(color, BAND_FILL_ALPHA),
                                          hoverinfo="skip", showlegend=False, legendgroup=group,
                                          name=f"{s['name']} 95% CI"))
             fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=s["name"],
@@ -156,10 +163,7 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
                            showarrow=False, xanchor="right", yanchor="top", xshift=-4,
                            bgcolor="rgba(255,255,255,0.8)")
         xs_all.append(budget)
-    xaxis = dict(type="log", title=X_TITLES[x])
-    if x == "samples" and xs_all:
-        vals, text = _log2_ticks(min(xs_all), max(xs_all))
-        xaxis.update(tickvals=vals, ticktext=text)
+    xaxis = dict(log_axis(xs_all, X_TICKS[x]), title=X_TITLES[x])
     fig.update_layout(
         title=title, height=height, xaxis=xaxis,
         yaxis=dict(title="accuracy", tickformat=".0%", range=[-0.02, 1.02]),

@@ -5,12 +5,13 @@ Pure: data in, plotly Figure out (no streamlit, no torch).
 """
 from __future__ import annotations
 
-import math
 from typing import Optional, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
+
+from viz.axes import log_axis
 
 PALETTE = qualitative.Plotly
 
@@ -51,12 +52,9 @@ def voting_figure(ks: Sequence[int], exact: Sequence[float], p: float,
                            "<extra></extra>")))
     fig.add_hline(y=p, line=dict(color="gray", dash="dot"),
                   annotation_text=f"one vote: p = {p:.2f}", annotation_position="bottom right")
-    hi = max(1.0, float(ks.max()) if ks.size else 1.0)
-    vals = [2.0 ** e for e in range(0, int(math.ceil(math.log2(hi))) + 1)]
     fig.update_layout(
         title=title, height=height,
-        xaxis=dict(type="log", title="votes k (log₂ scale)", tickvals=vals,
-                   ticktext=[f"{v:g}" for v in vals]),
+        xaxis=dict(log_axis([1.0, *ks.tolist()], "pow2"), title="votes k (log₂ scale)"),
         yaxis=dict(title="P(majority vote is correct)", tickformat=".0%", range=[-0.02, 1.02]),
         legend=dict(orientation="h", y=-0.2, x=0),
         margin=dict(l=60, r=20, t=50 if title else 20, b=40),
