@@ -4,9 +4,10 @@ The router and the frame every page shares (page config, sidebar with the model 
 shared sampling settings). Pages live in ``pages/`` (listed in ``ui.common.PAGES``); shared
 helpers in ``ui/common.py``.
 """
-from ui import common
+from ui import common, layout
 
 common.page_config()
+layout.compact()  # trimmed padding: more of every page on a 1280x720 screen
 page = common.navigation()
 uses_model = page.title not in common.NO_MODEL_PAGES
 with common.frame():

@@ -90,25 +90,26 @@ def draw_problem() -> None:
 
 
 # ----------------------------------------------------------------------------- controls
+# Two rows of controls (the problem and Run; the strategy and its settings), so that after a
+# run the tree starts within a 720 px high screen (tests/test_browser.py checks it).
 st.title("Search tree")
-st.caption("A small model solves an arithmetic problem in thought steps. Spend more compute "
-           "with a search strategy and watch the tree grow; then replay it at any budget.")
+st.caption("A small model solves arithmetic in thought steps; a search strategy spends more "
+           "compute on it. Run, watch the tree grow, replay it at any budget.")
 
-c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+row1 = st.columns([3.2, 1.9, 0.8, 0.8], vertical_alignment="bottom")
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
-c1.text_input("Problem", **bind("problem"),
-              help="An expression with + - * and parentheses, e.g. 8*7+6 or (12+5)*3-4.")
-c2.button("Draw from held-out set", on_click=draw_problem, disabled=running,
-          help="A random problem the model never saw in training.")
+row1[0].text_input("Problem", **bind("problem"),
+                   help="An expression with + - * and parentheses, e.g. 8*7+6 or (12+5)*3-4.")
+row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running,
+               icon=":material/casino:", width="stretch",
+               help="A random problem the model never saw in training.")
 problem, parse_error = None, None
 try:
     problem = canonical(ss["problem"])
 except ParseError as e:
     parse_error = str(e)
-if parse_error:
-    st.error(f"Cannot read the problem: {parse_error}")
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4 = st.columns([1.3, 1, 1.7, 1])
 strategy = c1.selectbox("Strategy", list(STRATEGIES), **bind("strategy"),
                         format_func=STRATEGY_LABELS.get, help=STRATEGY_HELP)
 knob = KNOB_KEY[strategy]
@@ -117,9 +118,11 @@ c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1
 c3.selectbox("Scorer", list(SCORERS), **bind("scorer"), format_func=SCORERS.get,
              help=SCORER_HELP)
 if strategy == "mcts":
-    c4.number_input("MCTS exploration c", 0.0, 100.0, step=0.1, **bind("c"), help=C_HELP)
+    c4.number_input("Exploration c", 0.0, 100.0, step=0.1, **bind("c"), help=C_HELP)
 common.write_url(PARAMS, active=["problem", "strategy", knob, "scorer"]
                  + (["c"] if strategy == "mcts" else []))
+if parse_error:
+    st.error(f"Cannot read the problem: {parse_error}")
 
 # The model loads only now (cached after the first time): the controls above are already on
 # screen while a cold server imports torch and reads the weights.
@@ -152,13 +155,14 @@ def launch() -> None:
 
 if policy is not None:
     worker_for(policy)  # the inference process starts (and loads its model) before the first Run
-b1, b2, _ = st.columns([1, 1, 6])
+b1, b2 = row1[2], row1[3]
 can_run = policy is not None and problem is not None and not running
-if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button") and can_run:
+if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button",
+             width="stretch") and can_run:
     launch()  # (a click on a stale, still enabled button during a run starts nothing)
 elif first_visit and st.query_params.get("run") == "1" and can_run:
     launch()  # a shared link reopens the same (seeded) run
-if running and b2.button("Stop", key="tree_stop"):
+if running and b2.button("Stop", key="tree_stop", width="stretch"):
     run.request_stop()
 
 # ----------------------------------------------------------------------- a finished run
@@ -181,7 +185,6 @@ if running:
 # ---------------------------------------------------------------------------- replay view
 res = ss.get(RESULT)
 if res is not None and not running:
-    st.divider()
     replay_panel(res, ss.get(SOURCE, "run"), policy)
 
 # ------------------------------------------------------------------------ export / import

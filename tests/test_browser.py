@@ -385,3 +385,43 @@ def test_settings_survive_a_page_click_during_the_first_run_and_run_links(server
     expect(page.get_by_label("Simulations", exact=True)).to_have_value("3")
     expect(page).to_have_url(re.compile(r"[?&]sims=3(&|$)"))
     assert sidebar_sampling(page) == ("0.60", "0.90")
+
+
+def test_projector_1280x720_tree_on_the_first_screen_and_nothing_cut_off(server, browser):
+    """On a 1280x720 projector, after a run, the tree starts on the first screen (no scrolling
+    past the controls) with a good part of it showing, its steps carry text at a legible size,
+    and no metric or chart label is cut off. Screenshots: tests/artifacts/p720_*.png."""
+    from playwright.sync_api import expect
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        page.goto(server + f"/?n={CHAINS}&run=1", timeout=PAGE_TIMEOUT)
+        expect(page.locator(key("at")).get_by_role("slider")).to_be_attached(timeout=RUN_TIMEOUT)
+        poll(lambda: status(page), lambda s: s[0] == s[1] > 0, "end of the run", RUN_TIMEOUT)
+        chart = page.locator(key("tree_chart"))
+        expect(chart.locator(".js-plotly-plot")).to_be_visible()
+        page.wait_for_timeout(1000)  # the last rerun settles
+        page.screenshot(path=str(ARTIFACTS / "p720_top.png"))
+        box = chart.bounding_box()
+        assert box is not None and box["y"] >= 0
+        assert box["y"] + 200 <= 720, f"the tree starts at y={box['y']:.0f} px of 720"
+        # Text beside the tree's nodes (steps, answers, the problem), at least 13 px.
+        sizes = page.evaluate("""(sel) => Array.from(
+            document.querySelectorAll(`${sel} .js-plotly-plot g.textpoint text`)).map(
+            t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])""", key("tree_chart"))
+        _, _, nodes, _ = status(page)
+        assert len(sizes) == nodes, f"{len(sizes)} labels for {nodes} nodes: {sizes}"
+        assert "8*7+6" in [t for t, _ in sizes]
+        assert min(s for _, s in sizes) >= 13, sizes
+        # Nothing cut off: every metric value and label shows whole.
+        cut = page.evaluate("""() => Array.from(document.querySelectorAll(
+            '[data-testid="stMetricValue"] div, [data-testid="stMetricLabel"] p, '
+            + '[data-testid="stWidgetLabel"] p, [data-testid="stButton"] p')).filter(
+            e => e.offsetParent && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
+        assert cut == [], f"cut off at 1280x720: {cut}"
+        chart.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(ARTIFACTS / "p720_tree.png"))
+    finally:
+        ctx.close()

@@ -1,15 +1,18 @@
 """The Search tree page's replay panel: a finished (or loaded) run at any budget (streamlit).
 
-``replay_panel(result, ...)`` draws, top to bottom: Play/Pause, the budget slider and the status
-line, the tree beside the node inspector and the vote tally, then the run's summary (settings,
-answer, compute) and its P(correct) curve. What stood at a budget comes from ``ui.replay``; the
-figures from ``viz.tree`` and ``viz.votes``.
+``replay_panel(result, ...)`` draws, top to bottom: Play/Pause beside the budget slider, the
+one-line status, the tree beside the node inspector and the vote tally, then the run's summary
+(settings, answer, compute) and its P(correct) curve. What stood at a budget comes from
+``ui.replay``; the figures from ``viz.tree`` and ``viz.votes``. Compact on purpose: on a
+1280x720 screen the tree starts within the first screen after a run.
 
-Play: the buttons sit outside the replay fragment, so a click reruns the whole page and the
-fragment is registered with a timer (``frame_seconds``) while playing; each tick moves the
-budget one frame on (at most PLAY_FRAMES frames from 0 to the end of the log, about PLAY_TOTAL
-seconds in all) and redraws the tree, tally and answer. The last frame, or
-Pause, stops the timer with a full rerun. Pause leaves the budget where it was.
+Play: the replay fragment is registered with a timer (``frame_seconds``) only while playing;
+each tick moves the budget one frame on (at most PLAY_FRAMES frames from 0 to the end of the
+log, about PLAY_TOTAL seconds in all) and redraws the tree, tally and answer. Play and Pause sit
+in the fragment, beside the slider; a click there reruns only the fragment, which then sees
+that the playing state differs from its registration and reruns the whole page, registering
+(or dropping) the timer. The last frame stops the timer the same way. Pause leaves the budget
+where it was.
 
 Session state: AT, the replay budget in generated tokens (the slider's key; its positions are
 ``ui.replay.stops``); PLAYING; PLAY_T (monotonic time of the last frame); NODE (the inspected
@@ -30,7 +33,7 @@ from ui.common import md, plural
 from ui.node_panel import NODE, node_panel
 from ui.replay import (ReplayState, is_weighted, majority_curve, snap, state_at, stops,
                        total_tokens, trajectory)
-from viz.tree import STRATEGY_COLOR, node_ids, tree_figure
+from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
 
 AT, PLAYING, PLAY_T, SEL_SEEN = "at", "tree_playing", "tree_play_t", "tree_sel_seen"
@@ -39,9 +42,10 @@ PLAY_FRAMES = 25     # at most this many frames from 0 to the end of the log
 PLAY_TOTAL = 4.0     # seconds from 0 to the end (longer only when a frame would be < 0.2 s)
 TREE_CONFIG = {"scrollZoom": True, "displaylogo": False}
 SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no toolbar
-SLIDER_HELP = ("Replays the run's event log up to this many generated tokens; no model is "
-               "called. The slider stops only where the tree changed: for self-consistency "
-               "each chain appears whole, at the moment its tokens are spent.")
+SLIDER_HELP = ("The budget slider under this line replays the run's event log up to that many "
+               "generated tokens; no model is called. It stops only where the tree changed: "
+               "for self-consistency each chain appears whole, at the moment its tokens are "
+               "spent.")
 
 
 def reset(result: SearchResult, budget: Optional[int] = None) -> None:
@@ -98,22 +102,28 @@ def replay_panel(result: SearchResult, source: str, policy: Any = None) -> None:
     """Draw the replay of ``result`` (``source``: "run" or "file"; ``policy``: the loaded model,
     for the FLOP estimate of a run made with it)."""
     ss = st.session_state
-    total = total_tokens(result)
-    if ss.get(PLAYING):
-        st.button("Pause", icon=":material/pause:", on_click=_pause, key="tree_pause",
-                  help="Stop the replay where it is.")
-    else:
-        st.button("Play", icon=":material/play_arrow:", on_click=_play, args=(result,),
-                  key="tree_play", disabled=total == 0,
-                  help="Replay the run from the start: the budget moves to the end over a "
-                       "few seconds.")
+    playing = bool(ss.get(PLAYING))
     period = frame_seconds(stops(result))
-    st.fragment(_replay_view, run_every=period if ss.get(PLAYING) else None)(result, source)
+    st.fragment(_replay_view, run_every=period if playing else None)(result, source, playing)
     summary(result, source, policy)
 
 
-def _replay_view(res: SearchResult, source: str) -> None:
+def _play_button(result: SearchResult) -> None:
+    if st.session_state.get(PLAYING):
+        st.button("Pause", icon=":material/pause:", on_click=_pause, key="tree_pause",
+                  width="stretch", help="Stop the replay where it is.")
+    else:
+        st.button("Play", icon=":material/play_arrow:", on_click=_play, args=(result,),
+                  key="tree_play", disabled=total_tokens(result) == 0, width="stretch",
+                  help="Replay the run from the start: the budget moves to the end over a "
+                       "few seconds.")
+
+
+def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
+    """The fragment (``timer_on``: whether it was registered with the Play timer)."""
     ss = st.session_state
+    if bool(ss.get(PLAYING)) != timer_on:
+        st.rerun()  # Play or Pause was clicked here: the whole page registers the timer anew
     total = total_tokens(res)
     positions = stops(res)  # the budgets where the tree changes (0 … total)
     ss[AT] = snap(positions, int(ss.get(AT, total)))
@@ -126,15 +136,19 @@ def _replay_view(res: SearchResult, source: str) -> None:
         ss[AT], end_of_play = advance(positions, ss[AT])
         if end_of_play:
             ss[PLAYING] = False
-    if total > 0:
-        st.select_slider("Budget: generated tokens (replays the log, no model calls)",
-                         positions, key=AT, help=SLIDER_HELP)
+    # Play beside the one-line status, the slider (its meaning in the status line's help)
+    # under them: two short rows between the controls and the tree.
     budget = int(ss.get(AT, total)) if total > 0 else 0
     if source == "run":
         common.set_url("at", None if budget == total else str(budget))
-
     state = state_at(res, budget)
-    st.markdown(status_line(state))
+    play, line = st.columns([1, 7], vertical_alignment="center")
+    with play:
+        _play_button(res)
+    line.markdown(status_line(state), help=SLIDER_HELP)
+    if total > 0:
+        st.select_slider("Budget: generated tokens (replays the log, no model calls)",
+                         positions, key=AT, label_visibility="collapsed")
 
     # The node the user clicked (a new chart selection) becomes the inspected node.
     sel = ss.get("tree_chart")
@@ -150,8 +164,10 @@ def _replay_view(res: SearchResult, source: str) -> None:
 
     left, right = st.columns([3, 2])
     with left:
+        # Sized to the whole run's tree: the figure keeps its height while the slider moves.
         fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
-                          selected=nid, color_by=STRATEGY_COLOR.get(res.strategy))
+                          selected=nid, color_by=STRATEGY_COLOR.get(res.strategy),
+                          height=tree_height(res.tree))
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
     with right:
