@@ -173,3 +173,45 @@ def test_same_log_tolerates_only_float_noise():
     c = [Event("add", {"id": 1, "logprob": -0.5654}, Compute())]
     d = [Event("add", {"id": 2, "logprob": -0.55540426}, Compute())]
     assert same_log(a, b) and not same_log(a, c) and not same_log(a, d)
+
+
+def test_the_worker_ends_when_the_app_is_killed(tiny_model_dir):
+    """A server killed with SIGKILL leaves no inference process behind (it would hold a model
+    and a core for nothing): the worker watches its parent and exits."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    script = ("import sys, time\n"
+              "from ui.live import InferenceWorker\n"
+              f"w = InferenceWorker({str(tiny_model_dir)!r}, 'cpu')\n"
+              "assert w.ready.wait(300)\n"
+              "print(w._proc.pid, flush=True)\n"
+              "time.sleep(600)\n")
+    app = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                           text=True)
+    try:
+        child = int(app.stdout.readline())
+        os.kill(child, 0)  # alive
+        app.send_signal(signal.SIGKILL)
+        app.wait(10)
+        t0 = time.monotonic()
+        while True:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break  # gone (reaped by init)
+            # a zombie still answers kill(0): look at its state
+            try:
+                with open(f"/proc/{child}/stat") as f:
+                    if f.read().split(") ")[1].startswith("Z"):
+                        break
+            except FileNotFoundError:
+                break
+            assert time.monotonic() - t0 < 30, "the worker outlived the app"
+            time.sleep(0.2)
+    finally:
+        if app.poll() is None:
+            app.kill()

@@ -209,9 +209,19 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out) 
     todo: "queue.Queue" = queue.Queue()
     stops: dict[int, threading.Event] = {}
 
+    parent = mp.parent_process()
+
     def listen() -> None:  # stop requests must arrive while a search runs
         while True:
-            msg = requests.get()
+            try:
+                msg = requests.get(timeout=1.0)
+            except queue.Empty:
+                if parent is not None and not parent.is_alive():
+                    msg = None  # the app is gone (even killed): end with it, never orphaned
+                else:
+                    continue
+            except (EOFError, OSError):
+                msg = None
             if msg is None:
                 todo.put(None)
                 return
