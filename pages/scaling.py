@@ -12,15 +12,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from search.models.hf import default_model_path
 from search.pools import budgets_up_to
 from search.sweeps import (POOL_CURVES, curve_rows, mean_chain_tokens, measured_series,
                            pool_series)
 from search.tasks.arithmetic import heldout
-from ui.checks import show_url_warnings
-from ui.common import (UrlParam, bind, int_in, one_of, policy_or_none, sampling_settings,
-                       url_params, write_url)
-from ui.sampling import ProgressBar, cached_pools, measured_runs
+from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
+from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
+from ui.sampling import cached_pools, measured_runs
 from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
 
 SCOPE = "scaling"
@@ -66,8 +64,7 @@ def _join(vals) -> str:
 
 
 PARAMS = [
-    UrlParam("sc_problems", 50, int_in(PROBLEMS_MIN, PROBLEMS_MAX)),
-    UrlParam("sc_n", 16, lambda s: one_of([str(v) for v in N_CHOICES])(s) and int(s)),
+    *pool_params("sc", 50, (PROBLEMS_MIN, PROBLEMS_MAX), 16, N_CHOICES),
     UrlParam("sc_x", "samples", one_of(list(X_LABELS))),
     UrlParam("sc_budget", 4, int_in(1, max(N_CHOICES))),
     UrlParam("sc_curves", list(POOL_CURVES), _keys_of(list(POOL_CURVES)), _join),
@@ -84,21 +81,11 @@ st.markdown(
     "chains is right; **best-of-k** keeps the chain a scorer likes best: the model's own "
     "confidence, or the exact step checker (a perfect *process* verifier).")
 
-show_url_warnings(SCOPE, PARAMS)
-url_params(SCOPE, PARAMS)
+setup(SCOPE, PARAMS)
 ss = st.session_state
 
-c1, c2, c3 = st.columns([1, 1, 1.3])
-with c1:
-    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=10,
-                    **bind("sc_problems"),
-                    help="The first P problems of the fixed held-out split (never trained on).")
-with c2:
-    st.selectbox("Chains per problem (pool size n)", N_CHOICES, **bind("sc_n"),
-                 help="The largest budget; every smaller budget is estimated from this pool.")
-with c3:
-    st.radio("x axis", list(X_LABELS), format_func=X_LABELS.get, **bind("sc_x"),
-             horizontal=True)
+pool_controls("sc", (PROBLEMS_MIN, PROBLEMS_MAX), 10, N_CHOICES).radio(
+    "x axis", list(X_LABELS), format_func=X_LABELS.get, **bind("sc_x"), horizontal=True)
 st.multiselect("Curves", list(POOL_CURVES), format_func=lambda k: POOL_CURVES[k][2],
                **bind("sc_curves"))
 with st.expander("Beam search and MCTS (measured runs, slower)", expanded=bool(ss["sc_measured"])):
@@ -122,11 +109,7 @@ write_url(PARAMS)
 
 sampling = sampling_settings()
 temperature, top_p, seed = sampling["temperature"], sampling["top_p"], sampling["seed"]
-policy, err = policy_or_none()
-if policy is None:
-    st.error(err)
-    st.stop()
-model = str(default_model_path())
+policy, model = model_or_stop()
 st.caption(f"Model **{policy.name}** · temperature {temperature:g} · top-p {top_p:g} · "
            f"seed {seed} (sampling settings in the sidebar)")
 if temperature == 0:
@@ -141,14 +124,8 @@ if P * n > HEAVY_CHAINS and policy.device == "cpu":
                "take minutes (then it is cached).")
 
 problems = heldout(P)
-bar = ProgressBar(P, f"Sampling {n} chains per problem:")
-try:
-    pools, stats = cached_pools(policy, model, problems, n, temperature, top_p, seed, bar)
-except Exception as e:  # a model failure must not take the page down
-    bar.done()
-    st.error(f"Sampling failed: {type(e).__name__}: {e}")
-    st.stop()
-bar.done()
+pools, stats = sample_or_stop(P, f"Sampling {n} chains per problem:", lambda bar: cached_pools(
+    policy, model, problems, n, temperature, top_p, seed, bar))
 tpc = mean_chain_tokens(pools)
 ks = budgets_up_to(n)
 series = [dict(pool_series(pools, ks, c), mark_dr=(c == "maj")) for c in curves]
@@ -171,19 +148,17 @@ if ss["sc_measured"]:
         st.warning(f"{runs} beam/MCTS runs on a CPU take a few seconds each: expect "
                    f"{runs * 2 // 60}–{runs * 6 // 60} minutes the first time. Every run is "
                    "cached, so stopping keeps what is done; fewer problems or budgets is faster.")
-    bar = ProgressBar(runs, "Beam search and MCTS runs:")
-    try:
+
+    def measure(bar) -> None:
         for name, label, knob, budgets in plan:
             if not budgets:
                 continue
             corr, toks = measured_runs(policy, model, problems, name, budgets, temperature,
                                        top_p, seed, bar)
-            s = measured_series(f"{label}: {knob} {', '.join(map(str, budgets))}", budgets,
-                                corr, toks, tpc, knob=knob)
-            series.append(s)
-    except Exception as e:
-        st.error(f"A beam/MCTS run failed: {type(e).__name__}: {e}")
-    bar.done()
+            series.append(measured_series(f"{label}: {knob} {', '.join(map(str, budgets))}",
+                                          budgets, corr, toks, tpc, knob=knob))
+    sample_or_stop(runs, "Beam search and MCTS runs:", measure,
+                   what="A beam/MCTS run failed", stop=False)
 
 # ---- reading at the budget
 at_b = [pool_series(pools, [budget], c) for c in curves]

@@ -11,14 +11,12 @@ import pandas as pd
 import streamlit as st
 from plotly.colors import sample_colorscale
 
-from search.models.hf import default_model_path
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
 from search.tasks.arithmetic import heldout
-from ui.checks import show_url_warnings
-from ui.common import (UrlParam, bind, int_in, one_of, policy_or_none, sampling_settings,
-                       url_params, write_url)
-from ui.sampling import ProgressBar, cached_pools
+from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
+from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
+from ui.sampling import cached_pools
 from viz.curves import accuracy_figure, diversity_figure
 from viz.heatmap import best_temperature, temperature_heatmap
 
@@ -43,8 +41,7 @@ def _temps(s: str) -> list[float]:
 
 
 PARAMS = [
-    UrlParam("tp_problems", 30, int_in(PROBLEMS_MIN, PROBLEMS_MAX)),
-    UrlParam("tp_n", 8, lambda s: one_of([str(v) for v in N_CHOICES])(s) and int(s)),
+    *pool_params("tp", 30, (PROBLEMS_MIN, PROBLEMS_MAX), 8, N_CHOICES),
     UrlParam("tp_temps", TEMP_DEFAULT, _temps, lambda v: ",".join(f"{t:g}" for t in v)),
     UrlParam("tp_est", "maj", one_of(list(ESTIMATORS))),
     UrlParam("tp_budget", 8, int_in(1, max(N_CHOICES))),
@@ -59,20 +56,14 @@ st.markdown(
     "until the chains become mostly noise. Every temperature gets its own pool of chains per "
     "problem; accuracy at every budget comes from that pool.")
 
-show_url_warnings(SCOPE, PARAMS)
-url_params(SCOPE, PARAMS)
+setup(SCOPE, PARAMS)
 ss = st.session_state
 
-c1, c2, c3 = st.columns([1, 1, 1.3])
-with c1:
-    st.number_input("Held-out problems", PROBLEMS_MIN, PROBLEMS_MAX, step=5,
-                    **bind("tp_problems"),
-                    help="Every temperature needs a pool for each problem: keep it small on a CPU.")
-with c2:
-    st.selectbox("Chains per problem (pool size n)", N_CHOICES, **bind("tp_n"))
-with c3:
-    st.selectbox("Accuracy measure", list(ESTIMATORS), format_func=ESTIMATORS.get,
-                 **bind("tp_est"))
+pool_controls("tp", (PROBLEMS_MIN, PROBLEMS_MAX), 5, N_CHOICES,
+              problems_help="The first P problems of the fixed held-out split. Every "
+                            "temperature needs a pool for each problem: keep it small on a CPU.",
+              ).selectbox("Accuracy measure", list(ESTIMATORS), format_func=ESTIMATORS.get,
+                          **bind("tp_est"))
 st.multiselect("Temperatures", TEMP_CHOICES, **bind("tp_temps"),
                format_func=lambda t: f"{t:g}")
 
@@ -93,11 +84,7 @@ if not temps:
     st.stop()
 sampling = sampling_settings()
 top_p, seed = sampling["top_p"], sampling["seed"]
-policy, err = policy_or_none()
-if policy is None:
-    st.error(err)
-    st.stop()
-model = str(default_model_path())
+policy, model = model_or_stop()
 st.caption(f"Model **{policy.name}** · top-p {top_p:g} · seed {seed} (sidebar; the sidebar's "
            "temperature is not used here: this page sweeps it)")
 chains = P * n * len(temps)
@@ -106,16 +93,10 @@ if chains > HEAVY_CHAINS and policy.device == "cpu":
                "CPU: the first sampling may take minutes (then it is cached).")
 
 problems = heldout(P)
-bar = ProgressBar(P * len(temps), f"Sampling {n} chains per problem at {len(temps)} temperatures:")
-pools_by_t = {}
-try:
-    for t in temps:
-        pools_by_t[t], _ = cached_pools(policy, model, problems, n, t, top_p, seed, bar)
-except Exception as e:
-    bar.done()
-    st.error(f"Sampling failed: {type(e).__name__}: {e}")
-    st.stop()
-bar.done()
+pools_by_t = sample_or_stop(
+    P * len(temps), f"Sampling {n} chains per problem at {len(temps)} temperatures:",
+    lambda bar: {t: cached_pools(policy, model, problems, n, t, top_p, seed, bar)[0]
+                 for t in temps})
 
 est = ss["tp_est"]
 curves = {t: pool_series(pools_by_t[t], ks, est) for t in temps}

@@ -2,47 +2,30 @@
 with the tiny random model from conftest so it runs in seconds on a CPU."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from tests.pool_pages import boom, page_app, page_text, run_with
 from ui.common import widget_key as w
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "pages/scaling.py"
-TIMEOUT = 240
 
 
 @pytest.fixture
 def app(tiny_model_dir, monkeypatch):
-    monkeypatch.setenv("THOUGHTSCOPE_MODEL", str(tiny_model_dir))
-
-    def make(**query) -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT).switch_page(PAGE)
-        at.session_state["sc_problems"] = 10
-        at.session_state["sc_n"] = 4
-        for k, v in query.items():
-            at.query_params[k] = v
-        return at
-    return make
-
-
-def texts(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+    return page_app(PAGE, {"sc_problems": 10, "sc_n": 4}, tiny_model_dir, monkeypatch)
 
 
 def test_runs_and_slider_moves_marker(app):
     at = app().run()
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) == 1
-    assert "At **4 samples per problem**" in texts(at)
-    assert "self-consistency (maj@k)" in texts(at)
+    assert "At **4 samples per problem**" in page_text(at)
+    assert "self-consistency (maj@k)" in page_text(at)
     assert len(at.get("download_button")) == 1
     fig_before = at.get("plotly_chart")[0].proto.spec
     at.slider(key=w("sc_budget")).set_value(2).run()
     assert not at.exception
-    assert "At **2 samples per problem**" in texts(at)
+    assert "At **2 samples per problem**" in page_text(at)
     assert at.get("plotly_chart")[0].proto.spec != fig_before  # the marker moved
     assert at.query_params["sc_budget"] in ("2", ["2"])
     at.radio(key=w("sc_x")).set_value("tokens").run()
@@ -62,7 +45,7 @@ def test_slider_does_not_resample(app, monkeypatch):
     monkeypatch.setattr(ui.sampling, "sample_pools", boom)
     at.slider(key=w("sc_budget")).set_value(3).run()
     assert not at.exception, at.exception
-    assert "At **3 samples per problem**" in texts(at)
+    assert "At **3 samples per problem**" in page_text(at)
 
 
 def test_bad_url_settings_give_clear_messages(app):
@@ -82,27 +65,30 @@ def test_budget_above_pool_is_clamped_with_message(app):
 
 
 def test_no_curves_message(app):
-    at = app()
-    at.session_state["sc_curves"] = []
-    at.run()
-    assert not at.exception
+    at = run_with(app, sc_curves=[])
     assert any("at least one curve" in w.value for w in at.warning)
 
 
 def test_greedy_message(app):
-    at = app()
-    at.session_state["temperature"] = 0.0
-    at.run()
-    assert not at.exception
+    at = run_with(app, temperature=0.0)
     assert any("greedy" in i.value for i in at.info)
 
 
 def test_beam_and_mcts_points(app):
-    at = app()
-    at.session_state["sc_measured"] = True
-    at.session_state["sc_beam"] = [1]
-    at.session_state["sc_mcts"] = [2]
-    at.run()
-    assert not at.exception, at.exception
+    at = run_with(app, sc_measured=True, sc_beam=[1], sc_mcts=[2])
     spec = at.get("plotly_chart")[0].proto.spec
     assert "beam search" in spec and "MCTS" in spec
+
+
+def test_sampling_failures_are_messages_not_tracebacks(app, monkeypatch):
+    import ui.sampling
+    # A beam/MCTS run that fails: the message, and the pool curves still drawn.
+    monkeypatch.setattr(ui.sampling, "run_strategy", boom)
+    at = run_with(app, sc_measured=True, sc_beam=[1], sc_mcts=[2], seed=987_653)
+    assert [e.value for e in at.error] == ["A beam/MCTS run failed: RuntimeError: model on fire"]
+    assert len(at.get("plotly_chart")) == 1 and "At **4 samples" in page_text(at)
+    # The pools themselves: the message and nothing else.
+    monkeypatch.setattr(ui.sampling, "sample_pools", boom)
+    at = run_with(app, seed=987_654)  # not in the pool cache: the page must sample
+    assert [e.value for e in at.error] == ["Sampling failed: RuntimeError: model on fire"]
+    assert not at.get("plotly_chart")
