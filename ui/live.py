@@ -7,8 +7,9 @@ page only ever reads the run's event log (``LiveRun.events()``, a copy of a list
 appended to, each Event complete before it is appended) and replays it into a tree of its own.
 
 Why the design below (measured with ``benchmarks/bench_live.py`` and in-process timings on the
-2-core machine, 16 seeded chains of ``8*7+6``, with other jobs loading it): a watched run took
-36 s in the app against 3.6 s from the CLI (two tabs 30 s and 44 s), and the causes were
+2-core machine, 16 seeded chains of ``8*7+6``, with other jobs loading it to a load average of
+6-9): before, a watched run took 36-154 s in the app against 0.4-18 s from the CLI, and four
+tabs at once did not finish within 300 s. The causes were
 
 * Streamlit's full garbage collection after every script run (``runner.postScriptGC``,
   ``gc.collect(2)`` in ``script_runner.py``): 0.38 s per call with torch, transformers and
@@ -21,10 +22,13 @@ Why the design below (measured with ``benchmarks/bench_live.py`` and in-process 
 * torch's intra-op threads: the same 16 chains in one process took 2.8-3.7 s with 2 torch
   threads but 0.44-0.57 s with 1 while another job used the second core.
 
-So (each measured, figures in the commit messages and the benchmark's docstring):
+So (after: one tab 2.5-9.1 s, median 2.7 s, against a 0.14 s CLI solve with one torch thread;
+four tabs at once all finish in 9-12 s; same load. The goal of 2 x CLI + 1 s is missed on this
+loaded machine: what is left is two full page script runs and the browser's drawing):
 
-1. **Sampling runs in one inference worker process** per model (``InferenceWorker``): it owns
-   its own copy of the model and its own GIL, so nothing the UI does can block it, and it runs
+1. **Sampling runs in one inference worker process** per model (``InferenceWorker``), chosen
+   over a thread-side fix because of the convoy effect above: it owns its own copy of the
+   model and its own GIL, so nothing the UI does can block it, and it runs
    searches one after another from a FIFO queue, so four tabs do not oversubscribe two cores
    (a queued run shows its position). Its torch thread count is ``worker_threads()`` (1 on 2
    cores: the other core is the UI's). Events stream back in batches (flushed whenever the
