@@ -4,10 +4,9 @@ The router and the frame every page shares (page config, sidebar with the model 
 shared sampling settings). Pages live in ``pages/`` (listed in ``ui.common.PAGES``); shared
 helpers in ``ui/common.py``.
 """
-from ui import common, layout
+from ui import common
 
 common.page_config()
-layout.compact()  # trimmed padding: more of every page on a 1280x720 screen
 page = common.navigation()
 uses_model = page.title not in common.NO_MODEL_PAGES
 with common.frame():

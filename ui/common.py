@@ -31,6 +31,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import streamlit as st
 
+from ui.layout import compact
+
 TEMPERATURE, TOP_P, SEED = "temperature", "top_p", "seed"
 SAMPLING_DEFAULTS = {TEMPERATURE: 0.8, TOP_P: 1.0, SEED: 0}
 MAX_SEED = 2**31 - 1
@@ -69,6 +71,7 @@ def frame():
 def page_config() -> None:
     st.set_page_config(page_title="Thoughtscope", page_icon=":material/visibility:",
                        layout="wide")
+    compact()  # trimmed padding: more of every page on a 1280x720 screen
 
 
 def ensure_router() -> None:
