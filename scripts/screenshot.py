@@ -1,12 +1,14 @@
 """Take the README screenshot: the Search tree page after a self-consistency run.
 
     python scripts/screenshot.py [--out docs/screenshot.png] [--chains 16] [--problem 8*7+6]
+                                 [--first-screen tests/artifacts/p720_first.png]
 
 Starts ``streamlit run app.py`` on a free port, drives Debian's chromium (``/usr/bin/chromium``,
 never ``playwright install``) through Playwright, types the problem, picks self-consistency with
 N chains, clicks Run, waits for the replay view (budget slider, tree, tally, maj@k curve) and
-saves a full-page screenshot at a 1400 px wide viewport. The server is killed at the end.
-The model is the app's default (bundled weights, or ``$THOUGHTSCOPE_MODEL``).
+saves a full-page screenshot at a 1280x720 viewport (a projector's size; ``--width``,
+``--height``), and with ``--first-screen`` also what the first screen shows. The server is
+killed at the end. The model is the app's default (bundled weights, or ``$THOUGHTSCOPE_MODEL``).
 """
 from __future__ import annotations
 
@@ -115,8 +117,10 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshot.png")
     ap.add_argument("--chains", type=int, default=16)
     ap.add_argument("--problem", default="8*7+6")
-    ap.add_argument("--width", type=int, default=1400)
-    ap.add_argument("--height", type=int, default=1000)
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--height", type=int, default=720)
+    ap.add_argument("--first-screen", type=Path, default=None,
+                    help="also save the first screen (the viewport, unscrolled) here")
     args = ap.parse_args()
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: apt-get install chromium", file=sys.stderr)
@@ -158,6 +162,11 @@ def main() -> int:
             settle(page)
             line = page.locator('[data-testid="stMarkdown"]').filter(has_text=STATUS_RE).first
             print(line.inner_text())
+            box = page.locator(live.format("tree_chart")).bounding_box()
+            print(f"tree chart top at y={box['y']:.0f} px of a {args.height} px high viewport")
+            if args.first_screen:
+                args.first_screen.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(args.first_screen))
             full_page_screenshot(page, args.out, args.width)
         finally:
             browser.close()

@@ -1,8 +1,8 @@
 """The Search tree page's replay panel: a finished (or loaded) run at any budget (streamlit).
 
-``replay_panel(result, ...)`` draws, top to bottom: Play/Pause beside the budget slider, the
-one-line status, the tree beside the node inspector and the vote tally, then the run's summary
-(settings, answer, compute) and its P(correct) curve. What stood at a budget comes from
+``replay_panel(result, ...)`` draws, top to bottom: Play/Pause beside the one-line status, the
+budget slider, the tree (and under it the P(correct) curve) beside the node inspector and the
+vote tally, then the run's summary (settings, answer, compute). What stood at a budget comes from
 ``ui.replay``; the figures from ``viz.tree`` and ``viz.votes``. Compact on purpose: on a
 1280x720 screen the tree starts within the first screen after a run.
 
@@ -170,6 +170,7 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
                           height=tree_height(res.tree))
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
+        _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
     with right:
         node_panel(res, state, nid)
         vr = state.votes
@@ -177,27 +178,31 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
                                      abstained=vr.abstained, weighted=is_weighted(res)),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(f"Tie rule: {TIE_RULE}.")
-        curve = majority_curve(res)
-        if curve is not None:
-            st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
-                                             curve["tokens_per_chain"]), key="tree_curve",
-                            config=SMALL_CONFIG)
-            st.caption("Exact maj@k over all k-subsets of this run's chains (one problem). "
-                       + ("The run itself used a weighted vote; this curve is the plain vote."
-                          if res.config.get("weighted") else ""))
-        else:
-            traj = trajectory(res)
-            if traj is None:
-                st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
-            else:
-                st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
-                                key="tree_curve", config=SMALL_CONFIG)
-                st.caption("Beam/MCTS leaves are not independent samples, so maj@k does not "
-                           "apply and one run gives no P(correct). Shown instead: whether this "
-                           "run's answer was right at each budget. Curves over many problems "
-                           "are on the Scaling page.")
     if end_of_play:
         st.rerun()  # the whole page: drops the timer, Pause turns back into Play
+
+
+def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
+    """This problem's P(correct) of a majority vote against chains (self-consistency), or the
+    run's answer right or wrong against the budget (beam, MCTS), marked at ``budget``."""
+    curve = majority_curve(res)
+    if curve is not None:
+        st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
+                                         curve["tokens_per_chain"]), key="tree_curve",
+                        config=SMALL_CONFIG)
+        st.caption("Exact maj@k over all k-subsets of this run's chains (one problem). "
+                   + ("The run itself used a weighted vote; this curve is the plain vote."
+                      if res.config.get("weighted") else ""))
+        return
+    traj = trajectory(res)
+    if traj is None:
+        st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
+        return
+    st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
+                    key="tree_curve", config=SMALL_CONFIG)
+    st.caption("Beam/MCTS leaves are not independent samples, so maj@k does not apply and one "
+               "run gives no P(correct). Shown instead: whether this run's answer was right at "
+               "each budget. Curves over many problems are on the Scaling page.")
 
 
 def summary(res: SearchResult, source: str, policy: Any = None) -> None:

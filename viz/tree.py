@@ -45,7 +45,7 @@ from search.tree import Node, SearchTree
 
 GL_THRESHOLD = 1000      # switch to WebGL markers past this many nodes
 LABEL_PX = 14            # font size of the text beside the nodes (legible on a projector)
-CHAR_PX = 0.56 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
+CHAR_PX = 0.52 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
 ROW_PX = 26              # rows closer than this (px) carry no text but the chosen chain's
 WIDTH_HINT = 480         # px: the figure's usual width (the Search tree page's tree column)
 ELBOW = 0.82             # where an edge bends, as a fraction of the column from the parent
@@ -179,6 +179,17 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # Text beside every node while the rows are at least ROW_PX apart.
     all_text = (y_hi - y_lo + 1.6) * ROW_PX <= plot_px and not big
     chars = label_chars(depth, width)
+    path = [i for i in final_path if i in tree.nodes]
+    labelled = set(range(len(nodes))) if all_text else {0, *path,
+                                                        *([selected] if selected else [])}
+    # Room on the right of the deepest column for its text: as long as its longest label
+    # there (answers are short), at most a column; the columns share what is left, so the
+    # other labels may be as long as their wider columns allow.
+    deepest = max((len(short_label(node_label(n), chars)) for n in nodes
+                   if xs[n.id] == depth and n.id in labelled), default=0)
+    column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
+    room = min(ELBOW * 1.05, max(0.25, (deepest * CHAR_PX + 24) / column_px))
+    chars = max(chars, int((ELBOW * (width - 20) / (depth + room + 0.15) - 6) / CHAR_PX))
 
     def trace(**kw) -> dict:
         return dict(type=kind, **kw)
@@ -192,7 +203,6 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     traces = [trace(x=ex, y=ey, mode="lines", line=dict(color=EDGE_COLOR, width=1.5),
                     hoverinfo="skip", showlegend=False, name="edges")]
 
-    path = [i for i in final_path if i in tree.nodes]
     if path:
         px, py = [], []
         for a, b in zip([0] + path, path):
@@ -201,8 +211,6 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             py += y[:-1]
         traces.append(trace(x=px, y=py, mode="lines", line=dict(color=PATH_COLOR, width=5),
                             hoverinfo="skip", name="chosen chain"))
-    labelled = set(range(len(nodes))) if all_text else {0, *path,
-                                                        *([selected] if selected else [])}
 
     # Node fill value and size. Every chain passes through exactly one child of the root, so
     # the root's children's counts add up to the chains sampled so far.
@@ -282,9 +290,9 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                             customdata=[selected], hoverinfo="skip", name="selected",
                             showlegend=False))
 
-    # Room on the right of the deepest column for its text, above the top row for its text
-    # (written above the edges), half a row below the bottom one.
-    x_range = [-0.15, depth + ELBOW * 1.05] if depth else [-0.15, 1.0]
+    # Room above the top row for its text (written above the edges), half a row below the
+    # bottom one.
+    x_range = [-0.15, depth + room] if depth else [-0.15, 1.0]
     y_range = [y_lo - 0.6, y_hi + 1.0]
     layout_ = dict(
         height=height, dragmode="pan",
