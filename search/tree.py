@@ -230,6 +230,36 @@ class SearchTree:
                 "discarded_tokens": self.discarded_tokens,
                 "compute": asdict(self.compute)}
 
+    def to_networkx(self):
+        """The tree as a ``networkx.DiGraph``: one graph node per tree node (id as the key),
+        with every ``Node`` field as an attribute except ``children`` (the edges say that),
+        an edge parent -> child per step, and graph attributes ``problem``, ``votes`` (count),
+        ``final_answer`` and the compute meter's fields. GraphML cannot hold None, so
+        ``to_graphml`` drops None-valued attributes; this graph keeps them.
+        Raises ImportError when networkx is not installed."""
+        import networkx as nx
+
+        g = nx.DiGraph(problem=self.problem, votes=len(self.votes),
+                       final_answer=(self.final or {}).get("answer"), **asdict(self.compute))
+        for nid, n in self.nodes.items():
+            g.add_node(nid, **{k: v for k, v in asdict(n).items() if k != "children"})
+        for nid, n in self.nodes.items():
+            if n.parent is not None:
+                g.add_edge(n.parent, nid)
+        return g
+
+    def to_graphml(self) -> str:
+        """GraphML text of ``to_networkx()`` (None-valued attributes left out, as GraphML has
+        no null). Read it back with ``networkx.read_graphml(path, node_type=int)``."""
+        import networkx as nx
+
+        g = self.to_networkx()
+        clean = nx.DiGraph(**{k: v for k, v in g.graph.items() if v is not None})
+        for nid, attrs in g.nodes(data=True):
+            clean.add_node(nid, **{k: v for k, v in attrs.items() if v is not None})
+        clean.add_edges_from(g.edges())
+        return "\n".join(nx.generate_graphml(clean))
+
     # ------------------------------------------------------------------------------ replay
     @staticmethod
     def replay(problem: str, events: list[Event], budget_tokens: Optional[int] = None,
