@@ -1,0 +1,44 @@
+"""The task registry: ``get_task(name)`` returns the one :class:`~search.tasks.base.Task` of that
+name; ``TASKS`` lists the names (``"arithmetic"`` first: the default).
+
+A task lives in ``search/tasks/<module>.py`` with a module-level ``TASK`` instance; adding one is
+that module plus its bundled weights and one line in ``_MODULES``. Modules are imported lazily
+(by name, with importlib), so nothing outside ``search/tasks/`` imports a particular task and a
+task that fails to import does not break the others.
+"""
+from __future__ import annotations
+
+import importlib
+
+from search.tasks.base import Problem, ProblemError, StepChecker, Task
+
+__all__ = ["DEFAULT_TASK", "TASKS", "Problem", "ProblemError", "StepChecker", "Task",
+           "get_task", "task_names"]
+
+# name -> module under search.tasks; the order is the order pages list them in.
+_MODULES = {"arithmetic": "arithmetic", "game24": "game24"}
+TASKS: tuple[str, ...] = tuple(_MODULES)
+DEFAULT_TASK = "arithmetic"
+_LOADED: dict[str, Task] = {}
+
+
+def get_task(name: str | Task | None = None) -> Task:
+    """The task registered as ``name`` (None: the default, ``"arithmetic"``; a Task instance is
+    returned as it is). ValueError (one line) for an unknown name."""
+    if isinstance(name, Task):
+        return name
+    name = DEFAULT_TASK if name is None else str(name).strip().lower()
+    if name not in _MODULES:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
+    if name not in _LOADED:
+        module = importlib.import_module(f"search.tasks.{_MODULES[name]}")
+        task = module.TASK
+        if not isinstance(task, Task) or task.name != name:
+            raise TypeError(f"search.tasks.{_MODULES[name]}.TASK is not the {name!r} Task")
+        _LOADED[name] = task
+    return _LOADED[name]
+
+
+def task_names() -> list[str]:
+    """Names of the registered tasks, default first."""
+    return list(TASKS)
