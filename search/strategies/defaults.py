@@ -3,7 +3,8 @@
 The strategy configs (``MajorityConfig``, ``BeamConfig``, ``MCTSConfig``), ``run_strategy``, the
 command line (``python -m search solve --help`` prints them) and the Search tree page all read
 this table, and the README quotes it. ``budget`` is each strategy's size knob
-(``search.strategies.BUDGET_KNOB``): chains N (majority), beam width (beam), simulations (mcts).
+(``search.strategies.BUDGET_KNOB``): chains N (majority), beam width (beam), simulations (mcts),
+breadth b (tot), states expanded (tot_dfs).
 
 This module imports nothing from the strategies, so each strategy module can import it without a
 cycle (``search.strategies`` re-exports it as ``search.strategies.DEFAULTS``).
@@ -17,4 +18,10 @@ DEFAULTS: dict[str, dict] = {
     "beam": {"budget": 4, "expansions": 3, "final": "best"},
     # simulations; children sampled per expansion; UCT exploration constant; final answer rule
     "mcts": {"budget": 16, "k": 3, "c": 1.0, "final": "visits"},
+    # Tree of Thoughts BFS: breadth b (states kept per depth); proposals k per state. b=5 as in
+    # Yao et al. 2023 Table 2; k=5 not yet decided on a validation split (no Game-of-24 model).
+    "tot": {"budget": 5, "k": 5},
+    # Tree of Thoughts DFS: states expanded at most; proposals k per state; a state valued at or
+    # below the threshold is pruned (not yet decided on a validation split).
+    "tot_dfs": {"budget": 32, "k": 5, "threshold": 0.5},
 }
