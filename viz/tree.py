@@ -299,7 +299,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         margin=dict(MARGIN, t=50 if title else MARGIN["t"]),
         plot_bgcolor="white", clickmode="event+select", hovermode="closest", uirevision="tree",
         # Under the plot: the colour bar, then the legend (it may wrap to a second line).
-        legend=dict(orientation="h", yanchor="top", y=-52 / plot_px, xanchor="left", x=0.0,
+        legend=dict(orientation="h", yanchor="top", y=-62 / plot_px, xanchor="left", x=0.0,
                     font=dict(size=12)),
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
                        colorbar=dict(title=dict(text=cbar_title, side="top",
