@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     and ``--help`` prints them."""
     from search.strategies import BUDGET_KNOB, DEFAULTS
     budget_help = ("the strategy's size knob; default " + ", ".join(
-        f"{DEFAULTS[s]['budget']} ({BUDGET_KNOB[s]}, {s})" for s in DEFAULTS))
+        f"{DEFAULTS[s]['budget']} ({BUDGET_KNOB[s]}, {s})" for s in DEFAULTS
+        if s in BUDGET_KNOB))
     p = _Parser(prog="python -m search", description="Thoughtscope search backend")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     common = _Parser(add_help=False)

@@ -15,8 +15,8 @@ import numpy as np
 
 from search.models.base import Policy
 from search.scaling import Pool, curve_with_ci, pool_curves
-from search.strategies.blocks import CHAIN_TOKENS, Sampling, chain_answer
-from search.tasks.arithmetic import Problem, StepChecker, prompt_for
+from search.strategies.blocks import Sampling, chain_answer
+from search.tasks import Problem, TaskLike, get_task
 
 Progress = Optional[Callable[[int, int], None]]  # (problems done, total)
 
@@ -29,7 +29,11 @@ class ChainPool:
         (``blocks.chain_answer``); None is an abstention: the chain ended without a completed
         answer line, was cut by the token or context limit, or ran past ``max_depth`` steps;
     tokens: generated tokens per chain; confidence: exp(mean token log-prob) per chain;
-    valid: whether the exact step checker accepts the whole chain (perfect-verifier score).
+    valid: whether the task's exact step checker accepts the whole chain (perfect-verifier
+        score; all False when the task has none);
+    correct: the task's gold check of each answer (``Task.is_correct``; False for None).
+    gold: one gold answer (``Task.gold``); where a task has several right answers, pass@k and
+        best-of-k are right to use ``correct``, and maj@k compares the vote's winner to ``gold``.
     """
     problem: str
     gold: str
@@ -38,6 +42,8 @@ class ChainPool:
     tokens: list
     confidence: list
     valid: list = field(default_factory=list)
+    correct: list = field(default_factory=list)
+    task: str = "arithmetic"
 
     @property
     def n(self) -> int:
@@ -56,15 +62,19 @@ class ChainPool:
 def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: float = 0.8,
                  top_p: float = 1.0, seed: int = 0, problems_per_call: Optional[int] = None,
                  progress: Progress = None,
-                 max_depth: int = Sampling.max_depth) -> tuple[list[ChainPool], dict]:
-    """Sample n chains per problem. Returns (pools, stats) where stats has generated_tokens,
+                 max_depth: Optional[int] = None,
+                 task: TaskLike = None) -> tuple[list[ChainPool], dict]:
+    """Sample n chains per problem of ``task`` (a Task or registry name; None: arithmetic). Returns (pools, stats) where stats has generated_tokens,
     prompt_tokens, forward_passes, model_calls, abstained (chains without an answer, over all
     pools) and seconds. A chain's answer follows the strategies' rule (``chain_answer`` with
-    ``max_depth``, the strategies' default). Deterministic in seed for a fixed
+    ``max_depth``, default the task's ``max_depth``, the strategies' default; each chain at
+    most the task's ``chain_tokens``). Deterministic in seed for a fixed
     ``problems_per_call`` (default: enough problems to put about 256 chains in a call).
     Raises ValueError for n < 1 or sampling settings ``Sampling`` rejects."""
     if n < 1:
         raise ValueError("n must be >= 1")
+    task = get_task(task)
+    max_depth = task.max_depth if max_depth is None else max_depth
     Sampling(temperature=temperature, top_p=top_p, seed=seed, max_depth=max_depth)
     ppc = problems_per_call or max(1, 256 // n)
     pools: list[ChainPool] = []
@@ -73,24 +83,27 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
     t0 = time.perf_counter()
     for start in range(0, len(problems), ppc):
         chunk = problems[start:start + ppc]
-        batch = policy.sample([prompt_for(p.text) for p in chunk], n=n, temperature=temperature,
+        batch = policy.sample([task.prompt(p.text) for p in chunk], n=n, temperature=temperature,
                               top_p=top_p, seed=seed * 1_000_003 + start, stop="chain",
-                              max_new_tokens=CHAIN_TOKENS)
+                              max_new_tokens=task.chain_tokens)
         stats["generated_tokens"] += batch.generated_tokens
         stats["prompt_tokens"] += batch.prompt_tokens
         stats["forward_passes"] += batch.forward_passes
         stats["model_calls"] += 1
         for p, conts in zip(chunk, batch.outputs):
-            checker = StepChecker(p.text)
-            answers, toks, conf, valid = [], [], [], []
+            checker = task.step_checker(p.text)
+            answers, toks, conf, valid, correct = [], [], [], [], []
             for c in conts:
-                answers.append(chain_answer(c, max_depth))
+                answers.append(chain_answer(c, max_depth, task=task))
                 toks.append(c.tokens)
                 conf.append(math.exp(c.logprob / max(1, c.tokens)))
-                steps = [l for l in c.text.split("\n") if l.strip()]
+                steps = [l for l in c.text.split(task.step_delimiter) if l.strip()]
                 # A chain that ends without an answer line (or abstains) is not valid.
-                valid.append(answers[-1] is not None and checker.chain_valid(steps))
-            pools.append(ChainPool(p.text, p.answer, p.level, answers, toks, conf, valid))
+                valid.append(answers[-1] is not None and checker is not None
+                             and checker.chain_valid(steps))
+                correct.append(answers[-1] is not None and task.is_correct(p.text, answers[-1]))
+            pools.append(ChainPool(p.text, p.answer, p.level, answers, toks, conf, valid,
+                                   correct, task.name))
             stats["abstained"] += pools[-1].abstained
         if progress:
             progress(len(pools), len(problems))

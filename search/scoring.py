@@ -4,8 +4,8 @@ Two scorers share one interface (``score(tree, node_id) -> float``):
 
 - ``ConfidenceScorer``: the policy's own confidence, exp(mean token log-probability) over the
   path's tokens (geometric-mean token probability). Needs no extra model; a weak signal.
-- ``ExactChecker``: a perfect *process* verifier for arithmetic, a process reward model (PRM)
-  that is never wrong about a step: 1.0 when every step of the path is a valid reduction of the
+- ``ExactChecker``: a perfect *process* verifier, the task's exact step checker
+  (``Task.step_checker``), a process reward model (PRM) that is never wrong about a step: 1.0 when every step of the path is a valid reduction of the
   problem (and an answer step states the true value), else 0.0 (the min over step scores, as PRM
   aggregation by min in Lightman et al. 2023, "Let's Verify Step by Step", Sec. 2.6 / Wang et al.
   2024 Math-Shepherd). A finished chain (terminal node) without an answer scores 0.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from search.tasks.arithmetic import ParseError, StepChecker
+from search.tasks import StepChecker, get_task
 from search.tree import SearchTree
 
 
@@ -53,19 +53,23 @@ class ExactChecker:
     perfect = True
 
     def __init__(self):
-        self._cache: dict[str, StepChecker | None] = {}
+        self._cache: dict[tuple[str, str], StepChecker | None] = {}
 
-    def _checker(self, problem: str) -> StepChecker | None:
-        if problem not in self._cache:
+    def _checker(self, task: str, problem: str) -> StepChecker | None:
+        # The task's exact step checker; None when the task has none or the problem does not
+        # parse (then every step scores 0).
+        key = (task, problem)
+        if key not in self._cache:
             try:
-                self._cache[problem] = StepChecker(problem)
-            except ParseError:
-                self._cache[problem] = None
-        return self._cache[problem]
+                self._cache[key] = get_task(task).step_checker(problem)
+            except ValueError:
+                self._cache[key] = None
+        return self._cache[key]
 
     def step_scores(self, tree: SearchTree, node_id: int) -> list[float]:
-        """1.0/0.0 per step of the path (PRM scores)."""
-        chk = self._checker(tree.problem)
+        """1.0/0.0 per step of the path (PRM scores) from the tree's task's step checker; all
+        0.0 when the task has no step checker or the problem does not parse."""
+        chk = self._checker(tree.task, tree.problem)
         steps = tree.steps_to(node_id)
         if chk is None:
             return [0.0] * len(steps)

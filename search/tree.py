@@ -107,11 +107,13 @@ class SearchTree:
     The root (id 0) is the problem itself (``text`` = the problem, depth 0). Mutate only through
     the ``emit``-based helpers (``add``, ``bump``, ``set_score``, ...): each appends an Event
     stamped with ``self.compute`` and applies it, so ``SearchTree.replay(tree.events)`` rebuilds
-    an identical tree.
+    an identical tree. ``task`` names the problem's task (``search.tasks.get_task``); the
+    strategies' blocks read the prompt, step endings and answers from it.
     """
 
-    def __init__(self, problem: str):
+    def __init__(self, problem: str, task: str = "arithmetic"):
         self.problem = problem
+        self.task = task
         self.nodes: dict[int, Node] = {0: Node(id=0, parent=None, depth=0, text=problem, count=0)}
         self.events: list[Event] = []
         self.compute = Compute()
@@ -233,13 +235,13 @@ class SearchTree:
     def to_networkx(self):
         """The tree as a ``networkx.DiGraph``: one graph node per tree node (id as the key),
         with every ``Node`` field as an attribute except ``children`` (the edges say that),
-        an edge parent -> child per step, and graph attributes ``problem``, ``votes`` (count),
+        an edge parent -> child per step, and graph attributes ``problem``, ``task``, ``votes`` (count),
         ``final_answer`` and the compute meter's fields. GraphML cannot hold None, so
         ``to_graphml`` drops None-valued attributes; this graph keeps them.
         Raises ImportError when networkx is not installed."""
         import networkx as nx
 
-        g = nx.DiGraph(problem=self.problem, votes=len(self.votes),
+        g = nx.DiGraph(problem=self.problem, task=self.task, votes=len(self.votes),
                        final_answer=(self.final or {}).get("answer"), **asdict(self.compute))
         for nid, n in self.nodes.items():
             g.add_node(nid, **{k: v for k, v in asdict(n).items() if k != "children"})
@@ -263,10 +265,10 @@ class SearchTree:
     # ------------------------------------------------------------------------------ replay
     @staticmethod
     def replay(problem: str, events: list[Event], budget_tokens: Optional[int] = None,
-               max_events: Optional[int] = None) -> "SearchTree":
-        """The tree as it stood when ``budget_tokens`` generated tokens had been spent (all of
-        the log when None), or after the first ``max_events`` events."""
-        t = SearchTree(problem)
+               max_events: Optional[int] = None, task: str = "arithmetic") -> "SearchTree":
+        """The tree of ``task`` as it stood when ``budget_tokens`` generated tokens had been
+        spent (all of the log when None), or after the first ``max_events`` events."""
+        t = SearchTree(problem, task)
         for i, ev in enumerate(events):
             if max_events is not None and i >= max_events:
                 break
@@ -281,6 +283,7 @@ class SearchTree:
 class SearchResult:
     """What every strategy returns: the tree with its event log, the final answer, the vote
     tally, the compute used and the configuration. ``to_json``/``from_json`` round-trip exactly.
+    ``task`` names the problem's task (files written before tasks existed load as arithmetic).
     """
     problem: str
     gold: Optional[str]
@@ -293,13 +296,24 @@ class SearchResult:
     wall_seconds: float
     extra: dict = field(default_factory=dict)  # strategy-specific, e.g. MCTS answer_by_visits
     stopped: bool = False  # True when the run was stopped before its budget was spent
+    task: str = "arithmetic"
 
     @property
     def correct(self) -> Optional[bool]:
-        return None if self.gold is None else self.answer == self.gold
+        """None without a gold answer; else the task's gold check of ``answer``
+        (``Task.is_correct``: Game of 24 has many right answers), or equality with ``gold``
+        for a problem the task cannot parse."""
+        if self.gold is None:
+            return None
+        from search.tasks import get_task
+        try:
+            return get_task(self.task).is_correct(self.problem, self.answer)
+        except ValueError:
+            return self.answer == self.gold
 
     def to_dict(self) -> dict:
-        return {"format": "thoughtscope-run/1", "problem": self.problem, "gold": self.gold,
+        return {"format": "thoughtscope-run/1", "task": self.task, "problem": self.problem,
+                "gold": self.gold,
                 "strategy": self.strategy, "config": self.config, "answer": self.answer,
                 "tally": self.tally, "compute": asdict(self.compute),
                 "wall_seconds": self.wall_seconds, "extra": self.extra, "stopped": self.stopped,
@@ -315,12 +329,17 @@ class SearchResult:
             raise ValueError("not a Thoughtscope run file (format thoughtscope-run/1 expected)")
         try:
             events = [Event.from_dict(e) for e in d["events"]]
-            tree = SearchTree.replay(d["problem"], events)
+            task = d.get("task", "arithmetic")
+            from search.tasks import TASKS
+            if task not in TASKS:
+                raise ValueError(f"the run file's task {task!r} is not one of "
+                                 f"{', '.join(TASKS)}")
+            tree = SearchTree.replay(d["problem"], events, task=task)
             return SearchResult(problem=d["problem"], gold=d["gold"], strategy=d["strategy"],
                                 config=d["config"], tree=tree, answer=d["answer"],
                                 tally=d["tally"], compute=Compute(**d["compute"]),
                                 wall_seconds=d["wall_seconds"], extra=d.get("extra", {}),
-                                stopped=d.get("stopped", False))
+                                stopped=d.get("stopped", False), task=task)
         except (KeyError, TypeError) as e:
             raise ValueError(f"the run file is incomplete or damaged ({e})") from None
 

@@ -128,7 +128,7 @@ def test_validation_split_is_fixed_and_disjoint_from_heldout_in_canonical_form()
 
 
 def test_training_stream_never_meets_heldout_or_validation_in_canonical_form():
-    from search.models.train import EARLY_MIX, draw_training_problem
+    from search.tasks.arithmetic import EARLY_MIX, draw_training_problem
     excluded = ar.excluded_from_training()
     held = {ar.canonical_form(p.text) for p in ar.heldout()}
     val = {ar.canonical_form(p.text) for p in ar.validation()}

@@ -4,7 +4,7 @@
 temperature 0.8, reads single-chain accuracy (maj@1), maj@16, pass@16 and best-of-16 with the
 exact step checker from the exact estimators, and writes ``README.md`` beside the weights.
 The card reports on the held-out split only; nothing is chosen on it (see
-``search.tasks.arithmetic.validation``).
+the task's validation split).
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from pathlib import Path
 from search.models.base import Policy
 from search.pools import pool_curve, sample_pools
 from search.scaling import CI_METHOD
-from search.models.train import CURRICULUM_STEPS, MAX_SLIP, STEP_NOISE
-from search.tasks import arithmetic as ar
+from search.tasks import get_task
+
+ar = get_task("arithmetic")  # the card below describes the arithmetic model's training
 
 EVAL = dict(problems=200, n=16, temperature=0.8, top_p=1.0, seed=0)
 
@@ -28,7 +29,7 @@ def heldout_metrics(policy: Policy, problems: int = EVAL["problems"], n: int = E
     Wilson intervals over problems, and per-level maj@1/maj@n on the first ``problems``
     problems of ``split`` (``heldout``, the default and what the card reports, or
     ``validation``). The split's name is in the result."""
-    probs = ar.split_problems(split, problems)
+    probs = ar.split(split, problems)
     t0 = time.perf_counter()
     pools, stats = sample_pools(probs, policy, n, temperature, 1.0, seed)
     ks = [1, n]
@@ -62,7 +63,7 @@ def write_card(out_dir: Path, policy: Policy, problems: int = EVAL["problems"],
     log = json.loads((out_dir / "training_log.json").read_text())
     m = heldout_metrics(policy, problems=problems, n=n)
     (out_dir / "heldout_metrics.json").write_text(json.dumps(m, indent=1))
-    lv = "\n".join(f"| {k} ({ar.LEVEL_OPS[int(k)]} op) | {v['problems']} | {v['maj@1']:.3f} | "
+    lv = "\n".join(f"| {k} ({ar.level_ops[int(k)]} op) | {v['problems']} | {v['maj@1']:.3f} | "
                    f"{v['maj@n']:.3f} |" for k, v in m["by_level"].items())
     cfg, shape = log["config"], log["shape"]
     text = f"""# arith-gpt2-tiny: the bundled Thoughtscope model
@@ -78,13 +79,13 @@ often, which is what Thoughtscope exists to show.
 
 ## Training (reproduce with `python -m search train`)
 - Data: problems drawn on the fly by `search.tasks.arithmetic` (1-4 operations, + - * and
-  parentheses, operands up to two digits, intermediate values 0..{ar.MAX_VALUE}), a curriculum
-  of mostly 1-2 operation problems for the first {CURRICULUM_STEPS} steps, then the default mix
-  {ar.DEFAULT_MIX}; every problem of the held-out and validation splits excluded in canonical
+  parentheses, operands up to two digits, intermediate values 0..{ar.max_value}), a curriculum
+  of mostly 1-2 operation problems for the first {ar.curriculum_steps} steps, then the default mix
+  {ar.default_mix}; every problem of the held-out and validation splits excluded in canonical
   form (commutativity and associativity: `2*19` is excluded with `19*2`). Loss on solution
   tokens only.
 - Noisy teacher: each operation step of a training chain states a wrong result with
-  probability {STEP_NOISE} (off by 1..{MAX_SLIP}); the chain then continues correctly from that
+  probability {ar.step_noise} (off by 1..{ar.max_slip}); the chain then continues correctly from that
   value. This gives the model varied, independent slips, like a real LLM's, instead of one
   systematic error per problem (without it, an earlier run's majority vote gained only 7
   points over a single chain). The held-out gold answers are always exact.
@@ -95,9 +96,9 @@ often, which is what Thoughtscope exists to show.
   Final training loss (EMA): {log['final_loss_ema']}.
 
 ## Held-out metrics (measured by `search.models.card`)
-Split: **held-out (test)**, first {m['problems']} problems (seed {ar.HELDOUT_SEED}, default
+Split: **held-out (test)**, first {m['problems']} problems (seed {ar.heldout_seed}, default
 difficulty mix); only reported here, never used to choose anything (defaults are chosen on the
-validation split, seed {ar.VALIDATION_SEED}, disjoint from it in canonical form).
+validation split, seed {ar.validation_seed}, disjoint from it in canonical form).
 {m['n']} chains per problem at temperature {m['temperature']}, top-p 1.0, seed {m['seed']};
 exact estimators over the pool (`search.scaling`); CI: {m['ci_method']}.
 

@@ -237,20 +237,30 @@ class HFPolicy:
 _DEFAULT: dict = {}
 
 
-def default_model_path() -> Path:
-    """``$THOUGHTSCOPE_MODEL`` when set (a local folder with a Hugging Face causal LM), else the
-    bundled weights."""
-    return Path(os.environ.get("THOUGHTSCOPE_MODEL") or BUNDLED_PATH)
+def default_model_path(task=None) -> Path:
+    """The model folder of ``task`` (a Task or registry name; None: arithmetic):
+    ``$THOUGHTSCOPE_MODEL_<NAME>`` when set (e.g. ``THOUGHTSCOPE_MODEL_GAME24``), else, for
+    arithmetic only, ``$THOUGHTSCOPE_MODEL`` (a local folder with a Hugging Face causal LM),
+    else the task's bundled weights (``Task.model_dir``)."""
+    from search.tasks import get_task
+    t = get_task(task)
+    env = os.environ.get(f"THOUGHTSCOPE_MODEL_{t.name.upper()}")
+    if not env and t.name == "arithmetic":
+        env = os.environ.get("THOUGHTSCOPE_MODEL")
+    return Path(env) if env else Path(t.model_dir)
 
 
-def load_bundled(device: Optional[str] = None) -> HFPolicy:
-    """The default model (bundled weights in ``weights/arith-gpt2-tiny`` unless
-    ``$THOUGHTSCOPE_MODEL`` names another folder), cached per (path, device) for the process.
-    Raises OSError when the folder holds no model."""
+def load_bundled(device: Optional[str] = None, task=None) -> HFPolicy:
+    """The default model of ``task`` (None: arithmetic; its bundled weights, e.g.
+    ``weights/arith-gpt2-tiny``, unless the environment names another folder, see
+    :func:`default_model_path`), stopping steps at the task's delimiter, cached per
+    (path, device) for the process. Raises OSError when the folder holds no model."""
+    from search.tasks import get_task
+    t = get_task(task)
     dev = pick_device(device)
-    path = default_model_path()
+    path = default_model_path(t)
     key = (str(path), dev)
     if key not in _DEFAULT:
-        name = "arith-gpt2-tiny (bundled)" if path == BUNDLED_PATH else path.name
-        _DEFAULT[key] = HFPolicy(path, device=dev, name=name)
+        name = f"{t.model_name} (bundled)" if path == Path(t.model_dir) else path.name
+        _DEFAULT[key] = HFPolicy(path, device=dev, name=name, step_delimiter=t.step_delimiter)
     return _DEFAULT[key]

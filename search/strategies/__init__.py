@@ -14,6 +14,7 @@ from search.scoring import make_scorer
 from search.strategies import beam, majority, mcts
 from search.strategies.blocks import Sampling, ShouldStop
 from search.strategies.defaults import DEFAULTS  # re-exported: search.strategies.DEFAULTS
+from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 
 STRATEGIES = {
@@ -32,13 +33,15 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
                  scorer: Optional[str] = None, weighted: bool = False,
                  expansions: Optional[int] = None, k: Optional[int] = None,
                  c: Optional[float] = None, final: Optional[str] = None,
-                 tree: Optional[SearchTree] = None, should_stop: ShouldStop = None) -> SearchResult:
+                 tree: Optional[SearchTree] = None, should_stop: ShouldStop = None,
+                 task: TaskLike = None) -> SearchResult:
     """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
 
     Every knob left None takes its value from DEFAULTS[name] (budget, beam ``expansions``,
     MCTS ``k`` and ``c``, ``final``). scorer: ``"confidence"`` or ``"checker"`` (None:
-    confidence for beam/MCTS, none for plain majority). Raises ValueError for an unknown
-    strategy or out-of-range settings.
+    confidence for beam/MCTS, none for plain majority). ``task``: the problem's Task or
+    registry name (None: arithmetic); the strategy reads prompt, steps and answers from it.
+    Raises ValueError for an unknown strategy or out-of-range settings.
     """
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
@@ -47,8 +50,10 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
     if not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET[name]:
         raise ValueError(f"budget ({BUDGET_KNOB[name]}) must be an integer in "
                          f"[1, {MAX_BUDGET[name]}] for {name}, got {budget}")
+    if scorer == "checker" and get_task(task).step_checker(problem) is None:
+        raise ValueError(f"the {get_task(task).label} task has no exact step checker")
     sc = make_scorer(scorer) if scorer else None
-    common = dict(sampling=sampling, gold=gold, tree=tree, should_stop=should_stop)
+    common = dict(sampling=sampling, gold=gold, tree=tree, should_stop=should_stop, task=task)
     if name == "majority":
         if weighted and sc is None:
             sc = make_scorer("confidence")

@@ -17,8 +17,10 @@ from typing import Optional
 
 from search.models.base import Policy
 from search.scoring import ConfidenceScorer, Scorer
-from search.strategies.blocks import Sampling, ShouldStop, evaluate, expand, stopped
+from search.strategies.blocks import (Sampling, ShouldStop, check_tree, evaluate, expand,
+                                      stopped)
 from search.strategies.defaults import DEFAULTS
+from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
@@ -43,13 +45,15 @@ class BeamConfig:
 def run(problem: str, policy: Policy, config: BeamConfig = BeamConfig(),
         sampling: Sampling = Sampling(), gold: Optional[str] = None,
         scorer: Optional[Scorer] = None, tree: Optional[SearchTree] = None,
-        should_stop: ShouldStop = None) -> SearchResult:
+        should_stop: ShouldStop = None, task: TaskLike = None) -> SearchResult:
     """Run step-level beam search; depth is capped by ``sampling.max_depth``. Default scorer:
     the model's own confidence. Returns a SearchResult (``extra['finished']`` lists finished
-    leaves with scores)."""
+    leaves with scores). ``task``: the problem's Task or its registry name (None: arithmetic); ``gold`` not None turns
+    on the gold check of each answer (``Task.is_correct``)."""
     scorer = scorer or ConfidenceScorer()
     t0 = time.perf_counter()
-    tree = tree or SearchTree(problem)
+    task = get_task(task)
+    tree = check_tree(tree, problem, task)
     beam = [0]
     finished: list[int] = []
     was_stopped = False
@@ -99,4 +103,4 @@ def run(problem: str, policy: Policy, config: BeamConfig = BeamConfig(),
                                             for l in finished],
                                "tied": tally.tied, "abstained": tally.abstained,
                                "tie_rule": TIE_RULE},
-                        stopped=was_stopped)
+                        stopped=was_stopped, task=task.name)

@@ -2,7 +2,9 @@
 expansion, rollout, evaluation, UCT selection and backpropagation over an explicit SearchTree.
 
 Every block changes the tree only through its events and charges the compute meter with what
-the policy reports, so every strategy spends from the same meter.
+the policy reports, so every strategy spends from the same meter. The blocks know the problem
+only through the tree's Task (``task_of(tree)``: prompt, step endings, answers, gold check,
+token caps); no block or strategy imports a task module.
 """
 from __future__ import annotations
 
@@ -12,14 +14,29 @@ from typing import Callable, Optional
 
 from search.models.base import Continuation, Policy
 from search.scoring import Scorer
-from search.tasks.arithmetic import extract_answer, is_terminal, prompt_for
+from search.tasks import Task, get_task
 from search.tree import SearchTree
 
 ShouldStop = Optional[Callable[[], bool]]
 
 MAX_DEPTH_CAP = 16
-STEP_TOKENS = 24    # a step of the arithmetic task is at most ~12 tokens; this caps runaways
-CHAIN_TOKENS = 120  # a whole chain of the arithmetic task is at most ~60 tokens
+# Token caps per sampled step / whole chain are the task's (``Task.step_tokens``,
+# ``Task.chain_tokens``; arithmetic: 24 and 120).
+
+
+def task_of(tree: SearchTree) -> Task:
+    """The Task of the tree's problem (``tree.task``, a registry name)."""
+    return get_task(tree.task)
+
+
+def check_tree(tree: Optional[SearchTree], problem: str, task: Task) -> SearchTree:
+    """The tree a strategy grows: ``tree`` when given (ValueError unless it holds ``problem``
+    of ``task``), else a new ``SearchTree(problem, task.name)``."""
+    if tree is None:
+        return SearchTree(problem, task.name)
+    if tree.problem != problem or tree.task != task.name:
+        raise ValueError("the tree given belongs to another problem or task")
+    return tree
 
 
 @dataclass
@@ -51,23 +68,28 @@ class Sampling:
 
 
 def prefix_of(tree: SearchTree, node_id: int) -> str:
-    """Text the policy continues from: the problem prompt and the steps down to ``node_id``,
-    each followed by the step delimiter."""
-    return prompt_for(tree.problem) + "".join(s + "\n" for s in tree.steps_to(node_id))
+    """Text the policy continues from: the task's prompt of the problem and the steps down to
+    ``node_id``, each followed by the task's step delimiter."""
+    task = task_of(tree)
+    d = task.step_delimiter
+    return task.prompt(tree.problem) + "".join(s + d for s in tree.steps_to(node_id))
 
 
-def step_ending(text: str, finish: str, depth: int, max_depth: int) -> tuple[bool, Optional[str]]:
+def step_ending(text: str, finish: str, depth: int, max_depth: int,
+                task: Optional[Task] = None) -> tuple[bool, Optional[str]]:
     """(terminal, answer) of a sampled step at ``depth`` that ended with ``finish``.
 
-    A step is terminal when it states an answer, ends the chain (``finish="eos"``), was cut by
-    the token or context limit (``"length"``) or reaches ``max_depth``. Its answer is the
-    normalized answer of an answer line that was *completed* (``finish`` ``"step"`` or
-    ``"eos"``); a line cut by a limit never answers, even when it looks like one (``Answer: 6``
-    cut from ``Answer: 62``). A terminal step without an answer is an abstention.
+    A step is terminal when it states an answer (``task.is_terminal``), ends the chain
+    (``finish="eos"``), was cut by the token or context limit (``"length"``) or reaches
+    ``max_depth``. Its answer is the task's canonical answer (``task.extract_answer``) of an
+    answer line that was *completed* (``finish`` ``"step"`` or ``"eos"``); a line cut by a
+    limit never answers, even when it looks like one (``Answer: 6`` cut from ``Answer: 62``).
+    A terminal step without an answer is an abstention. ``task``: default arithmetic.
     """
+    task = get_task(task)
     text = text.strip()
-    terminal = finish in ("eos", "length") or is_terminal(text) or depth >= max_depth
-    answer = extract_answer(text) if terminal and finish in ("step", "eos") else None
+    terminal = finish in ("eos", "length") or task.is_terminal(text) or depth >= max_depth
+    answer = task.extract_answer(text) if terminal and finish in ("step", "eos") else None
     return terminal, answer
 
 
@@ -77,12 +99,13 @@ def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: fl
     same ending (``SearchTree.same_step``; terminal/answer from ``step_ending``). Returns
     (node id, whether it is new)."""
     text = text.strip()
-    terminal, answer = step_ending(text, finish, tree.nodes[parent].depth + 1, max_depth)
+    task = task_of(tree)
+    terminal, answer = step_ending(text, finish, tree.nodes[parent].depth + 1, max_depth, task)
     same = tree.same_step(parent, text, terminal, answer)
     if same is not None:
         tree.emit("count", id=same)
         return same, False
-    correct = None if (gold is None or not terminal) else (answer == gold)
+    correct = None if (gold is None or not terminal) else is_correct(tree, answer)
     nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind)
     return nid, True
 
@@ -91,10 +114,11 @@ def _sample(tree: SearchTree, policy: Policy, parents: list[int], n: int, sampli
             call_index: int, stop: str) -> list[list[Continuation]]:
     """One batched policy call over the parents' prefixes; charges prompt tokens, forward
     passes and the call (generated tokens are charged as each sample is added)."""
+    task = task_of(tree)
     batch = policy.sample([prefix_of(tree, p) for p in parents], n=n,
                           temperature=sampling.temperature, top_p=sampling.top_p,
                           seed=sampling.seed * 100_003 + call_index, stop=stop,
-                          max_new_tokens=STEP_TOKENS if stop == "step" else CHAIN_TOKENS)
+                          max_new_tokens=task.step_tokens if stop == "step" else task.chain_tokens)
     tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
                 model_calls=1)
     return batch.outputs
@@ -149,19 +173,28 @@ def add_chain(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[
     return nid
 
 
-def chain_answer(cont: Continuation, max_depth: int, start_depth: int = 0) -> Optional[str]:
+def chain_answer(cont: Continuation, max_depth: int, start_depth: int = 0,
+                 task: Optional[Task] = None) -> Optional[str]:
     """The answer a sampled whole chain votes, by the same rule as ``add_chain``: the first
     terminal step within ``max_depth`` steps decides (``step_ending``); None (an abstention)
     when the chain ended or was cut without a completed answer line. ``start_depth``: depth
     of the node the chain continues (0: the problem). Used where chains are not put in a
-    tree (``search.pools``), so pools and the strategies count abstentions alike."""
+    tree (``search.pools``), so pools and the strategies count abstentions alike. ``task``:
+    default arithmetic."""
+    task = get_task(task)
     steps = [s[0] for s in cont.steps] or [cont.text]
     for i, text in enumerate(steps):
         finish = cont.finish if i == len(steps) - 1 else "step"
-        terminal, answer = step_ending(text, finish, start_depth + i + 1, max_depth)
+        terminal, answer = step_ending(text, finish, start_depth + i + 1, max_depth, task)
         if terminal:
             return answer
     return None
+
+
+def is_correct(tree: SearchTree, answer: Optional[str]) -> bool:
+    """The task's gold check of an answer to the tree's problem (``Task.is_correct``: exact;
+    several right answers where the task has them). False for None (an abstention)."""
+    return answer is not None and task_of(tree).is_correct(tree.problem, answer)
 
 
 def sample_chains(tree: SearchTree, policy: Policy, parents: list[int], n: int,

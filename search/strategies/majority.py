@@ -18,8 +18,10 @@ from typing import Optional
 
 from search.models.base import Policy
 from search.scoring import Scorer
-from search.strategies.blocks import Sampling, ShouldStop, add_chain, evaluate, sample_chains, stopped
+from search.strategies.blocks import (Sampling, ShouldStop, add_chain, check_tree, evaluate,
+                                      sample_chains, stopped)
 from search.strategies.defaults import DEFAULTS
+from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
@@ -44,15 +46,17 @@ class MajorityConfig:
 def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
         sampling: Sampling = Sampling(), gold: Optional[str] = None,
         scorer: Optional[Scorer] = None, tree: Optional[SearchTree] = None,
-        should_stop: ShouldStop = None) -> SearchResult:
+        should_stop: ShouldStop = None, task: TaskLike = None) -> SearchResult:
     """Run self-consistency on ``problem`` (canonical text). Returns a SearchResult whose
     ``answer`` is the vote winner (tie rule: voting.TIE_RULE, seeded by the seed and problem). ``scorer`` (needed only when
     ``config.weighted``) also scores every leaf. ``tree`` lets a caller watch the run live;
-    ``should_stop`` is polled between batches."""
+    ``should_stop`` is polled between batches. ``task``: the problem's Task or its registry name (None: arithmetic); ``gold`` not None turns
+    on the gold check of each answer (``Task.is_correct``)."""
     if config.weighted and scorer is None:
         raise ValueError("a weighted vote needs a scorer")
     t0 = time.perf_counter()
-    tree = tree or SearchTree(problem)
+    task = get_task(task)
+    tree = check_tree(tree, problem, task)
     leaves: list[int] = []
     done, call = 0, 0
     was_stopped = False
@@ -89,4 +93,4 @@ def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
                         tree=tree, answer=result.winner, tally=result.tally,
                         compute=tree.compute.copy(), wall_seconds=time.perf_counter() - t0,
                         extra={"tied": result.tied, "abstained": result.abstained,
-                               "tie_rule": TIE_RULE}, stopped=was_stopped)
+                               "tie_rule": TIE_RULE}, stopped=was_stopped, task=task.name)

@@ -47,9 +47,10 @@ from typing import Optional
 
 from search.models.base import Policy
 from search.scoring import ConfidenceScorer, Scorer
-from search.strategies.blocks import (Sampling, ShouldStop, add_chain, backpropagate, evaluate,
-                                      expand_samples, sample_chains, stopped, uct)
+from search.strategies.blocks import (Sampling, ShouldStop, add_chain, backpropagate, check_tree,
+                                      evaluate, expand_samples, sample_chains, stopped, uct)
 from search.strategies.defaults import DEFAULTS
+from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
@@ -105,13 +106,15 @@ def answer_by_visits(tree: SearchTree) -> tuple[Optional[str], list[int]]:
 def run(problem: str, policy: Policy, config: MCTSConfig = MCTSConfig(),
         sampling: Sampling = Sampling(), gold: Optional[str] = None,
         scorer: Optional[Scorer] = None, tree: Optional[SearchTree] = None,
-        should_stop: ShouldStop = None) -> SearchResult:
+        should_stop: ShouldStop = None, task: TaskLike = None) -> SearchResult:
     """Run MCTS for ``config.simulations`` simulations (fewer when ``should_stop`` says so,
     polled before each). Default scorer: model confidence. The root's visit count equals the
-    simulations run."""
+    simulations run. ``task``: the problem's Task or its registry name (None: arithmetic); ``gold`` not None turns
+    on the gold check of each answer (``Task.is_correct``)."""
     scorer = scorer or ConfidenceScorer()
     t0 = time.perf_counter()
-    tree = tree or SearchTree(problem)
+    task = get_task(task)
+    tree = check_tree(tree, problem, task)
     expanded: set[int] = set()
     call = 0
     was_stopped = False
@@ -158,4 +161,4 @@ def run(problem: str, policy: Policy, config: MCTSConfig = MCTSConfig(),
                         extra={"answer_by_visits": by_visits, "answer_by_vote": tally.winner,
                                "tied": tally.tied, "abstained": tally.abstained,
                                "tie_rule": TIE_RULE, "c": config.c},
-                        stopped=was_stopped)
+                        stopped=was_stopped, task=task.name)

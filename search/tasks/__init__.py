@@ -9,17 +9,19 @@ task that fails to import does not break the others.
 from __future__ import annotations
 
 import importlib
+from typing import Union
 
 from search.tasks.base import Problem, ProblemError, StepChecker, Task
 
 __all__ = ["DEFAULT_TASK", "TASKS", "Problem", "ProblemError", "StepChecker", "Task",
-           "get_task", "task_names"]
+           "TaskLike", "get_task", "task_names"]
 
 # name -> module under search.tasks; the order is the order pages list them in.
 _MODULES = {"arithmetic": "arithmetic", "game24": "game24"}
 TASKS: tuple[str, ...] = tuple(_MODULES)
 DEFAULT_TASK = "arithmetic"
 _LOADED: dict[str, Task] = {}
+TaskLike = Union[str, Task, None]  # what callers may pass: a name, a Task, or None (default)
 
 
 def get_task(name: str | Task | None = None) -> Task:

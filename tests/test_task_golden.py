@@ -1,0 +1,58 @@
+"""Golden figures of the arithmetic task, recorded on the code before tasks became a seam
+(commit 83569cb, bundled weights, CPU): moving arithmetic behind the Task interface must not
+change one answer, tally, token count, node count or event (the digest hashes the whole event
+log). Regenerate only when the bundled model or a strategy changes on purpose."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from search.pools import sample_pools
+from search.solve import solve
+from search.tasks import get_task
+
+GOLDEN = [
+    ('8*7+6', 'majority', None, {}, '60', {'60': 5.0, '50': 2.0, '62': 2.0, '63': 2.0, '58': 1.0, '65': 1.0, '12': 1.0, '48': 1.0, '54': 1.0}, 302, 29, '01182bba1be0ddb6'),
+    ('8*7+6', 'beam', None, {}, '62', {'62': 0.9320146085612467, '50': 0.8738169589469259, '52': 0.8018810235424041, '56': 0.6849017221651256}, 141, 11, '46edb3a2bed7fa1e'),
+    ('8*7+6', 'mcts', None, {}, '62', {'63': 4.0, '61': 4.0, '62': 3.0}, 97, 7, '93f560979326e17c'),
+    ('8*7+6', 'majority', 8, {'weighted': True}, '60', {'60': 2.519709863169763, '62': 0.9320146253731574, '58': 0.8766513434377369, '50': 0.8738169993802086, '63': 0.842549675534444, '65': 0.7632947497344659}, 152, 17, '403846cf0edc9545'),
+    ('8*7+6', 'beam', 3, {'scorer': 'checker'}, '62', {'62': 1.0, '52': 0.0, '50': 0.0}, 129, 10, 'c1aaa2093cfac95a'),
+    ('8*7+6', 'mcts', 8, {'scorer': 'checker'}, '62', {'62': 3.0, '63': 1.0, '61': 1.0}, 73, 7, '7158721094d5525a'),
+    ('54-9*1', 'majority', 4, {}, '45', {'45': 3.0, '46': 1.0}, 72, 5, '6f6ce82fc5d8707c'),
+    ('21+(3+17+(6+20))', 'majority', 4, {}, '67', {'67': 2.0, '69': 1.0, '77': 1.0}, 152, 10, 'e3276d8914c8ef80'),
+    ('59-(51-9)', 'majority', 4, {}, '15', {'15': 2.0, '17': 1.0, '18': 1.0}, 84, 7, '51eaa8944e771009'),
+    ('87+(68-9)', 'mcts', 6, {}, '146', {'156': 5.0, '146': 4.0, '145': 3.0}, 154, 8, 'fa68525d28967ee3'),
+]
+
+GOLDEN_POOLS = [
+    ('54-9*1', ['46', '45', '45', '45'], [18, 18, 20, 18], [False, True, False, True]),
+    ('21+(3+17+(6+20))', ['67', '68', '67', '67'], [38, 38, 38, 38], [True, False, True, True]),
+    ('59-(51-9)', ['17', '17', '17', '16'], [21, 21, 21, 21], [True, True, True, False]),
+    ('19*2', ['48', '181', '38', '28'], [12, 14, 12, 12], [False, False, True, False]),
+    ('87+(68-9)', ['136', '156', '146', '146'], [23, 23, 23, 23], [False, False, True, True]),
+    ('2+68+31', ['101', '101', '101', '91'], [23, 23, 23, 21], [True, True, True, False]),
+]
+
+
+def _digest(result) -> str:
+    events = json.dumps([e.to_dict() for e in result.tree.events], sort_keys=True)
+    return hashlib.sha256(events.encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[f"{g[0]}-{g[1]}-{g[2]}-{'-'.join(g[3])}" for g in GOLDEN])
+def test_arithmetic_runs_unchanged(case, bundled_policy):
+    text, strategy, budget, knobs, answer, tally, tokens, nodes, digest = case
+    r = solve(text, strategy, budget, policy=bundled_policy, seed=0, **knobs)
+    assert (r.answer, r.tally, r.compute.generated_tokens, r.tree.n_steps) == \
+        (answer, tally, tokens, nodes)
+    assert _digest(r) == digest
+
+
+def test_arithmetic_pools_unchanged(bundled_policy):
+    problems = get_task("arithmetic").split("heldout", 6)
+    pools, stats = sample_pools(problems, bundled_policy, 4, seed=0)
+    assert [(p.problem, p.answers, p.tokens, p.valid) for p in pools] == \
+        [tuple(g) for g in GOLDEN_POOLS]
+    assert (stats["generated_tokens"], stats["abstained"]) == (542, 0)
