@@ -107,6 +107,7 @@ def test_next_steps_are_all_valid_and_reach_every_result():
         a, b = g.state_key(left)[i], g.state_key(left)[j]
         expected |= {a + b, a - b, a * b} | ({a / b} if b else set())
     assert results == expected
+    assert g.successors(left) == {g.check_step(left, s)[2] for s in steps}
 
 
 # ------------------------------------------------------------------------------ answers

@@ -272,6 +272,21 @@ def next_steps(left: Iterable[Number]) -> list[str]:
     return out
 
 
+def successors(left: Iterable[Number]) -> set[tuple[Fraction, ...]]:
+    """Every state one valid step leads to from ``left`` (as ``state_key`` tuples): the same
+    states as ``next_steps`` without formatting the steps (for labelling many states)."""
+    key = state_key(left)
+    out = set()
+    for i in range(len(key)):
+        for j in range(i + 1, len(key)):
+            a, b = key[i], key[j]
+            rest = key[:i] + key[i + 1:j] + key[j + 1:]
+            for v in {a + b, a - b, b - a, a * b} | ({a / b} if b else set()) | (
+                    {b / a} if a else set()):
+                out.add(state_key(rest + (v,)))
+    return out
+
+
 # ------------------------------------------------------------------- answer expressions
 @dataclass(frozen=True)
 class Lit:
@@ -475,7 +490,10 @@ def check_answer(puzzle: Union[str, Sequence[int]], text: str) -> bool:
 
 
 # --------------------------------------------------------------------------- solvability
-@functools.lru_cache(maxsize=None)
+# Bounded memo: every state reachable from the 1820 puzzles of 1..13 is 116,876 states
+# (benchmarks/bench_game24_solvable.py), so the cap never evicts in normal use yet keeps a
+# long-running app's memory bounded whatever states are asked about.
+@functools.lru_cache(maxsize=1 << 18)
 def _solvable(key: tuple[Fraction, ...]) -> bool:
     if len(key) == 1:
         return key[0] == TARGET
