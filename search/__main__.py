@@ -2,7 +2,8 @@
 
     python -m search solve "8*7+6" --strategy majority --budget 16 --seed 0 --json
     python -m search curve --strategy majority --budgets 1,2,4,8,16 --problems 200 --json
-    python -m search train
+    python -m search solve "4 9 10 13" --task game24 --strategy majority --json
+    python -m search train [--task game24]
 
 Bad input (unparseable expression, budget out of range, unknown strategy) exits with status 2
 and a one-line message on stderr, never a traceback.
@@ -15,7 +16,7 @@ import sys
 import time
 
 from search.scaling import CI_METHOD
-from search.tasks.arithmetic import HELDOUT_SIZE, ParseError
+from search.tasks import DEFAULT_TASK, TASKS, get_task
 
 
 class UsageError(Exception):
@@ -64,8 +65,9 @@ def cmd_solve(a) -> dict:
     from search.solve import solve
     knobs = strategy_knobs(a)
     r = solve(a.problem, strategy=a.strategy, temperature=a.temperature,
-              top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted, **knobs)
-    out = {"problem": r.problem, "gold": r.gold, "strategy": r.strategy,
+              top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted, task=a.task,
+              **knobs)
+    out = {"task": r.task, "problem": r.problem, "gold": r.gold, "strategy": r.strategy,
            "budget": knobs["budget"], "answer": r.answer, "correct": r.correct, "tally": r.tally,
            "abstained": r.extra.get("abstained", 0),
            "generated_tokens": r.compute.generated_tokens, "prompt_tokens": r.compute.prompt_tokens,
@@ -98,13 +100,14 @@ def cmd_curve(a) -> dict:
     from search.models.hf import load_bundled
     from search.pools import pool_curve, sample_pools
     from search.solve import solve
-    from search.tasks.arithmetic import split_problems
+    task = get_task(a.task)
     ks = _budgets(a.budgets)
     knobs = {k: v for k, v in strategy_knobs(a).items() if k != "budget"}
-    if not 1 <= a.problems <= HELDOUT_SIZE:
-        raise UsageError(f"--problems must be in [1, {HELDOUT_SIZE}]")
-    problems = split_problems(a.split, a.problems)
-    policy = load_bundled()
+    size = task.split_size(a.split)
+    if not 1 <= a.problems <= size:
+        raise UsageError(f"--problems must be in [1, {size}] for the {task.name} {a.split} split")
+    problems = task.split(a.split, a.problems)
+    policy = load_bundled(task=task)
     t0 = time.perf_counter()
     rows = []
     if a.strategy == "majority":
@@ -115,7 +118,7 @@ def cmd_curve(a) -> dict:
             if not a.json:
                 print(f"\r  sampled {done}/{total} problems", end="", file=sys.stderr, flush=True)
         pools, stats = sample_pools(problems, policy, ks[-1], a.temperature, a.top_p, a.seed,
-                                    progress=progress)
+                                    progress=progress, task=task)
         if not a.json:
             print(file=sys.stderr)
         maj = pool_curve(pools, ks, "maj")
@@ -134,7 +137,8 @@ def cmd_curve(a) -> dict:
             correct, tokens = [], []
             for i, p in enumerate(problems):
                 r = solve(p.text, a.strategy, k, policy=policy, temperature=a.temperature,
-                          top_p=a.top_p, seed=a.seed + i, scorer=a.scorer, **knobs)
+                          top_p=a.top_p, seed=a.seed + i, scorer=a.scorer, task=task,
+                          **knobs)
                 correct.append(1.0 if r.correct else 0.0)
                 tokens.append(r.compute.generated_tokens)
                 if not a.json:
@@ -148,14 +152,15 @@ def cmd_curve(a) -> dict:
             rows.append({"budget": k, "accuracy": float(np.mean(correct)),
                          "ci_low": float(ci["ci_low"][0]), "ci_high": float(ci["ci_high"][0]),
                          "tokens_per_problem": float(np.mean(tokens))})
-    return {"strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
+    return {"task": task.name, "strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
             "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
             "seconds": round(time.perf_counter() - t0, 1), "curve": rows,
             "ci_method": CI_METHOD, "split": a.split, **extra}
 
 
 def _print_curve(o: dict) -> None:
-    print(f"{o['strategy']} on {o['problems']} {o['split']} problems, T={o['temperature']}, "
+    print(f"{o['strategy']} on {o['problems']} {o['task']} {o['split']} problems, "
+          f"T={o['temperature']}, "
           f"top-p={o['top_p']}, seed={o['seed']} ({o['model']} on {o['device']}, "
           f"{o['seconds']} s)")
     print(f"{'budget':>6}  {'accuracy':>8}  {'95% CI':>15}  {'tokens/problem':>14}"
@@ -166,14 +171,18 @@ def _print_curve(o: dict) -> None:
 
 
 def cmd_train(a) -> dict:
-    from search.models.train import DEFAULT_OUT, train
-    out = a.out or DEFAULT_OUT
-    s = train(out, steps=a.steps, max_minutes=a.max_minutes)
+    from search.models.train import train
+    task = get_task(a.task)
+    out = a.out or task.model_dir
+    s = train(out, steps=a.steps, max_minutes=a.max_minutes, task=task)
     res = {k: v for k, v in s.items() if k != "log"} | {"out": str(out)}
     if not a.no_card:
-        from search.models.card import write_card
+        from search.models.card import CARDS
         from search.models.hf import HFPolicy
-        res["heldout"] = write_card(out, HFPolicy(out))
+        if task.name in CARDS:  # a task without a card writer gets none (said in the output)
+            res["heldout"] = CARDS[task.name](out, HFPolicy(out, step_delimiter=task.step_delimiter))
+        else:
+            res["card"] = f"no model card writer for the {task.name} task"
     return res
 
 
@@ -203,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"mcts: children sampled per expansion (default {DEFAULTS['mcts']['k']})")
     common.add_argument("--c", type=float, default=None,
                         help=f"mcts: UCT exploration constant (default {DEFAULTS['mcts']['c']})")
+    common.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
+                        help=f"the problem's task: {', '.join(TASKS)} (default {DEFAULT_TASK})")
     common.add_argument("--json", action="store_true")
     s = sub.add_parser("solve", parents=[common], help="solve one problem")
     s.add_argument("problem")
@@ -220,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--steps", type=int)
     t.add_argument("--max-minutes", type=float, default=30.0)
     t.add_argument("--json", action="store_true")
+    t.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
+                   help=f"whose model to train (default {DEFAULT_TASK}); it is written to the "
+                        "task's model folder unless --out says otherwise")
     t.add_argument("--no-card", action="store_true", help="skip the held-out evaluation/card")
     return p
 
@@ -233,7 +247,7 @@ def main(argv=None) -> int:
             raise UsageError(f"unknown strategy {a.strategy!r}; choose one of "
                              f"{', '.join(STRATEGIES)}")
         out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train}[a.cmd](a)
-    except (ParseError, ValueError, UsageError) as e:
+    except (ValueError, UsageError) as e:  # a task's ProblemError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
     except OSError as e:

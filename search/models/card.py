@@ -121,3 +121,7 @@ distribution (more operations, bigger numbers) fail. Not a general language mode
 """
     (out_dir / "README.md").write_text(text)
     return m
+
+
+# Task name -> its card writer ``(out_dir, policy) -> metrics`` (``python -m search train``).
+CARDS = {"arithmetic": write_card}

@@ -254,13 +254,19 @@ def load_bundled(device: Optional[str] = None, task=None) -> HFPolicy:
     """The default model of ``task`` (None: arithmetic; its bundled weights, e.g.
     ``weights/arith-gpt2-tiny``, unless the environment names another folder, see
     :func:`default_model_path`), stopping steps at the task's delimiter, cached per
-    (path, device) for the process. Raises OSError when the folder holds no model."""
+    (path, device) for the process. Raises FileNotFoundError (an OSError, one line naming the
+    folder and how to train it) when the folder holds no ``config.json``, OSError when
+    transformers cannot load it."""
     from search.tasks import get_task
     t = get_task(task)
     dev = pick_device(device)
     path = default_model_path(t)
     key = (str(path), dev)
     if key not in _DEFAULT:
+        if not (path / "config.json").is_file():
+            hint = (f"; train it with: python -m search train --task {t.name}"
+                    if path == Path(t.model_dir) else "")
+            raise FileNotFoundError(f"no model for the {t.label} task in {path}{hint}")
         name = f"{t.model_name} (bundled)" if path == Path(t.model_dir) else path.name
         _DEFAULT[key] = HFPolicy(path, device=dev, name=name, step_delimiter=t.step_delimiter)
     return _DEFAULT[key]
