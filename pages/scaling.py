@@ -15,7 +15,7 @@ import streamlit as st
 from search.pools import budgets_up_to
 from search.sweeps import (POOL_CURVES, curve_rows, mean_chain_tokens, measured_series,
                            pool_series)
-from search.tasks.arithmetic import heldout
+from search.tasks import get_task
 from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
 from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
 from ui.sampling import cached_pools, measured_runs
@@ -123,7 +123,7 @@ if P * n > HEAVY_CHAINS and policy.device == "cpu":
     st.warning(f"{P} problems × {n} chains = {P * n:,} chains on a CPU: the first sampling may "
                "take minutes (then it is cached).")
 
-problems = heldout(P)
+problems = get_task("arithmetic").split("heldout", P)
 pools, stats = sample_or_stop(P, f"Sampling {n} chains per problem:", lambda bar: cached_pools(
     policy, model, problems, n, temperature, top_p, seed, bar))
 tpc = mean_chain_tokens(pools)

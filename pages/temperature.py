@@ -13,7 +13,7 @@ from plotly.colors import sample_colorscale
 
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
-from search.tasks.arithmetic import heldout
+from search.tasks import get_task
 from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
 from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
 from ui.sampling import cached_pools
@@ -92,7 +92,7 @@ if chains > HEAVY_CHAINS and policy.device == "cpu":
     st.warning(f"{len(temps)} temperatures × {P} problems × {n} chains = {chains:,} chains on a "
                "CPU: the first sampling may take minutes (then it is cached).")
 
-problems = heldout(P)
+problems = get_task("arithmetic").split("heldout", P)
 pools_by_t = sample_or_stop(
     P * len(temps), f"Sampling {n} chains per problem at {len(temps)} temperatures:",
     lambda bar: {t: cached_pools(policy, model, problems, n, t, top_p, seed, bar)[0]

@@ -13,7 +13,7 @@ import random
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from search.tasks.arithmetic import ParseError, canonical, heldout
+from search.tasks import ProblemError, get_task
 from search.tree import SearchResult
 from ui import common
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
@@ -86,7 +86,7 @@ def set_result(result: SearchResult, source: str) -> None:
 
 
 def draw_problem() -> None:
-    ss["problem"] = random.choice(heldout()).text
+    ss["problem"] = random.choice(get_task("arithmetic").split("heldout")).text
 
 
 # ----------------------------------------------------------------------------- controls
@@ -105,8 +105,8 @@ row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running
                help="A random problem the model never saw in training.")
 problem, parse_error = None, None
 try:
-    problem = canonical(ss["problem"])
-except ParseError as e:
+    problem = get_task("arithmetic").canonical(ss["problem"])
+except ProblemError as e:
     parse_error = str(e)
 
 c1, c2, c3, c4 = st.columns([1.3, 1, 1.7, 1])

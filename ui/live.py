@@ -59,7 +59,7 @@ from typing import Any, Optional
 from search.solve import solve
 from search.strategies import DEFAULTS, MAX_BUDGET, BUDGET_KNOB, STRATEGIES
 from search.strategies.blocks import Sampling
-from search.tasks.arithmetic import canonical, evaluate, parse
+from search.tasks import get_task
 from search.tree import Event, SearchResult, SearchTree
 
 _ids = itertools.count(1)
@@ -94,10 +94,11 @@ class RunSpec:
     seed: int = 0
     scorer: Optional[str] = None
     c: float = DEFAULTS["mcts"]["c"]
+    task: str = "arithmetic"
 
     def check(self) -> str:
         """The canonical problem; raises ValueError for any bad setting."""
-        problem = canonical(self.text)
+        problem = get_task(self.task).canonical(self.text)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}")
         hi = MAX_BUDGET[self.strategy]
@@ -114,7 +115,8 @@ class RunSpec:
         """Run this spec with ``policy`` (see ``search.solve.solve``)."""
         return solve(self.text, self.strategy, int(self.budget), policy=policy,
                      temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
-                     tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c))
+                     tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
+                     task=self.task)
 
 
 @dataclass
@@ -159,12 +161,12 @@ class LiveRun:
     def partial_result(self) -> SearchResult:
         """What the log holds so far as a SearchResult (for a run that failed midway)."""
         events = self.events()
-        tree = SearchTree.replay(self.problem, events)
-        return SearchResult(problem=self.problem, gold=str(evaluate(parse(self.problem))),
+        tree = SearchTree.replay(self.problem, events, task=self.spec.task)
+        return SearchResult(problem=self.problem, gold=get_task(self.spec.task).gold(self.problem),
                             strategy=self.spec.strategy, config=dict(self.spec.__dict__),
                             tree=tree, answer=None, tally=tree.tally(),
                             compute=tree.compute.copy(), wall_seconds=self.elapsed(),
-                            extra={"error": self.error}, stopped=True)
+                            extra={"error": self.error}, stopped=True, task=self.spec.task)
 
     def _work(self, policy) -> None:
         try:
@@ -247,7 +249,7 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out) 
             stops.pop(rid, None)
             continue
         out.put(("start", rid))
-        tree = SearchTree(canonical(spec.text))
+        tree = SearchTree(get_task(spec.task).canonical(spec.text), spec.task)
         log = _StreamedEvents(rid, out)
         tree.events = log
 
@@ -431,7 +433,7 @@ def start_run(spec: RunSpec, policy, sync: Optional[bool] = None) -> LiveRun:
     start the search: in the model's InferenceWorker when there is one (``worker_for``), else in
     a daemon thread; synchronously with ``sync`` (default ``sync_runs()``)."""
     problem = spec.check()
-    run = LiveRun(spec=spec, problem=problem, tree=SearchTree(problem))
+    run = LiveRun(spec=spec, problem=problem, tree=SearchTree(problem, spec.task))
     if sync_runs() if sync is None else sync:
         run._work(policy)
         return run

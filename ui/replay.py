@@ -93,7 +93,7 @@ def state_at(result: SearchResult, budget: Optional[int] = None) -> ReplayState:
     total = total_tokens(result)
     b = total if budget is None else max(0, min(int(budget), total))
     tree = SearchTree.replay(result.problem, result.tree.events,
-                             budget_tokens=None if b >= total else b)
+                             budget_tokens=None if b >= total else b, task=result.task)
     answer, path, vr = decide(tree, result)
     return ReplayState(tree=tree, budget=b, total=total, answer=answer, path=path, votes=vr,
                        gold=result.gold)
@@ -176,7 +176,7 @@ def trajectory(result: SearchResult) -> Optional[dict]:
         step = len(stamps) / MAX_TRAJECTORY_POINTS
         stamps = sorted({stamps[int(i * step)] for i in range(MAX_TRAJECTORY_POINTS)}
                         | {stamps[-1]})
-    tree = SearchTree(result.problem)
+    tree = SearchTree(result.problem, result.task)
     tokens, correct = [], []
     i = 0
     for b in stamps:

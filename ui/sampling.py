@@ -21,7 +21,7 @@ import streamlit as st
 from search.pools import ChainPool, sample_pools
 from search.strategies import run_strategy
 from search.strategies.blocks import Sampling
-from search.tasks.arithmetic import Problem
+from search.tasks import Problem
 
 OnProgress = Optional[Callable[[int], None]]  # called with the number of units just finished
 
