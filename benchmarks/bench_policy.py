@@ -19,8 +19,9 @@ import torch  # noqa: E402
 
 from search.models.hf import load_bundled  # noqa: E402
 from search.pools import pool_curve, sample_pools  # noqa: E402
-from search.strategies.blocks import CHAIN_TOKENS  # noqa: E402
-from search.tasks.arithmetic import heldout, prompt_for  # noqa: E402
+from search.tasks import get_task  # noqa: E402
+
+TASK = get_task("arithmetic")
 
 
 def per_sequence_generate(policy, problems, n: int) -> tuple[int, float]:
@@ -28,12 +29,12 @@ def per_sequence_generate(policy, problems, n: int) -> tuple[int, float]:
     gen_tokens, t0 = 0, time.perf_counter()
     torch.manual_seed(0)
     for p in problems:
-        ids = torch.tensor([policy.encode(prompt_for(p.text))], device=policy.device)
+        ids = torch.tensor([policy.encode(TASK.prompt(p.text))], device=policy.device)
         for _ in range(n):
             with torch.no_grad():
                 out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True,
                                      temperature=0.8, top_p=1.0, top_k=0,
-                                     max_new_tokens=CHAIN_TOKENS, eos_token_id=tok.eos_token_id,
+                                     max_new_tokens=TASK.chain_tokens, eos_token_id=tok.eos_token_id,
                                      pad_token_id=tok.pad_token_id)
             gen_tokens += out.shape[1] - ids.shape[1]
     return gen_tokens, time.perf_counter() - t0
@@ -49,7 +50,7 @@ def main():
     policy = load_bundled()
     print(f"model {policy.name}: {policy.n_parameters:,} parameters on {policy.device}, "
           f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    probs = heldout(a.problems)
+    probs = TASK.split("heldout", a.problems)
     sample_pools(probs[:2], policy, 2)  # warm-up
     _, st = sample_pools(probs, policy, a.n, 0.8, 1.0, seed=1)
     b_tps = st["generated_tokens"] / st["seconds"]
@@ -62,7 +63,7 @@ def main():
           f"({len(probs) * a.n} generate calls)")
     print(f"speed-up       : {b_tps / g_tps:.1f}x")
     t0 = time.perf_counter()
-    pools, st = sample_pools(heldout(a.curve_problems), policy, a.curve_n, 0.8, 1.0, seed=0)
+    pools, st = sample_pools(TASK.split("heldout", a.curve_problems), policy, a.curve_n, 0.8, 1.0, seed=0)
     ks = [1, 2, 4, 8, 16][: [1, 2, 4, 8, 16].index(a.curve_n) + 1] if a.curve_n in (1, 2, 4, 8, 16) else [1, a.curve_n]
     c = pool_curve(pools, ks, "maj")
     wall = time.perf_counter() - t0

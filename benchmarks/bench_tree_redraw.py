@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from search.models.base import Continuation, SampleBatch, check_sample_args  # noqa: E402
 from search.strategies import run_strategy  # noqa: E402
 from search.strategies.blocks import Sampling  # noqa: E402
-from search.tasks.arithmetic import canonical, evaluate, parse  # noqa: E402
+from search.tasks import get_task  # noqa: E402
 from search.tree import SearchResult  # noqa: E402
 
 
@@ -76,8 +76,9 @@ class RandomStepPolicy:
 
 def synth_result(nodes: int = 1000, seed: int = 0) -> SearchResult:
     """A real MCTS run (real events) with the random policy, grown to about ``nodes`` nodes."""
-    problem = canonical("8*7+6")
-    gold = str(evaluate(parse(problem)))
+    task = get_task("arithmetic")
+    problem = task.canonical("8*7+6")
+    gold = task.gold(problem)
     policy = RandomStepPolicy()
     lo, hi = 1, 512
     best = None

@@ -23,7 +23,7 @@ from search.models.hf import load_bundled  # noqa: E402
 from search.scaling import wilson_interval  # noqa: E402
 from search.solve import solve  # noqa: E402
 from search.strategies.defaults import DEFAULTS  # noqa: E402
-from search.tasks.arithmetic import split_problems  # noqa: E402
+from search.tasks import get_task  # noqa: E402
 
 
 def sign_test(a_only: int, b_only: int) -> float:
@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    problems = split_problems(a.split, a.problems)
+    problems = get_task("arithmetic").split(a.split, a.problems)
     policy = load_bundled()
     t0 = time.perf_counter()
     visits = vote = visits_only = vote_only = abstain_runs = 0
