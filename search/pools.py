@@ -117,14 +117,47 @@ def budgets_up_to(n: int) -> list[int]:
     return ks if ks[-1] == n else ks + [n]
 
 
+def _right(pool: ChainPool) -> list[bool]:
+    # The gold check per chain; pools without ``correct`` (built elsewhere) compare to gold.
+    if len(pool.correct) == pool.n:
+        return [bool(c) for c in pool.correct]
+    return [a is not None and a == pool.gold for a in pool.answers]
+
+
+def _problem_curve(pool: ChainPool, ks: list[int], kind: str, scores: str) -> np.ndarray:
+    """One problem's row of :func:`pool_curve`, exact when the task has several right answers.
+
+    maj: the sum over right answer classes c of maj@k with c as the gold. On one k-subset the
+    vote credits c with 1 when c wins alone and 1/t when c is one of t tied winners (ties broken
+    uniformly), and at most one class wins alone, so the sum is the expected correctness of
+    the vote's answer. With one right class (arithmetic) it is maj@k against the gold.
+    pass/best: chains are right or wrong by the gold check (``correct``), so pass@k counts
+    right chains and best-of-k asks whether the best-scored chain is right."""
+    right = _right(pool)
+    s = pool.confidence if scores == "confidence" else [float(v) for v in pool.valid]
+    if kind == "maj":
+        classes = sorted({a for a, r in zip(pool.answers, right) if r})
+        if not classes:  # no right chain: every k scores 0 (compare with the gold)
+            classes = [pool.gold if pool.gold is not None else ""]
+        return sum(pool_curves([Pool(list(pool.answers), c, list(s))], ks, kind="maj")[0]
+                   for c in classes)
+    marks = ["1" if r else "0" for r in right]  # pass@k and best-of-k need right/wrong only
+    return pool_curves([Pool(marks, "1", list(s))], ks, kind=kind)[0]
+
+
 def pool_curve(pools: list[ChainPool], ks: list[int], kind: str = "maj",
                scores: str = "confidence") -> dict:
     """Accuracy curve over problems at budgets ks from the pools: ``kind`` is ``maj`` (maj@k),
     ``pass`` (pass@k) or ``best`` (best-of-k under ``scores``: confidence or the perfect
-    checker). Returns mean, stderr, ci_low, ci_high (95% Wilson score interval over problems,
-    ``search.scaling.curve_with_ci``),
-    per_problem [P, K] and mean generated tokens at each k (k x mean tokens per chain)."""
-    mat = pool_curves([p.as_pool(scores) for p in pools], ks, kind=kind)
+    checker). A chain is right by the task's gold check (``ChainPool.correct``), so tasks with
+    several right answers (Game of 24) are scored exactly (see :func:`_problem_curve`).
+    Returns mean, stderr, ci_low, ci_high (95% Wilson score interval over problems,
+    ``search.scaling.curve_with_ci``), per_problem [P, K] and mean generated tokens at each k
+    (k x mean tokens per chain). ValueError for another kind or a k outside 1..n."""
+    if kind not in ("maj", "pass", "best"):
+        raise ValueError(f"kind must be 'maj', 'pass' or 'best', got {kind!r}")
+    mat = np.array([_problem_curve(p, list(ks), kind, scores) for p in pools], dtype=np.float64)
+    mat = mat.reshape(len(pools), len(list(ks)))
     ci = curve_with_ci(mat)
     mean_tokens = float(np.mean([np.mean(p.tokens) for p in pools]))
     return {"ks": list(ks), "per_problem": mat, **{k: np.asarray(v) for k, v in ci.items()},

@@ -208,3 +208,45 @@ def test_cli_task_flag():
     assert bad.returncode == 2 and "invalid choice: 'chess'" in bad.stderr
     bad = _cli("solve", "4 9 10", "--task", "game24")  # three numbers: the task's own message
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+# ------------------------------------------------------------------ pools, several right answers
+def _brute_maj(answers, right, k):
+    """Mean over all k-subsets of the expected correctness of the vote (ties uniform)."""
+    from collections import Counter
+    from itertools import combinations
+    total, count = 0.0, 0
+    for sub in combinations(range(len(answers)), k):
+        votes = Counter(answers[i] for i in sub if answers[i] is not None)
+        count += 1
+        if not votes:
+            continue
+        top = max(votes.values())
+        winners = [a for a, v in votes.items() if v == top]
+        total += sum(right[a] for a in winners) / len(winners)
+    return total / count
+
+
+def test_pool_curve_is_exact_when_a_task_has_several_right_answers():
+    from search.pools import ChainPool, pool_curve
+    answers = ["A", "B", "A", "W", "W", "W", None, "B", "X", "A"]
+    right = {"A": True, "B": True, "W": False, "X": False}
+    corr = [a is not None and right[a] for a in answers]
+    conf = [0.1, 0.9, 0.3, 0.95, 0.2, 0.4, 0.99, 0.5, 0.6, 0.7]
+    pool = ChainPool("p", "A", 0, answers, [5] * 10, conf, valid=corr, correct=corr,
+                     task="game24")
+    ks = list(range(1, 11))
+    maj = pool_curve([pool], ks, "maj")["per_problem"][0]
+    assert maj == pytest.approx([_brute_maj(answers, right, k) for k in ks], abs=1e-12)
+    # Comparing the vote's winner to the one stored gold ("A") alone would undercount: a
+    # winning "B" is right too.
+    from search.scaling import maj_at_k
+    assert maj[4] > maj_at_k(answers, "A", 5) + 0.1
+    p = pool_curve([pool], [1, 10], "pass")["per_problem"][0]
+    assert p == pytest.approx([5 / 10, 1.0])
+    # best-of-10 by confidence picks chain 6 (score 0.99, an abstention: wrong); by the
+    # checker's scores (1 for the right chains here) a right chain.
+    b = pool_curve([pool], [10], "best", scores="confidence")["per_problem"][0]
+    assert b == pytest.approx([0.0])
+    b = pool_curve([pool], [10], "best", scores="checker")["per_problem"][0]
+    assert b == pytest.approx([1.0])
