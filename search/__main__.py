@@ -39,8 +39,8 @@ def _budgets(text: str) -> list[int]:
     return ks
 
 
-# Strategy knobs with a flag: flag dest -> the strategy it belongs to (defaults: DEFAULTS).
-KNOB_FLAGS = {"expansions": "beam", "k": "mcts", "c": "mcts"}
+# Strategy knobs with a flag: flag dest -> the strategies it belongs to (defaults: DEFAULTS).
+KNOB_FLAGS = {"expansions": ("beam",), "k": ("mcts", "tot", "tot_dfs"), "c": ("mcts",)}
 
 
 def strategy_knobs(a) -> dict:
@@ -49,12 +49,12 @@ def strategy_knobs(a) -> dict:
     for a flag of another strategy (it would be ignored silently otherwise)."""
     from search.strategies import DEFAULTS
     knobs = {}
-    for dest, owner in KNOB_FLAGS.items():
+    for dest, owners in KNOB_FLAGS.items():
         v = getattr(a, dest, None)
         if v is None:
             continue
-        if a.strategy != owner:
-            raise UsageError(f"--{dest} applies to --strategy {owner} only")
+        if a.strategy not in owners:
+            raise UsageError(f"--{dest} applies to --strategy {' or '.join(owners)} only")
         knobs[dest] = v
     budget = getattr(a, "budget", None)
     knobs["budget"] = DEFAULTS[a.strategy]["budget"] if budget is None else budget
@@ -197,19 +197,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     common = _Parser(add_help=False)
     common.add_argument("--strategy", default="majority",
-                        help="majority, beam or mcts (default majority)")
+                        help="majority, beam, mcts, tot (Tree of Thoughts BFS) or tot_dfs "
+                             "(default majority)")
     common.add_argument("--temperature", type=float, default=0.8,
                         help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
     common.add_argument("--top-p", type=float, default=1.0, help="nucleus mass (default 1.0)")
     common.add_argument("--seed", type=int, default=0, help="(default 0)")
-    common.add_argument("--scorer", choices=["confidence", "checker"], default=None,
-                        help="beam/MCTS scorer (default confidence); 'checker' is the exact "
-                             "step checker, a perfect process verifier")
+    common.add_argument("--scorer", choices=["confidence", "checker", "perfect"], default=None,
+                        help="beam/MCTS/ToT scorer (default confidence); 'checker' is the exact "
+                             "step checker, a perfect process verifier; 'perfect' is the exact "
+                             "value of a state (can it still reach a right answer), an oracle")
     common.add_argument("--expansions", type=int, default=None,
                         help="beam: sampled children per beam node "
                              f"(default {DEFAULTS['beam']['expansions']})")
     common.add_argument("--k", type=int, default=None,
-                        help=f"mcts: children sampled per expansion (default {DEFAULTS['mcts']['k']})")
+                        help="mcts: children sampled per expansion (default "
+                             f"{DEFAULTS['mcts']['k']}); tot/tot_dfs: proposals per state "
+                             f"(default {DEFAULTS['tot']['k']})")
     common.add_argument("--c", type=float, default=None,
                         help=f"mcts: UCT exploration constant (default {DEFAULTS['mcts']['c']})")
     common.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from search.tasks import StepChecker, get_task
+from search.tasks import ProblemError, StepChecker, get_task
 from search.tree import SearchTree
 
 
@@ -85,11 +85,38 @@ class ExactChecker:
         return min(s) if s else 1.0
 
 
-SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker}
+class ExactValue:
+    """The task's exact *value* of a state (``Task.state_value``), an oracle labelled "perfect":
+    1.0 when a right answer is still reachable from the state by valid steps, else 0.0 (Game of
+    24: the numbers left can still make 24; arithmetic: every step so far is valid). A finished
+    chain scores 1.0 exactly when its answer is right (``Task.is_correct``); one without an
+    answer scores 0. Raises ValueError for a task without an exact value. It is the value
+    function Tree of Thoughts asks a model for (Yao et al. 2023, Sec. 3), made exact, so a
+    search's failures with it are the policy's, never the evaluator's."""
+    name = "perfect"
+    label = "perfect value (exact: can this state still reach a right answer)"
+    perfect = True
+
+    def score(self, tree: SearchTree, node_id: int) -> float:
+        task = get_task(tree.task)
+        node = tree.nodes[node_id]
+        try:
+            if node_id != 0 and node.terminal:
+                return 1.0 if task.is_correct(tree.problem, node.answer) else 0.0
+            v = task.state_value(tree.problem, tree.steps_to(node_id))
+        except ProblemError:  # a problem the task cannot parse reaches no answer
+            return 0.0
+        if v is None:
+            raise ValueError(f"the {task.label} task has no exact state value")
+        return float(v)
+
+
+SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": ExactValue}
 
 
 def make_scorer(name: str) -> Scorer:
-    """Scorer by name (``confidence`` or ``checker``); ValueError for any other name."""
+    """Scorer by name (``confidence``, ``checker`` or ``perfect``); ValueError for any other
+    name."""
     if name not in SCORERS:
         raise ValueError(f"unknown scorer {name!r}; choose one of {', '.join(SCORERS)}")
     return SCORERS[name]()

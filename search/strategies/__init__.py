@@ -1,7 +1,8 @@
 """Strategies: one module per algorithm, one entry point each (``run``), one result type.
 
 ``run_strategy`` maps the app's/CLI's single *budget* knob to each strategy's size knob:
-majority -> number of chains N; beam -> beam width; mcts -> number of simulations. Compute
+majority -> number of chains N; beam -> beam width; mcts -> number of simulations; tot ->
+breadth b; tot_dfs -> states expanded at most. Compute
 actually spent is always measured by the meter (generated tokens), so curves compare
 strategies at equal compute whatever the knob means.
 """
@@ -11,7 +12,7 @@ from typing import Optional
 
 from search.models.base import Policy
 from search.scoring import make_scorer
-from search.strategies import beam, majority, mcts
+from search.strategies import beam, majority, mcts, tot
 from search.strategies.blocks import Sampling, ShouldStop
 from search.strategies.defaults import DEFAULTS  # re-exported: search.strategies.DEFAULTS
 from search.tasks import TaskLike, get_task
@@ -21,9 +22,13 @@ STRATEGIES = {
     "majority": "self-consistency (majority vote over N chains)",
     "beam": "step-level beam search",
     "mcts": "MCTS over steps (UCT)",
+    "tot": "Tree of Thoughts BFS (keep the b best-valued states per depth)",
+    "tot_dfs": "Tree of Thoughts DFS (value threshold, pruning, backtracking)",
 }
-BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations"}
-MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512}
+BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations",
+               "tot": "breadth b", "tot_dfs": "states expanded"}
+MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512,
+              "tot": tot.MAX_BREADTH, "tot_dfs": tot.MAX_STATES}
 # DEFAULTS (search/strategies/defaults.py) is the one place every strategy's defaults live: the
 # configs, run_strategy, the Search tree page, the CLI (--help) and the README all read it.
 
@@ -38,8 +43,8 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
     """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
 
     Every knob left None takes its value from DEFAULTS[name] (budget, beam ``expansions``,
-    MCTS ``k`` and ``c``, ``final``). scorer: ``"confidence"`` or ``"checker"`` (None:
-    confidence for beam/MCTS, none for plain majority). ``task``: the problem's Task or
+    MCTS/ToT ``k``, ``c``, ``final``). scorer: ``"confidence"``, ``"checker"`` or ``"perfect"``
+    (None: confidence for beam/MCTS/ToT, none for plain majority). ``task``: the problem's Task or
     registry name (None: arithmetic); the strategy reads prompt, steps and answers from it.
     Raises ValueError for an unknown strategy or out-of-range settings.
     """
@@ -52,6 +57,8 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
                          f"[1, {MAX_BUDGET[name]}] for {name}, got {budget}")
     if scorer == "checker" and get_task(task).step_checker(problem) is None:
         raise ValueError(f"the {get_task(task).label} task has no exact step checker")
+    if scorer == "perfect" and get_task(task).state_value(problem, []) is None:
+        raise ValueError(f"the {get_task(task).label} task has no exact state value")
     sc = make_scorer(scorer) if scorer else None
     common = dict(sampling=sampling, gold=gold, tree=tree, should_stop=should_stop, task=task)
     if name == "majority":
@@ -66,6 +73,13 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
                               expansions=d["expansions"] if expansions is None else expansions,
                               final=final or d["final"])
         return beam.run(problem, policy, cfg, scorer=sc, **common)
+    if name in ("tot", "tot_dfs"):  # k: proposals per state; DFS's threshold from DEFAULTS
+        bfs = name == "tot"
+        cfg = tot.ToTConfig(breadth=budget if bfs else DEFAULTS["tot"]["budget"],
+                            proposals=d["k"] if k is None else k,
+                            threshold=DEFAULTS["tot_dfs"]["threshold"],
+                            max_states=DEFAULTS["tot_dfs"]["budget"] if bfs else budget)
+        return (tot.run_bfs if bfs else tot.run_dfs)(problem, policy, cfg, scorer=sc, **common)
     cfg = mcts.MCTSConfig(simulations=budget, k=d["k"] if k is None else k,
                           c=d["c"] if c is None else c, final=final or d["final"])
     return mcts.run(problem, policy, cfg, scorer=sc, **common)
