@@ -180,7 +180,8 @@ def cmd_train(a) -> dict:
         from search.models.card import CARDS
         from search.models.hf import HFPolicy
         if task.name in CARDS:  # a task without a card writer gets none (said in the output)
-            res["heldout"] = CARDS[task.name](out, HFPolicy(out, step_delimiter=task.step_delimiter))
+            policy = HFPolicy(out, step_delimiter=task.step_delimiter)
+            res["heldout"] = CARDS[task.name](out, policy)
         else:
             res["card"] = f"no model card writer for the {task.name} task"
     return res

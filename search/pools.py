@@ -64,13 +64,15 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
                  progress: Progress = None,
                  max_depth: Optional[int] = None,
                  task: TaskLike = None) -> tuple[list[ChainPool], dict]:
-    """Sample n chains per problem of ``task`` (a Task or registry name; None: arithmetic). Returns (pools, stats) where stats has generated_tokens,
-    prompt_tokens, forward_passes, model_calls, abstained (chains without an answer, over all
-    pools) and seconds. A chain's answer follows the strategies' rule (``chain_answer`` with
-    ``max_depth``, default the task's ``max_depth``, the strategies' default; each chain at
-    most the task's ``chain_tokens``). Deterministic in seed for a fixed
-    ``problems_per_call`` (default: enough problems to put about 256 chains in a call).
-    Raises ValueError for n < 1 or sampling settings ``Sampling`` rejects."""
+    """Sample n chains per problem of ``task`` (a Task or registry name; None: arithmetic).
+
+    Returns (pools, stats) where stats has generated_tokens, prompt_tokens, forward_passes,
+    model_calls, abstained (chains without an answer, over all pools) and seconds. A chain's
+    answer follows the strategies' rule (``chain_answer`` with ``max_depth``, by default the
+    task's, as the strategies'); each chain has at most the task's ``chain_tokens``.
+    Deterministic in seed for a fixed ``problems_per_call`` (default: enough problems to put
+    about 256 chains in a call). Raises ValueError for n < 1 or sampling settings ``Sampling``
+    rejects."""
     if n < 1:
         raise ValueError("n must be >= 1")
     task = get_task(task)

@@ -48,8 +48,8 @@ def run(problem: str, policy: Policy, config: BeamConfig = BeamConfig(),
         should_stop: ShouldStop = None, task: TaskLike = None) -> SearchResult:
     """Run step-level beam search; depth is capped by ``sampling.max_depth``. Default scorer:
     the model's own confidence. Returns a SearchResult (``extra['finished']`` lists finished
-    leaves with scores). ``task``: the problem's Task or its registry name (None: arithmetic); ``gold`` not None turns
-    on the gold check of each answer (``Task.is_correct``)."""
+    leaves with scores). ``task``: the problem's Task or registry name (None: arithmetic);
+    ``gold`` not None turns on the gold check of each answer (``Task.is_correct``)."""
     scorer = scorer or ConfidenceScorer()
     t0 = time.perf_counter()
     task = get_task(task)

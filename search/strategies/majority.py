@@ -48,10 +48,11 @@ def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
         scorer: Optional[Scorer] = None, tree: Optional[SearchTree] = None,
         should_stop: ShouldStop = None, task: TaskLike = None) -> SearchResult:
     """Run self-consistency on ``problem`` (canonical text). Returns a SearchResult whose
-    ``answer`` is the vote winner (tie rule: voting.TIE_RULE, seeded by the seed and problem). ``scorer`` (needed only when
-    ``config.weighted``) also scores every leaf. ``tree`` lets a caller watch the run live;
-    ``should_stop`` is polled between batches. ``task``: the problem's Task or its registry name (None: arithmetic); ``gold`` not None turns
-    on the gold check of each answer (``Task.is_correct``)."""
+    ``answer`` is the vote winner (tie rule: voting.TIE_RULE, seeded by the seed and problem).
+    ``scorer`` (needed only when ``config.weighted``) also scores every leaf. ``tree`` lets a
+    caller watch the run live; ``should_stop`` is polled between batches. ``task``: the
+    problem's Task or registry name (None: arithmetic); ``gold`` not None turns on the gold
+    check of each answer (``Task.is_correct``)."""
     if config.weighted and scorer is None:
         raise ValueError("a weighted vote needs a scorer")
     t0 = time.perf_counter()

@@ -109,8 +109,8 @@ def run(problem: str, policy: Policy, config: MCTSConfig = MCTSConfig(),
         should_stop: ShouldStop = None, task: TaskLike = None) -> SearchResult:
     """Run MCTS for ``config.simulations`` simulations (fewer when ``should_stop`` says so,
     polled before each). Default scorer: model confidence. The root's visit count equals the
-    simulations run. ``task``: the problem's Task or its registry name (None: arithmetic); ``gold`` not None turns
-    on the gold check of each answer (``Task.is_correct``)."""
+    simulations run. ``task``: the problem's Task or registry name (None: arithmetic);
+    ``gold`` not None turns on the gold check of each answer (``Task.is_correct``)."""
     scorer = scorer or ConfidenceScorer()
     t0 = time.perf_counter()
     task = get_task(task)
