@@ -34,7 +34,10 @@ STRATEGY_HELP = (
     "repeatedly pick a promising step by UCT, try a continuation, score it and back the value "
     "up the tree.")
 KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims"}
-KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in STRATEGIES}  # one place: search.strategies
+# The strategies this page offers: those it has controls and help for. Tree-of-Thoughts
+# (search.strategies "tot"/"tot_dfs") joins with the task picker (issue 7 item 7).
+PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
+KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
 KNOB_HELP = {
     "majority": "How many complete chains (worked solutions) to sample. Each casts one vote; "
@@ -58,8 +61,8 @@ C_HELP = ("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)),
           "try less-visited steps more often.")
 PARAMS = [
     UrlParam("problem", "8*7+6", text(200)),
-    UrlParam("strategy", "majority", one_of(STRATEGIES)),
-    *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in STRATEGIES],
+    UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
+    *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
     UrlParam("scorer", "confidence", one_of(SCORERS)),
     UrlParam("c", C_DEFAULT, float_in(0.0, 100.0), show_float),
 ]
@@ -110,7 +113,7 @@ except ProblemError as e:
     parse_error = str(e)
 
 c1, c2, c3, c4 = st.columns([1.3, 1, 1.7, 1])
-strategy = c1.selectbox("Strategy", list(STRATEGIES), **bind("strategy"),
+strategy = c1.selectbox("Strategy", PAGE_STRATEGIES, **bind("strategy"),
                         format_func=STRATEGY_LABELS.get, help=STRATEGY_HELP)
 knob = KNOB_KEY[strategy]
 c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
