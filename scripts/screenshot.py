@@ -15,67 +15,27 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_live import CHROMIUM_ARGS, streamlit_server  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]
 STATUS_RE = re.compile(r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? ")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
 def serve(log: Path, timeout: float = 60.0):
-    """A Streamlit server for app.py in its own process group; yields the base URL."""
-    port = free_port()
+    """A Streamlit server for app.py in its own process group (the live benchmark's,
+    ``benchmarks.bench_live.streamlit_server``); yields the base URL."""
     env = {k: v for k, v in os.environ.items() if k != "THOUGHTSCOPE_SYNC_RUNS"}
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
-             f"--server.port={port}", "--server.address=127.0.0.1",
-             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none",
-             "--client.toolbarMode=minimal"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
-                                            timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"streamlit not healthy after {timeout} s:\n{log.read_text()}")
-            time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-            except ProcessLookupError:
-                pass
+    with streamlit_server(log, env, health_timeout=timeout) as url:
+        yield url
 
 
 def full_page_screenshot(page, path: Path, width: int) -> None:

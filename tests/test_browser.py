@@ -19,23 +19,14 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
+from benchmarks.bench_live import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from tests.conftest import ROOT
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]
 HEALTH_TIMEOUT = 60      # s: server up
 PAGE_TIMEOUT = 90_000    # ms: first render (includes loading the model)
 RUN_TIMEOUT = 120_000    # ms: an 8-chain run on a slow, shared CPU
@@ -54,42 +45,6 @@ STATUS_RE = re.compile(
     r"answer")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(proc: subprocess.Popen, port: int, log: Path, timeout: float) -> None:
-    url = f"http://127.0.0.1:{port}/_stcore/health"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200 and r.read().strip() == b"ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"streamlit not healthy after {timeout} s:\n{log.read_text()}")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """Kill the server's whole process group (it was started in a session of its own)."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    except ProcessLookupError:
-        pass
-
-
 @pytest.fixture(scope="module")
 def model_env(request):
     """The environment for the server: the tiny random model when no bundled weights exist."""
@@ -103,22 +58,10 @@ def model_env(request):
 
 @pytest.fixture(scope="module")
 def server(model_env):
-    """A Streamlit server on a free port; yields its base URL; killed at the end."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log = ARTIFACTS / "browser_server.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
-             f"--server.port={port}", "--server.address=127.0.0.1",
-             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-            cwd=ROOT, env=model_env, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True)
-    try:
-        wait_healthy(proc, port, log, HEALTH_TIMEOUT)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(proc)
+    """A Streamlit server on a free port (``benchmarks.bench_live.streamlit_server``); yields
+    its base URL; killed at the end."""
+    with streamlit_server(ARTIFACTS / "browser_server.log", model_env, HEALTH_TIMEOUT) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
