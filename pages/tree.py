@@ -165,8 +165,19 @@ if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button",
     launch()  # (a click on a stale, still enabled button during a run starts nothing)
 elif first_visit and st.query_params.get("run") == "1" and can_run:
     launch()  # a shared link reopens the same (seeded) run
-if running and b2.button("Stop", key="tree_stop", width="stretch"):
-    run.request_stop()
+
+
+def stop_run() -> None:
+    """Stop the run in flight. A callback, not ``if st.button(...)``: a callback runs when the
+    click is processed even if a live-fragment rerun takes the click's script run (a Stop
+    read only in the page body was lost once in a while: tests/test_browser_live.py)."""
+    r = ss.get(RUN)
+    if r is not None and not r.done:
+        r.request_stop()
+
+
+if running:
+    b2.button("Stop", key="tree_stop", width="stretch", on_click=stop_run)
 
 # ----------------------------------------------------------------------- a finished run
 if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
