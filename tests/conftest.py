@@ -48,3 +48,19 @@ def bundled_policy():
     if not (BUNDLED_PATH / "model.safetensors").exists():
         pytest.fail("bundled weights missing: weights/arith-gpt2-tiny/model.safetensors")
     return HFPolicy(BUNDLED_PATH, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium (``/usr/bin/chromium``) driven by Playwright, headless, for the
+    browser tests (their modules skip when it is absent; ``playwright install`` is never
+    used)."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.bench_live import CHROMIUM, CHROMIUM_ARGS
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()

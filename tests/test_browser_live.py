@@ -45,17 +45,6 @@ def server(model_path):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture(scope="module")
 def expected(model_path):
     """seed -> the same search made here: (tokens, steps, votes, answer, tally)."""
     from search.models.hf import HFPolicy
