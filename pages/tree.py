@@ -18,7 +18,7 @@ from search.tree import SearchResult
 from ui import common
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from ui.live import RunSpec, start_run, worker_for
-from ui.live_panel import live_panel
+from ui.live_panel import empty_tree_panel, live_panel
 from ui.replay_panel import replay_panel, reset
 
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
@@ -200,6 +200,8 @@ if running:
 res = ss.get(RESULT)
 if res is not None and not running:
     replay_panel(res, ss.get(SOURCE, "run"), policy)
+elif not running and problem is not None:
+    empty_tree_panel(problem)
 
 # ------------------------------------------------------------------------ export / import
 with st.expander("Export / import a run", expanded=False):
