@@ -572,3 +572,17 @@ def test_node_inspector_shows_only_what_applies_to_the_strategy():
     assert "| chains through it | " in table
     assert "visits" not in table and "UCT" not in table and "| score | –" not in table
     assert res.strategy == "majority"
+
+
+def test_before_any_run_the_page_shows_the_problem_as_the_trees_root():
+    """The landing page draws the empty tree (only the problem) before the first run, so a tab
+    loads plotly.js with the page and not while it watches a run; it follows the problem."""
+    at = new_app({"problem": "(12+5)*3-4"})
+    spec = chart(at, "tree_empty_chart")
+    shown = json.dumps(spec["data"]) + json.dumps(spec["layout"].get("annotations", []))
+    assert "(12+5)*3-4" in shown
+    assert "tree_live_chart" not in " ".join(charts(at)) and "tree_chart" not in [
+        k.rsplit("-", 1)[-1] for k in charts(at)]
+    at.text_input(key=w("problem")).set_value("8*7+6").run()
+    spec = chart(at, "tree_empty_chart")
+    assert "8*7+6" in json.dumps(spec["data"]) + json.dumps(spec["layout"].get("annotations", []))
