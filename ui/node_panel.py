@@ -1,9 +1,10 @@
 """The Search tree page's node inspector: what one node of the replayed tree holds.
 
-``node_rows`` (pure) decides which properties apply to the run's strategy: chains through a
-node only for self-consistency (its trie counts them), visits N and value Q only for MCTS (the
-only strategy that backs values up), the UCT terms only for MCTS; a score only where a scorer set
-one. ``node_panel`` draws them (streamlit).
+``node_rows`` (pure) decides which properties apply to the run's strategy and the node: chains
+through a node only for self-consistency (its trie counts them; the root counts every chain),
+visits N and value Q only for MCTS (the only strategy that backs values up), the UCT terms only
+for MCTS; a score only where a scorer set one; tokens and log-probability only for generated
+steps (not the root, the problem). Numbers never print as a negative zero (``fmt_num``). ``node_panel`` draws them (streamlit).
 """
 from __future__ import annotations
 
@@ -12,34 +13,49 @@ from typing import Optional
 import streamlit as st
 
 from search.strategies.blocks import uct_terms
-from search.tree import SearchResult
+from search.tree import Node, SearchResult
 from ui.common import md
 from ui.replay import ReplayState
+from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity
 
 NODE = "tree_node"  # session state: the inspected node id (None until the user picks one)
 SCORE_LABEL = {"majority": "score (scorer, finished chain)", "beam": "score (path score)",
                "mcts": "score (evaluation)"}
 
 
-def _fmt(v: float) -> str:
-    return "∞" if v == float("inf") else f"{v:.4f}"
+def kind_label(n: Node) -> str:
+    """What a node is, in words: "problem (root)", "answer", "end without an answer" (a chain
+    that ended or was cut without an answer line), or the step's kind ("step", "rollout");
+    a rollout's answer is "answer (rollout)"."""
+    if n.parent is None:
+        return "problem (root)"
+    if n.terminal:
+        what = "answer" if n.answer is not None else "end without an answer"
+        return what + (" (rollout)" if n.kind == "rollout" else "")
+    return n.kind
 
 
 def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str, str]]:
     """(property, value) rows for node ``nid`` of ``state.tree`` (markdown-escaped values),
     only those that mean something for ``res.strategy``. Raises KeyError for a node not in the
     tree at this budget."""
-    n = state.tree.nodes[nid]
-    rows = [("text", md(n.text) if n.id else f"problem {md(n.text)}"),
-            ("depth · kind", f"{n.depth} · {n.kind}"),
-            ("tokens", f"{n.tokens}"),
-            ("log-probability", f"{n.logprob:.3f} (mean {n.mean_logprob:.3f} per token)")]
+    tree = state.tree
+    n = tree.nodes[nid]
+    root = n.parent is None
+    rows = [("text", md(n.text) if not root else f"problem {md(n.text)}"),
+            ("depth · kind", f"{n.depth} · {kind_label(n)}")]
+    if not root:  # the problem was given, not generated: no tokens, no probability
+        rows += [("tokens", f"{n.tokens}"),
+                 ("log-probability", f"{fmt_num(n.logprob, 3)} (mean "
+                                     f"{fmt_num(n.mean_logprob, 3)} per token)")]
     if n.score is not None:
-        rows.append((SCORE_LABEL.get(res.strategy, "score"), f"{n.score:.4f}"))
+        rows.append((SCORE_LABEL.get(res.strategy, "score"), fmt_num(n.score)))
     if res.strategy == "majority":
-        rows.append(("chains through it", f"{n.count}"))
+        # Every chain starts at the root (its count stays 0: no step is merged into it);
+        # each chain casts one vote event, an abstention included.
+        rows.append(("chains through it", f"{len(tree.votes) if root else n.count}"))
     if res.strategy == "mcts":
-        rows.append(("visits N · Q", f"{n.visits} · {n.q:.4f}"))
+        rows.append(("visits N · Q", f"{n.visits} · {fmt_num(n.q)}"))
     if n.terminal:
         verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
         rows.append(("answer", "none (abstains)" if n.answer is None
@@ -48,8 +64,9 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
         c = float(res.config.get("c", 1.0))
         u = uct_terms(state.tree, nid, c)
         if u is not None:
-            rows.append((f"UCT (c={c:g})", f"Q {_fmt(u['Q'])} + bonus {_fmt(u['bonus'])} = "
-                                           f"**{_fmt(u['uct'])}** (N={u['N']}, "
+            rows.append((f"UCT (c={c:g})", f"Q {fmt_num(u['Q'])} + bonus "
+                                           f"{fmt_num(u['bonus'])} = **{fmt_num(u['uct'])}** "
+                                           f"(N={u['N']}, "
                                            f"N parent={u['N_parent']})"))
     return rows
 

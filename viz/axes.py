@@ -26,6 +26,16 @@ def tick_text(v: float) -> str:
     return f"{v:g}"
 
 
+def fmt_fixed(v: float, digits: int = 4) -> str:
+    """``v`` with ``digits`` decimals and never a negative zero: -0.00004 at 3 digits is
+    "0.000", not "-0.000" (Python's format keeps the sign of a value that rounds to 0);
+    "∞"/"-∞" for infinities."""
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    s = f"{v:.{digits}f}"
+    return s[1:] if s.startswith("-") and float(s) == 0 else s
+
+
 def log2_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     """Powers of two from the largest one <= ``lo`` to the smallest one >= ``hi`` (both > 0;
     non-positive values are read as 1e-9), with plain labels: 1, 2, 4, ... 1,024."""

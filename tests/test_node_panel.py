@@ -1,0 +1,80 @@
+"""ui/node_panel.py: the node inspector's rows, on hand-built trees (no model, no page).
+
+Each row must apply to the strategy and to the node: the root is the problem (no tokens, no
+log-probability, every chain passes through it), an answer node says it is an answer, and no
+number is printed as a negative zero."""
+from __future__ import annotations
+
+import re
+
+from search.tree import Compute, SearchResult, SearchTree
+from search.voting import vote
+from ui.node_panel import fmt_num, kind_label, node_rows
+from ui.replay import ReplayState
+
+NEG_ZERO = re.compile(r"-0(?:\.0+)?\b")  # "-0", "-0.000" (not "-0.001")
+
+
+def _majority_tree() -> SearchTree:
+    t = SearchTree("8*7+6")
+    a = t.add(0, "8*7=56", 7, -0.00004, False, None, None)  # a near-certain step
+    b = t.add(a, "56+6=62", 8, -1.25, False, None, None)
+    c = t.add(b, "Answer: 62", 10, -0.5, True, "62", True)
+    t.emit("vote", leaf=c, answer="62", weight=1.0)
+    t.emit("count", id=a)
+    t.emit("count", id=b)
+    t.emit("count", id=c)
+    t.emit("vote", leaf=c, answer="62", weight=1.0)
+    d = t.add(a, "56+6=6", 6, -2.0, True, None, None)  # cut: abstains
+    t.emit("count", id=a)
+    t.emit("vote", leaf=d, answer=None, weight=1.0)
+    return t
+
+
+def _rows(strategy: str, tree: SearchTree, nid: int) -> dict:
+    res = SearchResult(problem=tree.problem, gold="62", strategy=strategy, config={"c": 1.0},
+                       tree=tree, answer="62", tally={}, compute=Compute(), wall_seconds=0.0)
+    state = ReplayState(tree=tree, budget=0, total=0, answer="62", path=[],
+                        votes=vote([v["answer"] for v in tree.votes]), gold="62")
+    return dict(node_rows(res, state, nid))
+
+
+def test_no_negative_zero_anywhere_a_number_is_formatted():
+    assert fmt_num(-0.00004, 3) == "0.000" and fmt_num(-0.0, 4) == "0.0000"
+    assert fmt_num(-0.0006, 3) == "-0.001" and fmt_num(0.25, 2) == "0.25"
+    assert fmt_num(float("inf"), 4) == "∞"
+    rows = _rows("majority", _majority_tree(), 1)
+    assert rows["log-probability"] == "0.000 (mean 0.000 per token)"
+    assert not any(NEG_ZERO.search(v) for v in rows.values())
+
+
+def test_root_counts_every_chain_and_shows_no_step_fields():
+    tree = _majority_tree()
+    rows = _rows("majority", tree, 0)
+    assert rows["chains through it"] == "3" == str(len(tree.votes))
+    assert "tokens" not in rows and "log-probability" not in rows
+    assert rows["depth · kind"] == "0 · problem (root)"
+    # a step is counted by the chains that passed through it
+    assert _rows("majority", tree, 1)["chains through it"] == "3"
+
+
+def test_an_answer_node_says_answer_and_an_abstention_says_so():
+    tree = _majority_tree()
+    assert _rows("majority", tree, 3)["depth · kind"] == "3 · answer"
+    assert _rows("majority", tree, 4)["depth · kind"] == "2 · end without an answer"
+    assert _rows("majority", tree, 2)["depth · kind"] == "2 · step"
+    assert kind_label(tree.nodes[3]) == "answer"
+
+
+def test_fields_apply_to_the_strategy():
+    tree = _majority_tree()
+    maj = _rows("majority", tree, 2)
+    assert "chains through it" in maj and not any("visits" in k or "UCT" in k for k in maj)
+    beam = _rows("beam", tree, 2)
+    assert not any("chains" in k or "visits" in k or "UCT" in k for k in beam)
+    tree.emit("backprop", path=[0, 1, 2], value=0.5)
+    mcts = _rows("mcts", tree, 2)
+    assert mcts["visits N · Q"] == "1 · 0.5000" and "chains through it" not in mcts
+    assert "UCT (c=1)" in mcts
+    root = _rows("mcts", tree, 0)
+    assert root["visits N · Q"] == "1 · 0.5000" and not any("UCT" in k for k in root)
