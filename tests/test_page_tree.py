@@ -365,7 +365,7 @@ def test_live_run_grows_in_the_background_and_stops(monkeypatch):
         assert len(info) == 1 and re.fullmatch(
             re.escape("Running self-consistency (majority vote over N chains): "
                       f"**{live.compute.generated_tokens}** generated tokens · "
-                      f"**{len(live.nodes)}** nodes · ") + r"\*\*\d+\.\d s\*\* elapsed", info[0])
+                      f"**{live.n_steps}** nodes · ") + r"\*\*\d+\.\d s\*\* elapsed", info[0])
         assert at.button(key="tree_run_button").disabled
         assert chart(at, "tree_live_chart")["data"]
         at.button(key="tree_stop").click().run()

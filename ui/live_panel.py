@@ -22,6 +22,8 @@ SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no to
 
 
 def progress_line(tokens: int, nodes: int, seconds: float, label: str) -> str:
+    """The live status line. ``nodes``: thought steps (``SearchTree.n_steps``, the root, the
+    problem, not counted), the count the replay's status line and the CLI report."""
     return (f"{label}: **{tokens}** generated {plural(tokens, 'token')} · **{nodes}** "
             f"{plural(nodes, 'node')} · **{seconds:.1f} s** elapsed")
 
@@ -69,7 +71,7 @@ def _live_fragment(run_key: str) -> None:
                 f"**{r.elapsed():.1f} s** waited")
     else:
         tree = view.tree
-        st.info(progress_line(tree.compute.generated_tokens, len(tree.nodes), r.elapsed(), label)
+        st.info(progress_line(tree.compute.generated_tokens, tree.n_steps, r.elapsed(), label)
                 + (" · stopping…" if r.stop.is_set() else ""))
     left, right = st.columns([3, 2])
     left.plotly_chart(view.figures[0], key="tree_live_chart", config=TREE_CONFIG)
