@@ -13,7 +13,7 @@ from search.simulate import exact_majority_curve, monte_carlo_majority
 from ui.checks import show_url_warnings
 from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
                        url_params, write_url)
-from viz.voting import voting_figure
+from viz.voting import INTERVAL_LABEL, mc_wilson, voting_figure
 
 SCOPE = "voting_lab"
 K_CHOICES = [4, 8, 16, 32, 64]
@@ -102,6 +102,8 @@ ks = list(range(1, k_max + 1))
 exact = exact_curve(p, m, k_max, weights)
 mc_ks = tuple(k for k in [1, 2, 4, 8, 16, 32, 64] if k <= k_max)
 mc = mc_points(p, m, mc_ks, trials, seed, weights)
+mc_mean = [a for a, _ in mc]
+mc_lo, mc_hi = mc_wilson(mc_mean, trials)  # the one interval: on the chart and in the table
 
 # ---- what the picture says
 if p in (0.0, 1.0):
@@ -131,18 +133,19 @@ else:
 
 left, right = st.columns([2.2, 1])
 with left:
-    fig = voting_figure(ks, exact, p, mc_ks=mc_ks, mc_mean=[a for a, _ in mc],
-                        mc_stderr=[s for _, s in mc], trials=trials)
+    fig = voting_figure(ks, exact, p, mc_ks=mc_ks, mc_mean=mc_mean, mc_low=mc_lo,
+                        mc_high=mc_hi, trials=trials)
     st.plotly_chart(fig, key="vl_fig")
 with right:
     st.markdown("**Exact accuracy of the vote**")
     exact_t = exact_majority_curve(p, m, TABLE_KS, weights=weights)
-    mc_t = dict(zip(mc_ks, mc))
+    mc_t = {k: (a, lo, hi) for k, a, lo, hi in zip(mc_ks, mc_mean, mc_lo, mc_hi)}
     table = pd.DataFrame({
         "votes": TABLE_KS,
         "exact": [f"{v:.3f}" for v in exact_t],
-        "Monte Carlo": [f"{mc_t[k][0]:.3f} ± {mc_t[k][1]:.3f}" if k in mc_t else "–"
-                        for k in TABLE_KS],
+        f"Monte Carlo [{INTERVAL_LABEL}]": [
+            f"{mc_t[k][0]:.3f} [{mc_t[k][1]:.3f}, {mc_t[k][2]:.3f}]" if k in mc_t else "–"
+            for k in TABLE_KS],
     })
     st.table(table.set_index("votes"))
     st.caption("Ties: a t-way tie for the top that contains the right answer counts 1/t "
@@ -155,5 +158,6 @@ with st.expander("How is this computed?"):
         "at the top. A small dynamic program over the wrong answers adds this up exactly "
         "(`search/simulate.py`).\n\n"
         f"**Monte Carlo**: {trials:,} simulated votes per point (seed {seed}, from the sidebar), "
-        "dots with 95% error bars (Wilson score intervals over the trials). They should "
-        "straddle the exact line.")
+        "dots with error bars, and in the table the estimate with its interval in brackets: "
+        "both are the 95% Wilson score interval over the trials (Wilson 1927), which stays "
+        "honest when every trial agrees. They should straddle the exact line.")

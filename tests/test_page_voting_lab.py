@@ -102,3 +102,32 @@ def test_extreme_and_bad_settings():
     at.slider(key=w("vl_p")).set_value(0.0).run()
     assert not at.exception
     assert any("edge case" in i.value for i in at.info)
+
+
+def test_table_and_chart_show_the_same_labelled_wilson_interval():
+    """One interval for the Monte Carlo estimates, in the table and on the chart's error bars:
+    Wilson's score interval over the trials, labelled as such in both (the table used to
+    show ± one standard error, the chart Wilson bars, neither labelled)."""
+    from search.scaling import wilson_interval
+    from search.simulate import monte_carlo_majority
+    at = run()
+    assert not at.exception
+    df = at.table[0].value
+    col = [c for c in df.columns if "Monte Carlo" in c]
+    assert col == ["Monte Carlo [95% Wilson interval]"], list(df.columns)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    mc = next(t for t in spec["data"] if t.get("mode") == "markers")
+    assert "95% Wilson interval" in mc["name"]
+    seed = 0  # the sidebar's default seed
+    xs, ys = array(mc["x"]), array(mc["y"])
+    up, down = array(mc["error_y"]["array"]), array(mc["error_y"]["arrayminus"])
+    cells = dict(zip(df.index.tolist(), df[col[0]].tolist()))
+    for k, y, u, d in zip(xs, ys, up, down):
+        k = int(k)
+        mean, _ = monte_carlo_majority(0.55, 6, k, trials=10_000, seed=seed * 1_000_003 + k)
+        lo, hi = wilson_interval(mean * 10_000, 10_000)
+        assert y == pytest.approx(mean) and y - d == pytest.approx(lo) and y + u == pytest.approx(hi)
+        if k in cells:  # the table prints the very same interval
+            assert cells[k] == f"{mean:.3f} [{float(lo):.3f}, {float(hi):.3f}]"
+    assert "±" not in df.to_string()
+    assert "95% Wilson interval" in mc["hovertemplate"]

@@ -14,7 +14,7 @@ from viz.axes import log125_ticks, log2_ticks, log_axis
 from viz.curves import (BAND_FILL_ALPHA, accuracy_figure, diminishing_returns, diversity_figure,
                         rgba)
 from viz.heatmap import best_temperature, temperature_heatmap
-from viz.voting import voting_figure
+from viz.voting import mc_wilson, voting_figure
 
 
 def test_diminishing_returns_rule():
@@ -78,9 +78,11 @@ def test_heatmap_and_best_temperature():
 def test_diversity_and_voting_figures():
     fig = diversity_figure([0.2, 1.0], [1.2, 3.4], [0.1, 1.5], [0.0, 0.2], n=8)
     assert len(fig.data) == 2
+    lo, hi = mc_wilson([0.56, 0.54, 0.75], 1000)
     fig = voting_figure([1, 2, 3, 4], [0.55, 0.55, 0.7, 0.75], 0.55, mc_ks=[1, 2, 4],
-                        mc_mean=[0.56, 0.54, 0.75], mc_stderr=[0.01, 0.01, 0.01], trials=1000)
+                        mc_mean=[0.56, 0.54, 0.75], mc_low=lo, mc_high=hi, trials=1000)
     assert fig.data[1].error_y.array is not None and len(fig.data) == 2
+    assert fig.data[1].name == "Monte Carlo (1,000 trials each, 95% Wilson interval)"
 
 
 def pool(answers, gold="7", tokens=None, valid=None):
@@ -132,8 +134,9 @@ def test_intervals_in_series_and_exports_are_wilson_and_honest_at_the_edges():
 
 def test_voting_lab_error_bars_do_not_collapse_at_certainty():
     # 1000 trials, every one right: the bar still reaches below 1 (Wilson: about 0.9962).
+    lo, hi = mc_wilson([0.9, 1.0], 1000)
     fig = voting_figure([1, 2, 4], [0.9, 0.97, 0.999], 0.9, mc_ks=[1, 4],
-                        mc_mean=[0.9, 1.0], mc_stderr=[0.0095, 0.0], trials=1000)
+                        mc_mean=[0.9, 1.0], mc_low=lo, mc_high=hi, trials=1000)
     e = fig.data[1].error_y
     assert e.symmetric is False
     assert e.arrayminus[1] == pytest.approx(1.0 - 0.99617, abs=1e-4) and e.array[1] == 0.0
