@@ -289,12 +289,12 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     at.select_slider(key="at").set_value(total).run()
     at.button(key="tree_play").click().run()
     assert not at.exception
-    assert at.session_state["tree_playing"] is True and at.select_slider(key="at").value == 0
+    assert at.session_state["tree_playing"] is True and _shown_budget(at) == 0
     assert [b.label for b in at.button if b.key == "tree_pause"] == ["Pause"]
     from ui.replay_panel import frame_seconds
     time.sleep(frame_seconds([0] + stamps))
     at.run()  # what the fragment's timer does
-    assert at.select_slider(key="at").value == stamps[0]
+    assert _shown_budget(at) == stamps[0]
 
     # A shared link with a budget reopens the (seeded) run at the last stop at or below it.
     at = new_app({"n": "4", "run": "1", "at": str(stamps[1] + 1)})
@@ -514,12 +514,20 @@ def test_loading_line_only_while_the_model_loads(monkeypatch):
 
 
 # ------------------------------------------------------------ replay panel (#2, #5, #15, #16)
+def _shown_budget(at) -> int:
+    """The budget the page shows: the disabled slider while playing, else the user's."""
+    playing = [s for s in at.select_slider if s.key == "at_playing"]
+    return (playing or [at.select_slider(key="at")])[0].value
+
+
 def test_play_runs_to_the_end_and_pause_holds():
     at = new_app()
     res = run_once(at, n=4)
     total = res.compute.generated_tokens
     at.button(key="tree_play").click().run()
-    assert at.select_slider(key="at").value == 0 and at.session_state["tree_playing"]
+    assert _shown_budget(at) == 0 and at.session_state["tree_playing"]
+    # While playing the user's slider is replaced by a disabled one that the timer sets.
+    assert [s.key for s in at.select_slider] == ["at_playing"] and at.select_slider[0].disabled
     from ui.replay import stops
     from ui.replay_panel import frame_seconds
     period = frame_seconds(stops(res))
@@ -528,19 +536,21 @@ def test_play_runs_to_the_end_and_pause_holds():
     for _ in range(20):  # what the fragment's timer does, a frame period apart
         time.sleep(period)
         at.run()
-        seen.append(at.select_slider(key="at").value)
+        seen.append(_shown_budget(at))
         if not at.session_state["tree_playing"]:
             break
     assert seen[-1] == total and seen == sorted(seen) and len(set(seen)) >= 3, seen
     assert [b.key for b in at.button if b.key in ("tree_play", "tree_pause")] == ["tree_play"]
+    assert at.select_slider(key="at").value == total  # the user's slider is back, at the end
     # Play again from the end restarts; Pause stops where it is.
     at.button(key="tree_play").click().run()
     time.sleep(period)
     at.run()
-    held = at.select_slider(key="at").value
+    held = _shown_budget(at)
     assert 0 < held < total
     at.button(key="tree_pause").click().run()
     assert not at.session_state["tree_playing"]
+    assert at.select_slider(key="at").value == held
     time.sleep(0.3)
     at.run()
     assert at.select_slider(key="at").value == held

@@ -14,9 +14,16 @@ that the playing state differs from its registration and reruns the whole page, 
 (or dropping) the timer. The last frame stops the timer the same way. Pause leaves the budget
 where it was.
 
+While playing, the budget lives in PLAY_AT, never in the slider's key: the browser sends every
+widget's value back with each timer tick, and a value it had not yet redrawn used to overwrite
+the frame just written (the budget stepped back, and some Plays never reached the end). The
+slider shown while playing is a disabled copy (key PLAY_SLIDER) set from PLAY_AT each frame;
+Pause and the last frame hand PLAY_AT back to AT, the user's slider.
+
 Session state: AT, the replay budget in generated tokens (the slider's key; its positions are
-``ui.replay.stops``); PLAYING; PLAY_T (monotonic time of the last frame); NODE (the inspected
-node, ``ui.node_panel``); SEL_SEEN (the last chart selection already applied).
+``ui.replay.stops``); PLAYING; PLAY_AT (the budget while playing); PLAY_T (monotonic time of
+the last frame); NODE (the inspected node, ``ui.node_panel``); SEL_SEEN (the last chart
+selection already applied).
 """
 from __future__ import annotations
 
@@ -37,6 +44,7 @@ from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
 
 AT, PLAYING, PLAY_T, SEL_SEEN = "at", "tree_playing", "tree_play_t", "tree_sel_seen"
+PLAY_AT, PLAY_SLIDER = "tree_play_at", "at_playing"
 PLAY_SECONDS = 0.2   # shortest animation frame period
 PLAY_FRAMES = 25     # at most this many frames from 0 to the end of the log
 PLAY_TOTAL = 4.0     # seconds from 0 to the end (longer only when a frame would be < 0.2 s)
@@ -55,6 +63,7 @@ def reset(result: SearchResult, budget: Optional[int] = None) -> None:
     ss[AT] = total_tokens(result) if budget is None else snap(stops(result), int(budget))
     ss[NODE] = None  # the inspector asks for a click first
     ss[PLAYING] = False
+    ss.pop(PLAY_AT, None)
 
 
 def status_line(state: ReplayState) -> str:
@@ -88,14 +97,17 @@ def advance(positions: list[int], at: int) -> tuple[int, bool]:
 
 def _play(result: SearchResult) -> None:
     ss = st.session_state
-    if ss.get(AT, 0) >= total_tokens(result):
-        ss[AT] = 0  # from the start
+    at = int(ss.get(AT, 0))
+    ss[PLAY_AT] = 0 if at >= total_tokens(result) else at  # from the start after the end
     ss[PLAYING] = True
     ss[PLAY_T] = time.monotonic()  # the first frame stays on screen for one period
 
 
 def _pause() -> None:
-    st.session_state[PLAYING] = False
+    ss = st.session_state
+    ss[PLAYING] = False
+    if PLAY_AT in ss:
+        ss[AT] = ss.pop(PLAY_AT)  # the user's slider takes over where the animation was
 
 
 def replay_panel(result: SearchResult, source: str, policy: Any = None) -> None:
@@ -126,27 +138,36 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
         st.rerun()  # Play or Pause was clicked here: the whole page registers the timer anew
     total = total_tokens(res)
     positions = stops(res)  # the budgets where the tree changes (0 … total)
-    ss[AT] = snap(positions, int(ss.get(AT, total)))
+    playing = bool(ss.get(PLAYING))
     end_of_play = False
-    # One frame per timer tick; reruns sooner than a period after the last frame (a click, the
-    # full rerun that starts the timer) do not advance.
-    if ss.get(PLAYING) and time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * frame_seconds(
-            positions):
-        ss[PLAY_T] = time.monotonic()
-        ss[AT], end_of_play = advance(positions, ss[AT])
+    if playing:
+        budget = snap(positions, int(ss.get(PLAY_AT, 0)))
+        # One frame per timer tick; reruns sooner than a period after the last frame (a click,
+        # the full rerun that starts the timer) do not advance.
+        if time.monotonic() - ss.get(PLAY_T, 0.0) >= 0.8 * frame_seconds(positions):
+            ss[PLAY_T] = time.monotonic()
+            budget, end_of_play = advance(positions, budget)
+        ss[PLAY_AT] = budget
         if end_of_play:
             ss[PLAYING] = False
+            ss[AT] = ss.pop(PLAY_AT)  # the user's slider, drawn by the rerun below
+    else:
+        budget = snap(positions, int(ss.get(AT, total))) if total > 0 else 0
+        ss[AT] = budget
+        if source == "run":
+            common.set_url("at", None if budget == total else str(budget))
     # Play beside the one-line status, the slider (its meaning in the status line's help)
     # under them: two short rows between the controls and the tree.
-    budget = int(ss.get(AT, total)) if total > 0 else 0
-    if source == "run":
-        common.set_url("at", None if budget == total else str(budget))
     state = state_at(res, budget)
     play, line = st.columns([1, 7], vertical_alignment="center")
     with play:
         _play_button(res)
     line.markdown(status_line(state), help=SLIDER_HELP)
-    if total > 0:
+    if total > 0 and playing:  # a display of PLAY_AT: its value coming back is never read
+        ss[PLAY_SLIDER] = budget
+        st.select_slider("Budget: generated tokens (playing)", positions, key=PLAY_SLIDER,
+                         disabled=True, label_visibility="collapsed")
+    elif total > 0:
         st.select_slider("Budget: generated tokens (replays the log, no model calls)",
                          positions, key=AT, label_visibility="collapsed")
 
