@@ -8,7 +8,6 @@ samples.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -19,6 +18,7 @@ from search.tasks import get_task
 from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
 from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
 from ui.sampling import cached_pools, measured_runs
+from viz.axes import pct_interval
 from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
 
 SCOPE = "scaling"
@@ -166,9 +166,8 @@ with reading:
     if at_b:
         lines = []
         for s in at_b:
-            lo, hi = s["ci_low"][0], s["ci_high"][0]
-            ci = f" (95% CI {lo:.1%}–{hi:.1%})" if np.isfinite(lo) else ""
-            lines.append(f"- {s['name']}: **{s['mean'][0]:.1%}**{ci}")
+            value, _, ci = pct_interval(s["mean"][0], s["ci_low"][0], s["ci_high"][0]).partition(" ")
+            lines.append(f"- {s['name']}: **{value}**" + (f" {ci} (95% CI)" if ci else ""))
         st.markdown(f"At **{budget} sample{'s' if budget > 1 else ''} per problem** "
                     f"(≈ {budget * tpc:,.0f} generated tokens per problem), on {P} held-out "
                     "problems:\n" + "\n".join(lines))

@@ -17,7 +17,8 @@ from search.tasks import get_task
 from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
 from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
 from ui.sampling import cached_pools
-from viz.curves import accuracy_figure, diversity_figure
+from viz.axes import pct_interval
+from viz.curves import MAX_BANDS, accuracy_figure, diversity_figure
 from viz.heatmap import best_temperature, temperature_heatmap
 
 SCOPE = "temperature"
@@ -76,7 +77,10 @@ if ss["tp_budget"] not in ks:
             f"showing {fixed}.")
     ss["tp_budget"] = fixed
 budget = st.select_slider("Budget: samples per problem", ks, **bind("tp_budget"))
-st.checkbox("Show 95% bands on the curves", **bind("tp_bands"))
+st.checkbox("Show 95% intervals on the curves", **bind("tp_bands"),
+            help=f"Wilson score intervals over problems: light bands for up to {MAX_BANDS} "
+                 "temperatures; beyond that, error bars in each curve's colour, set a little "
+                 "apart so they do not overlap.")
 write_url(PARAMS)
 
 if not temps:
@@ -107,11 +111,13 @@ col = ks.index(budget)
 best_t, best_acc = best_temperature(temps, acc, col)
 c = curves[best_t]
 lo, hi = c["ci_low"][col], c["ci_high"][col]
-ci = f" (95% CI {lo:.0%}–{hi:.0%})" if np.isfinite(lo) else ""
+shown = pct_interval(best_acc, lo, hi)  # "62.5% [48.1, 75.0]"
+value, _, ci = shown.partition(" ")
+ci = f" {ci} (95% Wilson interval over problems)" if ci else ""
 label = SHORT[est].format(k=budget)
 others = ", ".join(f"T={t:g}: {acc[i, col]:.1%}" for i, t in enumerate(temps) if t != best_t)
 msg = (f"At **{budget} sample{'s' if budget > 1 else ''} per problem** the best temperature is "
-       f"**{best_t:g}**: {label} = **{best_acc:.1%}**{ci} on {P} problems" +
+       f"**{best_t:g}**: {label} = **{value}**{ci} on {P} problems" +
        (f" ({others})." if others else "."))
 if len(temps) > 1 and np.isfinite(lo):
     close = [t for i, t in enumerate(temps) if t != best_t and acc[i, col] >= lo]
@@ -144,6 +150,11 @@ with tab_curves:
         series.append(s)
     st.plotly_chart(accuracy_figure(series, x="samples", budget=budget,
                                     budget_label=f"budget: {budget}"), key="tp_curves")
+    st.caption("Click a temperature in the legend to hide it (with its interval); double-click "
+               "to show it alone." + (
+                   " Error bars are shifted a little sideways per temperature so they do not "
+                   "overlap; each belongs to the budget it sits beside."
+                   if ss["tp_bands"] and len(temps) > MAX_BANDS else ""))
 with tab_div:
     div = {t: answer_diversity(pools_by_t[t]) for t in temps}
     st.plotly_chart(diversity_figure(temps, [div[t]["distinct"] for t in temps],

@@ -60,3 +60,25 @@ def test_a_sampling_failure_is_a_message_not_a_traceback(app, monkeypatch):
     at = run_with(app, seed=987_654)  # not in the pool cache: the page must sample
     assert [e.value for e in at.error] == ["Sampling failed: RuntimeError: model on fire"]
     assert not at.get("plotly_chart")
+
+
+def test_intervals_have_one_decimal_and_many_bands_become_dodged_bars(app):
+    """The best temperature's interval reads like 62.5% [48.1, 75.0] (it was printed in whole
+    percents), and with more temperatures than viz.curves.MAX_BANDS the curves' 95% intervals
+    are error bars in each curve's colour, not overlapping filled bands."""
+    import json
+    import re
+
+    from viz.curves import MAX_BANDS
+    temps = [0.2, 0.4, 0.6, 0.8, 1.0]
+    assert len(temps) > MAX_BANDS
+    at = run_with(app, tp_temps=temps, tp_bands=True)
+    text = page_text(at)
+    assert re.search(r"the best temperature is \*\*[\d.]+\*\*: maj@4 = "
+                     r"\*\*\d{1,3}\.\d%\*\* \[\d{1,3}\.\d, \d{1,3}\.\d\] \(95% Wilson", text), text
+    curves = json.loads(at.get("plotly_chart")[1].proto.spec)["data"]
+    assert not [t for t in curves if t.get("fill")]
+    bars = [t for t in curves if (t.get("error_y") or {}).get("visible")]
+    assert len(bars) == len(temps)
+    lines = {t["legendgroup"]: t["line"]["color"] for t in curves if t.get("mode") == "lines+markers"}
+    assert {b["legendgroup"] for b in bars} == set(lines)

@@ -10,9 +10,9 @@ import pytest
 
 from search.pools import ChainPool
 from search.sweeps import answer_diversity, curve_rows, measured_series, pool_series
-from viz.axes import log125_ticks, log2_ticks, log_axis
-from viz.curves import (BAND_FILL_ALPHA, accuracy_figure, diminishing_returns, diversity_figure,
-                        rgba)
+from viz.axes import log125_ticks, log2_ticks, log_axis, nice_ticks, pct_interval, tick_text
+from viz.curves import (BAND_FILL_ALPHA, CI_BAR_ALPHA, accuracy_figure, diminishing_returns,
+                        diversity_figure, rgba)
 from viz.heatmap import best_temperature, temperature_heatmap
 from viz.voting import mc_wilson, voting_figure
 
@@ -194,3 +194,136 @@ def test_overlapping_bands_have_light_fills_and_dashed_edges_in_their_colour():
         assert lower.fill == "tonexty" and lower.fillcolor == rgba(s["color"], BAND_FILL_ALPHA)
         # Light enough that three overlapping bands still let the grid and curves show.
         assert 1 - (1 - BAND_FILL_ALPHA) ** 3 < 0.3
+
+
+# ------------------------------------------- issue 6 item 5: bands, interval text, nice ticks
+def _seven_temperatures():
+    from plotly.colors import sample_colorscale
+    colors = sample_colorscale("Plasma", [i / 6 * 0.85 for i in range(7)])
+    out = []
+    for i, c in enumerate(colors):
+        s = series(name=f"T = {i}")
+        s.update(color=c, mark_dr=False,
+                 mean=[0.4 + 0.01 * i, 0.6, 0.7, 0.7], ci_low=[0.3, 0.5, 0.6, 0.6],
+                 ci_high=[0.5, 0.7, 0.8, 0.8])
+        out.append(s)
+    return out
+
+
+@pytest.mark.parametrize("x", ["samples", "tokens"])
+def test_many_overlapping_intervals_are_dodged_error_bars_not_bands(x):
+    """Seven curves with 95% intervals (the Temperature page's default): no filled bands (they
+    overlapped into one blur); each curve's interval is an error bar in the curve's own
+    colour, in the curve's legend group (clicking the legend hides both), at a position dodged
+    a little sideways from the budget so no two curves' bars sit on the same x."""
+    ss = _seven_temperatures()
+    fig = accuracy_figure(ss, x=x)
+    assert not [t for t in fig.data if t.fill]  # no filled band at all
+    bars = [t for t in fig.data if t.error_y is not None and t.error_y.visible]
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert len(bars) == len(lines) == 7
+    true_x = np.asarray(ss[0][x], float)
+    xs = []
+    for s, line, bar in zip(ss, lines, bars):
+        assert bar.legendgroup == line.legendgroup and line.line.color == s["color"]
+        assert bar.error_y.color == rgba(s["color"], CI_BAR_ALPHA)
+        m = np.asarray(s["mean"])
+        assert np.allclose(np.asarray(bar.y) + np.asarray(bar.error_y.array), s["ci_high"])
+        assert np.allclose(np.asarray(bar.y) - np.asarray(bar.error_y.arrayminus), s["ci_low"])
+        assert np.allclose(bar.y, m)
+        xs.append(np.asarray(bar.x, float))
+    xs = np.log2(np.array(xs))  # [curve, budget] in octaves
+    gaps = np.diff(xs, axis=0)  # neighbouring curves at the same budget
+    assert (gaps > 0.03).all()  # all distinct, in legend order, visibly apart
+    assert np.abs(xs - np.log2(true_x)).max() <= 0.2  # still at their budget
+    # the x range shows the outermost bars whole
+    lo, hi = fig.layout.xaxis.range
+    assert lo < math.log10(2 ** xs.min()) and hi > math.log10(2 ** xs.max())
+
+
+def test_few_intervals_stay_light_bands():
+    fig = accuracy_figure([series("a"), series("b")])
+    assert len([t for t in fig.data if t.fill == "tonexty"]) == 2
+    assert not [t for t in fig.data if t.error_y is not None and t.error_y.visible]
+    fig = accuracy_figure(_seven_temperatures(), intervals="bands")  # asked for
+    assert len([t for t in fig.data if t.fill == "tonexty"]) == 7
+    with pytest.raises(ValueError):
+        accuracy_figure([series()], intervals="blur")
+
+
+def test_percent_with_interval_has_one_decimal():
+    assert pct_interval(0.625, 0.48125, 0.75) == "62.5% [48.1, 75.0]"
+    assert pct_interval(1.0, 0.7225, 1.0) == "100.0% [72.2, 100.0]"
+    assert pct_interval(0.5, float("nan"), float("nan")) == "50.0%"
+
+
+def _is_nice(vals) -> bool:
+    """Equally spaced by 1, 2, 2.5 or 5 times a power of ten, each a multiple of the step."""
+    v = np.asarray(vals, float)
+    if len(v) < 2:
+        return False
+    steps = np.diff(v)
+    step = steps[0]
+    if not np.allclose(steps, step):
+        return False
+    mant = step / 10 ** math.floor(math.log10(step))
+    return any(abs(mant - m) < 1e-9 for m in (1, 2, 2.5, 5)) and \
+        np.allclose(v / step, np.round(v / step))
+
+
+@pytest.mark.parametrize("lo,hi,vals", [
+    (0, 3.0, [0, 0.5, 1, 1.5, 2, 2.5, 3]),
+    (0, 8, [0, 2, 4, 6, 8]),
+    (0, 5.0, [0, 1, 2, 3, 4, 5]),
+    (0, 32, [0, 5, 10, 15, 20, 25, 30]),
+    (0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1]),
+    (0, 2, [0, 1, 2]),  # integer=True: no half votes
+])
+def test_nice_ticks(lo, hi, vals):
+    got, text = nice_ticks(lo, hi, integer=hi == 2)
+    assert got == pytest.approx(vals) and _is_nice(got)
+    assert text == [tick_text(v) for v in got] and "0.0" not in text
+
+
+def _linear_axes(fig):
+    """(name, axis) of every axis that is neither log nor categorical."""
+    out = []
+    for name in dir(fig.layout):
+        if name.startswith(("xaxis", "yaxis")) and fig.layout[name] is not None:
+            ax = fig.layout[name]
+            if ax.type not in ("log", "category") and ax.visible is not False:
+                out.append((name, ax))
+    return out
+
+
+def test_every_linear_axis_has_nice_explicit_ticks():
+    """The diversity figure's entropy axis read 0.0 / 0.8 / 1.5 / 2.2 / 3.0 (ticks chosen to
+    match the other axis' gridlines); every linear axis of every figure in viz/ (except the
+    tree, whose axes are hidden) now has explicit ticks at 1-2-5 steps."""
+    from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
+    lo, hi = mc_wilson([0.56, 0.54], 1000)
+    figs = {
+        "diversity": diversity_figure([0.2, 0.6, 1.0], [1.2, 3.4, 5.0], [0.1, 1.5, 2.9],
+                                      [0.0, 0.2, 0.3], n=8),
+        "diversity n=32": diversity_figure([0.2, 1.0], [1.2, 13.4], [0.1, 3.5], n=32),
+        "accuracy": accuracy_figure([series()]),
+        "voting": voting_figure([1, 2], [0.55, 0.6], 0.55, mc_ks=[1, 2], mc_mean=[0.56, 0.54],
+                                mc_low=lo, mc_high=hi, trials=1000),
+        "tally": tally_figure({"62": 2, "61": 1}, "62", "62"),
+        "weighted tally": tally_figure({"62": 1.7, "61": 0.4}, "62", "62", weighted=True),
+        "maj curve": maj_curve_figure([1, 2, 3, 4], [0.5, 0.6, 0.7, 0.7], 2),
+        "trajectory": run_trajectory_figure([0, 7, 23, 41], [None, False, True, True], 23),
+    }
+    div = figs["diversity"].layout
+    assert list(div.yaxis2.tickvals) == [0, 0.5, 1, 1.5, 2, 2.5, 3]
+    assert list(div.yaxis2.ticktext) == ["0", "0.5", "1", "1.5", "2", "2.5", "3"]
+    assert list(div.yaxis.tickvals) == [0, 2, 4, 6, 8]
+    assert list(figs["tally"].layout.yaxis.tickvals) == [0, 1, 2]  # whole votes only
+    for name, fig in figs.items():
+        axes = _linear_axes(fig)
+        assert axes, name
+        for axname, ax in axes:
+            assert ax.tickvals is not None and _is_nice(ax.tickvals), (name, axname, ax.tickvals)
+            if ax.range is not None:  # every tick is on the axis
+                assert ax.range[0] - 1e-9 <= min(ax.tickvals) and \
+                    max(ax.tickvals) <= ax.range[1] + 1e-9, (name, axname)

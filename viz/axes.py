@@ -9,6 +9,11 @@ instead, from one place:
   generated tokens;
 - ``log_axis``: the axis dict (``type="log"``, those ticks, a range over the data that
   shows at least two of them) for a range of data.
+
+Linear axes get the same treatment (``nice_ticks``/``linear_axis``): ticks at 1, 2 or 5 times a
+power of ten (0, 0.5, 1, 1.5 ...), never plotly's ticks matched to another axis' gridlines
+(0.0 / 0.8 / 1.5 / 2.2 / 3.0). Numbers people read come from here too: ``fmt_fixed`` (no
+negative zero) and ``pct_interval`` (a percentage with its interval, one decimal).
 """
 from __future__ import annotations
 
@@ -19,9 +24,9 @@ TICKS = {"pow2", "125"}
 
 
 def tick_text(v: float) -> str:
-    """A plain label: integers with thousands separators ("1,024"), fractions as short
-    decimals ("0.5", "0.25")."""
-    if v >= 1 and float(v).is_integer():
+    """A plain label: integers with thousands separators ("1,024", "0", "-2"), fractions as
+    short decimals ("0.5", "0.25")."""
+    if float(v).is_integer():
         return f"{int(v):,}"
     return f"{v:g}"
 
@@ -34,6 +39,48 @@ def fmt_fixed(v: float, digits: int = 4) -> str:
         return "∞" if v > 0 else "-∞"
     s = f"{v:.{digits}f}"
     return s[1:] if s.startswith("-") and float(s) == 0 else s
+
+
+def pct_interval(mean: float, low: float, high: float) -> str:
+    """An accuracy with its interval, in percent with one decimal: "62.5% [48.1, 75.0]"
+    (inputs are proportions in [0, 1]); only "62.5%" when the interval is not finite."""
+    text = f"{fmt_fixed(100 * mean, 1)}%"
+    if math.isfinite(low) and math.isfinite(high):
+        text += f" [{fmt_fixed(100 * low, 1)}, {fmt_fixed(100 * high, 1)}]"
+    return text
+
+
+NICE_STEPS = (1, 2, 5)  # tick steps: these times a power of ten
+
+
+def nice_ticks(lo: float, hi: float, max_ticks: int = 7,
+               integer: bool = False) -> tuple[list[float], list[str]]:
+    """Ticks for a linear axis over [lo, hi] (finite, lo <= hi): the multiples of the smallest
+    step of the form 1, 2 or 5 x 10^e that puts at most ``max_ticks`` (>= 2) ticks inside
+    [lo, hi], with plain labels (``tick_text``: "0", "0.5", "1,000"). ``integer``: steps of at
+    least 1 (counts: no "0.5 votes"). Raises ValueError for a bad range or ``max_ticks``."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi) or max_ticks < 2:
+        raise ValueError(f"need finite lo <= hi and max_ticks >= 2, got {lo}, {hi}, {max_ticks}")
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    e = math.floor(math.log10(span / max_ticks)) - 1
+    while True:
+        for m in NICE_STEPS:
+            step = float(f"{m}e{e}")  # exact decimals (no 0.30000000000000004)
+            if integer and step < 1:
+                continue
+            first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+            if last - first + 1 <= max_ticks:
+                vals = [float(f"{k * m}e{e}") for k in range(first, last + 1)]
+                vals = [0.0 if v == 0 else v for v in vals]
+                return vals, [tick_text(v) for v in vals]
+        e += 1
+
+
+def linear_axis(lo: float, hi: float, max_ticks: int = 7, integer: bool = False) -> dict:
+    """Plotly settings for a linear axis with ``nice_ticks(lo, hi, ...)``: ``tickmode="array"``,
+    ``tickvals``, ``ticktext``."""
+    vals, text = nice_ticks(lo, hi, max_ticks, integer)
+    return dict(tickmode="array", tickvals=vals, ticktext=text)
 
 
 def log2_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:

@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from viz.axes import log_axis
+from viz.axes import linear_axis, log_axis, nice_ticks
 
 PALETTE = qualitative.Plotly
 DR_THRESHOLD = 0.01  # one percentage point of accuracy
@@ -37,7 +37,20 @@ DR_THRESHOLD = 0.01  # one percentage point of accuracy
 BAND_FILL_ALPHA = 0.08
 BAND_EDGE_ALPHA = 0.7
 BAND_EDGE = dict(width=1, dash="dash")
+# More curves with intervals than MAX_BANDS (the Temperature page draws 7 by default): bands
+# would overlap into one blur, so each curve's intervals become error bars in its colour,
+# dodged sideways: at one budget the curves' bars spread over DODGE_OCTAVES of the log x axis
+# (0.3 of a doubling; 7 curves about 0.05 apart, ~10 px at the page's width), in legend order.
+MAX_BANDS = 3
+DODGE_OCTAVES = 0.3
+CI_BAR_ALPHA = 0.85
+INTERVALS = ("auto", "bands", "bars")
 X_TICKS = {"samples": "pow2", "tokens": "125"}  # viz.axes tick series per x axis
+
+# Accuracy axes: 0% to 100% in steps of 20 points (explicit: plotly's own ticks depend on the
+# height a page gives the chart).
+PERCENT_AXIS = dict(tickmode="array", tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
+                    ticktext=["0%", "20%", "40%", "60%", "80%", "100%"])
 
 X_TITLES = {
     "samples": "samples per problem (log₂ scale)",
@@ -82,19 +95,34 @@ def diminishing_returns(ks: Sequence[float], mean: Sequence[float],
 def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
                     budget: Optional[float] = None, budget_label: str = "budget",
                     title: Optional[str] = None, dr_threshold: float = DR_THRESHOLD,
-                    height: int = 460) -> go.Figure:
+                    height: int = 460, intervals: str = "auto") -> go.Figure:
     """Accuracy against compute for several series (see the module docstring).
 
     x: "samples" (log2 axis, ticks at powers of two) or "tokens" (log axis, ticks 1-2-5):
     plain tick labels from ``viz.axes.log_axis``.
-    Bands ("curve" series): a light fill (``BAND_FILL_ALPHA``) between dashed edges in the
-    curve's colour, so overlapping bands stay distinguishable.
+    intervals: how "curve" series draw their 95% intervals. "bands": a light fill
+    (``BAND_FILL_ALPHA``) between dashed edges in the curve's colour. "bars": error bars in the
+    curve's colour (``CI_BAR_ALPHA``), each curve's bars shifted sideways by its own small
+    factor of x (``DODGE_OCTAVES`` shared out in legend order) so no two curves' bars overlap;
+    the curve's line stays at the true x and the hover gives the true budget. "auto" (default):
+    bands for up to ``MAX_BANDS`` curves with intervals, bars beyond (overlapping bands blur).
+    A curve's band or bars share its legend group: clicking its legend entry hides both.
     budget: the slider's budget in the units of ``x``; drawn as a vertical dashed line.
     Every series with ``mark_dr`` gets a star at its point of diminishing returns, defined in
     :func:`diminishing_returns` (the hover says so). The y axis is accuracy in percent.
     """
     if x not in X_TITLES:
         raise ValueError(f"x must be 'samples' or 'tokens', got {x!r}")
+    if intervals not in INTERVALS:
+        raise ValueError(f"intervals must be one of {INTERVALS}, got {intervals!r}")
+
+    def has_ci(s: Mapping) -> bool:
+        lo = np.asarray(s.get("ci_low", [np.nan]), dtype=float)
+        hi = np.asarray(s.get("ci_high", [np.nan]), dtype=float)
+        return s.get("kind", "curve") == "curve" and bool((np.isfinite(lo) & np.isfinite(hi)).any())
+
+    with_ci = [i for i, s in enumerate(series) if has_ci(s)]
+    bars = intervals == "bars" or (intervals == "auto" and len(with_ci) > MAX_BANDS)
     fig = go.Figure()
     xs_all: list[float] = []
     for i, s in enumerate(series):
@@ -114,7 +142,19 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
         group = f"s{i}"
         if kind == "curve":
             band = np.isfinite(lo) & np.isfinite(hi)
-            if band.any():
+            if band.any() and bars:
+                j, m = with_ci.index(i), len(with_ci)
+                shift = 2.0 ** ((j - (m - 1) / 2) * DODGE_OCTAVES / max(1, m - 1))
+                xd = xs[band] * shift
+                xs_all += [v for v in xd.tolist() if v > 0]
+                fig.add_trace(go.Scatter(
+                    x=xd, y=mean[band], mode="markers", marker=dict(size=3, color=color),
+                    error_y=dict(type="data", symmetric=False, array=hi[band] - mean[band],
+                                 arrayminus=mean[band] - lo[band], visible=True,
+                                 color=rgba(color, CI_BAR_ALPHA), thickness=1.5, width=3),
+                    customdata=custom[band], hovertemplate=hover, showlegend=False,
+                    legendgroup=group, name=f"{s['name']} 95% CI"))
+            elif band.any():
                 edge = dict(BAND_EDGE, color=rgba(color, BAND_EDGE_ALPHA))
                 fig.add_trace(go.Scatter(x=xs[band], y=hi[band], mode="lines", line=edge,
                                          hoverinfo="skip", showlegend=False, legendgroup=group,
@@ -166,7 +206,7 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
     xaxis = dict(log_axis(xs_all, X_TICKS[x]), title=X_TITLES[x])
     fig.update_layout(
         title=title, height=height, xaxis=xaxis,
-        yaxis=dict(title="accuracy", tickformat=".0%", range=[-0.02, 1.02]),
+        yaxis=dict(PERCENT_AXIS, title="accuracy", range=[-0.02, 1.02]),
         legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
         margin=dict(l=60, r=20, t=50 if title else 20, b=40), hovermode="closest",
     )
@@ -200,12 +240,17 @@ def diversity_figure(temperatures: Sequence[float], distinct: Sequence[float],
     sub = f" (of {n} chains)" if n else ""
     # With n known both axes run from 0 to their maximum (n answers, log2 n bits), so the
     # height of each curve reads as "how far from all-different".
-    fig.update_yaxes(title_text=f"distinct answers{sub}", rangemode="tozero", secondary_y=False,
-                     range=[0, n * 1.04] if n else None)
-    fig.update_yaxes(title_text="answer entropy (bits)", rangemode="tozero", secondary_y=True,
-                     tickformat=".1f", showgrid=False,
-                     range=[0, math.log2(n) * 1.04] if n and n > 1 else None)
-    fig.update_xaxes(title_text="temperature")
+    # Explicit 1-2-5 ticks on both axes (``viz.axes.nice_ticks``): left to itself plotly gave
+    # the entropy axis ticks matched to the other axis' gridlines, 0.0 / 0.8 / 1.5 / 2.2 / 3.0.
+    top_d = float(n) if n else max([1.0, *[float(v) for v in distinct if math.isfinite(v)]])
+    top_h = math.log2(n) if n and n > 1 else max(
+        [1.0, *[float(v) for v in entropy_bits if math.isfinite(v)]])
+    fig.update_yaxes(title_text=f"distinct answers{sub}", secondary_y=False,
+                     range=[0, top_d * 1.04], **linear_axis(0, top_d, integer=True))
+    fig.update_yaxes(title_text="answer entropy (bits)", secondary_y=True, showgrid=False,
+                     range=[0, top_h * 1.04], **linear_axis(0, top_h))
+    fig.update_xaxes(title_text="temperature",
+                     **linear_axis(float(min(t, default=0.0)), float(max(t, default=1.0))))
     fig.update_layout(height=height, legend=dict(orientation="h", y=-0.25, x=0),
                       margin=dict(l=60, r=60, t=20, b=40))
     return fig

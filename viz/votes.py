@@ -10,6 +10,8 @@ from typing import Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 
+from viz.axes import linear_axis
+
 GOLD_COLOR = "#2ca02c"
 OTHER_COLOR = "#7f7f7f"
 WINNER_LINE = "#ff7f0e"
@@ -83,8 +85,11 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         plot_bgcolor="white",
         title=dict(text="weighted vote tally" if weighted else "vote tally", font=dict(size=14)),
         xaxis=dict(type="category", title=dict(text="answer")),
+        # Whole votes only (no "0.5 votes" tick); weights at 1-2-5 steps.
         yaxis=dict(title=dict(text="weight" if weighted else "votes"), gridcolor="#eee",
-                   rangemode="tozero"),
+                   rangemode="tozero",
+                   **linear_axis(0, max([1.0, *map(float, votes)]), max_ticks=6,
+                                 integer=not weighted)),
         showlegend=False, annotations=annotations)
     return _figure([bar], layout)
 
@@ -103,7 +108,9 @@ def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Opti
     layout = dict(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
                   title=dict(text="P(correct) of majority vote vs chains (this problem)",
                              font=dict(size=14)),
-                  xaxis=dict(title=dict(text=xt), gridcolor="#eee"),
+                  xaxis=dict(title=dict(text=xt), gridcolor="#eee",  # whole chains only
+                             **linear_axis(min(ks, default=1), max(ks, default=1),
+                                           integer=True)),
                   # Headroom above 1: the budget label sits inside the plot, over the curve.
                   yaxis=dict(title=dict(text="P(correct)"), range=[-0.03, 1.2],
                              tickvals=[0, 0.25, 0.5, 0.75, 1], gridcolor="#eee"),
@@ -125,7 +132,9 @@ def run_trajectory_figure(tokens: Sequence[int], correct: Sequence[Optional[bool
     layout = dict(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
                   title=dict(text="this run's answer correct? vs budget (one run)",
                              font=dict(size=14)),
-                  xaxis=dict(title=dict(text="generated tokens"), gridcolor="#eee"),
+                  xaxis=dict(title=dict(text="generated tokens"), gridcolor="#eee",
+                             **linear_axis(min(tokens, default=0), max(tokens, default=1),
+                                           integer=True)),
                   yaxis=dict(tickvals=[0, 1], ticktext=["wrong / none", "correct"],
                              range=[-0.2, 1.2]),
                   showlegend=False)

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from viz.axes import log_axis
+from viz.curves import PERCENT_AXIS
 
 PALETTE = qualitative.Plotly
 INTERVAL_LABEL = "95% Wilson interval"
@@ -74,7 +75,7 @@ def voting_figure(ks: Sequence[int], exact: Sequence[float], p: float,
     fig.update_layout(
         title=title, height=height,
         xaxis=dict(log_axis([1.0, *ks.tolist()], "pow2"), title="votes k (log₂ scale)"),
-        yaxis=dict(title="P(majority vote is correct)", tickformat=".0%", range=[-0.02, 1.02]),
+        yaxis=dict(PERCENT_AXIS, title="P(majority vote is correct)", range=[-0.02, 1.02]),
         legend=dict(orientation="h", y=-0.2, x=0),
         margin=dict(l=60, r=20, t=50 if title else 20, b=40),
     )
