@@ -362,7 +362,7 @@ def test_projector_1280x720_tree_on_the_first_screen_and_nothing_cut_off(server,
     page = ctx.new_page()
     page.set_default_timeout(UI_TIMEOUT)
     try:
-        page.goto(server + f"/?n={CHAINS}&run=1", timeout=PAGE_TIMEOUT)
+        page.goto(server + "/?run=1", timeout=PAGE_TIMEOUT)  # the default run: 16 chains
         expect(page.locator(key("at")).get_by_role("slider")).to_be_attached(timeout=RUN_TIMEOUT)
         poll(lambda: status(page), lambda s: s[0] == s[1] > 0, "end of the run", RUN_TIMEOUT)
         chart = page.locator(key("tree_chart"))
@@ -372,6 +372,15 @@ def test_projector_1280x720_tree_on_the_first_screen_and_nothing_cut_off(server,
         box = chart.bounding_box()
         assert box is not None and box["y"] >= 0
         assert box["y"] + 200 <= 720, f"the tree starts at y={box['y']:.0f} px of 720"
+        # Every node of the default run's tree is on the first screen, and the vote tally's
+        # bars begin there too.
+        bottoms = page.evaluate("""(sel) => Array.from(
+            document.querySelectorAll(`${sel} .js-plotly-plot g.points path.point`)).map(
+            p => p.getBoundingClientRect().bottom)""", key("tree_chart"))
+        assert bottoms and max(bottoms) <= 720, \
+            f"{sum(b > 720 for b in bottoms)} of {len(bottoms)} node markers below the fold"
+        tally = page.locator(key("tree_tally")).bounding_box()
+        assert tally is not None and tally["y"] + 200 <= 720, f"tally at y={tally['y']:.0f}"
         # Text beside the tree's nodes (steps, answers, the problem), at least 13 px.
         sizes = page.evaluate("""(sel) => Array.from(
             document.querySelectorAll(`${sel} .js-plotly-plot g.textpoint text`)).map(

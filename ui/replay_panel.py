@@ -1,8 +1,8 @@
 """The Search tree page's replay panel: a finished (or loaded) run at any budget (streamlit).
 
-``replay_panel(result, ...)`` draws, top to bottom: Play/Pause beside the one-line status, the
-budget slider, the tree (and under it the P(correct) curve) beside the node inspector and the
-vote tally, then the run's summary (settings, answer, compute). What stood at a budget comes from
+``replay_panel(result, ...)`` draws, top to bottom: Play/Pause beside the one-line status and,
+under that line, the budget slider; the tree (and under it the P(correct) curve) beside the vote
+tally and the node inspector, then the run's summary (settings, answer, compute). What stood at a budget comes from
 ``ui.replay``; the figures from ``viz.tree`` and ``viz.votes``. Compact on purpose: on a
 1280x720 screen the tree starts within the first screen after a run.
 
@@ -159,17 +159,18 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
     # Play beside the one-line status, the slider (its meaning in the status line's help)
     # under them: two short rows between the controls and the tree.
     state = state_at(res, budget)
-    play, line = st.columns([1, 7], vertical_alignment="center")
+    play, line = st.columns([1, 7], vertical_alignment="bottom")
     with play:
         _play_button(res)
-    line.markdown(status_line(state), help=SLIDER_HELP)
-    if total > 0 and playing:  # a display of PLAY_AT: its value coming back is never read
-        ss[PLAY_SLIDER] = budget
-        st.select_slider("Budget: generated tokens (playing)", positions, key=PLAY_SLIDER,
-                         disabled=True, label_visibility="collapsed")
-    elif total > 0:
-        st.select_slider("Budget: generated tokens (replays the log, no model calls)",
-                         positions, key=AT, label_visibility="collapsed")
+    with line:
+        st.markdown(status_line(state), help=SLIDER_HELP)
+        if total > 0 and playing:  # a display of PLAY_AT: its value coming back is never read
+            ss[PLAY_SLIDER] = budget
+            st.select_slider("Budget: generated tokens (playing)", positions, key=PLAY_SLIDER,
+                             disabled=True, label_visibility="collapsed")
+        elif total > 0:
+            st.select_slider("Budget: generated tokens (replays the log, no model calls)",
+                             positions, key=AT, label_visibility="collapsed")
 
     # The node the user clicked (a new chart selection) becomes the inspected node.
     sel = ss.get("tree_chart")
@@ -192,13 +193,13 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
-    with right:
-        node_panel(res, state, nid)
+    with right:  # the votes first: what the run answered, on the first screen
         vr = state.votes
         st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
                                      abstained=vr.abstained, weighted=is_weighted(res)),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(f"Tie rule: {TIE_RULE}.")
+        node_panel(res, state, nid)
     if end_of_play:
         st.rerun()  # the whole page: drops the timer, Pause turns back into Play
 
