@@ -253,7 +253,8 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     tally = chart(at, "tree_tally")
     bars = tally["data"][0]
     assert dict(zip(bars.get("x", []), bars.get("y", []))) == res.tally
-    assert any(c.startswith("Tie rule: ties are broken") for c in texts(at.caption))
+    assert any(c.startswith("The answer is the tally's largest bar (★). Tie rule: ties are "
+                            "broken") for c in texts(at.caption))
     # Self-consistency colours the tree by the share of chains through each node.
     tree_spec = chart(at, "tree_chart")
     assert "share of chains" in tree_spec["layout"]["coloraxis"]["colorbar"]["title"]["text"]
@@ -323,6 +324,8 @@ def test_node_inspector_and_mcts_uct_terms():
     # MCTS colours by Q: the tree chart's colour bar says so.
     tree_spec = chart(at, "tree_chart")
     assert "Q: mean value" in tree_spec["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    # The tally's caption says MCTS answers by visits, not by the tally's tallest bar.
+    assert any(c.startswith("MCTS answers along the most-visited path") for c in texts(at.caption))
 
 
 # ------------------------------------------------------------------------------ live runs

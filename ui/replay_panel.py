@@ -81,6 +81,19 @@ def status_line(state: ReplayState) -> str:
             f"**{abstained} abstained** · answer **{ans}**{verdict}")
 
 
+def answer_rule(res: SearchResult) -> str:
+    """One sentence: where the run's answer comes from, and so why it can differ from the
+    tally's tallest bar (MCTS by visits, beam by the best score)."""
+    final = res.config.get("final")
+    if res.strategy == "mcts" and final != "vote":
+        return ("MCTS answers along the most-visited path from the root (★), which need not be "
+                "the tally's tallest bar: the tally counts the answers its rollouts reached.")
+    if res.strategy == "beam" and final != "vote":
+        return ("Beam search answers with its best-scoring finished chain (★), which need not "
+                "be the tally's tallest bar: the tally counts every finished chain.")
+    return "The answer is the tally's largest bar (★)."
+
+
 def frame_seconds(positions: list[int]) -> float:
     """Seconds per animation frame for a log with these slider stops: PLAY_TOTAL over the
     frames, never under PLAY_SECONDS."""
@@ -198,7 +211,7 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
         st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
                                      abstained=vr.abstained, weighted=is_weighted(res)),
                         key="tree_tally", config=SMALL_CONFIG)
-        st.caption(f"Tie rule: {TIE_RULE}.")
+        st.caption(answer_rule(res) + f" Tie rule: {TIE_RULE}.")
         node_panel(res, state, nid)
     if end_of_play:
         st.rerun()  # the whole page: drops the timer, Pause turns back into Play
