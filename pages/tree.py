@@ -13,7 +13,7 @@ import random
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from search.tasks import ProblemError, get_task
+from search.tasks import ProblemError
 from search.tree import SearchResult
 from ui import common
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
@@ -24,18 +24,21 @@ from ui.replay_panel import replay_panel, reset
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
 SOURCE, UPLOAD_ID = "tree_source", "tree_upload_id"
 UPLOAD_ERR, PENDING_AT = "tree_upload_error", "tree_pending_at"
+PAGE_TASK = "tree_task"  # the task the page last drew: a change resets the problem
 
 # Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines).
-STRATEGY_LABELS = {"majority": "self-consistency", "beam": "beam search", "mcts": "MCTS"}
+STRATEGY_LABELS = {"majority": "self-consistency", "beam": "beam search", "mcts": "MCTS",
+                   "tot": "ToT BFS", "tot_dfs": "ToT DFS"}
 STRATEGY_HELP = (
     "**self-consistency**: sample N whole chains independently and answer with their majority "
     "vote.  \n**beam search**: grow chains one step at a time, keeping only the best few "
     "partial chains (the beam) as judged by the scorer.  \n**MCTS** (Monte Carlo tree search): "
     "repeatedly pick a promising step by UCT, try a continuation, score it and back the value "
-    "up the tree.")
-KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims"}
-# The strategies this page offers: those it has controls and help for. Tree-of-Thoughts
-# (search.strategies "tot"/"tot_dfs") joins with the task picker (issue 7 item 7).
+    "up the tree.  \n**ToT BFS** (Tree of Thoughts, breadth-first): propose k next steps of "
+    "every kept state, value them with the scorer, keep the b best at each depth.  \n"
+    "**ToT DFS**: go deep along the best-valued step, prune states valued at or below a "
+    "threshold, backtrack when stuck.")
+KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims", "tot": "b", "tot_dfs": "states"}
 PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
@@ -46,24 +49,62 @@ KNOB_HELP = {
             "sampled next steps and the scorer keeps the best; wider costs more tokens.",
     "mcts": "How many MCTS rounds to run (select a node by UCT, expand it, evaluate, back the "
             "value up). More simulations grow a bigger tree and cost more tokens.",
+    "tot": f"Breadth b: how many best-valued states ToT keeps at each depth (each gets "
+           f"k = {DEFAULTS['tot']['k']} proposed next steps). Yao et al. used b = 1 and b = 5.",
+    "tot_dfs": f"At most this many states are expanded (k = {DEFAULTS['tot_dfs']['k']} "
+               f"proposals each) before DFS gives up; states valued at or below "
+               f"{DEFAULTS['tot_dfs']['threshold']} are pruned.",
 }
 SCORERS = {"confidence": "model confidence",
-           "checker": "exact checker: perfect process verifier"}
+           "checker": "exact checker: perfect process verifier",
+           "perfect": "perfect value: exact solvability",
+           "learned": "learned value: a small model"}
 SCORER_HELP = (
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
     "the model's own probability of its steps, no extra model. **Exact checker**: compares "
     "every step with the true arithmetic, a perfect *process* verifier. It is not a ceiling "
     "for every verifier: it rejects a chain that reaches the right answer through a wrong step. "
-    "Beam search and MCTS are guided by it; self-consistency only records it on each "
-    "finished chain (see the node inspector).")
+    "**Perfect value**: whether a right answer is still reachable from the state, computed "
+    "exactly (an oracle no real model has). **Learned value**: a small model's estimate of the "
+    "same thing, trained on training problems only: it can be wrong. "
+    "Beam search, MCTS and ToT are guided by the scorer; self-consistency only records it on "
+    "each finished chain (see the node inspector).")
 C_HELP = ("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)), the rule MCTS "
           "uses to pick the next node. 0 always follows the best value Q so far; larger values "
           "try less-visited steps more often.")
+
+
+def task_scorers(task) -> list[str]:
+    """The scorers that apply to ``task``: confidence always; the exact checker and the perfect
+    value where the task has them; the learned value where its weights are present."""
+    out = ["confidence"]
+    if task.step_checker(task.example) is not None:
+        out.append("checker")
+    if task.state_value(task.example, []) is not None:
+        out.append("perfect")
+    from search.models.value import value_dir
+    d = value_dir(task)
+    if d is not None and (d / "config.json").exists():
+        out.append("learned")
+    return out
+
+
+def default_scorer(task) -> str:
+    """ToT needs a value: the learned one where there is one, else the perfect one (Game of
+    24); arithmetic keeps the model's confidence."""
+    have = task_scorers(task)
+    if task.name == "arithmetic":
+        return "confidence"
+    return next((s for s in ("learned", "perfect") if s in have), "confidence")
+
+
+TASK = common.current_task()
+TASK_SCORERS = task_scorers(TASK)
 PARAMS = [
-    UrlParam("problem", "8*7+6", text(200)),
+    UrlParam("problem", TASK.example, text(200)),
     UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
     *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
-    UrlParam("scorer", "confidence", one_of(SCORERS)),
+    UrlParam("scorer", default_scorer(TASK), one_of(SCORERS)),
     UrlParam("c", C_DEFAULT, float_in(0.0, 100.0), show_float),
 ]
 
@@ -89,26 +130,39 @@ def set_result(result: SearchResult, source: str) -> None:
 
 
 def draw_problem() -> None:
-    ss["problem"] = random.choice(get_task("arithmetic").split("heldout")).text
+    ss["problem"] = random.choice(TASK.split("heldout")).text
+
+
+# The task picked in the sidebar changed: its own example problem and default scorer, and a
+# result of another task is not shown.
+if ss.get(PAGE_TASK) not in (None, TASK.name):
+    try:
+        TASK.canonical(ss["problem"])
+    except ProblemError:
+        ss["problem"] = TASK.example
+    ss["scorer"] = default_scorer(TASK)
+ss[PAGE_TASK] = TASK.name
+if ss.get("scorer") not in TASK_SCORERS:
+    ss["scorer"] = default_scorer(TASK)
 
 
 # ----------------------------------------------------------------------------- controls
 # Two rows of controls (the problem and Run; the strategy and its settings), so that after a
 # run the tree starts within a 720 px high screen (tests/test_browser.py checks it).
 st.title("Search tree")
-st.caption("A small model solves arithmetic in thought steps; a search strategy spends more "
-           "compute on it. Run, watch the tree grow, replay it at any budget.")
+st.caption(f"A small model solves {TASK.label} problems in thought steps; a search strategy "
+           "spends more compute on it. Run, watch the tree grow, replay it at any budget.")
 
 row1 = st.columns([3.2, 1.9, 0.8, 0.8], vertical_alignment="bottom")
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
-row1[0].text_input("Problem", **bind("problem"),
-                   help="An expression with + - * and parentheses, e.g. 8*7+6 or (12+5)*3-4.")
+row1[0].text_input("Problem", **bind("problem"), help=TASK.input_hint[:1].upper()
+                   + TASK.input_hint[1:] + ".")
 row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running,
                icon=":material/casino:", width="stretch",
                help="A random problem the model never saw in training.")
 problem, parse_error = None, None
 try:
-    problem = get_task("arithmetic").canonical(ss["problem"])
+    problem = TASK.canonical(ss["problem"])
 except ProblemError as e:
     parse_error = str(e)
 
@@ -118,7 +172,7 @@ strategy = c1.selectbox("Strategy", PAGE_STRATEGIES, **bind("strategy"),
 knob = KNOB_KEY[strategy]
 c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
                 MAX_BUDGET[strategy], step=1, **bind(knob), help=KNOB_HELP[strategy])
-c3.selectbox("Scorer", list(SCORERS), **bind("scorer"), format_func=SCORERS.get,
+c3.selectbox("Scorer", TASK_SCORERS, **bind("scorer"), format_func=SCORERS.get,
              help=SCORER_HELP)
 if strategy == "mcts":
     c4.number_input("Exploration c", 0.0, 100.0, step=0.1, **bind("c"), help=C_HELP)
@@ -138,7 +192,8 @@ def spec_now() -> RunSpec:
     s = common.sampling_settings()
     return RunSpec(text=ss["problem"], strategy=strategy, budget=int(ss[knob]),
                    temperature=float(s["temperature"]), top_p=float(s["top_p"]),
-                   seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", C_DEFAULT)))
+                   seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", C_DEFAULT)),
+                   task=TASK.name)
 
 
 def launch() -> None:
@@ -198,6 +253,8 @@ if running:
 
 # ---------------------------------------------------------------------------- replay view
 res = ss.get(RESULT)
+if res is not None and res.task != TASK.name:
+    res = None  # a result of the task picked before: its tree is not this task's
 if res is not None and not running:
     replay_panel(res, ss.get(SOURCE, "run"), policy)
 elif not running and problem is not None:

@@ -37,6 +37,30 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_game24_model_dir(tmp_path_factory) -> Path:
+    """A randomly initialised 2-layer GPT-2 with the Game of 24 task's tokenizer (for pages and
+    strategies on that task without its trained weights)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from search.models.train import task_tokenizer
+    from search.tasks import get_task
+    torch.manual_seed(0)
+    tok = task_tokenizer(get_task("game24"))
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=192, n_embd=32, n_layer=2, n_head=2,
+                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
+                     pad_token_id=tok.pad_token_id)
+    model = GPT2LMHeadModel(cfg)
+    with torch.no_grad():  # short steps: towards the delimiter and EOS
+        model.lm_head.weight[tok.convert_tokens_to_ids("\n")] += 0.3
+        model.lm_head.weight[tok.eos_token_id] += 0.2
+    out = tmp_path_factory.mktemp("tiny_game24_model")
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
 def tiny_policy(tiny_model_dir):
     from search.models.hf import HFPolicy
     return HFPolicy(tiny_model_dir, device="cpu")

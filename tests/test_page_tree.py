@@ -129,8 +129,8 @@ def test_page_renders_with_defaults():
     strategy = at.selectbox(key=w("strategy"))
     # Short labels (they fit the dropdown), explained in the help text.
     assert strategy.value == "majority" and strategy.options == [
-        "self-consistency", "beam search", "MCTS"]
-    assert all(w in strategy.help for w in ("majority", "beam", "UCT"))
+        "self-consistency", "beam search", "MCTS", "ToT BFS", "ToT DFS"]
+    assert all(w in strategy.help for w in ("majority", "beam", "UCT", "Tree of Thoughts"))
     knob = at.number_input(key=w("n"))
     assert knob.label == "Chains N" and knob.value == 16 and "vote" in knob.help
     scorer = at.selectbox(key=w("scorer"))
@@ -346,7 +346,7 @@ class GatedPolicy:
 def test_live_run_grows_in_the_background_and_stops(monkeypatch):
     import ui.common
     gated = GatedPolicy(ui.common.get_policy())
-    monkeypatch.setattr(ui.common, "get_policy", lambda: gated)
+    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: gated)
     at = None
     try:
         at = new_app()
@@ -599,3 +599,47 @@ def test_before_any_run_the_page_shows_the_problem_as_the_trees_root():
     at.text_input(key=w("problem")).set_value("8*7+6").run()
     spec = chart(at, "tree_empty_chart")
     assert "8*7+6" in json.dumps(spec["data"]) + json.dumps(spec["layout"].get("annotations", []))
+
+
+# -------------------------------------------------------------------------- Game of 24
+def test_task_picker_switches_to_game24_and_runs_tot_bfs(monkeypatch, tiny_game24_model_dir):
+    """The sidebar's task picker (URL-synced) switches the page to Game of 24: its example
+    puzzle, ToT among the strategies, the perfect value offered as the scorer; a ToT BFS run
+    draws a tree whose states carry the numbers left and whose dead ends are marked."""
+    from search.models.value import value_dir
+    from search.tasks import get_task
+    if not os.environ.get("THOUGHTSCOPE_MODEL_GAME24") and not (
+            get_task("game24").model_dir / "model.safetensors").exists():
+        monkeypatch.setenv("THOUGHTSCOPE_MODEL_GAME24", str(tiny_game24_model_dir))
+    at = new_app()
+    assert at.selectbox(key=w("task")).value == "arithmetic" and at.query_params["task"] == "arithmetic"
+    at.text_input(key=w("problem")).set_value("3*4+5").run()
+    at.selectbox(key=w("task")).set_value("game24").run()
+    assert not at.exception, at.exception
+    assert at.query_params["task"] == "game24"
+    assert at.text_input(key=w("problem")).value == "4 9 10 13"  # 3*4+5 is not a puzzle
+    assert {"ToT BFS", "ToT DFS"} <= set(at.selectbox(key=w("strategy")).options)
+    scorers = at.selectbox(key=w("scorer"))
+    learned = value_dir(get_task("game24")) is not None and (
+        value_dir(get_task("game24")) / "config.json").exists()
+    assert scorers.value == ("learned" if learned else "perfect")
+    assert set(scorers.options) >= {"model confidence", "perfect value: exact solvability"}
+    at.selectbox(key=w("strategy")).set_value("tot").run()
+    at.selectbox(key=w("scorer")).set_value("perfect").run()
+    res = run_once(at, b=2)
+    assert res.task == "game24" and res.strategy == "tot" and res.problem == "4 9 10 13"
+    assert res.config["scorer"] == "perfect"
+    # The tree's labels: each unfinished state's numbers left (or "invalid"), dead ends marked.
+    spec = chart(at, "tree_chart")
+    from ui.replay import task_marks
+    labels, dead = task_marks(res.tree)
+    for nid, lab in labels.items():
+        assert lab == "invalid" or len(lab.split()) == 4 - res.tree.nodes[nid].depth, lab
+    texts_ = [t for tr in spec["data"] for t in (tr.get("text") or []) if t]
+    assert all(any(t.startswith(l[:4]) for t in texts_) for l in labels.values())
+    names = {tr.get("name") for tr in spec["data"]}
+    assert bool(dead) == ("dead end (no right answer reachable)" in names)
+    # Back to arithmetic: its example again, and the Game-of-24 result is not shown.
+    at.selectbox(key=w("task")).set_value("arithmetic").run()
+    assert at.text_input(key=w("problem")).value == "8*7+6"
+    assert not [s for s in at.select_slider if s.key == "at"]

@@ -95,41 +95,63 @@ def ensure_router() -> None:
         model_card(sidebar(uses), uses)
 
 
+# ---------------------------------------------------------------------------------- task
+TASK = "task"  # session-state key and URL parameter of the task every page works on
+TASK_DEFAULT = "arithmetic"
+
+
+def current_task():
+    """The Task the pages work on (``st.session_state[TASK]``, a registry name; the sidebar's
+    picker sets it, the URL's ``task`` opens it)."""
+    from search.tasks import get_task
+    return get_task(st.session_state.get(TASK, TASK_DEFAULT))
+
+
+def task_label(name: str) -> str:
+    from search.tasks import get_task
+    return get_task(name).label
+
+
 # --------------------------------------------------------------------------------- model
 @st.cache_resource(show_spinner="Loading the model…")
-def _policy(path: str, device: Optional[str]):
+def _policy(path: str, device: Optional[str], task: str = TASK_DEFAULT):
     from search.models.hf import load_bundled
-    return load_bundled(device)
+    return load_bundled(device, task=task)
 
 
 _loaded: set = set()  # model paths this process has loaded (the cache holds them)
 
 
-def get_policy():
-    """The app's policy (bundled model unless ``$THOUGHTSCOPE_MODEL`` names another folder),
+def get_policy(task: Optional[str] = None):
+    """The policy of ``task`` (a registry name; None: the current task): its bundled model
+    unless the environment names another folder (``search.models.hf.default_model_path``),
     loaded once per process. Raises OSError when no model is found."""
     from search.models.hf import default_model_path
-    path = str(default_model_path())
-    policy = _policy(path, None)
+    task = task or current_task().name
+    path = str(default_model_path(task))
+    policy = _policy(path, None, task)
     _loaded.add(path)
     return policy
 
 
-def model_loaded() -> bool:
-    """Whether this process already holds the app's model (so using it costs no loading)."""
+def model_loaded(task: Optional[str] = None) -> bool:
+    """Whether this process already holds the task's model (so using it costs no loading)."""
     from search.models.hf import default_model_path
-    return str(default_model_path()) in _loaded
+    return str(default_model_path(task or current_task().name)) in _loaded
 
 
-def policy_or_none() -> tuple[Any, Optional[str]]:
-    """(policy, None), or (None, message) when the model cannot be loaded."""
+def policy_or_none(task: Optional[str] = None) -> tuple[Any, Optional[str]]:
+    """(policy, None), or (None, message) when the task's model cannot be loaded."""
+    task = task or current_task().name
     try:
-        return get_policy(), None
+        return get_policy(task), None
     except Exception as e:  # a missing/broken model folder must not take the app down
         from search.models.hf import default_model_path
-        return None, (f"No model could be loaded from {default_model_path()} "
-                      f"({type(e).__name__}: {e}). Train or copy the bundled model there, or set "
-                      "THOUGHTSCOPE_MODEL to a folder with a Hugging Face causal LM.")
+        env = f"THOUGHTSCOPE_MODEL_{task.upper()}"
+        return None, (f"No model could be loaded from {default_model_path(task)} "
+                      f"({type(e).__name__}: {e}). Train it with `python -m search train "
+                      f"--task {task}`, copy the bundled model there, or set {env} to a folder "
+                      "with a Hugging Face causal LM.")
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
@@ -293,13 +315,25 @@ def sampling_settings() -> dict:
 LOADING = "loading the model…"
 
 
+def _task_params() -> list[UrlParam]:
+    from search.tasks import TASKS
+    return [UrlParam(TASK, TASK_DEFAULT, one_of(TASKS))]
+
+
 def sidebar(uses_model: bool = True):
-    """Shared sampling settings, and a slot for the model card (drawn by app.py on every page).
-    Returns the slot: app.py fills it with ``model_card`` after the page ran, so a cold start
-    shows the page before the model has loaded. The slot says LOADING only while the model is
-    really about to load: on a page that uses it, before this process has loaded it."""
-    url_params("sidebar", SAMPLING_PARAMS)
+    """The task picker, shared sampling settings, and a slot for the model card (drawn by app.py
+    on every page). Returns the slot: app.py fills it with ``model_card`` after the page ran,
+    so a cold start shows the page before the model has loaded. The slot says LOADING only
+    while the model is really about to load: on a page that uses it, before this process has
+    loaded it."""
+    from search.tasks import TASKS
+    url_params("sidebar", SAMPLING_PARAMS + _task_params())
     with st.sidebar:
+        st.selectbox("Task", list(TASKS), **bind(TASK), format_func=task_label,
+                     help="The kind of problem every page works on; each task has its own "
+                          "bundled model. Arithmetic: expressions solved one operation per "
+                          "step. Game of 24: combine four numbers with + - * / to make 24, "
+                          "two numbers per step (Yao et al. 2023's Tree-of-Thoughts benchmark).")
         st.markdown("#### Model")
         slot = st.empty()
         if model_loaded():
@@ -314,7 +348,7 @@ def sidebar(uses_model: bool = True):
                        "reaches p (1.0 keeps all).")
         st.number_input("Seed", 0, MAX_SEED, step=1, **bind(SEED),
                         help="Same seed and settings give the same run.")
-    write_url(SAMPLING_PARAMS)
+    write_url(SAMPLING_PARAMS + _task_params())
     return slot
 
 

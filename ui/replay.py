@@ -15,6 +15,7 @@ from typing import Optional
 
 from search.scaling import maj_at_k
 from search.strategies.mcts import answer_by_visits
+from search.tasks import ProblemError, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import VoteResult, vote
 
@@ -35,12 +36,57 @@ class ReplayState:
 
     @property
     def correct(self) -> Optional[bool]:
-        return None if self.gold is None or self.answer is None else self.answer == self.gold
+        """The answer judged by the task's gold check (``is_right``): Game of 24 has many right
+        expressions, not only the gold one. None without an answer or a gold."""
+        if self.gold is None or self.answer is None:
+            return None
+        return is_right(self.tree.task, self.tree.problem, self.answer, self.gold)
 
     @property
     def abstained(self) -> int:
         """Finished chains without an answer so far (they cast no vote)."""
         return self.votes.abstained
+
+
+@lru_cache(maxsize=4096)
+def is_right(task: str, problem: str, answer: Optional[str], gold: Optional[str]) -> bool:
+    """Whether ``answer`` solves ``problem`` by ``task``'s gold check (``Task.is_correct``; a
+    problem the task cannot read: the answer equals the recorded gold)."""
+    if answer is None:
+        return False
+    try:
+        return get_task(task).is_correct(problem, answer)
+    except (ProblemError, ValueError):
+        return answer == gold
+
+
+@lru_cache(maxsize=8192)
+def _state_marks(task: str, problem: str, steps: tuple) -> tuple[Optional[str], bool]:
+    t = get_task(task)
+    try:
+        label = t.state_label(problem, list(steps))
+        value = t.state_value(problem, list(steps))
+    except (ProblemError, ValueError):
+        return None, False
+    return label, value is not None and value <= 0.0
+
+
+def task_marks(tree: SearchTree) -> tuple[dict, list]:
+    """(labels, dead ends) of ``tree`` for ``viz.tree.tree_figure``: each unfinished node's
+    short state from its task (``Task.state_label``: Game of 24's numbers left) and the ids of
+    those whose exact value (``Task.state_value``) says no right answer is reachable any more
+    (Game of 24: the numbers left cannot make 24; arithmetic: a wrong step). Cached per
+    (problem, steps)."""
+    labels, dead = {}, []
+    for nid, n in tree.nodes.items():
+        if nid == 0 or n.terminal:
+            continue
+        label, is_dead = _state_marks(tree.task, tree.problem, tuple(tree.steps_to(nid)))
+        if label is not None:
+            labels[nid] = label
+        if is_dead:
+            dead.append(nid)
+    return labels, dead
 
 
 def total_tokens(result: SearchResult) -> int:
@@ -50,6 +96,8 @@ def total_tokens(result: SearchResult) -> int:
 
 
 def _rule(result: SearchResult) -> str:
+    if result.strategy in ("tot", "tot_dfs"):
+        return "best"  # the best-valued finished chain (the recorded final event at the end)
     if result.strategy == "beam":
         return result.config.get("final", "best")
     if result.strategy == "mcts":
@@ -138,9 +186,14 @@ def curve_ks(n: int) -> list[int]:
 
 
 @lru_cache(maxsize=32)
-def _maj_curve(answers: tuple, gold: str) -> tuple[tuple, tuple]:
+def _maj_curve(answers: tuple, gold: str, right: tuple = ()) -> tuple[tuple, tuple]:
+    """maj@k for k in ``curve_ks``: the sum over the right answer classes (``right``; just the
+    gold when empty) of maj@k with that class as the gold. At most one class wins a subset
+    alone and a t-way tie credits each tied class 1/t, so the sum is the probability that the
+    vote's answer is right (as ``search.pools``)."""
     ks = curve_ks(len(answers))
-    return tuple(ks), tuple(maj_at_k(list(answers), gold, k) for k in ks)
+    classes = right or (gold,)
+    return tuple(ks), tuple(sum(maj_at_k(list(answers), c, k) for c in classes) for k in ks)
 
 
 def majority_curve(result: SearchResult) -> Optional[dict]:
@@ -152,7 +205,9 @@ def majority_curve(result: SearchResult) -> Optional[dict]:
     answers = tuple(v["answer"] for v in result.tree.votes)
     if not answers:
         return None
-    ks, ps = _maj_curve(answers, result.gold)
+    right = tuple(sorted({a for a in answers if a is not None
+                          and is_right(result.task, result.problem, a, result.gold)}))
+    ks, ps = _maj_curve(answers, result.gold, right or (result.gold,))
     total = total_tokens(result)
     return {"ks": list(ks), "p": list(ps), "tokens_per_chain": total / len(answers)}
 
@@ -185,7 +240,8 @@ def trajectory(result: SearchResult) -> Optional[dict]:
             i += 1
         ans, _, _ = decide(tree, result)
         tokens.append(b)
-        correct.append(None if ans is None else ans == result.gold)
+        correct.append(None if ans is None else is_right(result.task, result.problem, ans,
+                                                         result.gold))
     out = {"tokens": tokens, "correct": correct}
     if len(_TRAJ) > 16:
         _TRAJ.clear()

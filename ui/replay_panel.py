@@ -38,8 +38,8 @@ from search.voting import TIE_RULE
 from ui import common
 from ui.common import md, plural
 from ui.node_panel import NODE, node_panel
-from ui.replay import (ReplayState, is_weighted, majority_curve, snap, state_at, stops,
-                       total_tokens, trajectory)
+from ui.replay import (ReplayState, is_right, is_weighted, majority_curve, snap, state_at,
+                       stops, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
 
@@ -88,6 +88,9 @@ def answer_rule(res: SearchResult) -> str:
     if res.strategy == "mcts" and final != "vote":
         return ("MCTS answers along the most-visited path from the root (★), which need not be "
                 "the tally's tallest bar: the tally counts the answers its rollouts reached.")
+    if res.strategy in ("tot", "tot_dfs"):
+        return ("Tree of Thoughts answers with its best-valued finished chain (★), which need "
+                "not be the tally's tallest bar: the tally counts the finished chains it kept.")
     if res.strategy == "beam" and final != "vote":
         return ("Beam search answers with its best-scoring finished chain (★), which need not "
                 "be the tally's tallest bar: the tally counts every finished chain.")
@@ -200,16 +203,20 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
     left, right = st.columns([3, 2])
     with left:
         # Sized to the whole run's tree: the figure keeps its height while the slider moves.
+        labels, dead = task_marks(state.tree)
         fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
                           selected=nid, color_by=STRATEGY_COLOR.get(res.strategy),
-                          height=tree_height(res.tree))
+                          height=tree_height(res.tree), labels=labels, dead_ends=dead)
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
     with right:  # the votes first: what the run answered, on the first screen
         vr = state.votes
+        right = None if res.task == "arithmetic" or res.gold is None else [
+            a for a in vr.tally if is_right(res.task, res.problem, a, res.gold)]
         st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
-                                     abstained=vr.abstained, weighted=is_weighted(res)),
+                                     abstained=vr.abstained, weighted=is_weighted(res),
+                                     right=right),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(answer_rule(res) + f" Tie rule: {TIE_RULE}.")
         node_panel(res, state, nid)

@@ -19,6 +19,8 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
   root; cut to what fits a column (``label_chars``) with "…", the full text on hover. When the
   rows are too close for text (``label_rows``), only the chosen chain and the selected node
   keep theirs;
+- dead ends (``dead_ends``): unfinished states that can no longer reach a right answer, a
+  crossed circle with a red outline;
 - terminal answers: the outline says the verdict, the fill keeps the colour above: a circle
   with a green outline when correct, a diamond with a red outline when wrong, a circle with a
   dark grey outline when the gold answer is unknown; the answer is written in the outline's
@@ -36,7 +38,7 @@ from __future__ import annotations
 import html
 import math
 from functools import lru_cache
-from typing import Iterable, Optional, Sequence
+from typing import Collection, Iterable, Mapping, Optional, Sequence
 
 import igraph as ig
 import plotly.graph_objects as go
@@ -66,7 +68,8 @@ COLOR_BY = {
 }
 # What each strategy's tree is coloured by: MCTS's values, beam's scores; self-consistency has
 # no scorer guiding it, so its tree shows how the chains split.
-STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share"}
+STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share", "tot": "score",
+                  "tot_dfs": "score"}
 
 
 @lru_cache(maxsize=128)
@@ -153,7 +156,8 @@ def _elbow(x0: float, y0: float, x1: float, y1: float) -> tuple[list, list]:
 def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] = (),
                 selected: Optional[int] = None, title: Optional[str] = None,
                 height: int = 560, color_by: Optional[str] = None,
-                width: int = WIDTH_HINT) -> go.Figure:
+                width: int = WIDTH_HINT, labels: Optional[Mapping[int, str]] = None,
+                dead_ends: Collection[int] = ()) -> go.Figure:
     """Plotly figure of ``tree`` (see the module docstring for the encoding).
 
     mcts: size by visits and show N, Q on hover (else size by count).
@@ -162,12 +166,23 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     height: px (``tree_height`` gives one that fits the tree's rows).
     color_by: a key of COLOR_BY; default "q" for MCTS, else "score".
     width: the px width the figure will about have (it fills its container): how much text
-    fits beside each node. Raises ValueError for an unknown ``color_by``.
+    fits beside each node.
+    labels: node id -> the short text written beside that node instead of ``node_label`` (a
+    task's short state, e.g. Game of 24's numbers left "10 13 13"; the full step stays on
+    hover). dead_ends: ids of unfinished states from which no right answer can be reached
+    (known exactly, e.g. by the task's solvability check): drawn as a crossed circle
+    ("dead end" in the legend). Raises ValueError for an unknown ``color_by``.
     """
     color_by = color_by or ("q" if mcts else "score")
     if color_by not in COLOR_BY:
         raise ValueError(f"color_by must be one of {', '.join(COLOR_BY)}, got {color_by!r}")
     cbar_title, none_name = COLOR_BY[color_by]
+    labels = labels or {}
+    dead = set(dead_ends)
+
+    def label(n: Node) -> str:
+        return labels.get(n.id, node_label(n))
+
     nodes = [tree.nodes[i] for i in range(len(tree.nodes))]
     parents = tuple(n.parent for n in nodes)
     xs, ys = layout(parents)
@@ -185,7 +200,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # Room on the right of the deepest column for its text: as long as its longest label
     # there (answers are short), at most a column; the columns share what is left, so the
     # other labels may be as long as their wider columns allow.
-    deepest = max((len(short_label(node_label(n), chars)) for n in nodes
+    deepest = max((len(short_label(label(n), chars)) for n in nodes
                    if xs[n.id] == depth and n.id in labelled), default=0)
     column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
     room = min(ELBOW * 1.05, max(0.25, (deepest * CHAR_PX + 24) / column_px))
@@ -253,7 +268,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 marker.update(color=[value(n) for n in part], coloraxis="coloraxis")
             else:
                 marker.update(color=fill)
-            text = [html.escape(short_label(node_label(n), chars), quote=False)
+            text = [html.escape(short_label(label(n), chars), quote=False)
                     if n.id in labelled else "" for n in part]
             t = trace(x=[xs[n.id] for n in part], y=[ys[n.id] for n in part],
                       mode="markers+text" if any(text) else "markers", marker=marker,
@@ -270,8 +285,11 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     inner = [n for n in nodes if not n.terminal]
     thin = dict(color="white", width=0.5)
     # Inner nodes: coloured ones carry no legend entry (the colour bar explains them).
-    markers([n for n in inner if value(n) is not None], "step", "circle", thin, legend=False)
-    markers([n for n in inner if value(n) is None], none_name, "circle", thin)
+    live = [n for n in inner if n.id not in dead]
+    markers([n for n in live if value(n) is not None], "step", "circle", thin, legend=False)
+    markers([n for n in live if value(n) is None], none_name, "circle", thin)
+    markers([n for n in inner if n.id in dead], "dead end (no right answer reachable)",
+            "circle-x", dict(color=WRONG_COLOR, width=1.5))
 
     # Terminal answers: the outline (and shape) gives the verdict, the fill the value.
     leaves = [n for n in nodes if n.terminal]

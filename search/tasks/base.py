@@ -188,6 +188,11 @@ class Task(ABC):
         (Game of 24: ``'left: 10 13 13'``), or None. Default: None."""
         return None
 
+    def state_label(self, problem: str, steps: list[str]) -> Optional[str]:
+        """The few characters written beside a state's node in the tree (Game of 24: the
+        numbers left, ``'10 13 13'``), or None to write the step itself. Default: None."""
+        return None
+
     # ------------------------------------------------------------------------- problem sets
     @abstractmethod
     def split_size(self, name: str) -> int:
