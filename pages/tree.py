@@ -263,9 +263,18 @@ elif not running and problem is not None:
 # ------------------------------------------------------------------------ export / import
 with st.expander("Export / import a run", expanded=False):
     if res is not None:
-        st.download_button("Download run (JSON)", data=res.to_json,
+        d1, d2 = st.columns(2)
+        d1.download_button("Download run (JSON)", data=res.to_json,
                            file_name=f"thoughtscope-{res.strategy}.json",
-                           mime="application/json", on_click="ignore", key="tree_download")
+                           mime="application/json", on_click="ignore", key="tree_download",
+                           help="The whole run: settings, event log, tree, answer and compute. "
+                                "Load it below to replay it.")
+        d2.download_button("Download tree (GraphML)", data=res.tree.to_graphml,
+                           file_name=f"thoughtscope-{res.strategy}.graphml",
+                           mime="application/graphml+xml", on_click="ignore",
+                           key="tree_download_graphml",
+                           help="The final tree for graph tools (networkx, igraph, Gephi, "
+                                "yEd): every node's fields as attributes, an edge per step.")
     up = st.file_uploader("Load a run (JSON) to replay it", type=["json"], key="tree_upload",
                           disabled=running, max_upload_size=50)
     if up is not None and up.file_id != ss.get(UPLOAD_ID):

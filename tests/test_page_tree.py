@@ -266,7 +266,8 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     curve = chart(at, "tree_curve")
     assert curve["data"][0]["x"] == [1, 2, 3, 4]
     # The download is the run itself.
-    assert at.get("download_button")
+    assert [b.proto.label for b in at.get("download_button")] == [
+        "Download run (JSON)", "Download tree (GraphML)"]
     assert at.query_params["run"] == "1"
 
     # Move the slider: the replay at that budget, no model call.
