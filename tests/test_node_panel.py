@@ -6,6 +6,7 @@ number is printed as a negative zero."""
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from search.tree import Compute, SearchResult, SearchTree
 from search.voting import vote
@@ -78,3 +79,60 @@ def test_fields_apply_to_the_strategy():
     assert "UCT (c=1)" in mcts
     root = _rows("mcts", tree, 0)
     assert root["visits N · Q"] == "1 · 0.5000" and not any("UCT" in k for k in root)
+
+
+def _makes_24(nums: list) -> bool:
+    """Brute force: can + - * / on these numbers (each used once) make exactly 24?"""
+    if len(nums) == 1:
+        return nums[0] == 24
+    for i in range(len(nums)):
+        for j in range(len(nums)):
+            if i == j:
+                continue
+            rest = [v for k, v in enumerate(nums) if k not in (i, j)]
+            a, b = nums[i], nums[j]
+            outs = [a + b, a - b, a * b] + ([a / b] if b else [])
+            if any(_makes_24(rest + [v]) for v in outs):
+                return True
+    return False
+
+
+def _game24_tree() -> SearchTree:
+    """4 9 10 13 (Yao et al. 2023's example): a dead end, a path to 24, an invalid step and an
+    answer."""
+    t = SearchTree("4 9 10 13", task="game24")
+    t.add(0, "4+9=13 (left: 10 13 13)", 9, -1.0, False, None, None)       # 1: dead end
+    b = t.add(0, "13-9=4 (left: 4 4 10)", 9, -1.0, False, None, None)     # 2
+    c = t.add(b, "10-4=6 (left: 4 6)", 8, -1.0, False, None, None)        # 3
+    d = t.add(c, "4*6=24 (left: 24)", 8, -1.0, False, None, None)         # 4
+    t.add(d, "Answer: (10-4)*(13-9)=24", 12, -1.0, True, "(10-4)*(13-9)", True)  # 5
+    t.add(0, "4+9=14 (left: 10 13 14)", 9, -1.0, False, None, None)       # 6: invalid
+    return t
+
+
+def test_a_game24_node_shows_the_numbers_left_and_exact_solvability():
+    """The state after the node (Task.state_text) and whether 24 can still be made from it
+    (Task.state_value, exact), checked against a brute force over the numbers left."""
+    from search.tasks import get_task
+    tree = _game24_tree()
+    task = get_task("game24")
+    want = {0: ("left: 4 9 10 13", "yes"), 1: ("left: 10 13 13", "no"),
+            2: ("left: 4 4 10", "yes"), 3: ("left: 4 6", "yes"), 4: ("left: 24", "yes"),
+            6: ("invalid step", "no")}
+    for nid, (state, reach) in want.items():
+        rows = _rows("tot", tree, nid)
+        assert rows["state"] == state, (nid, rows)
+        assert rows["right answer still reachable"].startswith(f"{reach} (exact")
+        exact = task.state_value(tree.problem, tree.steps_to(nid))
+        assert (reach == "yes") == (exact == 1.0)
+        if state != "invalid step":
+            assert (reach == "yes") == _makes_24([Fraction(v) for v in state[6:].split()])
+    # an answer line has no state: its verdict is the answer row
+    rows = _rows("tot", tree, 5)
+    assert "state" not in rows and "right answer still reachable" not in rows
+    assert rows["answer"].endswith("(correct)")
+
+
+def test_an_arithmetic_node_has_no_state_row():
+    rows = _rows("majority", _majority_tree(), 1)
+    assert "state" not in rows

@@ -4,7 +4,10 @@
 through a node only for self-consistency (its trie counts them; the root counts every chain),
 visits N and value Q only for MCTS (the only strategy that backs values up), the UCT terms only
 for MCTS; a score only where a scorer set one; tokens and log-probability only for generated
-steps (not the root, the problem). Numbers never print as a negative zero (``fmt_num``). ``node_panel`` draws them (streamlit).
+steps (not the root, the problem); for an unfinished node (the root included) of a task with
+states, the state after it (``Task.state_text``, Game of 24: ``left: 10 13 13``) and whether a
+right answer is still reachable from it (``Task.state_value``, exact). Numbers never print as a
+negative zero (``fmt_num``). ``node_panel`` draws them (streamlit).
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from typing import Optional
 import streamlit as st
 
 from search.strategies.blocks import uct_terms
+from search.tasks import ProblemError, get_task
 from search.tree import Node, SearchResult
 from ui.common import md
 from ui.replay import ReplayState
@@ -20,7 +24,7 @@ from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinit
 
 NODE = "tree_node"  # session state: the inspected node id (None until the user picks one)
 SCORE_LABEL = {"majority": "score (scorer, finished chain)", "beam": "score (path score)",
-               "mcts": "score (evaluation)"}
+               "mcts": "score (evaluation)", "tot": "score (value)", "tot_dfs": "score (value)"}
 
 
 def kind_label(n: Node) -> str:
@@ -33,6 +37,32 @@ def kind_label(n: Node) -> str:
         what = "answer" if n.answer is not None else "end without an answer"
         return what + (" (rollout)" if n.kind == "rollout" else "")
     return n.kind
+
+
+REACHABLE = "right answer still reachable"
+
+
+def state_rows(tree, nid: int) -> list[tuple[str, str]]:
+    """The task's view of the state after node ``nid`` (not for an answer line): ``state``
+    (``Task.state_text``: Game of 24's numbers left, ``left: 10 13 13``, or ``invalid step``)
+    and ``right answer still reachable`` (``Task.state_value``, exact: ``yes (exact)``, or
+    ``no (exact): a dead end``), each only where the task has it (arithmetic has a value, a
+    wrong step is a dead end, but no state text). Empty for a problem the task cannot parse
+    (a loaded file)."""
+    n = tree.nodes[nid]
+    if n.parent is not None and n.terminal:
+        return []
+    task, steps = get_task(tree.task), tree.steps_to(nid)
+    try:
+        text = task.state_text(tree.problem, steps)
+        value = task.state_value(tree.problem, steps)
+    except ProblemError:
+        return []
+    rows = [] if text is None else [("state", md(text))]
+    if value is not None:
+        rows.append((REACHABLE, "yes (exact)" if value >= 0.5 else
+                     "no (exact): a dead end, no valid steps from here reach a right answer"))
+    return rows
 
 
 def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str, str]]:
@@ -48,6 +78,7 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
         rows += [("tokens", f"{n.tokens}"),
                  ("log-probability", f"{fmt_num(n.logprob, 3)} (mean "
                                      f"{fmt_num(n.mean_logprob, 3)} per token)")]
+    rows += state_rows(tree, nid)
     if n.score is not None:
         rows.append((SCORE_LABEL.get(res.strategy, "score"), fmt_num(n.score)))
     if res.strategy == "majority":
@@ -71,6 +102,14 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
     return rows
 
 
+def _state_hint(tree) -> str:
+    rows = dict(state_rows(tree, 0))
+    if "state" not in rows:
+        return ""
+    return (f" Unfinished steps also show the state after them (the problem's: {rows['state']}) "
+            "and whether a right answer is still reachable from it.")
+
+
 def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int]) -> None:
     """The inspector: a node-id box (the tree's clicks fill it) and the node's rows."""
     st.markdown("##### Node inspector")
@@ -82,7 +121,9 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int]) -> Non
         st.info("Click a node in the tree (or type its id) to see its text, tokens and "
                 "probability" + {"majority": ", and how many chains pass through it.",
                                  "beam": " and its path score.",
-                                 "mcts": ", visits, value and UCT terms."}.get(res.strategy, "."),
+                                 "mcts": ", visits, value and UCT terms.",
+                                 "tot": " and its value.", "tot_dfs": " and its value."
+                                 }.get(res.strategy, ".") + _state_hint(state.tree),
                 icon=":material/touch_app:")
         return
     if nid not in state.tree.nodes:
