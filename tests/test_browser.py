@@ -25,6 +25,7 @@ import pytest
 
 from benchmarks.bench_live import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from tests.conftest import ROOT
+from ui.common import widget_key
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 HEALTH_TIMEOUT = 60      # s: server up
@@ -49,9 +50,13 @@ STATUS_RE = re.compile(
 def model_env(request):
     """The environment for the server: the tiny random model when no bundled weights exist."""
     from search.models.hf import BUNDLED_PATH
+    from search.tasks import get_task
     env = dict(os.environ)
     if not env.get("THOUGHTSCOPE_MODEL") and not (BUNDLED_PATH / "model.safetensors").exists():
         env["THOUGHTSCOPE_MODEL"] = str(request.getfixturevalue("tiny_model_dir"))
+    if not env.get("THOUGHTSCOPE_MODEL_GAME24") and not (
+            get_task("game24").model_dir / "model.safetensors").exists():
+        env["THOUGHTSCOPE_MODEL_GAME24"] = str(request.getfixturevalue("tiny_game24_model_dir"))
     env.pop("THOUGHTSCOPE_SYNC_RUNS", None)  # the page's background thread is under test
     return env
 
@@ -400,3 +405,26 @@ def test_projector_1280x720_tree_on_the_first_screen_and_nothing_cut_off(server,
         page.screenshot(path=str(ARTIFACTS / "p720_tree.png"))
     finally:
         ctx.close()
+
+
+def test_game24_tot_bfs_runs_in_the_browser(server, page):
+    """A Game-of-24 link with ToT BFS runs in the browser: the sidebar shows the task, the run
+    ends with a tree whose unfinished states are labelled by the numbers left (or "invalid")."""
+    from playwright.sync_api import expect
+    page.goto(server + "/?task=game24&strategy=tot&b=2&scorer=perfect&run=1",
+              timeout=PAGE_TIMEOUT)
+    expect(page.locator(key("at")).get_by_role("slider")).to_be_attached(timeout=RUN_TIMEOUT)
+    b, total, nodes, _ = poll(lambda: status(page), lambda s: s[0] == s[1] > 0, "end of the run",
+                              RUN_TIMEOUT)
+    expect(page.get_by_text(re.compile(r"ToT BFS|Tree of Thoughts BFS")).first).to_be_visible()
+    expect(page.locator(key(widget_key("task")) + " input")).to_have_value("Game of 24")
+    expect(page.locator(key(widget_key("problem"))).get_by_role("textbox")).to_have_value(
+        "4 9 10 13")
+    labels = page.evaluate("""(sel) => Array.from(
+        document.querySelectorAll(`${sel} .js-plotly-plot g.textpoint text`)).map(
+        t => t.textContent)""", key("tree_chart"))
+    assert "4 9 10 13" in labels, labels
+    states = [l for l in labels if re.fullmatch(r"(\d+(/\d+)?|-\d+(/\d+)?)( \S+){0,2}|invalid", l)]
+    assert states, f"no state labels (numbers left) among {labels}"
+    shot(page, "game24_tot")
+
