@@ -59,6 +59,7 @@ from typing import Any, Optional
 from search.solve import solve
 from search.strategies import DEFAULTS, MAX_BUDGET, BUDGET_KNOB, STRATEGIES
 from search.strategies.blocks import Sampling
+from search.scoring import SCORERS
 from search.tasks import get_task
 from search.tree import Event, SearchResult, SearchTree
 
@@ -105,7 +106,7 @@ class RunSpec:
         if not 1 <= int(self.budget) <= hi:
             raise ValueError(f"{BUDGET_KNOB[self.strategy]} must be in [1, {hi}]")
         Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed)
-        if self.scorer not in (None, "confidence", "checker"):
+        if self.scorer is not None and self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}")
         if not 0 <= self.c <= 100:
             raise ValueError("exploration constant c must be in [0, 100]")
@@ -466,9 +467,9 @@ class LiveView:
     ``COST_FACTOR * c`` seconds without one: drawing uses at most 1/(1 + COST_FACTOR) of a core.
     Raises ValueError when the events are not a continuation of those seen (another run)."""
 
-    def __init__(self, run_id: int, problem: str):
+    def __init__(self, run_id: int, problem: str, task: str = "arithmetic"):
         self.run_id = run_id
-        self.tree = SearchTree(problem)
+        self.tree = SearchTree(problem, task)
         self.seen = 0          # events applied
         self.drawn_at = None   # monotonic time of the last rebuild
         self.cost = 0.0        # s: what the last rebuild took

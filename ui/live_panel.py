@@ -12,6 +12,7 @@ import streamlit as st
 from search.strategies import STRATEGIES
 from ui.common import plural
 from ui.live import LiveView
+from ui.replay import task_marks
 from viz.tree import STRATEGY_COLOR, tree_figure
 from viz.votes import tally_figure
 
@@ -38,7 +39,9 @@ def live_panel(run_key: str) -> None:
 
 def _figures(view: LiveView, strategy: str) -> tuple:
     tree = view.tree
-    return (tree_figure(tree, mcts=strategy == "mcts", color_by=STRATEGY_COLOR[strategy]),
+    labels, dead = task_marks(tree)
+    return (tree_figure(tree, mcts=strategy == "mcts", color_by=STRATEGY_COLOR[strategy],
+                        labels=labels, dead_ends=dead),
             tally_figure(tree.tally(), None, None, weighted=strategy == "beam"))
 
 
@@ -53,7 +56,7 @@ def _live_fragment(run_key: str) -> None:
         st.rerun()  # the whole page switches to the replay view
     view = ss.get(VIEW)
     if view is None or view.run_id != r.run_id:
-        view = ss[VIEW] = LiveView(r.run_id, r.problem)
+        view = ss[VIEW] = LiveView(r.run_id, r.problem, r.spec.task)
     view.update(r.events())
     now = time.monotonic()
     if view.due(now):

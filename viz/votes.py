@@ -25,20 +25,24 @@ def _n(k: float, word: str) -> str:
 
 def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Optional[str],
                  tie_rule: Optional[str] = None, tied: Sequence[str] = (), abstained: int = 0,
-                 weighted: bool = False, height: int = 300) -> go.Figure:
+                 weighted: bool = False, height: int = 300,
+                 right: Optional[Sequence[str]] = None) -> go.Figure:
     """Bars per normalized answer (most votes first, then by answer): the gold answer's bar is
     green, the winner's bar has an orange outline and a star; short notes below the axis say
     so (and name a tie and the chains that abstained).
 
     tally: votes per answer (sum of weights when ``weighted``); tied: answers sharing the top
     tally (the tie rule decided when more than one); abstained: chains without an answer.
+    right: the answers judged right, when a task has several (Game of 24: any expression
+    that makes 24); their bars are green and the note says "right answer". None: the gold alone.
     tie_rule: written under the notes when given. It is a long sentence: a page in a narrow
     column shows it better as text under the chart (the Search tree page does) and passes None.
     """
     items = sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))
     answers = [a for a, _ in items]
     votes = [v for _, v in items]
-    colors = [GOLD_COLOR if a == gold else OTHER_COLOR for a in answers]
+    good = set(right) if right is not None else {gold}
+    colors = [GOLD_COLOR if a in good else OTHER_COLOR for a in answers]
     outline = [WINNER_LINE if a == winner else "rgba(0,0,0,0)" for a in answers]
     labels = []
     for a, v in items:
@@ -53,11 +57,14 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         marker=dict(color=colors, line=dict(color=outline, width=3)),
         text=labels, textposition="outside", cliponaxis=False,
         hovertext=[f"answer {html.escape(a, quote=False)}: {_n(v, 'vote')}"
-                   + (" · gold" if a == gold else "") + (" · winner" if a == winner else "")
+                   + (" · right" if right is not None and a in good
+                      else " · gold" if a == gold else "") + (" · winner" if a == winner else "")
                    for a, v in items],
         hoverinfo="text", name="votes")
     notes = []
-    if gold is not None:
+    if right is not None:
+        notes.append("green = right answer" + ("" if good & set(tally) else " (none voted)"))
+    elif gold is not None:
         notes.append(f"green = gold answer {gold}"
                      + ("" if gold in tally else " (no votes)"))
     if winner is not None:
