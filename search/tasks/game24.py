@@ -742,6 +742,13 @@ class Game24Task(Task):
         left, valid = replay_steps(problem, steps)
         return "invalid step" if left is None or not all(valid) else f"left: {fmt_state(left)}"
 
+    def state_label(self, problem: str, steps: list[str]) -> Optional[str]:
+        """The numbers left after valid steps (``'10 13 13'``), ``'invalid'`` after an invalid
+        one; None after an answer line (the answer is written instead)."""
+        text = self.state_text(problem, steps)
+        return None if text is None else text.removeprefix("left: ").replace("invalid step",
+                                                                              "invalid")
+
     def split_size(self, name: str) -> int:
         if name == "heldout":
             return len(TEST_RANKS)
