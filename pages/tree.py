@@ -82,7 +82,10 @@ def task_scorers(task) -> list[str]:
         out.append("checker")
     if task.state_value(task.example, []) is not None:
         out.append("perfect")
-    from search.models.value import value_dir
+    try:
+        from search.models.value import value_dir
+    except ImportError:  # no learned value models in this checkout
+        return out
     d = value_dir(task)
     if d is not None and (d / "config.json").exists():
         out.append("learned")
