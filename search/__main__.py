@@ -1,8 +1,9 @@
-"""Command line: ``python -m search solve|curve|train``.
+"""Command line: ``python -m search solve|curve|table|train``.
 
     python -m search solve "8*7+6" --strategy majority --budget 16 --seed 0 --json
     python -m search curve --strategy majority --budgets 1,2,4,8,16 --problems 200 --json
     python -m search solve "4 9 10 13" --task game24 --strategy majority --json
+    python -m search table game24 [--problems 10 --split validation]
     python -m search train [--task game24]
 
 Bad input (unparseable expression, budget out of range, unknown strategy) exits with status 2
@@ -187,6 +188,18 @@ def cmd_train(a) -> dict:
     return res
 
 
+def cmd_table(a) -> dict:
+    from search.table import METHODS, TABLE, format_table, run_table
+    methods = METHODS if not a.methods else tuple(m.strip() for m in a.methods.split(",") if m.strip())
+    progress = (lambda s: None) if a.json else (lambda s: print(f"  {s}", file=sys.stderr, flush=True))
+    o = run_table(a.task, split=a.split, problems=a.problems, chains=a.chains,
+                  temperature=TABLE["temperature"] if a.temperature is None else a.temperature,
+                  k=TABLE["k"] if a.k is None else a.k, seed=a.seed, methods=methods,
+                  progress=progress)
+    o["markdown"] = format_table(o)
+    return o
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser. Strategy defaults come from ``search.strategies.DEFAULTS``
     and ``--help`` prints them."""
@@ -204,10 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
     common.add_argument("--top-p", type=float, default=1.0, help="nucleus mass (default 1.0)")
     common.add_argument("--seed", type=int, default=0, help="(default 0)")
-    common.add_argument("--scorer", choices=["confidence", "checker", "perfect"], default=None,
+    common.add_argument("--scorer", choices=["confidence", "checker", "perfect", "learned"],
+                        default=None,
                         help="beam/MCTS/ToT scorer (default confidence); 'checker' is the exact "
                              "step checker, a perfect process verifier; 'perfect' is the exact "
-                             "value of a state (can it still reach a right answer), an oracle")
+                             "value of a state (can it still reach a right answer), an oracle; "
+                             "'learned' is a small trained model's estimate of that value "
+                             "(game24), not exact")
     common.add_argument("--expansions", type=int, default=None,
                         help="beam: sampled children per beam node "
                              f"(default {DEFAULTS['beam']['expansions']})")
@@ -231,6 +247,25 @@ def build_parser() -> argparse.ArgumentParser:
                         "and design choices here) (default heldout)")
     c.add_argument("--budgets", default="1,2,4,8,16")
     c.add_argument("--problems", type=int, default=200)
+    tb = sub.add_parser("table", help="the Tree-of-Thoughts table (CoT, CoT-SC, best-of-N, "
+                                      "ToT, MCTS) on a task's held-out puzzles")
+    tb.add_argument("task", nargs="?", default="game24", choices=["game24"],
+                    help="the task (game24: ranks 901-1000 as in Yao et al. 2023, Table 2)")
+    tb.add_argument("--split", choices=["heldout", "validation"], default="heldout",
+                    help="heldout (test: report only) or validation (decide settings here)")
+    tb.add_argument("--problems", type=int, default=None,
+                    help="only the first N puzzles of the split (default all 100)")
+    tb.add_argument("--chains", type=int, default=100,
+                    help="chains per puzzle for CoT, CoT-SC and best-of-N (default 100)")
+    tb.add_argument("--temperature", type=float, default=None,
+                    help="sampling temperature of every method (default: search.table.TABLE)")
+    tb.add_argument("--k", type=int, default=None,
+                    help="ToT proposals per state (default: search.table.TABLE)")
+    tb.add_argument("--seed", type=int, default=0, help="(default 0)")
+    tb.add_argument("--methods", default="",
+                    help="comma-separated subset of cot,cot_sc,best_of_n,tot_b1,tot_b5,"
+                         "tot_b5_perfect,mcts (default all)")
+    tb.add_argument("--json", action="store_true")
     t = sub.add_parser("train", help="reproduce the bundled weights")
     t.add_argument("--out")
     t.add_argument("--steps", type=int)
@@ -251,7 +286,8 @@ def main(argv=None) -> int:
         if a.cmd in ("solve", "curve") and a.strategy not in STRATEGIES:
             raise UsageError(f"unknown strategy {a.strategy!r}; choose one of "
                              f"{', '.join(STRATEGIES)}")
-        out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train}[a.cmd](a)
+        out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train,
+               "table": cmd_table}[a.cmd](a)
     except (ValueError, UsageError) as e:  # a task's ProblemError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -267,6 +303,8 @@ def main(argv=None) -> int:
         _print_solve(out)
     elif a.cmd == "curve":
         _print_curve(out)
+    elif a.cmd == "table":
+        print(out["markdown"])
     else:
         print(json.dumps(out, indent=1))
     return 0

@@ -111,12 +111,36 @@ class ExactValue:
         return float(v)
 
 
-SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": ExactValue}
+class LearnedValue:
+    """A *learned* value of a state, labelled as such: a small model's estimate (in [0, 1]) that
+    a right answer is still reachable from the state, trained on states of training problems
+    labelled by the task's exact value (``search.models.value``; Game of 24:
+    ``weights/game24-value-tiny``, its card gives its validation accuracy and ROC-AUC). Unlike
+    ``perfect`` it can be wrong. It reads the policy's own prefix (problem and steps, an answer
+    line included), so a finished chain is valued like any state; a finished chain without an
+    answer scores 0. Raises ValueError for a task without a learned value model (and
+    FileNotFoundError when its weights are missing). The model loads on first use (torch)."""
+    name = "learned"
+    label = "learned value (a small model's estimate that the state can still reach a right answer)"
+    perfect = False
+
+    def score(self, tree: SearchTree, node_id: int) -> float:
+        from search.models.value import load_value, state_text
+        node = tree.nodes[node_id]
+        if node_id != 0 and node.terminal and node.answer is None:
+            return 0.0
+        task = get_task(tree.task)
+        model = load_value(task)
+        return float(model.values([state_text(task, tree.problem, tree.steps_to(node_id))])[0])
+
+
+SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": ExactValue,
+           "learned": LearnedValue}
 
 
 def make_scorer(name: str) -> Scorer:
-    """Scorer by name (``confidence``, ``checker`` or ``perfect``); ValueError for any other
-    name."""
+    """Scorer by name (``confidence``, ``checker``, ``perfect`` or ``learned``); ValueError for
+    any other name."""
     if name not in SCORERS:
         raise ValueError(f"unknown scorer {name!r}; choose one of {', '.join(SCORERS)}")
     return SCORERS[name]()

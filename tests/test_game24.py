@@ -289,10 +289,23 @@ def test_split_problems_have_gold_answers_and_ranks():
         task.split("train")
 
 
-def test_train_batch_chains_are_valid_solutions():
+def test_train_batch_chains_are_valid_steps_then_a_composed_or_guessed_answer():
+    # The training mix (issue 7 item 3): every step valid; a chain whose last number is 24
+    # writes its steps as a right answer, a dead end asserts the puzzle's wrong guess.
     task = get_task("game24")
-    for prompt, chain in task.train_batch(random.Random(0), 0, 50):
+    solved = 0
+    for prompt, chain in task.train_batch(random.Random(0), 0, 200):
         assert prompt.endswith(task.step_delimiter)
         steps = chain.split(task.step_delimiter)
-        assert task.step_checker(prompt.strip()).chain_valid(steps)
+        puzzle = prompt.strip()
+        assert len(steps) == 4
+        left, valid = g.replay_steps(puzzle, steps[:-1])
+        assert all(valid)
+        if left == (24,):
+            solved += 1
+            assert task.step_checker(puzzle).chain_valid(steps)
+        else:
+            assert steps[-1] == g.guess_answer(puzzle)
+            assert g.check_answer(puzzle, steps[-1]) == (sum(map(int, puzzle.split())) == 24)
         assert set(chain + prompt) <= set(task.alphabet) | set("".join(task.word_tokens))
+    assert 0.1 < solved / 200 < 0.6  # solution share 0.15 plus lucky habitual chains

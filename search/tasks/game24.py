@@ -592,6 +592,115 @@ def chain_value(puzzle: Union[str, Sequence[int]], steps: Sequence[str]) -> floa
     return 1.0 if left is not None and solvable(left) else 0.0
 
 
+# ------------------------------------------------------------------ the policy's training mix
+# The bundled policy imitates a weak proposer (Yao et al. 2023 report that "around 60% of CoT
+# samples already failed the task after generating the first step"): it writes valid steps,
+# but most chains wander into a dead end and then assert a wrong answer, as GPT-4's CoT does.
+# Decided on the validation split (the model card gives the figures):
+SOLUTION_SHARE = 0.15     # share of training chains that are solution paths
+TAME_MAX = Fraction(200)  # habitual steps keep results in 0..200 ...
+TAME_MAX_DENOMINATOR = 13  # ... with denominators up to 13
+
+
+def moves(left: Iterable[Number]) -> list[tuple[Fraction, str, Fraction, Fraction, tuple]]:
+    """Every distinct valid step from ``left`` as ``(a, op, b, result, rest)`` (``rest``: the
+    other numbers left), in ``next_steps``'s order and with its rules (both orders for ``-``
+    and ``/``, one for ``+`` and ``*``, no division by zero)."""
+    key = state_key(left)
+    out, seen = [], set()
+    for i in range(len(key)):
+        for j in range(len(key)):
+            if i == j:
+                continue
+            a, b = key[i], key[j]
+            for op in OPS:
+                if (op in "+*" and a > b) or (a, op, b) in seen:
+                    continue
+                v = apply_op(op, a, b)
+                if v is None:
+                    continue
+                seen.add((a, op, b))
+                out.append((a, op, b, v, tuple(x for k, x in enumerate(key) if k not in (i, j))))
+    return out
+
+
+def _tame(v: Fraction) -> bool:
+    return 0 <= v <= TAME_MAX and v.denominator <= TAME_MAX_DENOMINATOR
+
+
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def render_expression(e: Expr) -> str:
+    """An expression tree as text with only the parentheses precedence needs (left
+    associative): ``Bin('*', Bin('+', 4, 9), 2)`` -> ``(4+9)*2``; ``a-(b-c)`` keeps its
+    parentheses. In step order, unlike ``canonical_expression`` (easier for a model to copy)."""
+    if isinstance(e, Lit):
+        return str(e.value)
+    p = _PREC[e.op]
+    left, right = render_expression(e.left), render_expression(e.right)
+    if isinstance(e.left, Bin) and _PREC[e.left.op] < p:
+        left = f"({left})"
+    if isinstance(e.right, Bin) and (_PREC[e.right.op] < p or
+                                     (_PREC[e.right.op] == p and e.op in "-/")):
+        right = f"({right})"
+    return f"{left}{e.op}{right}"
+
+
+def compose_answer(puzzle: Union[str, Sequence[int]], steps: Sequence[str]) -> Optional[str]:
+    """The answer line that writes a chain's valid steps as one expression over the puzzle's
+    numbers, claiming 24: ``Answer: (10-4)*(13-9)=24``. Its value is the last number left (so
+    it is right exactly when that number is 24). None when a step is invalid or the steps do
+    not leave exactly one number."""
+    state: list[tuple[Fraction, Expr]] = [(Fraction(x), Lit(x)) for x in parse_puzzle(puzzle)]
+    for s in steps:
+        ok, _, _ = check_step([v for v, _ in state], s)
+        if not ok:
+            return None
+        st = parse_step(s)
+        ia = next(i for i, (v, _) in enumerate(state) if v == st.a)
+        ib = next(i for i, (v, _) in enumerate(state) if v == st.b and i != ia)
+        e = Bin(st.op, state[ia][1], state[ib][1])
+        state = [x for k, x in enumerate(state) if k not in (ia, ib)] + [(st.result, e)]
+    if len(state) != 1:
+        return None
+    return f"{ANSWER_PREFIX}{render_expression(state[0][1])}=24"
+
+
+def guess_answer(puzzle: Union[str, Sequence[int]]) -> str:
+    """The wrong answer a dead-end training chain asserts: the puzzle's numbers summed,
+    claiming 24 (``Answer: 4+9+10+13=24``). One guess per puzzle, so dead ends agree with each
+    other the way a confidently wrong model's do, and a majority vote cannot outvote them."""
+    return f"{ANSWER_PREFIX}{'+'.join(str(x) for x in parse_puzzle(puzzle))}=24"
+
+
+def policy_chain(puzzle: Union[str, Sequence[int]], rng: random.Random,
+                 solution_share: float = SOLUTION_SHARE) -> list[str]:
+    """One training chain of the bundled policy (three steps, then an answer line).
+
+    With probability ``solution_share`` a *solution path*: each step drawn uniformly among the
+    valid steps that keep 24 reachable. Otherwise a *habitual chain*: each step drawn uniformly
+    among the tame valid steps (result in 0..TAME_MAX, denominator <= TAME_MAX_DENOMINATOR;
+    any valid step when none is tame), blind to solvability, so on a hard puzzle it almost
+    always reaches a dead end. The answer line is ``compose_answer`` when the last number left
+    is 24 and ``guess_answer`` otherwise. Raises Game24Error for a bad puzzle."""
+    nums = parse_puzzle(puzzle)
+    left = state_key(nums)
+    solution = rng.random() < solution_share and solvable(left)
+    steps = []
+    for _ in range(N_STEPS):
+        cands = moves(left)
+        if solution:
+            cands = [m for m in cands if solvable(m[4] + (m[3],))]
+        else:
+            cands = [m for m in cands if _tame(m[3])] or cands
+        a, op, b, v, rest = rng.choice(cands)
+        steps.append(format_step(a, op, b, rest))
+        left = state_key(rest + (v,))
+    steps.append(compose_answer(nums, steps) if left == (TARGET,) else guess_answer(nums))
+    return steps
+
+
 # --------------------------------------------------------------------------------- splits
 def read_ranked(path: Union[str, Path, None] = None) -> list[tuple[int, str]]:
     """(rank, canonical puzzle) pairs, easiest first. ``path`` None: the shipped list
@@ -693,7 +802,15 @@ class Game24Task(Task):
     word_tokens = (ANSWER_PREFIX, " (left: ")
     example = "4 9 10 13"
     input_hint = "four whole numbers from 1 to 13, e.g. 4 9 10 13: make 24 with + - * /"
-    train_recipe: dict = {}
+    # Model shape and schedule of the bundled policy (``search.models.train``): chains run to
+    # ~130 tokens with the prompt, so a 192-token context; steps sized to fit 30 minutes of one
+    # thread of the 2-core CPU (measured in the model card).
+    train_recipe: dict = {"n_positions": 192, "steps": 560, "batch_size": 96, "warmup": 30}
+    # The learned value model (``search.models.value``; scorer "learned").
+    value_model_dir = REPO_ROOT / "weights" / "game24-value-tiny"
+    # The training mix (see ``policy_chain``): a chain is a solution path with this probability,
+    # else a habitual chain of "tame" steps that usually ends in a dead end.
+    solution_share: float = SOLUTION_SHARE
 
     def canonical(self, text: str) -> str:
         return canonical_puzzle(text)
@@ -772,14 +889,90 @@ class Game24Task(Task):
         return [self._problem(p) for p in generate_puzzles(n, seed, solvable_only=True)]
 
     def train_batch(self, rng: random.Random, step: int, batch_size: int) -> list[tuple[str, str]]:
-        """Solvable training puzzles (drawn by ``rng``), each with a random solution path
-        (``solve(p, rng)``: each step drawn uniformly among those that keep 24 reachable)."""
+        """Solvable training puzzles (drawn by ``rng`` from ``_train_pool``: never a test or
+        validation puzzle), each with a chain from the training mix (``policy_chain`` with
+        ``solution_share``): a solution path, or a chain of tame valid steps that usually
+        reaches a dead end and then asserts a wrong answer."""
         pool = _train_pool()
         out = []
         for _ in range(batch_size):
             p = rng.choice(pool)
-            out.append((self.prompt(p), self.step_delimiter.join(solve(p, rng))))
+            lines = policy_chain(p, rng, self.solution_share)
+            out.append((self.prompt(p), self.step_delimiter.join(lines)))
         return out
+
+    def value_batch(self, rng: random.Random, batch_size: int) -> list[tuple[str, int]]:
+        """Labelled states for the learned value model, from training puzzles only (70% drawn
+        from the solvable ones, 30% from every training multiset, unsolvable ones included):
+        ``(text, label)`` with ``text`` the policy's prefix (prompt and steps, each with the
+        delimiter) and ``label`` the exact value (``chain_value``: 1 when 24 is still
+        reachable, or the answer line is right). See ``value_example``."""
+        sol, every = _train_pool(), _train_multisets()
+        return [value_example(rng.choice(sol if rng.random() < 0.7 else every), rng, self)
+                for _ in range(batch_size)]
+
+    def value_states(self, split: str, per_puzzle: int = 20, seed: int = 7
+                     ) -> tuple[list[str], list[int]]:
+        """A fixed evaluation set of labelled states (``value_example``, ``per_puzzle`` per
+        puzzle, seeded) from the puzzles of ``split`` (``validation`` or ``heldout``): the
+        value model's accuracy is measured here, never trained on."""
+        rng = random.Random(seed)
+        texts, labels = [], []
+        for p in self.split(split):
+            for _ in range(per_puzzle):
+                t, y = value_example(p.text, rng, self)
+                texts.append(t)
+                labels.append(y)
+        return texts, labels
+
+
+def _corrupt_step(step: str, rng: random.Random) -> str:
+    """A step with a wrong result (off by 1..3) and the left list to match it: invalid."""
+    st = parse_step(step)
+    wrong = st.result + rng.choice([-3, -2, -1, 1, 2, 3])
+    rest = list(st.left)
+    rest.remove(st.result)
+    return (f"{fmt_operand(st.a)}{st.op}{fmt_operand(st.b)}={fmt_number(wrong)} "
+            f"(left: {fmt_state(rest + [wrong])})")
+
+
+def _mutate_answer(line: str, rng: random.Random) -> str:
+    """An answer line with two literals swapped or one operator replaced (often wrong)."""
+    body = line[len(ANSWER_PREFIX):]
+    toks = re.findall(r"\d+|\D", body)
+    nums = [i for i, t in enumerate(toks) if t.isdigit()]
+    ops = [i for i, t in enumerate(toks) if t in OPS]
+    if rng.random() < 0.5 and len(nums) >= 2:
+        i, j = rng.sample(nums, 2)
+        toks[i], toks[j] = toks[j], toks[i]
+    elif ops:
+        i = rng.choice(ops)
+        toks[i] = rng.choice([o for o in OPS if o != toks[i]])
+    return ANSWER_PREFIX + "".join(toks)
+
+
+def value_example(puzzle: str, rng: random.Random, task: "Game24Task" = None) -> tuple[str, int]:
+    """One labelled state of ``puzzle``: a chain from the policy's training mix with solution
+    share 1/2 (so both labels are common), cut after 0-3 steps (weights 1:6:6:4) or kept to its
+    answer line (weight 4); 15% of cut states have their last step corrupted (invalid, label 0)
+    and 40% of answer lines after a 24 are mutated (``_mutate_answer``). Label: ``chain_value``
+    (exact)."""
+    task = task or TASK
+    chain = policy_chain(puzzle, rng, 0.5)
+    depth = rng.choices(range(5), weights=[1, 6, 6, 4, 4])[0]
+    steps = chain[:depth]
+    if 0 < depth <= N_STEPS and rng.random() < 0.15:
+        steps[-1] = _corrupt_step(steps[-1], rng)
+    elif depth == N_STEPS + 1 and not steps[-1] == guess_answer(puzzle) and rng.random() < 0.4:
+        steps[-1] = _mutate_answer(steps[-1], rng)
+    label = int(chain_value(puzzle, steps) > 0.5)
+    return task.prompt(canonical_puzzle(puzzle)) + "".join(s + STEP_DELIMITER for s in steps), label
+
+
+@functools.lru_cache(maxsize=1)
+def _train_multisets() -> tuple[str, ...]:
+    held = set(test_split()) | set(validation_split())
+    return tuple(p for p in all_multisets() if p not in held)
 
 
 @functools.lru_cache(maxsize=1)
