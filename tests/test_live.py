@@ -2,6 +2,7 @@
 redraw decision. Values are checked against the same seeded run made in this process."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -112,7 +113,8 @@ def test_worker_runs_in_order_and_each_result_is_its_own_seeded_run(worker, tiny
     assert not same_log(runs[0].events(), runs[1].events())  # no cross-talk
 
 
-def test_worker_stop_while_queued_spends_nothing_and_stop_while_running_stops(worker):
+def test_worker_stop_while_queued_spends_nothing_and_stop_while_running_stops(worker,
+                                                                              tiny_policy):
     big = RunSpec("8*7+6", "majority", 400, seed=0)  # many batches: time to stop it
     queued = RunSpec("8*7+6", "majority", 4, seed=0)
     r1 = live.LiveRun(spec=big, problem=big.check(), tree=SearchTree(big.check()))
@@ -131,6 +133,106 @@ def test_worker_stop_while_queued_spends_nothing_and_stop_while_running_stops(wo
     assert r1.error is None and r1.result.stopped
     assert 0 < len(r1.result.tree.votes) < 400
     assert same_log(r1.events(), r1.result.tree.events)
+    # what the stopped run kept is the start of the same seeded run, unstopped
+    kept = r1.result.tree.events
+    assert kept[-1].type == "final"
+    assert same_log(kept[:-1], big.solve(tiny_policy).tree.events[:len(kept) - 1])
+
+
+# ------------------------------------------------------- Stop within one decoding step (#5e)
+class StopAtPass:
+    """A stop flag the model itself sets at its ``at``-th batched forward pass (a forward
+    hook), i.e. in the middle of a sampling call; ``after`` counts the passes made after it."""
+
+    def __init__(self, policy, at: int):
+        self.event, self.at, self.passes, self.after = threading.Event(), at, 0, 0
+        self.handle = policy.model.register_forward_hook(self._hook)
+
+    def _hook(self, *args) -> None:
+        self.passes += 1
+        if self.event.is_set():
+            self.after += 1
+        elif self.passes == self.at:
+            self.event.set()
+
+
+def stopped_at_poll(spec, policy, poll: int):
+    """``spec`` run in this process, stopped by its ``poll``-th poll of the stop flag."""
+    seen = [0]
+
+    def should_stop():
+        seen[0] += 1
+        return seen[0] >= poll
+    return spec.solve(policy, should_stop=should_stop)
+
+
+def run_with_stop(spec, policy, stop: StopAtPass):
+    """A LiveRun of ``spec`` in this thread, with ``stop`` as its Stop flag."""
+    run = live.LiveRun(spec=spec, problem=spec.check(), tree=SearchTree(spec.check()),
+                       stop=stop.event)
+    try:
+        run._work(policy)
+    finally:
+        stop.handle.remove()
+    assert run.error is None, run.error
+    return run
+
+
+def test_stop_takes_effect_within_one_decoding_step_of_a_batch(tiny_policy):
+    """Stop set in the middle of self-consistency's second sampling call (16 chains): no
+    forward pass follows (before, the whole batch was decoded first), and the run is the run
+    stopped just before that batch: its log is a prefix of the unstopped run's (up to its
+    final event), and the log the app saw is the result's."""
+    spec = RunSpec("8*7+6", "majority", 64, seed=3)  # 4 calls of 16 chains
+    ref = spec.solve(tiny_policy)
+    ev = ref.tree.events
+    p1 = ev[0].compute.forward_passes  # passes of the first call (prefill + decoding steps)
+    p2 = next(e for e in ev if e.compute.model_calls == 2).compute.forward_passes - p1
+    assert p2 > 3
+    stop = StopAtPass(tiny_policy, p1 + 3)  # the second call's prefill and 2 decoding steps
+    run = run_with_stop(spec, tiny_policy, stop)
+    res = run.result
+    assert stop.event.is_set() and stop.after == 0, f"{stop.after} passes after Stop"
+    assert res.stopped and len(res.tree.votes) == 16
+    assert res.tree.events[-1].type == "final"
+    assert res.tree.events[:-1] == ev[:len(res.tree.events) - 1]  # a prefix of the full log
+    expected = stopped_at_poll(spec, tiny_policy, 2)  # Stop seen before the second batch
+    assert res.tree.events == expected.tree.events
+    assert (res.answer, res.tally, res.compute) == (expected.answer, expected.tally,
+                                                    expected.compute)
+    assert run.events() == res.tree.events  # what the page was shown is the result's log
+
+
+def test_stop_inside_an_mcts_simulation_ends_as_if_stopped_before_it(bundled_policy):
+    """MCTS makes two sampling calls per simulation (expansion, rollout): a Stop inside the
+    rollout of the third simulation drops that unfinished simulation, its expansion included;
+    the root's visits equal the simulations completed. (The bundled model: the tiny random one
+    ends every chain at once, so its simulations make no calls.)"""
+    spec = RunSpec("19*18+17*16", "mcts", 5, seed=2, scorer="checker")
+    ref = spec.solve(bundled_policy)
+    ev = ref.tree.events
+    sim = 2  # 0-based: the third simulation
+    start = [e for e in ev if e.type == "select"][sim].compute
+    expanded = next(e for e in ev if e.compute.model_calls == start.model_calls + 1).compute
+    rolled = next(e for e in ev if e.compute.model_calls == start.model_calls + 2).compute
+    assert rolled.forward_passes - expanded.forward_passes > 3  # a rollout of several steps
+    stop = StopAtPass(bundled_policy, expanded.forward_passes + 2)
+    res = run_with_stop(spec, bundled_policy, stop).result
+    assert stop.after == 0 and res.stopped
+    assert res.tree.nodes[0].visits == sim  # simulations 0 and 1 completed
+    expected = stopped_at_poll(spec, bundled_policy, sim + 1)
+    assert res.tree.events == expected.tree.events and res.answer == expected.answer
+    assert res.tree.events[:-1] == ev[:len(res.tree.events) - 1]
+
+
+def test_a_run_that_is_not_stopped_is_the_plain_seeded_run(tiny_policy):
+    for spec in (RunSpec("8*7+6", "majority", 20, seed=1),
+                 RunSpec("12+5", "beam", 2, seed=4, scorer="checker")):
+        seen = []
+        res = live.solve_stoppable(spec, tiny_policy, threading.Event(), seen.extend)
+        ref = spec.solve(tiny_policy)
+        assert res.tree.events == ref.tree.events == seen and not res.stopped
+        assert (res.answer, res.tally, res.compute) == (ref.answer, ref.tally, ref.compute)
 
 
 def test_worker_for_uses_a_process_only_for_a_model_it_can_load(tiny_policy, monkeypatch):

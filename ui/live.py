@@ -2,7 +2,11 @@
 (no streamlit import).
 
 The page keeps one ``LiveRun`` per session in ``st.session_state``; a rerun finds it and never
-starts a second one, and Stop sets a flag the strategy polls between batches/simulations. The
+starts a second one, and Stop sets a flag that the strategy polls between batches/simulations
+and the model polls between decoding steps, so a Stop takes effect within one decoding step of
+the sampling call in flight, not after a whole batch of up to 256 chains (``solve_stoppable``:
+the abandoned call is dropped and the run ends as if Stop had come just before the batch or
+simulation it belonged to; its log is a prefix of the unstopped run's). The
 page only ever reads the run's event log (``LiveRun.events()``, a copy of a list that is only
 appended to, each Event complete before it is appended) and replays it into a tree of its own.
 
@@ -31,9 +35,10 @@ loaded machine: what is left is two full page script runs and the browser's draw
    model and its own GIL, so nothing the UI does can block it, and it runs
    searches one after another from a FIFO queue, so four tabs do not oversubscribe two cores
    (a queued run shows its position). Its torch thread count is ``worker_threads()`` (1 on 2
-   cores: the other core is the UI's). Events stream back in batches (flushed whenever the
-   strategy polls its stop flag, i.e. after every batch or simulation) and the finished
-   SearchResult comes back whole, so the replay after the run is the worker's own log.
+   cores: the other core is the UI's). Events stream back in batches (sent whenever the
+   strategy polls its stop flag, i.e. after every batch or simulation: what a stopped run
+   keeps) and the finished SearchResult comes back whole, so the replay after the run is the
+   worker's own log.
    Policies the worker cannot load by path (a test's wrapper, a remote server) run in a
    thread of the app as before; ``THOUGHTSCOPE_SYNC_RUNS=1`` runs them in the calling thread.
 2. **The page redraws only when the tree changed**, replaying only the new events into a tree it
@@ -63,8 +68,9 @@ from search.scoring import SCORERS
 from search.tasks import get_task
 from search.tree import Event, SearchResult, SearchTree
 
+from search.models.base import Interrupted
+
 _ids = itertools.count(1)
-FLUSH_SECONDS = 0.05  # the worker sends events at least this often while a strategy emits
 COST_FACTOR = 4.0     # a redraw waits COST_FACTOR x its last cost after the last one
 MIN_PERIOD = 0.2      # s: never redraw figures more often than this
 MAX_PERIOD = 5.0      # s: however slow a redraw was, show a changed tree at least this often
@@ -171,34 +177,139 @@ class LiveRun:
 
     def _work(self, policy) -> None:
         try:
-            self.result = self.spec.solve(policy, tree=self.tree, should_stop=self.stop.is_set)
+            self.result = solve_stoppable(self.spec, policy, self.stop, self.tree.events.extend)
         except Exception as e:  # shown to the user; the app keeps working
             self.error = f"{type(e).__name__}: {e}"
         finally:
             self.finished = time.monotonic()
 
 
-# ------------------------------------------------------------------- the inference worker
-class _StreamedEvents(list):
-    """The worker's event log: a list that also sends what is appended to the app, in batches
-    (``flush``), so the app sees the tree grow without a message per event."""
+# ------------------------------------------------------------------ stopping a run quickly
+class _Recorder:
+    """The policy as a stoppable run sees it: ``sample`` goes to ``policy`` with the stop flag
+    as its ``interrupt`` when the policy takes one (``interruptible``, e.g. HFPolicy), and every
+    completed call is recorded (arguments and SampleBatch) for ``_Replayer``. Other attributes
+    are the policy's."""
 
-    def __init__(self, run_id: int, out):
+    def __init__(self, policy, interrupt):
+        self._policy = policy
+        self._interrupt = interrupt if getattr(policy, "interruptible", False) else None
+        self.calls: list[tuple[tuple, Any]] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._policy, name)
+
+    def sample(self, prefixes, n=1, **kwargs):
+        if self._interrupt is not None:
+            batch = self._policy.sample(prefixes, n=n, interrupt=self._interrupt, **kwargs)
+        else:
+            batch = self._policy.sample(prefixes, n=n, **kwargs)
+        self.calls.append(((list(prefixes), n, dict(kwargs)), batch))
+        return batch
+
+
+class _Replayer:
+    """A policy that answers a run's calls with the batches a ``_Recorder`` recorded, in order
+    (no model call). Raises RuntimeError when a call asks for other samples than the recorded
+    one (the run would not be the same run), Interrupted when it asks for more calls."""
+
+    def __init__(self, recorder: _Recorder):
+        self._recorder, self._next = recorder, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._recorder, name)
+
+    def sample(self, prefixes, n=1, **kwargs):
+        calls = self._recorder.calls
+        if self._next >= len(calls):
+            raise Interrupted("no recorded batch left to replay")
+        asked, batch = calls[self._next]
+        if asked != (list(prefixes), n, dict(kwargs)):
+            raise RuntimeError("the replayed run asked for other samples than the run it replays")
+        self._next += 1
+        return batch
+
+
+class _Published(list):
+    """A run's event log that hands what is appended to ``publish`` (a callable taking a list
+    of events) at every poll of the stop flag (``poll``) and at the end (``finish``): only
+    events that a stopped run keeps are ever published before the run ends."""
+
+    def __init__(self, publish):
         super().__init__()
-        self.run_id, self.out, self.sent, self.last = run_id, out, 0, time.monotonic()
+        self.publish, self.sent = publish, 0
 
-    def append(self, ev: Event) -> None:
-        super().append(ev)
-        if time.monotonic() - self.last >= FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
+    def poll(self) -> None:
         if self.sent < len(self):
-            self.out.put(("events", self.run_id, list(self[self.sent:])))
+            self.publish(list(self[self.sent:]))
             self.sent = len(self)
-        self.last = time.monotonic()
+
+    finish = poll
 
 
+def solve_stoppable(spec: RunSpec, policy, stop: threading.Event, publish) -> SearchResult:
+    """Run ``spec`` with ``policy`` until it ends or ``stop`` is set; the events go to
+    ``publish`` (called with a list of new events after every batch or simulation, and once
+    at the end); returns the SearchResult, whose ``tree.events`` is a plain list equal to
+    everything published.
+
+    The strategy polls ``stop`` before every batch or simulation (``should_stop``). A policy
+    that takes an ``interrupt`` (HFPolicy) also polls it before every decoding step, so a Stop
+    in the middle of a sampling call (up to 256 chains) takes effect within one step: the call
+    raises ``Interrupted`` and returns nothing. The run then ends as if the Stop had been seen
+    at the last poll before that call: the strategy runs again from the start on the calls
+    recorded so far (``_Replayer``: no model call, the same seeded samples) and stops at that
+    poll, so its answer, tally and ``final`` event are the strategy's own for what was
+    complete. A stopped run's log is therefore a prefix of the unstopped run's (up to its
+    ``final`` event), and a run that is not stopped is exactly ``spec.solve(policy)``.
+    Raises what the strategy raises (ValueError for bad settings, the model's errors); events
+    logged before an error are published."""
+    problem = get_task(spec.task).canonical(spec.text)
+    log = _Published(publish)
+    tree = SearchTree(problem, spec.task)
+    tree.events = log
+    recorder = _Recorder(policy, stop.is_set)
+    polls = 0  # polls that said "go on"
+
+    def should_stop() -> bool:
+        nonlocal polls
+        log.poll()  # what is logged by now is what a stopped run keeps: the app may see it
+        if stop.is_set():
+            return True
+        polls += 1
+        return False
+
+    try:
+        try:
+            result = spec.solve(recorder, tree=tree, should_stop=should_stop)
+        except Interrupted:
+            result = _stopped_before(spec, problem, recorder, polls)
+            again = result.tree.events
+            if again[:log.sent] != log[:log.sent]:  # never expected: the same seeded calls
+                raise RuntimeError("a stopped run's replay differs from what was shown")
+            log[:] = again
+        result.tree.events = log
+    finally:
+        log.finish()
+    result.tree.events = list(log)  # a plain list (the log holds ``publish``)
+    return result
+
+
+def _stopped_before(spec: RunSpec, problem: str, recorder: _Recorder, polls: int) -> SearchResult:
+    """``spec`` run again on ``recorder``'s calls, stopped at poll number ``polls`` (the last
+    poll before the interrupted call), in a fresh tree."""
+    seen = 0
+
+    def should_stop() -> bool:
+        nonlocal seen
+        seen += 1
+        return seen >= polls
+
+    return spec.solve(_Replayer(recorder), tree=SearchTree(problem, spec.task),
+                      should_stop=should_stop)
+
+
+# ------------------------------------------------------------------- the inference worker
 def _worker_main(path: str, device: Optional[str], threads: int, requests, out) -> None:
     """The worker process: load the model, then run the searches sent in ``requests`` one
     after another. Messages in: ("run", id, RunSpec), ("stop", id), None (exit). Out:
@@ -250,21 +361,15 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out) 
             stops.pop(rid, None)
             continue
         out.put(("start", rid))
-        tree = SearchTree(get_task(spec.task).canonical(spec.text), spec.task)
-        log = _StreamedEvents(rid, out)
-        tree.events = log
 
-        def should_stop() -> bool:
-            log.flush()  # between batches/simulations: the app sees each batch as it lands
-            return stop.is_set()
+        def publish(events: list, rid: int = rid) -> None:  # each batch as it lands
+            out.put(("events", rid, events))
 
         result, error = None, None
         try:
-            result = spec.solve(policy, tree=tree, should_stop=should_stop)
+            result = solve_stoppable(spec, policy, stop, publish)
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
-        log.flush()
-        tree.events = list(log)  # a plain list travels back (the stream holds a queue)
         out.put(("done", rid, result, error))
         stops.pop(rid, None)
 
@@ -330,7 +435,7 @@ class InferenceWorker:
 
     def cancel(self, run_id: int) -> None:
         """Stop ``run_id``: a run still waiting ends at once (nothing spent, no result); a
-        running one stops after its current batch or simulation."""
+        running one stops within one decoding step (``solve_stoppable``)."""
         run = None
         with self._lock:
             if run_id in self._waiting:

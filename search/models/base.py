@@ -17,6 +17,13 @@ MAX_PREFIXES = 1024
 MAX_SAMPLES_PER_CALL = 4096
 
 
+class Interrupted(Exception):
+    """A sampling call abandoned part-way because its caller asked to stop (the ``interrupt``
+    callable a policy may accept, e.g. ``HFPolicy.sample``): it returns nothing, so nothing of
+    it is recorded; the caller decides what the run looks like without it
+    (``ui.live.solve_stoppable``: as if stopped just before)."""
+
+
 @dataclass
 class Continuation:
     """One sampled continuation.
@@ -65,6 +72,9 @@ class Policy(Protocol):
     """Batched sampler of thought steps.
 
     Attributes: ``name`` (shown in the app), ``n_parameters`` (for FLOP estimates), ``device``.
+    Optional: a policy whose ``sample`` also takes ``interrupt`` (a callable polled between
+    decoding steps; True abandons the call with ``Interrupted``) says so with
+    ``interruptible = True`` (``HFPolicy``); a live run's Stop then acts within a step.
     """
     name: str
     n_parameters: int

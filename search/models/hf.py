@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -19,7 +19,8 @@ from transformers.utils import logging as hf_logging
 
 hf_logging.disable_progress_bar()
 
-from search.models.base import Continuation, SampleBatch, Stop, check_sample_args
+from search.models.base import (Continuation, Interrupted, SampleBatch, Stop,
+                                check_sample_args)
 
 BUNDLED_PATH = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tiny"
 # Below this temperature sampling is greedy: at T < 1e-6 two logits that differ by more than
@@ -46,6 +47,7 @@ class HFPolicy:
         step_delimiter: text that ends a thought step (default newline).
     Raises OSError (from transformers) when the folder holds no model.
     """
+    interruptible = True  # ``sample`` takes ``interrupt`` (see there)
 
     def __init__(self, path: str | Path = BUNDLED_PATH, device: Optional[str] = None,
                  step_delimiter: str = "\n", name: Optional[str] = None):
@@ -81,12 +83,18 @@ class HFPolicy:
 
     def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
                top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
-               max_new_tokens: int = 64) -> SampleBatch:
+               max_new_tokens: int = 64,
+               interrupt: Optional[Callable[[], bool]] = None) -> SampleBatch:
         """See ``search.models.base.Policy.sample``. ``temperature`` below ``GREEDY_BELOW``
         (0 included) is greedy decoding.
 
         A sequence that reaches the model's context length stops with ``finish="length"``; a
         prefix that already fills the context gets n empty ``"length"`` continuations.
+        ``interrupt``: polled before every batched forward pass (one decoding step of all the
+        call's sequences); when it returns True the call raises ``Interrupted`` and returns
+        nothing, so a Stop takes effect within one decoding step, not after a whole batch.
+        Polling it changes no sample: a call that is not interrupted returns what it would
+        have returned without it.
         """
         check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
         t0 = time.perf_counter()
@@ -99,7 +107,7 @@ class HFPolicy:
         if not fits:
             return SampleBatch([list(empty) for _ in enc], 0, 0, 0, time.perf_counter() - t0)
         inner = self._sample([enc[i] for i in fits], n, temperature, top_p, seed, stop,
-                             max_new_tokens)
+                             max_new_tokens, interrupt)
         outputs = [list(empty) for _ in enc]
         for j, i in enumerate(fits):
             outputs[i] = inner.outputs[j]
@@ -108,8 +116,11 @@ class HFPolicy:
 
     @torch.no_grad()
     def _sample(self, enc: list[list[int]], n: int, temperature: float, top_p: float,
-                seed: int, stop: Stop, max_new_tokens: int) -> SampleBatch:
+                seed: int, stop: Stop, max_new_tokens: int,
+                interrupt: Optional[Callable[[], bool]] = None) -> SampleBatch:
         t0 = time.perf_counter()
+        if interrupt is not None and interrupt():
+            raise Interrupted("stopped before the prefill")
         dev = self.device
         ctx = self.context_length
         P, L = len(enc), max(len(e) for e in enc)
@@ -152,6 +163,8 @@ class HFPolicy:
             if keep.numel() < alive.numel():  # finished rows leave the batch and the cache
                 cache.batch_select_indices(keep)
                 mask, next_pos, nxt, alive = mask[keep], next_pos[keep], nxt[keep], alive[keep]
+            if interrupt is not None and interrupt():
+                raise Interrupted(f"stopped after {step + 1} decoding steps")
             mask = torch.cat([mask, torch.ones((mask.shape[0], 1), dtype=mask.dtype, device=dev)], 1)
             out = self.model(input_ids=nxt[:, None], attention_mask=mask,
                              position_ids=next_pos[:, None], cache=cache, use_cache=True)
