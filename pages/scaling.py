@@ -1,10 +1,11 @@
-"""Scaling: accuracy against compute on held-out problems.
+"""Scaling: accuracy against compute on held-out problems of the task picked in the sidebar.
 
 One pool of n chains per problem is sampled once per setting (cached); self-consistency
 (maj@k), pass@k and best-of-k curves at every budget k <= n come from that one pool with the
-exact estimators of ``search.scaling``. Beam search and MCTS are opt-in measured points at a few
-budgets, plotted at the generated tokens they actually spent. Moving the budget slider never
-samples.
+exact estimators of ``search.scaling``, a chain being right by the task's gold check. Beam
+search, MCTS and (for a task with a state value) Tree-of-Thoughts BFS are opt-in measured
+points at a few budgets, plotted at the generated tokens they actually spent. Moving the budget
+slider never samples.
 """
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import pandas as pd
 import streamlit as st
 
 from search.pools import budgets_up_to
+from search.strategies import DEFAULTS
 from search.sweeps import (POOL_CURVES, curve_rows, mean_chain_tokens, measured_series,
                            pool_series)
-from search.tasks import get_task
-from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
-from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
+from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
+                       write_url)
+from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
+                          sample_or_stop, scorer_key, setup, value_scorers)
 from ui.sampling import cached_pools, measured_runs
 from viz.axes import pct_interval
 from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
@@ -26,9 +29,10 @@ N_CHOICES = [4, 8, 16, 32]
 PROBLEMS_MIN, PROBLEMS_MAX = 10, 200
 BEAM_CHOICES = [1, 2, 4, 8]
 MCTS_CHOICES = [2, 4, 8, 16, 32]
+TOT_CHOICES = [1, 2, 5]  # breadth b; Yao et al. 2023 report b = 1 and b = 5
 X_LABELS = {"samples": "samples (log₂)", "tokens": "generated tokens"}
 HEAVY_CHAINS = 3200  # warn above this many chains on a CPU
-HEAVY_RUNS = 60      # warn above this many beam/MCTS runs on a CPU (~a minute)
+HEAVY_RUNS = 60      # warn above this many beam/MCTS/ToT runs on a CPU (~a minute)
 
 
 def _ints_of(choices: list[int]):
@@ -71,6 +75,8 @@ PARAMS = [
     UrlParam("sc_measured", False, _bool, lambda v: "1" if v else "0"),
     UrlParam("sc_beam", [1, 2, 4], _ints_of(BEAM_CHOICES), _join),
     UrlParam("sc_mcts", [4, 8], _ints_of(MCTS_CHOICES), _join),
+    UrlParam("sc_tot", [1, 5], _ints_of(TOT_CHOICES), _join),
+    UrlParam("sc_tot_value", "perfect", one_of(["perfect", "learned"])),
 ]
 
 st.title("Scaling: accuracy against compute")
@@ -81,22 +87,41 @@ st.markdown(
     "chains is right; **best-of-k** keeps the chain a scorer likes best: the model's own "
     "confidence, or the exact step checker (a perfect *process* verifier).")
 
-setup(SCOPE, PARAMS)
+setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
 ss = st.session_state
+TASK = current_task()
+VALUES = value_scorers(TASK)  # ToT BFS is offered where the task has a value to search by
+# the perfect-verifier curve needs the task's exact step checker
+CURVES = {k: v for k, v in POOL_CURVES.items()
+          if k != "best_check" or TASK.step_checker(TASK.example) is not None}
+ss["sc_curves"] = [c for c in ss["sc_curves"] if c in CURVES]
+if VALUES and ss["sc_tot_value"] not in VALUES:
+    ss["sc_tot_value"] = next(iter(VALUES))
 
 pool_controls("sc", (PROBLEMS_MIN, PROBLEMS_MAX), 10, N_CHOICES).radio(
     "x axis", list(X_LABELS), format_func=X_LABELS.get, **bind("sc_x"), horizontal=True)
-st.multiselect("Curves", list(POOL_CURVES), format_func=lambda k: POOL_CURVES[k][2],
+st.multiselect("Curves", list(CURVES), format_func=lambda k: CURVES[k][2],
                **bind("sc_curves"))
-with st.expander("Beam search and MCTS (measured runs, slower)", expanded=bool(ss["sc_measured"])):
-    st.checkbox("Also run beam search and MCTS on every problem", **bind("sc_measured"),
+SEARCHES = "beam search, MCTS and ToT BFS" if VALUES else "beam search and MCTS"
+with st.expander(f"{SEARCHES[0].upper() + SEARCHES[1:]} (measured runs, slower)",
+                 expanded=bool(ss["sc_measured"])):
+    st.checkbox(f"Also run {SEARCHES} on every problem", **bind("sc_measured"),
                 help="Each run is a real search at that budget; its accuracy is plotted at the "
                      "generated tokens it actually spent.")
-    b1, b2 = st.columns(2)
+    b1, b2, b3 = st.columns(3)
     with b1:
         st.multiselect("Beam widths", BEAM_CHOICES, **bind("sc_beam"))
     with b2:
         st.multiselect("MCTS simulations", MCTS_CHOICES, **bind("sc_mcts"))
+    if VALUES:
+        with b3:
+            st.multiselect("ToT BFS breadths b", TOT_CHOICES, **bind("sc_tot"),
+                           help="Tree of Thoughts BFS (Yao et al. 2023): keep the b best-valued "
+                                f"states at each depth, k = {DEFAULTS['tot']['k']} proposals "
+                                "each.")
+            if len(VALUES) > 1:
+                st.selectbox("ToT value", list(VALUES), format_func=VALUES.get,
+                             **bind("sc_tot_value"))
 
 P, n = int(ss["sc_problems"]), int(ss["sc_n"])
 if ss["sc_budget"] > n:
@@ -110,8 +135,8 @@ write_url(PARAMS)
 sampling = sampling_settings()
 temperature, top_p, seed = sampling["temperature"], sampling["top_p"], sampling["seed"]
 policy, model = model_or_stop()
-st.caption(f"Model **{policy.name}** · temperature {temperature:g} · top-p {top_p:g} · "
-           f"seed {seed} (sampling settings in the sidebar)")
+st.caption(f"Task **{TASK.label}** · model **{policy.name}** · temperature {temperature:g} · "
+           f"top-p {top_p:g} · seed {seed} (sampling settings in the sidebar)")
 if temperature == 0:
     st.info("Temperature 0 is greedy decoding: every chain of a problem is the same, so voting "
             "and best-of-k cannot beat one sample. Raise the temperature to see scaling.")
@@ -123,9 +148,9 @@ if P * n > HEAVY_CHAINS and policy.device == "cpu":
     st.warning(f"{P} problems × {n} chains = {P * n:,} chains on a CPU: the first sampling may "
                "take minutes (then it is cached).")
 
-problems = get_task("arithmetic").split("heldout", P)
+problems = heldout(P)
 pools, stats = sample_or_stop(P, f"Sampling {n} chains per problem:", lambda bar: cached_pools(
-    policy, model, problems, n, temperature, top_p, seed, bar))
+    policy, TASK.name, model, problems, n, temperature, top_p, seed, bar))
 tpc = mean_chain_tokens(pools)
 ks = budgets_up_to(n)
 series = [dict(pool_series(pools, ks, c), mark_dr=(c == "maj")) for c in curves]
@@ -135,30 +160,35 @@ marker = budget if x_mode == "samples" else budget * tpc
 budget_label = f"budget: {budget} sample{'s' if budget > 1 else ''}"
 reading = st.container()
 chart = st.empty()
-if ss["sc_measured"] and series:  # show the pool curves while beam/MCTS run
+if ss["sc_measured"] and series:  # show the pool curves while the searches run
     chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label))
 
 if ss["sc_measured"]:
-    plan = [("beam", "beam search (confidence scorer)", "beam width", list(ss["sc_beam"])),
-            ("mcts", "MCTS (UCT, confidence scorer)", "simulations", list(ss["sc_mcts"]))]
-    runs = sum(len(b) for *_, b in plan) * P
+    # (strategy, legend label, knob, budgets, scorer: None for the strategy's default)
+    plan = [("beam", "beam search (confidence scorer)", "beam width", list(ss["sc_beam"]), None),
+            ("mcts", "MCTS (UCT, confidence scorer)", "simulations", list(ss["sc_mcts"]), None)]
+    if VALUES:
+        value = ss["sc_tot_value"]
+        plan.append(("tot", f"ToT BFS ({value} value)", "breadth b", list(ss["sc_tot"]),
+                     value))
+    runs = sum(len(p[3]) for p in plan) * P
     if not runs:
-        st.warning("Pick at least one beam width or MCTS simulation count.")
+        st.warning(f"Pick at least one budget for {SEARCHES.replace(' and ', ' or ')}.")
     elif runs > HEAVY_RUNS and policy.device == "cpu":
-        st.warning(f"{runs} beam/MCTS runs on a CPU take a few seconds each: expect "
+        st.warning(f"{runs} search runs on a CPU take a few seconds each: expect "
                    f"{runs * 2 // 60}–{runs * 6 // 60} minutes the first time. Every run is "
                    "cached, so stopping keeps what is done; fewer problems or budgets is faster.")
 
     def measure(bar) -> None:
-        for name, label, knob, budgets in plan:
+        for name, label, knob, budgets, scorer in plan:
             if not budgets:
                 continue
-            corr, toks = measured_runs(policy, model, problems, name, budgets, temperature,
-                                       top_p, seed, bar)
+            corr, toks = measured_runs(policy, TASK.name, model + scorer_key(TASK, scorer),
+                                       problems, name, budgets, temperature, top_p, seed, bar,
+                                       scorer=scorer)
             series.append(measured_series(f"{label}: {knob} {', '.join(map(str, budgets))}",
                                           budgets, corr, toks, tpc, knob=knob))
-    sample_or_stop(runs, "Beam search and MCTS runs:", measure,
-                   what="A beam/MCTS run failed", stop=False)
+    sample_or_stop(runs, "Search runs:", measure, what="A search run failed", stop=False)
 
 # ---- reading at the budget
 at_b = [pool_series(pools, [budget], c) for c in curves]
@@ -169,8 +199,8 @@ with reading:
             value, _, ci = pct_interval(s["mean"][0], s["ci_low"][0], s["ci_high"][0]).partition(" ")
             lines.append(f"- {s['name']}: **{value}**" + (f" {ci} (95% CI)" if ci else ""))
         st.markdown(f"At **{budget} sample{'s' if budget > 1 else ''} per problem** "
-                    f"(≈ {budget * tpc:,.0f} generated tokens per problem), on {P} held-out "
-                    "problems:\n" + "\n".join(lines))
+                    f"(≈ {budget * tpc:,.0f} generated tokens per problem), on "
+                    f"{heldout_label(P)}:\n" + "\n".join(lines))
     if "maj" in curves:
         maj = series[curves.index("maj")]
         k_dr = diminishing_returns(ks, maj["mean"])
@@ -187,14 +217,14 @@ with reading:
 chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                    key="sc_fig")
 if x_mode == "samples" and ss["sc_measured"]:
-    st.caption("Beam search and MCTS sit at chain-equivalents: their mean generated tokens "
-               f"divided by the mean tokens of one sampled chain ({tpc:.1f}).")
+    st.caption(f"{SEARCHES[0].upper() + SEARCHES[1:]} sit at chain-equivalents: their mean "
+               f"generated tokens divided by the mean tokens of one sampled chain ({tpc:.1f}).")
 
 # ---- export
-rows = curve_rows(series, problems=P, pool_n=n, temperature=temperature, top_p=top_p,
-                  seed=seed, model=policy.name)
+rows = curve_rows(series, task=TASK.name, problems=P, pool_n=n, temperature=temperature,
+                  top_p=top_p, seed=seed, model=policy.name)
 st.download_button("Download the curves (CSV)", pd.DataFrame(rows).to_csv(index=False),
-                   file_name=f"thoughtscope_scaling_P{P}_n{n}_T{temperature:g}.csv",
+                   file_name=f"thoughtscope_scaling_{TASK.name}_P{P}_n{n}_T{temperature:g}.csv",
                    mime="text/csv", key="sc_csv")
 with st.expander("How to read this"):
     st.markdown(
@@ -204,7 +234,11 @@ with st.expander("How to read this"):
         "per-problem accuracies). It stays honest at 0% and 100% and for few problems (10 of "
         "10 right gives 72–100%, not 100–100%); it says how much the curve would move on "
         "another set of problems of the same kind.\n"
-        "- **maj@k** breaks ties uniformly at random (a t-way tie containing the right answer "
+        "- **Right** means the task's gold check accepts the answer. Where a problem has "
+        "several right answers (Game of 24: any expression that uses each number once and "
+        "makes 24), pass@k and best-of-k accept any of them and maj@k credits a vote won by "
+        "any of them.\n"
+        "- **maj@k** breaks ties uniformly at random (a t-way tie containing a right answer "
         "counts 1/t); chains without an answer abstain.\n"
         "- **pass@k** is not a strategy you can deploy: it needs to know which chain is right. "
         "It is the ceiling for any *outcome* verifier. The **perfect process verifier** curve "

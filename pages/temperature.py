@@ -1,5 +1,5 @@
 """Temperature: how the sampling temperature trades accuracy of one chain against the diversity
-that voting needs, at every budget.
+that voting needs, at every budget, on held-out problems of the task picked in the sidebar.
 
 One pool per temperature (cached per chunk, sampled once per setting with a progress bar); the
 estimator (maj@k by default) gives accuracy at every budget k <= n from each pool.
@@ -13,9 +13,10 @@ from plotly.colors import sample_colorscale
 
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
-from search.tasks import get_task
-from ui.common import UrlParam, bind, int_in, one_of, sampling_settings, write_url
-from ui.pool_page import model_or_stop, pool_controls, pool_params, sample_or_stop, setup
+from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
+                       write_url)
+from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
+                          sample_or_stop, setup)
 from ui.sampling import cached_pools
 from viz.axes import pct_interval
 from viz.curves import MAX_BANDS, accuracy_figure, diversity_figure
@@ -57,8 +58,9 @@ st.markdown(
     "until the chains become mostly noise. Every temperature gets its own pool of chains per "
     "problem; accuracy at every budget comes from that pool.")
 
-setup(SCOPE, PARAMS)
+setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
 ss = st.session_state
+TASK = current_task()
 
 pool_controls("tp", (PROBLEMS_MIN, PROBLEMS_MAX), 5, N_CHOICES,
               problems_help="The first P problems of the fixed held-out split. Every "
@@ -89,17 +91,17 @@ if not temps:
 sampling = sampling_settings()
 top_p, seed = sampling["top_p"], sampling["seed"]
 policy, model = model_or_stop()
-st.caption(f"Model **{policy.name}** · top-p {top_p:g} · seed {seed} (sidebar; the sidebar's "
-           "temperature is not used here: this page sweeps it)")
+st.caption(f"Task **{TASK.label}** · model **{policy.name}** · top-p {top_p:g} · seed {seed} "
+           "(sidebar; the sidebar's temperature is not used here: this page sweeps it)")
 chains = P * n * len(temps)
 if chains > HEAVY_CHAINS and policy.device == "cpu":
     st.warning(f"{len(temps)} temperatures × {P} problems × {n} chains = {chains:,} chains on a "
                "CPU: the first sampling may take minutes (then it is cached).")
 
-problems = get_task("arithmetic").split("heldout", P)
+problems = heldout(P)
 pools_by_t = sample_or_stop(
     P * len(temps), f"Sampling {n} chains per problem at {len(temps)} temperatures:",
-    lambda bar: {t: cached_pools(policy, model, problems, n, t, top_p, seed, bar)[0]
+    lambda bar: {t: cached_pools(policy, TASK.name, model, problems, n, t, top_p, seed, bar)[0]
                  for t in temps})
 
 est = ss["tp_est"]
@@ -117,7 +119,7 @@ ci = f" {ci} (95% Wilson interval over problems)" if ci else ""
 label = SHORT[est].format(k=budget)
 others = ", ".join(f"T={t:g}: {acc[i, col]:.1%}" for i, t in enumerate(temps) if t != best_t)
 msg = (f"At **{budget} sample{'s' if budget > 1 else ''} per problem** the best temperature is "
-       f"**{best_t:g}**: {label} = **{value}**{ci} on {P} problems" +
+       f"**{best_t:g}**: {label} = **{value}**{ci} on {heldout_label(P)}" +
        (f" ({others})." if others else "."))
 if len(temps) > 1 and np.isfinite(lo):
     close = [t for i, t in enumerate(temps) if t != best_t and acc[i, col] >= lo]
@@ -167,10 +169,10 @@ with tab_div:
 # ---- export
 rows = []
 for t in temps:
-    rows += curve_rows([dict(curves[t], name=f"T={t:g}")], temperature=t,
+    rows += curve_rows([dict(curves[t], name=f"T={t:g}")], task=TASK.name, temperature=t,
                        estimator=ESTIMATORS[est], problems=P, pool_n=n, top_p=top_p, seed=seed,
                        model=policy.name, distinct_answers=div[t]["distinct"],
                        answer_entropy_bits=div[t]["entropy"], no_answer=div[t]["no_answer"])
 st.download_button("Download accuracy by temperature (CSV)", pd.DataFrame(rows).to_csv(index=False),
-                   file_name=f"thoughtscope_temperature_P{P}_n{n}.csv", mime="text/csv",
+                   file_name=f"thoughtscope_temperature_{TASK.name}_P{P}_n{n}.csv", mime="text/csv",
                    key="tp_csv")

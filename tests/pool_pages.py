@@ -48,3 +48,40 @@ def run_with(make: Callable[..., AppTest], query: dict | None = None, **state) -
 def boom(*args, **kwargs):
     """A stand-in for a model call that fails."""
     raise RuntimeError("model on fire")
+
+
+def game24_env(monkeypatch, model_dir) -> None:
+    """Point the Game of 24 task at ``model_dir`` (the tiny random model of conftest) unless its
+    trained weights or $THOUGHTSCOPE_MODEL_GAME24 are there already."""
+    import os
+
+    from search.tasks import get_task
+    if not os.environ.get("THOUGHTSCOPE_MODEL_GAME24") and not (
+            get_task("game24").model_dir / "model.safetensors").exists():
+        monkeypatch.setenv("THOUGHTSCOPE_MODEL_GAME24", str(model_dir))
+
+
+class Spy:
+    """Wraps a function of ``ui.sampling`` (``sample_pools``, ``run_strategy``): records each
+    call's problems (texts), ``task`` and ``scorer``/strategy, then calls it (or ``fail`` with
+    RuntimeError when set), keeping each result in ``results``."""
+
+    def __init__(self, fn, fail: bool = False):
+        self.fn, self.fail, self.calls, self.results = fn, fail, [], []
+
+    def __call__(self, *args, **kwargs):
+        from search.tasks import get_task
+        first = args[0] if args else kwargs.get("problems")
+        texts = [p.text for p in first] if isinstance(first, list) else [args[1]]
+        self.calls.append({"problems": texts, "task": get_task(kwargs.get("task")).name,
+                           "strategy": first if isinstance(first, str) else None,
+                           "scorer": kwargs.get("scorer")})
+        if self.fail:
+            raise RuntimeError("model on fire")
+        out = self.fn(*args, **kwargs)
+        self.results.append(out)
+        return out
+
+    @property
+    def problems(self) -> list[str]:
+        return [t for c in self.calls for t in c["problems"]]

@@ -78,9 +78,12 @@ def test_greedy_message(app):
 
 
 def test_beam_and_mcts_points(app):
-    at = run_with(app, sc_measured=True, sc_beam=[1], sc_mcts=[2])
+    """Arithmetic has an exact state value (a wrong step is a dead end), so ToT BFS with the
+    perfect value is offered beside beam search and MCTS."""
+    at = run_with(app, sc_measured=True, sc_beam=[1], sc_mcts=[2], sc_tot=[1])
     spec = at.get("plotly_chart")[0].proto.spec
     assert "beam search" in spec and "MCTS" in spec
+    assert "ToT BFS (perfect value)" in spec
 
 
 def test_sampling_failures_are_messages_not_tracebacks(app, monkeypatch):
@@ -88,10 +91,71 @@ def test_sampling_failures_are_messages_not_tracebacks(app, monkeypatch):
     # A beam/MCTS run that fails: the message, and the pool curves still drawn.
     monkeypatch.setattr(ui.sampling, "run_strategy", boom)
     at = run_with(app, sc_measured=True, sc_beam=[1], sc_mcts=[2], seed=987_653)
-    assert [e.value for e in at.error] == ["A beam/MCTS run failed: RuntimeError: model on fire"]
+    assert [e.value for e in at.error] == ["A search run failed: RuntimeError: model on fire"]
     assert len(at.get("plotly_chart")) == 1 and "At **4 samples" in page_text(at)
     # The pools themselves: the message and nothing else.
     monkeypatch.setattr(ui.sampling, "sample_pools", boom)
     at = run_with(app, seed=987_654)  # not in the pool cache: the page must sample
     assert [e.value for e in at.error] == ["Sampling failed: RuntimeError: model on fire"]
     assert not at.get("plotly_chart")
+
+
+def test_game24_uses_its_heldout_puzzles_gold_check_and_model(app, tiny_game24_model_dir,
+                                                               monkeypatch):
+    """With the task picker on Game of 24, the pools are sampled on its held-out puzzles (ranks
+    901-1000, in order) with the task (prompt, answers, gold check), the measured beam, MCTS and
+    ToT BFS runs get the task too (ToT with a value scorer), the curves are read off those
+    pools, and the page names the task."""
+    import json
+    import re
+
+    import ui.sampling
+    from search.pools import ChainPool
+    from search.sweeps import pool_series
+    from search.tasks import get_task
+    from tests.pool_pages import Spy, game24_env
+    game24_env(monkeypatch, tiny_game24_model_dir)
+    pools_spy, runs_spy = Spy(ui.sampling.sample_pools), Spy(ui.sampling.run_strategy)
+    monkeypatch.setattr(ui.sampling, "sample_pools", pools_spy)
+    monkeypatch.setattr(ui.sampling, "run_strategy", runs_spy)
+    at = run_with(app, {"task": "game24"}, seed=424_201, sc_measured=True, sc_beam=[1],
+                  sc_mcts=[2], sc_tot=[1])
+    task = get_task("game24")
+    heldout = [p.text for p in task.split("heldout", 10)]
+    assert pools_spy.problems == heldout
+    assert {c["task"] for c in pools_spy.calls + runs_spy.calls} == {"game24"}
+    pools: list[ChainPool] = [p for got, _ in pools_spy.results for p in got]
+    assert [p.problem for p in pools] == heldout and {p.task for p in pools} == {"game24"}
+    for p in pools:  # right and wrong by the task's gold check
+        assert p.correct == [a is not None and task.is_correct(p.problem, a) for a in p.answers]
+    # every problem ran with beam, MCTS and ToT BFS (its value: perfect or learned)
+    assert sorted(c["strategy"] for c in runs_spy.calls) == ["beam"] * 10 + ["mcts"] * 10 + [
+        "tot"] * 10
+    assert {c["scorer"] for c in runs_spy.calls if c["strategy"] == "tot"} <= {"perfect",
+                                                                                "learned"}
+    assert all(r.task == "game24" for r in runs_spy.results)
+    assert sorted({c["problems"][0] for c in runs_spy.calls}) == sorted(heldout)
+    text = page_text(at)
+    assert "Game of 24" in text and "10 held-out Game of 24 problems" in text, text
+    maj = pool_series(pools, [4], "maj")["mean"][0]
+    assert re.search(rf"self-consistency \(maj@k\): \*\*{maj * 100:.1f}%\*\*", text), text
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = " ".join(t.get("name") or "" for t in spec["data"])
+    assert "beam search" in names and "MCTS" in names and "ToT BFS" in names
+
+
+def test_game24_caps_the_problems_at_its_heldout_split(app, tiny_game24_model_dir, monkeypatch):
+    """Game of 24 has 100 held-out puzzles: a larger number of problems (kept from arithmetic)
+    is lowered to 100 with a message, and sampling starts at the first puzzle."""
+    import ui.sampling
+    from search.tasks import get_task
+    from tests.pool_pages import Spy, game24_env
+    game24_env(monkeypatch, tiny_game24_model_dir)
+    spy = Spy(ui.sampling.sample_pools, fail=True)
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    at = run_with(app, {"task": "game24"}, seed=424_202, sc_problems=150)
+    assert any("100 held-out problems" in i.value for i in at.info), [i.value for i in at.info]
+    assert at.number_input(key=w("sc_problems")).value == 100
+    assert at.number_input(key=w("sc_problems")).max == 100
+    assert spy.problems == [p.text for p in get_task("game24").split("heldout", 10)]
+    assert [e.value for e in at.error] == ["Sampling failed: RuntimeError: model on fire"]

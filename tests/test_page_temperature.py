@@ -82,3 +82,33 @@ def test_intervals_have_one_decimal_and_many_bands_become_dodged_bars(app):
     assert len(bars) == len(temps)
     lines = {t["legendgroup"]: t["line"]["color"] for t in curves if t.get("mode") == "lines+markers"}
     assert {b["legendgroup"] for b in bars} == set(lines)
+
+
+def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_model_dir,
+                                                               monkeypatch):
+    """With the task picker on Game of 24, every temperature's pools are sampled on its
+    held-out puzzles (in order) with the task, the best-temperature sentence reads the pools'
+    maj@k, and the page names the task."""
+    import re
+
+    import ui.sampling
+    from search.sweeps import pool_series
+    from search.tasks import get_task
+    from tests.pool_pages import Spy, game24_env
+    game24_env(monkeypatch, tiny_game24_model_dir)
+    spy = Spy(ui.sampling.sample_pools)
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    at = run_with(app, {"task": "game24"}, seed=424_301)
+    task = get_task("game24")
+    heldout = [p.text for p in task.split("heldout", 5)]
+    assert [c["problems"] for c in spy.calls] == [heldout, heldout]  # one per temperature
+    assert {c["task"] for c in spy.calls} == {"game24"}
+    pools = [got for got, _ in spy.results]
+    for p in (p for ps in pools for p in ps):
+        assert p.task == "game24"
+        assert p.correct == [a is not None and task.is_correct(p.problem, a) for a in p.answers]
+    text = page_text(at)
+    assert "5 held-out Game of 24 problems" in text and "Task **Game of 24**" in text, text
+    best = max(pool_series(ps, [4], "maj")["mean"][0] for ps in pools)
+    assert re.search(rf"maj@4 = \*\*{best * 100:.1f}%\*\*", text), text
+    assert len(at.get("plotly_chart")) == 3

@@ -1,12 +1,14 @@
 """Controls and steps shared by the pages that sample pools of chains on held-out problems: the
 Scaling and the Temperature page (streamlit).
 
-Each page declares its settings with ``pool_params`` (how many held-out problems, the pool size
-n, under the page's prefix) plus its own, then calls, in order: ``setup`` (URL warnings and URL
-sync), ``pool_controls`` (the problems and pool-size inputs, and a third column for the page's
-own main control), ``model_or_stop`` (the policy, or an error and stop) and ``sample_or_stop``
-(each sampling step under a progress bar; a failure is an error message and stop, never a
-traceback).
+Both work on the task picked in the sidebar (``ui.common.current_task``): its held-out split,
+its model, its gold check. Each page declares its settings with ``pool_params`` (how many
+held-out problems, the pool size n, under the page's prefix) plus its own, then calls, in order:
+``setup`` (URL warnings and URL sync), ``pool_controls`` (the problems and pool-size inputs,
+capped at the task's held-out split, and a third column for the page's own main control),
+``model_or_stop`` (the task's policy, or an error and stop), ``heldout`` (the problems) and
+``sample_or_stop`` (each sampling step under a progress bar; a failure is an error message and
+stop, never a traceback).
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from typing import Any, Callable, Optional, TypeVar
 import streamlit as st
 
 from search.models.hf import default_model_path
+from search.tasks import Problem
 from ui.checks import show_url_warnings
-from ui.common import UrlParam, bind, int_in, one_of, policy_or_none, url_params
+from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, policy_or_none,
+                       url_params)
 from ui.sampling import ProgressBar
 
 T = TypeVar("T")
@@ -40,13 +44,26 @@ def setup(scope: str, params: list[UrlParam]) -> None:
     url_params(scope, params)
 
 
+def problems_max(problems_range: tuple[int, int]) -> int:
+    """The most held-out problems the page offers for the current task: the range's top, or
+    the task's held-out split if smaller (Game of 24: 100 puzzles)."""
+    return min(problems_range[1], current_task().split_size("heldout"))
+
+
 def pool_controls(prefix: str, problems_range: tuple[int, int], problems_step: int,
                   n_choices: list[int], problems_help: str = PROBLEMS_HELP,
                   n_help: str = N_HELP):
-    """One row: the number of held-out problems, the pool size n, and a wider third column
-    that is returned for the page's own main control."""
+    """One row: the number of held-out problems (at most the current task's held-out split: a
+    larger value, kept from another task or a link, is lowered with a message), the pool size
+    n, and a wider third column that is returned for the page's own main control."""
+    task, key = current_task(), f"{prefix}_problems"
+    hi = problems_max(problems_range)
+    lo = min(problems_range[0], hi)
+    if st.session_state[key] > hi:
+        st.info(f"{task.label} has {hi} held-out problems; using {hi}.")
+        st.session_state[key] = hi
     c1, c2, c3 = st.columns([1, 1, 1.3])
-    c1.number_input("Held-out problems", problems_range[0], problems_range[1],
+    c1.number_input("Held-out problems", lo, hi,
                     step=problems_step, **bind(f"{prefix}_problems"), help=problems_help)
     c2.selectbox("Chains per problem (pool size n)", n_choices, **bind(f"{prefix}_n"),
                  help=n_help)
@@ -54,12 +71,51 @@ def pool_controls(prefix: str, problems_range: tuple[int, int], problems_step: i
 
 
 def model_or_stop() -> tuple[Any, str]:
-    """(policy, model path) for the cache keys; when no model loads, its error and st.stop."""
-    policy, err = policy_or_none()
+    """(policy, model path) of the current task, the path for the cache keys; when no model
+    loads, its error and st.stop."""
+    task = current_task()
+    policy, err = policy_or_none(task.name)
     if policy is None:
         st.error(err)
         st.stop()
-    return policy, str(default_model_path())
+    return policy, str(default_model_path(task.name))
+
+
+def heldout(n: int) -> list[Problem]:
+    """The first ``n`` problems of the current task's held-out split (at most all of it)."""
+    task = current_task()
+    return task.split("heldout", max(1, min(int(n), task.split_size("heldout"))))
+
+
+def heldout_label(n: int) -> str:
+    """How a page names its problems: "50 held-out Arithmetic problems"."""
+    return f"{n} held-out {current_task().label} {plural(n, 'problem')}"
+
+
+def value_scorers(task) -> dict[str, str]:
+    """The value scorers Tree-of-Thoughts search can use on ``task`` (name -> label): the
+    perfect value where the task has an exact one (``Task.state_value``), the learned value
+    where its weights are present (``search.models.value``). Empty when there is none."""
+    out = {}
+    if task.state_value(task.example, []) is not None:
+        out["perfect"] = "perfect value (exact solvability)"
+    try:
+        from search.models.value import value_dir
+    except ImportError:  # no learned values in this checkout
+        return out
+    d = value_dir(task)
+    if d is not None and (d / "config.json").exists():
+        out["learned"] = "learned value (a small model)"
+    return out
+
+
+def scorer_key(task, scorer: Optional[str]) -> str:
+    """What a measured run's cache key must add for ``scorer``: the learned value's folder
+    (retraining it changes the runs), nothing for the others."""
+    if scorer != "learned":
+        return ""
+    from search.models.value import value_dir
+    return f" value={value_dir(task)}"
 
 
 def sample_or_stop(total: int, label: str, work: Callable[[ProgressBar], T],

@@ -1,10 +1,10 @@
 """Cached sampling for the Scaling and Temperature pages: pools of chains and measured
-beam/MCTS runs, each computed once per setting with a progress bar.
+beam/MCTS/ToT runs of one task, each computed once per setting with a progress bar.
 
 Why chunks: ``st.cache_data`` replays the elements a cached function drew, and a progress bar
 created outside the function cannot be replayed. So the page loops over fixed chunks of
 problems *outside* the cache, updating the bar between calls, and each chunk is its own cache
-entry keyed by (model path, problems, n, temperature, top_p, seed). Moving a slider reruns the
+entry keyed by (task, model path, problems, n, temperature, top_p, seed). Moving a slider reruns the
 page, every chunk is a cache hit, nothing is sampled. Growing the problem set reuses the chunks
 already sampled.
 
@@ -21,7 +21,7 @@ import streamlit as st
 from search.pools import ChainPool, sample_pools
 from search.strategies import run_strategy
 from search.strategies.blocks import Sampling
-from search.tasks import Problem
+from search.tasks import Problem, get_task
 
 OnProgress = Optional[Callable[[int], None]]  # called with the number of units just finished
 
@@ -37,17 +37,19 @@ def problem_key(problems: Sequence[Problem]) -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=2048)
-def _pool_chunk(_policy: Any, model: str, problems: tuple, n: int, temperature: float,
-                top_p: float, seed: int) -> tuple[list[ChainPool], dict]:
+def _pool_chunk(_policy: Any, task: str, model: str, problems: tuple, n: int,
+                temperature: float, top_p: float, seed: int) -> tuple[list[ChainPool], dict]:
     probs = [Problem(*p) for p in problems]
     return sample_pools(probs, _policy, n, temperature=temperature, top_p=top_p, seed=seed,
-                        problems_per_call=len(probs))
+                        problems_per_call=len(probs), task=task)
 
 
-def cached_pools(policy: Any, model: str, problems: Sequence[Problem], n: int,
+def cached_pools(policy: Any, task: str, model: str, problems: Sequence[Problem], n: int,
                  temperature: float, top_p: float, seed: int,
                  on_progress: OnProgress = None) -> tuple[list[ChainPool], dict]:
-    """Pools of n chains for every problem (cached per chunk) and summed sampling stats."""
+    """Pools of n chains for every problem of ``task`` (a registry name; prompts, answers and
+    the gold check are the task's), cached per chunk under the task and ``model`` (the policy's
+    folder), and summed sampling stats."""
     key = problem_key(problems)
     size = chunk_size(n)
     pools: list[ChainPool] = []
@@ -55,8 +57,8 @@ def cached_pools(policy: Any, model: str, problems: Sequence[Problem], n: int,
              "abstained": 0, "seconds": 0.0}
     for start in range(0, len(key), size):
         chunk = key[start:start + size]
-        got, st_ = _pool_chunk(policy, model, chunk, int(n), float(temperature), float(top_p),
-                               int(seed) * 1_000_003 + start)
+        got, st_ = _pool_chunk(policy, str(task), model, chunk, int(n), float(temperature),
+                               float(top_p), int(seed) * 1_000_003 + start)
         pools.extend(got)
         for k in stats:
             stats[k] += st_.get(k, 0)
@@ -66,25 +68,34 @@ def cached_pools(policy: Any, model: str, problems: Sequence[Problem], n: int,
 
 
 @st.cache_data(show_spinner=False, max_entries=8192)
-def _measured_run(_policy: Any, model: str, text: str, gold: str, strategy: str, budget: int,
-                  temperature: float, top_p: float, seed: int) -> tuple[bool, int]:
+def _measured_run(_policy: Any, task: str, model: str, text: str, gold: Optional[str],
+                  strategy: str, budget: int, scorer: Optional[str], temperature: float,
+                  top_p: float, seed: int) -> tuple[bool, int]:
     r = run_strategy(strategy, text, _policy, int(budget),
-                     Sampling(temperature=temperature, top_p=top_p, seed=seed), gold=gold)
-    return bool(r.correct), int(r.compute.generated_tokens)
+                     Sampling(temperature=temperature, top_p=top_p, seed=seed), gold=gold,
+                     scorer=scorer, task=task)
+    # The task's gold check of the run's answer (any right expression counts in Game of 24).
+    return r.answer is not None and get_task(task).is_correct(text, r.answer), \
+        int(r.compute.generated_tokens)
 
 
-def measured_runs(policy: Any, model: str, problems: Sequence[Problem], strategy: str,
-                  budgets: Sequence[int], temperature: float, top_p: float, seed: int,
-                  on_progress: OnProgress = None) -> tuple[list[list[bool]], list[list[int]]]:
-    """Run ``strategy`` on every problem at every budget (each run cached).
+def measured_runs(policy: Any, task: str, model: str, problems: Sequence[Problem],
+                  strategy: str, budgets: Sequence[int], temperature: float, top_p: float,
+                  seed: int, on_progress: OnProgress = None, scorer: Optional[str] = None,
+                  ) -> tuple[list[list[bool]], list[list[int]]]:
+    """Run ``strategy`` (``search.strategies.run_strategy``, with ``scorer``: None for the
+    strategy's default) on every problem of ``task`` at every budget, each run cached under
+    the task, ``model`` (the policy's folder, plus the value model's where ``scorer`` uses
+    one) and the settings. A run is right by the task's gold check of its answer.
     Returns (correct, tokens), each [len(budgets)][P]; problem i uses seed
     ``seed * 1_000_003 + i``."""
     correct, tokens = [], []
     for b in budgets:
         c_row, t_row = [], []
         for i, p in enumerate(problems):
-            ok, tok = _measured_run(policy, model, p.text, p.answer, strategy, int(b),
-                                    float(temperature), float(top_p), int(seed) * 1_000_003 + i)
+            ok, tok = _measured_run(policy, str(task), model, p.text, p.answer, strategy, int(b),
+                                    scorer, float(temperature), float(top_p),
+                                    int(seed) * 1_000_003 + i)
             c_row.append(ok)
             t_row.append(tok)
             if on_progress:
