@@ -309,3 +309,12 @@ def test_crowded_rows_keep_text_only_on_the_chosen_chain():
     d = valid(tree_figure(res.tree, final_path=path, height=300))
     assert set(labels(d)) == {0, *path}
     assert tree_height(res.tree) > 300 and tree_height(SearchTree("1+1")) >= 300
+
+
+def test_hover_never_shows_a_negative_zero_log_probability():
+    from search.tree import SearchTree
+    from viz.tree import tree_figure
+    t = SearchTree("8*7+6")
+    t.add(0, "8*7=56", 7, -0.0004, False, None, None)
+    hovers = [h for tr in tree_figure(t).data for h in (tr.hovertext or ())]
+    assert any("log p 0.00" in h for h in hovers) and not any("log p -0.00" in h for h in hovers)

@@ -44,6 +44,7 @@ import igraph as ig
 import plotly.graph_objects as go
 
 from search.tree import Node, SearchTree
+from viz.axes import fmt_fixed
 
 GL_THRESHOLD = 1000      # switch to WebGL markers past this many nodes
 LABEL_PX = 14            # font size of the text beside the nodes (legible on a projector)
@@ -132,7 +133,7 @@ def _fmt(v: Optional[float], digits: int = 3) -> str:
 def _hover(n: Node, mcts: bool, share: Optional[float] = None) -> str:
     text = html.escape(n.text if n.id else f"problem: {n.text}", quote=False)
     lines = [f"<b>#{n.id}</b> {text}", f"depth {n.depth} · {n.tokens} "
-             f"token{'' if n.tokens == 1 else 's'} · log p {n.logprob:.2f}"]
+             f"token{'' if n.tokens == 1 else 's'} · log p {fmt_fixed(n.logprob, 2)}"]
     stats = f"score {_fmt(n.score)} · count {n.count}"
     if share is not None:
         stats += f" ({share:.0%} of chains)"
