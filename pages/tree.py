@@ -101,19 +101,26 @@ def default_scorer(task) -> str:
     return next((s for s in ("learned", "perfect") if s in have), "confidence")
 
 
-TASK = common.current_task()
-TASK_SCORERS = task_scorers(TASK)
+# The problem's and the scorer's defaults depend on the task, known only once url_params has
+# loaded the frame (on a deep link's first run it draws the sidebar, which reads task=): None
+# here, the task's own values just after.
 PARAMS = [
-    UrlParam("problem", TASK.example, text(200)),
+    UrlParam("problem", None, text(200)),
     UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
     *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
-    UrlParam("scorer", default_scorer(TASK), one_of(SCORERS)),
+    UrlParam("scorer", None, one_of(SCORERS)),
     UrlParam("c", C_DEFAULT, float_in(0.0, 100.0), show_float),
 ]
 
 ss = st.session_state
 first_visit = "_url_loaded_tree" not in ss
 common.url_params("tree", PARAMS)
+TASK = common.current_task()
+TASK_SCORERS = task_scorers(TASK)
+if ss.get("problem") is None:
+    ss["problem"] = TASK.example
+if ss.get("scorer") is None:
+    ss["scorer"] = default_scorer(TASK)
 if first_visit and "at" in st.query_params:
     try:
         ss[PENDING_AT] = int(st.query_params["at"])

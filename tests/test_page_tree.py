@@ -235,6 +235,18 @@ def test_deep_link_as_a_fresh_server_first_request_still_gets_the_frame(monkeypa
     assert _pm.PagesManager.uses_pages_directory is False  # st.navigation switched it off
 
 
+def test_deep_link_to_game24_as_a_fresh_server_first_request_reads_the_task(monkeypatch):
+    """The page reads the task only after the frame (and the URL's task=) is loaded: else a
+    Game-of-24 link run alone offered the arithmetic example and scorers."""
+    monkeypatch.setattr(_pm.PagesManager, "__init__", SERVER_START_INIT)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["task"] = "game24"
+    at.switch_page("pages/tree.py").run()
+    assert not at.exception, at.exception
+    assert at.text_input(key=w("problem")).value == "4 9 10 13"
+    assert "perfect value: exact solvability" in at.selectbox(key=w("scorer")).options
+
+
 # ------------------------------------------------------------------------------ a real run
 def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     at = new_app()
