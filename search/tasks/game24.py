@@ -598,8 +598,8 @@ def chain_value(puzzle: Union[str, Sequence[int]], steps: Sequence[str]) -> floa
 # but most chains wander into a dead end and then assert a wrong answer, as GPT-4's CoT does.
 # Decided on the validation split (the model card gives the figures):
 SOLUTION_SHARE = 0.15     # share of training chains that are solution paths
-TAME_MAX = Fraction(200)  # habitual steps keep results in 0..200 ...
-TAME_MAX_DENOMINATOR = 13  # ... with denominators up to 13
+TAME_MAX = Fraction(200)  # habitual steps keep results whole numbers in 0..200 (fractions
+TAME_MAX_DENOMINATOR = 1   # only in solution paths: less arithmetic for a small model to learn)
 
 
 def moves(left: Iterable[Number]) -> list[tuple[Fraction, str, Fraction, Fraction, tuple]]:
@@ -680,7 +680,7 @@ def policy_chain(puzzle: Union[str, Sequence[int]], rng: random.Random,
 
     With probability ``solution_share`` a *solution path*: each step drawn uniformly among the
     valid steps that keep 24 reachable. Otherwise a *habitual chain*: each step drawn uniformly
-    among the tame valid steps (result in 0..TAME_MAX, denominator <= TAME_MAX_DENOMINATOR;
+    among the tame valid steps (a whole number in 0..TAME_MAX;
     any valid step when none is tame), blind to solvability, so on a hard puzzle it almost
     always reaches a dead end. The answer line is ``compose_answer`` when the last number left
     is 24 and ``guess_answer`` otherwise. Raises Game24Error for a bad puzzle."""
@@ -804,8 +804,10 @@ class Game24Task(Task):
     input_hint = "four whole numbers from 1 to 13, e.g. 4 9 10 13: make 24 with + - * /"
     # Model shape and schedule of the bundled policy (``search.models.train``): chains run to
     # ~130 tokens with the prompt, so a 192-token context; steps sized to fit 30 minutes of one
-    # thread of the 2-core CPU (measured in the model card).
-    train_recipe: dict = {"n_positions": 192, "steps": 560, "batch_size": 96, "warmup": 30}
+    # thread of the 2-core CPU (measured in the model card). Small batches, many updates: a
+    # first run of 560 steps x 96 (lr 2e-3) wrote an invalid step in most chains.
+    train_recipe: dict = {"n_positions": 192, "steps": 1050, "batch_size": 48, "lr": 3e-3,
+                          "warmup": 40}
     # The learned value model (``search.models.value``; scorer "learned").
     value_model_dir = REPO_ROOT / "weights" / "game24-value-tiny"
     # The training mix (see ``policy_chain``): a chain is a solution path with this probability,
