@@ -217,13 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
     common.add_argument("--top-p", type=float, default=1.0, help="nucleus mass (default 1.0)")
     common.add_argument("--seed", type=int, default=0, help="(default 0)")
-    common.add_argument("--scorer", choices=["confidence", "checker", "perfect", "learned"],
+    common.add_argument("--scorer", choices=["confidence", "checker", "perfect", "learned",
+                                             "learned_checked"],
                         default=None,
                         help="beam/MCTS/ToT scorer (default confidence); 'checker' is the exact "
                              "step checker, a perfect process verifier; 'perfect' is the exact "
                              "value of a state (can it still reach a right answer), an oracle; "
                              "'learned' is a small trained model's estimate of that value "
-                             "(game24), not exact")
+                             "(game24), not exact; 'learned_checked' is the learned value with "
+                             "steps the exact step checker rejects scored 0")
     common.add_argument("--expansions", type=int, default=None,
                         help="beam: sampled children per beam node "
                              f"(default {DEFAULTS['beam']['expansions']})")

@@ -10,12 +10,15 @@ puzzles (``search.scaling.curve_with_ci``), and the generated tokens per puzzle 
 - **CoT-SC**: the majority vote of the ``chains`` chains (maj@k at k = chains, exact, ties
   shared; ``search.pools.pool_curve``);
 - **best-of-100**: an oracle: right when any of the chains is right (pass@k at k = chains);
-- **ToT BFS b=1 and b=5** with the *learned* value (scorer ``learned``), and b=5 with the
-  *perfect* value (scorer ``perfect``, exact solvability: an upper bound on what a value
-  function can give this policy);
-- **MCTS** with the learned value, at a matched token budget: on each puzzle it runs
-  simulations until it has generated as many tokens as ToT b=5 (learned) did on that puzzle
-  (the meter is polled before each simulation, so it overshoots by at most one simulation).
+- **ToT BFS b=1 and b=5** with the *learned* value behind the exact step checker (scorer
+  ``learned_checked``: the learned model values states, invalid steps score 0), b=5 with the
+  learned model alone (scorer ``learned``), and b=5 with the *perfect* value (scorer
+  ``perfect``, exact solvability: an upper bound on what a value function can give this
+  policy);
+- **MCTS** with the same value as ToT b=5, at a matched token budget: on each puzzle it runs
+  simulations (at most 512) until it has generated as many tokens as ToT b=5 did on that
+  puzzle (the meter is polled before each simulation, so it overshoots by at most one
+  simulation; re-selecting a finished chain costs no tokens, so it may stop at 512 below).
 
 Every method samples from the same bundled policy at the same temperature; seeds differ per
 puzzle (seed + puzzle index). Beside each row the paper's number for GPT-4 (Yao et al. 2023,
@@ -35,7 +38,7 @@ from search.tasks import get_task
 # Yao et al. 2023, "Tree of Thoughts", Table 2 (GPT-4, 100 games, ranks 901-1000); None: the
 # paper has no such row.
 PAPER = {"cot": 4.0, "cot_sc": 9.0, "best_of_n": 49.0, "tot_b1": 45.0, "tot_b5": 74.0,
-         "tot_b5_perfect": None, "mcts": None}
+         "tot_b5_learned_only": None, "tot_b5_perfect": None, "mcts": None}
 PAPER_SOURCE = ("Yao et al. 2023, Tree of Thoughts, Table 2 (GPT-4; IO/CoT sampled 100 times); "
                 "see ../shared/data/ANCHORS.md (a)")
 
@@ -45,15 +48,23 @@ PAPER_SOURCE = ("Yao et al. 2023, Tree of Thoughts, Table 2 (GPT-4; IO/CoT sampl
 # strategy's defaults (k=3, c=1.0).
 TABLE = dict(chains=100, temperature=0.8, k=16, mcts_k=3, mcts_c=1.0, seed=0)
 
-METHODS = ("cot", "cot_sc", "best_of_n", "tot_b1", "tot_b5", "tot_b5_perfect", "mcts")
+METHODS = ("cot", "cot_sc", "best_of_n", "tot_b1", "tot_b5", "tot_b5_learned_only",
+           "tot_b5_perfect", "mcts")
+# The learned value of the ToT and MCTS rows: the learned model judges whether the numbers left
+# can still make 24, the exact step checker zeroes invalid steps (search.scoring's
+# ``learned_checked``). The learned model alone (row tot_b5_learned_only) is exploited by a
+# wide search: it keeps invalid steps that claim 24.
+LEARNED = "learned_checked"
 
 
 def _label(method: str, chains: int) -> str:
     return {"cot": "CoT (one chain)", "cot_sc": f"CoT-SC (majority of {chains})",
             "best_of_n": f"best-of-{chains} (oracle = pass@{chains})",
-            "tot_b1": "ToT BFS b=1, learned value", "tot_b5": "ToT BFS b=5, learned value",
+            "tot_b1": "ToT BFS b=1, learned value + step checker",
+            "tot_b5": "ToT BFS b=5, learned value + step checker",
+            "tot_b5_learned_only": "ToT BFS b=5, learned value alone",
             "tot_b5_perfect": "ToT BFS b=5, perfect value",
-            "mcts": "MCTS, learned value, tokens of ToT b=5"}[method]
+            "mcts": "MCTS, learned value + step checker, tokens of ToT b=5"}[method]
 
 
 def _row(method: str, per_puzzle, tokens, chains: int, extra: Optional[dict] = None) -> dict:
@@ -61,7 +72,8 @@ def _row(method: str, per_puzzle, tokens, chains: int, extra: Optional[dict] = N
     return {"method": method, "label": _label(method, chains), "success": float(ci["mean"][0]),
             "ci_low": float(ci["ci_low"][0]), "ci_high": float(ci["ci_high"][0]),
             "tokens_per_puzzle": float(np.mean(tokens)), "paper_gpt4": PAPER[method],
-            **(extra or {})}
+            "per_puzzle_success": [float(x) for x in per_puzzle],
+            "per_puzzle_tokens": [float(x) for x in tokens], **(extra or {})}
 
 
 def run_table(task="game24", split: str = "heldout", problems: Optional[int] = None,
@@ -108,7 +120,8 @@ def run_table(task="game24", split: str = "heldout", problems: Optional[int] = N
         progress(f"chains: {time.perf_counter() - t0:.0f} s")
 
     tot_tokens: list[int] = []
-    for method, b, scorer in (("tot_b1", 1, "learned"), ("tot_b5", 5, "learned"),
+    for method, b, scorer in (("tot_b1", 1, LEARNED), ("tot_b5", 5, LEARNED),
+                              ("tot_b5_learned_only", 5, "learned"),
                               ("tot_b5_perfect", 5, "perfect")):
         if method not in methods:
             continue
@@ -127,14 +140,15 @@ def run_table(task="game24", split: str = "heldout", problems: Optional[int] = N
         for i, p in enumerate(probs):
             tree = SearchTree(p.text, task=t.name)
             cap = tot_tokens[i]
-            r = solve(p.text, "mcts", 512, seed=seed + i, scorer="learned", k=TABLE["mcts_k"],
+            r = solve(p.text, "mcts", 512, seed=seed + i, scorer=LEARNED, k=TABLE["mcts_k"],
                       c=TABLE["mcts_c"], tree=tree,
                       should_stop=lambda tr=tree, c=cap: tr.compute.generated_tokens >= c,
                       **common)
             ok.append(1.0 if r.correct else 0.0)
             toks.append(r.compute.generated_tokens)
             sims.append(tree.nodes[0].visits)
-        rows.append(_row("mcts", ok, toks, chains, {"simulations_per_puzzle": float(np.mean(sims))}))
+        rows.append(_row("mcts", ok, toks, chains, {"simulations_per_puzzle": float(np.mean(sims)),
+                                                    "per_puzzle_simulations": sims}))
         progress(f"mcts: {time.perf_counter() - t0:.0f} s")
 
     order = {m: i for i, m in enumerate(METHODS)}
