@@ -17,7 +17,7 @@ from viz.voting import INTERVAL_LABEL, mc_wilson, voting_figure
 
 SCOPE = "voting_lab"
 K_CHOICES = [4, 8, 16, 32, 64]
-TABLE_KS = [1, 2, 4, 8, 16]
+TABLE_KS = [1, 2, 4, 8, 16, 32, 64]  # rows of the table: those up to the k picked
 TRIAL_CHOICES = [1_000, 10_000, 100_000]
 M_MAX = 20
 MODES = {
@@ -138,14 +138,15 @@ with left:
     st.plotly_chart(fig, key="vl_fig")
 with right:
     st.markdown("**Exact accuracy of the vote**")
-    exact_t = exact_majority_curve(p, m, TABLE_KS, weights=weights)
+    table_ks = [k for k in TABLE_KS if k <= k_max]
+    exact_t = exact_majority_curve(p, m, table_ks, weights=weights)
     mc_t = {k: (a, lo, hi) for k, a, lo, hi in zip(mc_ks, mc_mean, mc_lo, mc_hi)}
     table = pd.DataFrame({
-        "votes": TABLE_KS,
+        "votes": table_ks,
         "exact": [f"{v:.3f}" for v in exact_t],
         f"Monte Carlo [{INTERVAL_LABEL}]": [
             f"{mc_t[k][0]:.3f} [{mc_t[k][1]:.3f}, {mc_t[k][2]:.3f}]" if k in mc_t else "–"
-            for k in TABLE_KS],
+            for k in table_ks],
     })
     st.table(table.set_index("votes"))
     st.caption("Ties: a t-way tie for the top that contains the right answer counts 1/t "

@@ -339,6 +339,12 @@ def test_node_inspector_and_mcts_uct_terms():
     assert "Q: mean value" in tree_spec["layout"]["coloraxis"]["colorbar"]["title"]["text"]
     # The tally's caption says MCTS answers by visits, not by the tally's tallest bar.
     assert any(c.startswith("MCTS answers along the most-visited path") for c in texts(at.caption))
+    # The summary says how the simulations were spent (re-selecting a finished chain samples
+    # nothing, so many simulations can give few votes).
+    again = sum(1 for e in res.tree.events if e.type == "select"
+                and res.tree.nodes[e.data["path"][-1]].terminal)
+    assert any(c.startswith(f"2 simulations: {2 - again} expanded a node") and
+               f"{again} selected a finished chain" in c for c in texts(at.caption))
 
 
 # ------------------------------------------------------------------------------ live runs
@@ -642,6 +648,12 @@ def test_task_picker_switches_to_game24_and_runs_tot_bfs(monkeypatch, tiny_game2
     res = run_once(at, b=2)
     assert res.task == "game24" and res.strategy == "tot" and res.problem == "4 9 10 13"
     assert res.config["scorer"] == "perfect"
+    # The run line names the breadth; the tally counts the kept chains (not their values).
+    assert any("ToT" in m or "Tree of Thoughts" in m for m in texts(at.markdown)
+               if "breadth b 2" in m)
+    bars = chart(at, "tree_tally")["data"][0]
+    answered = [v["answer"] for v in res.tree.votes if v["answer"] is not None]
+    assert sum(bars.get("y", [])) == len(answered)
     # The tree's labels: each unfinished state's numbers left (or "invalid"), dead ends marked.
     spec = chart(at, "tree_chart")
     from ui.replay import task_marks

@@ -131,3 +131,16 @@ def test_table_and_chart_show_the_same_labelled_wilson_interval():
             assert cells[k] == f"{mean:.3f} [{float(lo):.3f}, {float(hi):.3f}]"
     assert "±" not in df.to_string()
     assert "95% Wilson interval" in mc["hovertemplate"]
+
+
+def test_table_rows_follow_the_largest_k_like_the_chart():
+    """With k up to 64 the chart has Monte Carlo points at 32 and 64: the table has those rows
+    too (it stopped at 16), and with k up to 4 it stops at 4."""
+    at = run(vl_k="64")
+    assert not at.exception
+    assert at.table[0].value.index.tolist() == [1, 2, 4, 8, 16, 32, 64]
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    mc = next(t for t in spec["data"] if t.get("mode") == "markers")
+    assert [int(x) for x in array(mc["x"])] == [1, 2, 4, 8, 16, 32, 64]
+    at = run(vl_k="4")
+    assert at.table[0].value.index.tolist() == [1, 2, 4]

@@ -318,3 +318,9 @@ def test_hover_never_shows_a_negative_zero_log_probability():
     t.add(0, "8*7=56", 7, -0.0004, False, None, None)
     hovers = [h for tr in tree_figure(t).data for h in (tr.hovertext or ())]
     assert any("log p 0.00" in h for h in hovers) and not any("log p -0.00" in h for h in hovers)
+
+
+def test_tied_tally_bars_are_in_numeric_order():
+    from viz.votes import tally_figure
+    fig = tally_figure({"114": 1, "19": 1, "0": 1, "77": 2, "x": 1}, "77", "77")
+    assert list(fig.data[0].x) == ["77", "0", "19", "114", "x"]

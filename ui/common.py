@@ -360,8 +360,9 @@ def model_card(slot, uses_model: bool = True) -> None:
         return
     policy, err = policy_or_none()
     with slot.container():
-        if policy is None:
-            st.error(err)
+        if policy is None:  # the page says why and how to fix it; the sidebar names it only
+            st.markdown(":red[**No model loaded** for this task]")
+            st.caption(err if not uses_model else "See the message on the page.")
         else:
             st.markdown(f"**{policy.name}**  \n{format_params(policy.n_parameters)} parameters · "
                         f"device **{policy.device}**")

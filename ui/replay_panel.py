@@ -28,6 +28,7 @@ selection already applied).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Any, Optional
 
 import streamlit as st
@@ -45,6 +46,7 @@ from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
 
 AT, PLAYING, PLAY_T, SEL_SEEN = "at", "tree_playing", "tree_play_t", "tree_sel_seen"
 PLAY_AT, PLAY_SLIDER = "tree_play_at", "at_playing"
+TOT = ("tot", "tot_dfs")
 PLAY_SECONDS = 0.2   # shortest animation frame period
 PLAY_FRAMES = 25     # at most this many frames from 0 to the end of the log
 PLAY_TOTAL = 4.0     # seconds from 0 to the end (longer only when a frame would be < 0.2 s)
@@ -95,6 +97,20 @@ def answer_rule(res: SearchResult) -> str:
         return ("Beam search answers with its best-scoring finished chain (★), which need not "
                 "be the tally's tallest bar: the tally counts every finished chain.")
     return "The answer is the tally's largest bar (★)."
+
+
+def mcts_note(res: SearchResult) -> str:
+    """How an MCTS run spent its simulations: those that expanded a node (sampled k steps and
+    a rollout) and those that selected a finished chain already in the tree (its value backed
+    up again, nothing sampled), which is why many simulations can give few votes."""
+    nodes = res.tree.nodes
+    selects = [e for e in res.tree.events if e.type == "select"]
+    again = sum(1 for e in selects if e.data.get("path") and nodes[e.data["path"][-1]].terminal)
+    done = len(selects)
+    return (f"{done} {plural(done, 'simulation')}: {done - again} expanded a node (sampled "
+            f"next steps and a rollout); {again} selected a finished chain already in the tree "
+            "and backed its value up again, sampling nothing. So more simulations need not "
+            "mean more votes once the tree's chains are finished.")
 
 
 def frame_seconds(positions: list[int]) -> float:
@@ -212,11 +228,16 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
     with right:  # the votes first: what the run answered, on the first screen
         vr = state.votes
+        tally, weighted = vr.tally, is_weighted(res)
+        if res.strategy in TOT:  # votes weighted by value: show how many chains, not the sums
+            tally = dict(Counter(v["answer"] for v in state.tree.votes
+                                 if v["answer"] is not None))
+            weighted = False
         right = None if res.task == "arithmetic" or res.gold is None else [
-            a for a in vr.tally if is_right(res.task, res.problem, a, res.gold)]
-        st.plotly_chart(tally_figure(vr.tally, res.gold, state.answer, tied=vr.tied,
-                                     abstained=vr.abstained, weighted=is_weighted(res),
-                                     right=right),
+            a for a in tally if is_right(res.task, res.problem, a, res.gold)]
+        st.plotly_chart(tally_figure(tally, res.gold, state.answer,
+                                     tied=[] if res.strategy in TOT else vr.tied,
+                                     abstained=vr.abstained, weighted=weighted, right=right),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(answer_rule(res) + f" Tie rule: {TIE_RULE}.")
         node_panel(res, state, nid)
@@ -251,13 +272,17 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     """The run's settings line and its answer/compute metrics."""
     cfg = res.config
     knob_name = BUDGET_KNOB.get(res.strategy, "budget")
-    size = cfg.get("n", cfg.get("width", cfg.get("simulations")))
+    size = next((cfg[k] for k in ("n", "width", "simulations", "breadth") if k in cfg), None)
+    if res.strategy == "tot_dfs":
+        size = cfg.get("max_states")
     src = "loaded from a file" if source == "file" else "last run"
     st.markdown(f"**{src}** · {md(res.problem)} · {md(STRATEGIES.get(res.strategy, res.strategy))}"
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · seed {md(cfg.get('seed'))} · "
                 f"scorer {md(cfg.get('scorer') or 'none')}"
                 + (" · **stopped early**" if res.stopped else ""))
+    if res.strategy == "mcts":
+        st.caption(mcts_note(res))
     m = st.columns(5)
     m[0].metric("Answer", "–" if res.answer is None else res.answer,
                 None if res.correct is None else ("correct" if res.correct else "wrong"),

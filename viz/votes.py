@@ -23,6 +23,16 @@ def _n(k: float, word: str) -> str:
     return f"{k:g} {word}" + ("" if k == 1 else "s")
 
 
+def answer_order(answer: str) -> tuple:
+    """Sort key of an answer among answers with as many votes: numbers by value (19 before
+    114, not as text), then any other answer as text."""
+    try:
+        v = float(answer)
+    except (TypeError, ValueError):
+        return (1, 0.0, str(answer))
+    return (0, v, str(answer)) if v == v else (1, 0.0, str(answer))
+
+
 def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Optional[str],
                  tie_rule: Optional[str] = None, tied: Sequence[str] = (), abstained: int = 0,
                  weighted: bool = False, height: int = 300,
@@ -38,7 +48,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     tie_rule: written under the notes when given. It is a long sentence: a page in a narrow
     column shows it better as text under the chart (the Search tree page does) and passes None.
     """
-    items = sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))
+    items = sorted(tally.items(), key=lambda kv: (-kv[1], *answer_order(kv[0])))
     answers = [a for a, _ in items]
     votes = [v for _, v in items]
     good = set(right) if right is not None else {gold}
