@@ -58,7 +58,8 @@ KNOB_HELP = {
 SCORERS = {"confidence": "model confidence",
            "checker": "exact checker: perfect process verifier",
            "perfect": "perfect value: exact solvability",
-           "learned": "learned value: a small model"}
+           "learned": "learned value: a small model",
+           "learned_checked": "learned value + exact step check"}
 SCORER_HELP = (
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
     "the model's own probability of its steps, no extra model. **Exact checker**: compares "
@@ -66,7 +67,9 @@ SCORER_HELP = (
     "for every verifier: it rejects a chain that reaches the right answer through a wrong step. "
     "**Perfect value**: whether a right answer is still reachable from the state, computed "
     "exactly (an oracle no real model has). **Learned value**: a small model's estimate of the "
-    "same thing, trained on training problems only: it can be wrong. "
+    "same thing, trained on training problems only: it can be wrong, and a wide search finds "
+    "its errors (steps with wrong arithmetic that it rates highly). **Learned value + exact "
+    "step check**: the learned value, with any step the exact checker rejects scored 0. "
     "Beam search, MCTS and ToT are guided by the scorer; self-consistency only records it on "
     "each finished chain (see the node inspector).")
 C_HELP = ("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)), the rule MCTS "
@@ -89,16 +92,21 @@ def task_scorers(task) -> list[str]:
     d = value_dir(task)
     if d is not None and (d / "config.json").exists():
         out.append("learned")
+        if "checker" in out:
+            out.append("learned_checked")
     return out
 
 
 def default_scorer(task) -> str:
-    """ToT needs a value: the learned one where there is one, else the perfect one (Game of
-    24); arithmetic keeps the model's confidence."""
+    """ToT needs a value: the learned one checked by the exact step checker where there is
+    one (the learned value alone is exploited by a wide search: ToT b=5 kept wrong-arithmetic
+    steps claiming 24, 0 of 6 validation puzzles solved), else the perfect one (Game of 24);
+    arithmetic keeps the model's confidence."""
     have = task_scorers(task)
     if task.name == "arithmetic":
         return "confidence"
-    return next((s for s in ("learned", "perfect") if s in have), "confidence")
+    return next((s for s in ("learned_checked", "learned", "perfect") if s in have),
+                "confidence")
 
 
 # The problem's and the scorer's defaults depend on the task, known only once url_params has

@@ -641,7 +641,7 @@ def test_task_picker_switches_to_game24_and_runs_tot_bfs(monkeypatch, tiny_game2
     scorers = at.selectbox(key=w("scorer"))
     learned = value_dir(get_task("game24")) is not None and (
         value_dir(get_task("game24")) / "config.json").exists()
-    assert scorers.value == ("learned" if learned else "perfect")
+    assert scorers.value == ("learned_checked" if learned else "perfect")
     assert set(scorers.options) >= {"model confidence", "perfect value: exact solvability"}
     at.selectbox(key=w("strategy")).set_value("tot").run()
     at.selectbox(key=w("scorer")).set_value("perfect").run()
