@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-from plotly.colors import sample_colorscale
 
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
@@ -19,7 +18,7 @@ from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, 
                           sample_or_stop, setup)
 from ui.sampling import cached_pools
 from viz.axes import pct_interval
-from viz.curves import MAX_BANDS, accuracy_figure, diversity_figure
+from viz.curves import MAX_BANDS, accuracy_figure, diversity_figure, temperature_colors
 from viz.heatmap import best_temperature, temperature_heatmap
 
 SCOPE = "temperature"
@@ -142,8 +141,7 @@ with tab_map:
     st.caption("Rings mark the best temperature at each budget; the red outline is the budget "
                "slider's column.")
 with tab_curves:
-    colors = sample_colorscale("Plasma",
-                               [i / max(1, len(temps) - 1) * 0.85 for i in range(len(temps))])
+    colors = temperature_colors(len(temps))
     series = []
     for t, color in zip(temps, colors):
         s = dict(curves[t], name=f"T = {t:g}", color=color)

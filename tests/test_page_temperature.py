@@ -82,6 +82,15 @@ def test_intervals_have_one_decimal_and_many_bands_become_dodged_bars(app):
     assert len(bars) == len(temps)
     lines = {t["legendgroup"]: t["line"]["color"] for t in curves if t.get("mode") == "lines+markers"}
     assert {b["legendgroup"] for b in bars} == set(lines)
+    # Neighbouring temperatures' colours stay far apart (with Plasma, T = 0.2/0.4/0.6 looked
+    # alike: 56 RGB units apart with 7 temperatures).
+    def rgb(c):
+        return [float(x) for x in c[c.index("(") + 1:c.index(")")].split(",")[:3]]
+    names = {t["legendgroup"]: t["name"] for t in curves if t.get("mode") == "lines+markers"}
+    order = [lines[g] for g in sorted(lines, key=lambda g: float(names[g].split("=")[-1]))]
+    gaps = [sum((a - b) ** 2 for a, b in zip(rgb(c1), rgb(c2))) ** 0.5
+            for c1, c2 in zip(order, order[1:])]
+    assert min(gaps) >= 80, gaps
 
 
 def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_model_dir,

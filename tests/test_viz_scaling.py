@@ -327,3 +327,17 @@ def test_every_linear_axis_has_nice_explicit_ticks():
             if ax.range is not None:  # every tick is on the axis
                 assert ax.range[0] - 1e-9 <= min(ax.tickvals) and \
                     max(ax.tickvals) <= ax.range[1] + 1e-9, (name, axname)
+
+
+def test_temperature_colours_keep_neighbours_apart():
+    """Seven temperatures (the Temperature page's full sweep): neighbouring curves' colours at
+    least 80 RGB units apart (Plasma gave 56: T = 0.2, 0.4, 0.6 looked alike)."""
+    from viz.curves import temperature_colors
+
+    def rgb(c):
+        return [float(x) for x in c[c.index("(") + 1:c.index(")")].split(",")[:3]]
+    for n in (2, 5, 7, 9):
+        cs = [rgb(c) for c in temperature_colors(n)]
+        assert len(cs) == n
+        gaps = [sum((a - b) ** 2 for a, b in zip(c1, c2)) ** 0.5 for c1, c2 in zip(cs, cs[1:])]
+        assert min(gaps) >= 80, (n, gaps)
