@@ -12,52 +12,40 @@ if str(ROOT) not in sys.path:
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory) -> Path:
-    """A randomly initialised 2-layer GPT-2 with the bundled tokenizer, saved like a real
-    checkpoint (so HFPolicy loads it through AutoModelForCausalLM/AutoTokenizer)."""
+def _tiny_gpt2(tok, n_positions: int, out: Path) -> Path:
+    """Save a randomly initialised 2-layer GPT-2 over ``tok`` in ``out``, like a real checkpoint
+    (so HFPolicy loads it through AutoModelForCausalLM/AutoTokenizer), biased towards the step
+    delimiter and EOS so sampled steps stay short."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
-
-    from search.models.tokenizer import build_tokenizer
     torch.manual_seed(0)
-    tok = build_tokenizer()
-    cfg = GPT2Config(vocab_size=len(tok), n_positions=96, n_embd=32, n_layer=2, n_head=2,
-                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=n_positions, n_embd=32, n_layer=2,
+                     n_head=2, bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
                      pad_token_id=tok.pad_token_id)
     model = GPT2LMHeadModel(cfg)
-    # Bias the random model towards the delimiter and EOS so sampled steps stay short.
     with torch.no_grad():
         model.lm_head.weight[tok.convert_tokens_to_ids("\n")] += 0.3
         model.lm_head.weight[tok.eos_token_id] += 0.2
-    out = tmp_path_factory.mktemp("tiny_model")
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A random tiny GPT-2 with the bundled (arithmetic) tokenizer."""
+    from search.models.tokenizer import build_tokenizer
+    return _tiny_gpt2(build_tokenizer(), 96, tmp_path_factory.mktemp("tiny_model"))
 
 
 @pytest.fixture(scope="session")
 def tiny_game24_model_dir(tmp_path_factory) -> Path:
-    """A randomly initialised 2-layer GPT-2 with the Game of 24 task's tokenizer (for pages and
-    strategies on that task without its trained weights)."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-
+    """A random tiny GPT-2 with the Game of 24 task's tokenizer (for pages and strategies on
+    that task without its trained weights)."""
     from search.models.train import task_tokenizer
     from search.tasks import get_task
-    torch.manual_seed(0)
-    tok = task_tokenizer(get_task("game24"))
-    cfg = GPT2Config(vocab_size=len(tok), n_positions=192, n_embd=32, n_layer=2, n_head=2,
-                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
-                     pad_token_id=tok.pad_token_id)
-    model = GPT2LMHeadModel(cfg)
-    with torch.no_grad():  # short steps: towards the delimiter and EOS
-        model.lm_head.weight[tok.convert_tokens_to_ids("\n")] += 0.3
-        model.lm_head.weight[tok.eos_token_id] += 0.2
-    out = tmp_path_factory.mktemp("tiny_game24_model")
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
+    return _tiny_gpt2(task_tokenizer(get_task("game24")), 192,
+                      tmp_path_factory.mktemp("tiny_game24_model"))
 
 
 @pytest.fixture(scope="session")
