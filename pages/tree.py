@@ -13,6 +13,7 @@ import random
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
+from search.scoring import value_scorer_for
 from search.tasks import ProblemError
 from search.tree import SearchResult
 from ui import common
@@ -102,11 +103,9 @@ def default_scorer(task) -> str:
     one (the learned value alone is exploited by a wide search: ToT b=5 kept wrong-arithmetic
     steps claiming 24, 0 of 6 validation puzzles solved), else the perfect one (Game of 24);
     arithmetic keeps the model's confidence."""
-    have = task_scorers(task)
     if task.name == "arithmetic":
         return "confidence"
-    return next((s for s in ("learned_checked", "learned", "perfect") if s in have),
-                "confidence")
+    return value_scorer_for(task) or "confidence"
 
 
 # The problem's and the scorer's defaults depend on the task, known only once url_params has

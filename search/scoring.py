@@ -18,7 +18,7 @@ Two scorers share one interface (``score(tree, node_id) -> float``):
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import Optional, Protocol
 
 from search.tasks import ProblemError, StepChecker, get_task
 from search.tree import SearchTree
@@ -158,6 +158,25 @@ class CheckedLearnedValue(LearnedValue):
 
 SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": ExactValue,
            "learned": LearnedValue, "learned_checked": CheckedLearnedValue}
+
+
+def value_scorer_for(task) -> Optional[str]:
+    """The scorer Tree-of-Thoughts search uses by default on ``task`` (a Task): the learned
+    value behind the exact step checker (``learned_checked``) where the task has both and the
+    value's weights are present (the learned value alone is exploited by a wide search; see
+    weights/game24-value-tiny/README.md), else the exact value (``perfect``) where the task
+    has one, else None (model confidence)."""
+    from search.tasks import get_task
+    task = get_task(task)
+    has_checker = task.step_checker(task.example) is not None
+    if has_checker and getattr(task, "value_model_dir", None) is not None:
+        from search.models.value import value_dir
+        d = value_dir(task)
+        if d is not None and (d / "config.json").exists():
+            return "learned_checked"
+    if task.state_value(task.example, []) is not None:
+        return "perfect"
+    return None
 
 
 def make_scorer(name: str) -> Scorer:

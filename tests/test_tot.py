@@ -227,3 +227,18 @@ def test_cli_accepts_tot_knobs_and_the_perfect_scorer():
     a = build_parser().parse_args(["solve", PUZZLE, "--strategy", "tot_dfs", "--c", "2"])
     with pytest.raises(UsageError):
         strategy_knobs(a)
+
+
+def test_tot_values_states_with_the_tasks_value_by_default():
+    """Without --scorer, ToT on Game of 24 uses the learned value behind the exact step checker
+    when its weights are present, else the perfect value (it used model confidence, which has
+    no notion of a dead end)."""
+    from search.models.value import value_dir
+    from search.scoring import value_scorer_for
+    d = value_dir(TASK)
+    expect = "learned_checked" if d is not None and (d / "config.json").exists() else "perfect"
+    assert value_scorer_for(TASK) == expect
+    assert value_scorer_for(get_task("arithmetic")) == "perfect"
+    r = run_strategy("tot", PUZZLE, ProposalPolicy(lambda p, s: ["4+9=13 (left: 10 13 13)"]), 1,
+                     Sampling(max_depth=1), task="game24")
+    assert r.config["scorer"] == expect

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from search.models.base import Policy
-from search.scoring import make_scorer
+from search.scoring import make_scorer, value_scorer_for
 from search.strategies import beam, majority, mcts, tot
 from search.strategies.blocks import Sampling, ShouldStop
 from search.strategies.defaults import DEFAULTS  # re-exported: search.strategies.DEFAULTS
@@ -43,8 +43,9 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
     """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
 
     Every knob left None takes its value from DEFAULTS[name] (budget, beam ``expansions``,
-    MCTS/ToT ``k``, ``c``, ``final``). scorer: ``"confidence"``, ``"checker"`` or ``"perfect"``
-    (None: confidence for beam/MCTS/ToT, none for plain majority). ``task``: the problem's Task or
+    MCTS/ToT ``k``, ``c``, ``final``). scorer: a name of ``search.scoring.SCORERS`` (None:
+    confidence for beam/MCTS, the task's value for ToT (``search.scoring.value_scorer_for``:
+    Game of 24's learned value behind the exact step checker), none for plain majority). ``task``: the problem's Task or
     registry name (None: arithmetic); the strategy reads prompt, steps and answers from it.
     Raises ValueError for an unknown strategy or out-of-range settings.
     """
@@ -55,6 +56,8 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
     if not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET[name]:
         raise ValueError(f"budget ({BUDGET_KNOB[name]}) must be an integer in "
                          f"[1, {MAX_BUDGET[name]}] for {name}, got {budget}")
+    if scorer is None and name in ("tot", "tot_dfs"):  # ToT values states: the task's value
+        scorer = value_scorer_for(task)
     if scorer == "checker" and get_task(task).step_checker(problem) is None:
         raise ValueError(f"the {get_task(task).label} task has no exact step checker")
     if scorer == "perfect" and get_task(task).state_value(problem, []) is None:

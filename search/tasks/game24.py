@@ -803,10 +803,12 @@ class Game24Task(Task):
     example = "4 9 10 13"
     input_hint = "four whole numbers from 1 to 13, e.g. 4 9 10 13: make 24 with + - * /"
     # Model shape and schedule of the bundled policy (``search.models.train``): chains run to
-    # ~130 tokens with the prompt, so a 192-token context; steps sized to fit 30 minutes of one
-    # thread of the 2-core CPU (measured in the model card). Small batches, many updates: a
-    # first run of 560 steps x 96 (lr 2e-3) wrote an invalid step in most chains.
-    train_recipe: dict = {"n_positions": 192, "steps": 1050, "batch_size": 48, "lr": 3e-3,
+    # ~130 tokens with the prompt, so a 192-token context; steps sized to fit 30 minutes of the
+    # 2-core CPU (2800 steps: 20.1 min with torch's 2 threads, a test run beside it; measured in
+    # the model card). Small batches, many updates: a first run of 560 steps x 96 (lr 2e-3)
+    # wrote an invalid step in most chains; 1050 steps gave ToT b=5 (learned value + checker)
+    # 43% of the first 30 VALIDATION puzzles, 2800 steps 53% (perfect value 73% -> 83%).
+    train_recipe: dict = {"n_positions": 192, "steps": 2800, "batch_size": 48, "lr": 3e-3,
                           "warmup": 40}
     # The learned value model (``search.models.value``; scorer "learned").
     value_model_dir = REPO_ROOT / "weights" / "game24-value-tiny"
