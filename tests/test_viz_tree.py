@@ -324,3 +324,16 @@ def test_tied_tally_bars_are_in_numeric_order():
     from viz.votes import tally_figure
     fig = tally_figure({"114": 1, "19": 1, "0": 1, "77": 2, "x": 1}, "77", "77")
     assert list(fig.data[0].x) == ["77", "0", "19", "114", "x"]
+
+
+def test_a_tree_of_sixty_rows_keeps_every_label():
+    """A ToT b=5 run on Game of 24 has 50-60 leaves: at its tree_height every node keeps its
+    text (at 1100 px only the chosen chain did)."""
+    from search.tree import SearchTree
+    from viz.tree import tree_figure, tree_height
+    t = SearchTree("4 9 10 13", "game24")
+    for i in range(60):
+        t.add(0, f"{i}+1={i + 1}", 5, -1.0, False, None, None)
+    fig = tree_figure(t, height=tree_height(t))
+    texts = [x for tr in fig.data for x in (tr.text or ()) if x]
+    assert len(texts) == 61, len(texts)

@@ -263,7 +263,8 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
         return
     st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
                     key="tree_curve", config=SMALL_CONFIG)
-    st.caption("Beam/MCTS leaves are not independent samples, so maj@k does not apply and one "
+    st.caption(f"{STRATEGIES.get(res.strategy, res.strategy)}: its finished chains are not "
+               "independent samples, so maj@k does not apply and one "
                "run gives no P(correct). Shown instead: whether this run's answer was right at "
                "each budget. Curves over many problems are on the Scaling page.")
 
