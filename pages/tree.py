@@ -13,7 +13,7 @@ import random
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from search.scoring import value_scorer_for
+from search.scoring import has_learned_value, value_scorer_for
 from search.tasks import ProblemError
 from search.tree import SearchResult
 from ui import common
@@ -86,12 +86,7 @@ def task_scorers(task) -> list[str]:
         out.append("checker")
     if task.state_value(task.example, []) is not None:
         out.append("perfect")
-    try:
-        from search.models.value import value_dir
-    except ImportError:  # no learned value models in this checkout
-        return out
-    d = value_dir(task)
-    if d is not None and (d / "config.json").exists():
+    if has_learned_value(task):
         out.append("learned")
         if "checker" in out:
             out.append("learned_checked")

@@ -160,20 +160,26 @@ SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": E
            "learned": LearnedValue, "learned_checked": CheckedLearnedValue}
 
 
+def has_learned_value(task) -> bool:
+    """Whether ``task`` (a Task or registry name) has a learned value model whose weights are
+    present (``search.models.value.value_dir``), so the ``learned`` scorers can run."""
+    task = get_task(task)
+    if getattr(task, "value_model_dir", None) is None:
+        return False
+    from search.models.value import value_dir
+    d = value_dir(task)
+    return d is not None and (d / "config.json").exists()
+
+
 def value_scorer_for(task) -> Optional[str]:
     """The scorer Tree-of-Thoughts search uses by default on ``task`` (a Task): the learned
     value behind the exact step checker (``learned_checked``) where the task has both and the
     value's weights are present (the learned value alone is exploited by a wide search; see
     weights/game24-value-tiny/README.md), else the exact value (``perfect``) where the task
     has one, else None (model confidence)."""
-    from search.tasks import get_task
     task = get_task(task)
-    has_checker = task.step_checker(task.example) is not None
-    if has_checker and getattr(task, "value_model_dir", None) is not None:
-        from search.models.value import value_dir
-        d = value_dir(task)
-        if d is not None and (d / "config.json").exists():
-            return "learned_checked"
+    if task.step_checker(task.example) is not None and has_learned_value(task):
+        return "learned_checked"
     if task.state_value(task.example, []) is not None:
         return "perfect"
     return None
