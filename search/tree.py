@@ -38,16 +38,23 @@ class Compute:
     prompt_tokens: tokens encoded as context (shared prefixes count once per batched call).
     forward_passes: batched forward calls of the model (one per decoding position per call).
     model_calls: calls of the policy's ``sample``.
-    A FLOP estimate is 2 x parameters x (prompt_tokens + generated_tokens).
+    verifier_passes: batched forward calls of a learned verifier (ORM/PRM/value model): a
+        verifier costs compute too, so it has its own column (never in ``generated_tokens``).
+    verifier_tokens: tokens the learned verifier read (each scored text once).
+    A FLOP estimate is 2 x parameters x (prompt_tokens + generated_tokens) for the policy, plus
+    2 x verifier parameters x verifier_tokens. Exports from before the verifier columns load
+    with them at 0.
     """
     generated_tokens: int = 0
     prompt_tokens: int = 0
     forward_passes: int = 0
     model_calls: int = 0
+    verifier_passes: int = 0
+    verifier_tokens: int = 0
 
     def copy(self) -> "Compute":
         return Compute(self.generated_tokens, self.prompt_tokens, self.forward_passes,
-                       self.model_calls)
+                       self.model_calls, self.verifier_passes, self.verifier_tokens)
 
     def flops(self, n_parameters: int) -> float:
         return 2.0 * n_parameters * (self.prompt_tokens + self.generated_tokens)
@@ -189,12 +196,14 @@ class SearchTree:
         return None
 
     def charge(self, generated_tokens: int = 0, prompt_tokens: int = 0, forward_passes: int = 0,
-               model_calls: int = 0) -> None:
+               model_calls: int = 0, verifier_passes: int = 0, verifier_tokens: int = 0) -> None:
         """Add spent compute to the meter (no event: the next event carries the new stamp)."""
         self.compute.generated_tokens += int(generated_tokens)
         self.compute.prompt_tokens += int(prompt_tokens)
         self.compute.forward_passes += int(forward_passes)
         self.compute.model_calls += int(model_calls)
+        self.compute.verifier_passes += int(verifier_passes)
+        self.compute.verifier_tokens += int(verifier_tokens)
 
     # ----------------------------------------------------------------------------- queries
     def path_to(self, nid: int) -> list[int]:

@@ -18,7 +18,7 @@ from typing import Optional
 from search.models.base import Policy
 from search.scoring import ConfidenceScorer, Scorer
 from search.strategies.blocks import (Sampling, ShouldStop, check_tree, evaluate, expand,
-                                      stopped)
+                                      prefetch, stopped)
 from search.strategies.defaults import DEFAULTS
 from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
@@ -66,6 +66,7 @@ def run(problem: str, policy: Policy, config: BeamConfig = BeamConfig(),
         children = expand(tree, policy, beam, config.expansions, sampling, gold, depth)
         live: list[tuple[float, int]] = []
         seen: set[int] = set()
+        prefetch(tree, scorer, list(dict.fromkeys(c for kids in children for c in kids)))
         for kids in children:
             for c in kids:
                 if c in seen:

@@ -205,6 +205,14 @@ def sample_chains(tree: SearchTree, policy: Policy, parents: list[int], n: int,
     return _sample(tree, policy, parents, n, sampling, call_index, "chain")
 
 
+def prefetch(tree: SearchTree, scorer: Scorer, node_ids: list[int]) -> None:
+    """Let a batched scorer (a learned verifier) score many paths in one forward pass before
+    they are evaluated one by one; scorers without ``prefetch`` need nothing."""
+    fn = getattr(scorer, "prefetch", None)
+    if fn is not None and node_ids:
+        fn(tree, list(node_ids))
+
+
 def evaluate(tree: SearchTree, scorer: Scorer, node_id: int) -> float:
     """Score the path to ``node_id`` and record it (a ``score`` event)."""
     s = float(scorer.score(tree, node_id))
