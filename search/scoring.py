@@ -156,8 +156,90 @@ class CheckedLearnedValue(LearnedValue):
         return super().score(tree, node_id)
 
 
+class LearnedVerifier:
+    """A *learned* verifier (``search.models.verifier``), labelled as such: an outcome reward
+    model (``kind="orm"``, scorer ``orm``) or a process reward model (``kind="prm"``, scorers
+    ``prm``, ``prm_last``, ``prm_min``, ``prm_prod``: the PRM's step scores aggregated by the
+    last step, the minimum or the product; ``prm`` uses DEFAULT_PRM_AGGREGATION). Unlike the
+    exact step checker it can be wrong, and a wide search can exploit its mistakes.
+
+    Each instance (one per run) caches the step scores of every path it scored and charges the
+    tree's compute meter with the verifier's forward passes and tokens read
+    (``Compute.verifier_passes`` / ``verifier_tokens``) for uncached paths only. ``prefetch``
+    scores many paths in one batch. A finished chain without an answer scores 0; the root 1.
+    Raises ValueError / FileNotFoundError (from ``load_verifier``) when the task has no such
+    verifier or its weights are missing. The model loads on first use (torch)."""
+    perfect = False
+
+    def __init__(self, kind: str = "prm", aggregation: str = "last"):
+        from search.models.verifier import AGGREGATIONS, KINDS
+        if kind not in KINDS or aggregation not in AGGREGATIONS:
+            raise ValueError(f"unknown verifier {kind!r} / aggregation {aggregation!r}")
+        self.kind, self.aggregation = kind, aggregation
+        self.name = "orm" if kind == "orm" else f"prm_{aggregation}"
+        self.label = ("learned ORM (outcome reward model: P(the chain ends right))"
+                      if kind == "orm" else
+                      f"learned PRM (process reward model), {AGGREGATIONS[aggregation]}")
+        self._cache: dict[tuple, list[float]] = {}
+
+    def _key(self, tree: SearchTree, node_id: int) -> tuple:
+        return (tree.task, tree.problem, tuple(tree.steps_to(node_id)))
+
+    def prefetch(self, tree: SearchTree, node_ids: list[int]) -> None:
+        """Score the paths to ``node_ids`` not yet cached, in one batched call, and charge the
+        tree's meter with the verifier's passes and tokens."""
+        from search.models.verifier import load_verifier
+        todo = list(dict.fromkeys(k for k in (self._key(tree, i) for i in node_ids if i != 0)
+                                  if k not in self._cache))
+        if not todo:
+            return
+        model = load_verifier(tree.task, self.kind)
+        scores = model.step_scores(tree.task, [(k[1], list(k[2])) for k in todo])
+        tree.charge(verifier_passes=model.last_cost["passes"],
+                    verifier_tokens=model.last_cost["tokens"])
+        for k, s in zip(todo, scores):
+            self._cache[k] = s
+
+    def step_scores(self, tree: SearchTree, node_id: int) -> list[float]:
+        """The verifier's score of every step of the path root -> ``node_id`` (for an ORM, its
+        estimate after each step that the chain ends right)."""
+        if node_id == 0:
+            return []
+        key = self._key(tree, node_id)
+        if key not in self._cache:
+            self.prefetch(tree, [node_id])
+        return list(self._cache[key])
+
+    def score(self, tree: SearchTree, node_id: int) -> float:
+        from search.models.verifier import aggregate
+        node = tree.nodes[node_id]
+        if node_id != 0 and node.terminal and node.answer is None:
+            return 0.0
+        return aggregate(self.step_scores(tree, node_id),
+                         "last" if self.kind == "orm" else self.aggregation)
+
+
+# The PRM aggregation of the scorer ``prm`` (see search.models.verifier.AGGREGATIONS).
+DEFAULT_PRM_AGGREGATION = "last"
+
+
+def _verifier(kind: str, aggregation: str = "last"):
+    return lambda: LearnedVerifier(kind, aggregation)
+
+
 SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": ExactValue,
-           "learned": LearnedValue, "learned_checked": CheckedLearnedValue}
+           "learned": LearnedValue, "learned_checked": CheckedLearnedValue,
+           "orm": _verifier("orm"), "prm": lambda: LearnedVerifier("prm", DEFAULT_PRM_AGGREGATION),
+           "prm_last": _verifier("prm", "last"), "prm_min": _verifier("prm", "min"),
+           "prm_prod": _verifier("prm", "prod")}
+VERIFIER_SCORERS = ("orm", "prm", "prm_last", "prm_min", "prm_prod")
+
+
+def has_learned_verifier(task, kind: str) -> bool:
+    """Whether ``task`` has a learned ``kind`` (``"orm"``/``"prm"``) verifier with weights
+    present, so the scorers of VERIFIER_SCORERS for it can run."""
+    from search.models.verifier import has_verifier
+    return has_verifier(task, kind)
 
 
 def has_learned_value(task) -> bool:
@@ -186,8 +268,10 @@ def value_scorer_for(task) -> Optional[str]:
 
 
 def make_scorer(name: str) -> Scorer:
-    """Scorer by name (``confidence``, ``checker``, ``perfect``, ``learned`` or
-    ``learned_checked``); ValueError for any other name."""
+    """Scorer by name (a key of SCORERS: ``confidence``, ``checker``, ``perfect``, ``learned``,
+    ``learned_checked``, ``orm``, ``prm``, ``prm_last``, ``prm_min``, ``prm_prod``); a new
+    instance each call (learned verifiers cache per instance, i.e. per run). ValueError for
+    any other name."""
     if name not in SCORERS:
         raise ValueError(f"unknown scorer {name!r}; choose one of {', '.join(SCORERS)}")
     return SCORERS[name]()

@@ -49,6 +49,31 @@ def tiny_game24_model_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_verifier_dirs(tmp_path_factory, tiny_model_dir) -> dict:
+    """Random tiny ORM and PRM for the arithmetic task ({"orm": dir, "prm": dir}), built from
+    the tiny random GPT-2 like a trained verifier (GPT2ForTokenClassification, one logit per
+    token); point THOUGHTSCOPE_ORM_ARITHMETIC / THOUGHTSCOPE_PRM_ARITHMETIC at them."""
+    from transformers import AutoTokenizer, GPT2ForTokenClassification
+    out = {}
+    for kind in ("orm", "prm"):
+        d = tmp_path_factory.mktemp(f"tiny_{kind}")
+        m = GPT2ForTokenClassification.from_pretrained(str(tiny_model_dir), num_labels=1)
+        m.config.verifier_kind = kind
+        m.save_pretrained(d, safe_serialization=True)
+        AutoTokenizer.from_pretrained(str(tiny_model_dir)).save_pretrained(d)
+        out[kind] = d
+    return out
+
+
+@pytest.fixture
+def tiny_verifiers(tiny_verifier_dirs, monkeypatch) -> dict:
+    """The tiny random ORM/PRM installed as the arithmetic task's verifiers for one test."""
+    monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", str(tiny_verifier_dirs["orm"]))
+    monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", str(tiny_verifier_dirs["prm"]))
+    return tiny_verifier_dirs
+
+
+@pytest.fixture(scope="session")
 def tiny_policy(tiny_model_dir):
     from search.models.hf import HFPolicy
     return HFPolicy(tiny_model_dir, device="cpu")

@@ -596,6 +596,9 @@ class ArithmeticTask(Task):
     max_depth = 8
     model_dir = REPO_ROOT / "weights" / "arith-gpt2-tiny"
     model_name = "arith-gpt2-tiny"
+    # Learned verifiers (search.models.verifier): python -m search train-verifier --kind orm|prm
+    verifier_dirs = {"orm": REPO_ROOT / "weights" / "arith-orm-tiny",
+                     "prm": REPO_ROOT / "weights" / "arith-prm-tiny"}
     alphabet = "0123456789+-*()=\n"
     word_tokens = (ANSWER_PREFIX,)
     example = "8*7+6"
