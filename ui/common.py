@@ -46,6 +46,7 @@ PAGES = [
     ("pages/scaling.py", "Scaling", ":material/trending_up:"),
     ("pages/temperature.py", "Temperature", ":material/thermostat:"),
     ("pages/voting_lab.py", "Voting lab", ":material/how_to_vote:"),
+    ("pages/verifiers.py", "Verifiers", ":material/fact_check:"),
 ]
 NO_MODEL_PAGES = {"Voting lab"}  # titles of pages that never load the model
 _frame = threading.local()  # one script thread per session run

@@ -1,0 +1,226 @@
+"""Verifiers: how far to trust the learned ORM and PRM of the task picked in the sidebar.
+
+The task's policy samples n chains for each of P problems of the validation or held-out split
+(``ui.verifier_panel.verifier_pools``, cached per chunk, the Scaling page's seeds); the learned
+ORM and PRM score every step of every chain in batches (``chain_step_scores``, cached). Shown:
+reliability diagrams (chain scores against the gold check; the PRM's step scores against the
+exact step checker's step labels), ROC curves with ROC-AUC for each scorer (the exact checker
+as a point), and the wrong chains the PRM ranks highest. Figures: ``viz.verifier``.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from search.models.value import roc_auc
+from search.models.verifier import AGGREGATIONS, aggregate, calibration
+from search.scoring import DEFAULT_PRM_AGGREGATION, has_learned_verifier
+from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, sampling_settings,
+                       write_url)
+from ui.pool_page import model_or_stop, sample_or_stop, setup
+from ui.verifier_panel import chain_step_scores, flatten, verifier_pools
+from viz.verifier import COLORS, reliability_figure, roc_figure, roc_points, step_marks
+
+SCOPE = "verifiers"
+SPLITS = {"heldout": "held-out (test)", "validation": "validation"}
+N_CHOICES = [4, 8, 16]
+PROBLEMS_MIN, PROBLEMS_MAX = 10, 200
+TOP_WRONG = 10
+LABELS = {"orm": "learned ORM", "prm": "learned PRM", "confidence": "model confidence",
+          "checker": "perfect process verifier (exact step checker)"}
+PARAMS = [
+    UrlParam("vf_split", "heldout", one_of(list(SPLITS))),
+    UrlParam("vf_problems", 50, int_in(PROBLEMS_MIN, PROBLEMS_MAX)),
+    UrlParam("vf_n", 8, lambda s: int(one_of([str(v) for v in N_CHOICES])(s))),
+]
+
+
+def prm_name(agg: str) -> str:
+    return f"{LABELS['prm']} ({agg})"
+
+
+st.title("Verifiers: how far to trust a learned ORM and PRM")
+setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
+ss = st.session_state
+TASK = current_task()
+KINDS = [k for k in ("orm", "prm") if has_learned_verifier(TASK, k)]
+if not KINDS:
+    st.info(f"The {TASK.label} task has no learned ORM or PRM yet: train one with "
+            f"`python -m search train-verifier --task {TASK.name} --kind prm` "
+            "(and `--kind orm`).", icon=":material/info:")
+    st.stop()
+HAS_CHECKER = TASK.step_checker(TASK.example) is not None
+
+st.markdown(
+    "A **learned** verifier is a small model trained to judge chains: the **ORM** (outcome "
+    "reward model) estimates whether a finished chain's answer is right, the **PRM** (process "
+    "reward model) scores every step. Here both judge chains the policy sampled for problems "
+    "they never trained on; the gold check and the exact step checker say how often they are "
+    "right.")
+
+split_now = ss["vf_split"]
+hi = min(PROBLEMS_MAX, TASK.split_size(split_now))
+if ss["vf_problems"] > hi:
+    st.info(f"{TASK.label} has {hi} {SPLITS[split_now]} problems; using {hi}.")
+    ss["vf_problems"] = hi
+c1, c2, c3 = st.columns([1.3, 1, 1])
+c1.radio("Problems from", list(SPLITS), format_func=SPLITS.get, horizontal=True,
+         **bind("vf_split"),
+         help="Held-out: the test split, only reported, never trained or tuned on. Validation: "
+              "where defaults and design choices are decided. Neither was in the verifiers' "
+              "training chains.")
+c2.number_input("Problems", min(PROBLEMS_MIN, hi), hi, step=10, **bind("vf_problems"),
+                help="The first P problems of the split.")
+c3.selectbox("Chains per problem", N_CHOICES, **bind("vf_n"),
+             help="Chains the policy samples for each problem (at the sidebar's temperature).")
+write_url(PARAMS)
+
+split, P, n = ss["vf_split"], int(ss["vf_problems"]), int(ss["vf_n"])
+s = sampling_settings()
+policy, model = model_or_stop()
+problems = TASK.split(split, max(1, min(P, TASK.split_size(split))))
+pools, steps = sample_or_stop(len(problems), f"Sampling {n} chains per problem:",
+                              lambda bar: verifier_pools(
+                                  policy, TASK.name, model, problems, n, s["temperature"],
+                                  s["top_p"], s["seed"], bar))
+items = [(pool.problem, chain) for pool, chains in zip(pools, steps) for chain in chains]
+scores = {}
+for kind in KINDS:
+    scores[kind] = sample_or_stop(
+        len(items), f"Scoring every step with the {LABELS[kind]}:",
+        lambda bar, kind=kind: chain_step_scores(TASK.name, kind, items, bar),
+        what=f"The {LABELS[kind]} failed")
+ch = flatten(TASK, pools, steps, orm=scores.get("orm"), prm=scores.get("prm"))
+
+answered = ch.answered()
+y = [int(ch.right[i]) for i in answered]
+n_right = sum(y)
+st.caption(f"Task **{TASK.label}** · model **{policy.name}** · {P} {SPLITS[split]} "
+           f"{plural(P, 'problem')} × {n} chains = {len(ch):,} chains, {len(answered):,} with "
+           f"an answer ({n_right:,} right, {len(answered) - n_right:,} wrong; "
+           f"{len(ch) - len(answered)} without an answer left out of the chain-level figures: "
+           f"every search scores them 0) · temperature {s['temperature']:g} · top-p "
+           f"{s['top_p']:g} · seed {s['seed']}")
+if not answered:
+    st.warning("No chain gave an answer: nothing to judge. Raise the number of problems or "
+               "chains.")
+    st.stop()
+
+# Chain scores of the answered chains, per scorer.
+chain_scores: dict[str, list[float]] = {}
+if "orm" in KINDS:
+    chain_scores["orm"] = [aggregate(ch.orm[i], "last") for i in answered]
+if "prm" in KINDS:
+    for agg in AGGREGATIONS:
+        chain_scores[f"prm_{agg}"] = [aggregate(ch.prm[i], agg) for i in answered]
+names = {"orm": LABELS["orm"], **{f"prm_{a}": prm_name(a) for a in AGGREGATIONS},
+         "confidence": LABELS["confidence"]}
+chain_scores["confidence"] = [ch.confidence[i] for i in answered]
+
+# ---------------------------------------------------------------------------- reliability
+st.subheader("Reliability: does a score of 0.8 mean right 80% of the time?")
+rel_series = []
+if "orm" in KINDS:
+    rel_series.append(dict(name=LABELS["orm"], cal=calibration(chain_scores["orm"], y),
+                           color=COLORS["orm"]))
+if "prm" in KINDS:
+    key = f"prm_{DEFAULT_PRM_AGGREGATION}"
+    rel_series.append(dict(name=prm_name(DEFAULT_PRM_AGGREGATION),
+                           cal=calibration(chain_scores[key], y), color=COLORS[key]))
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(reliability_figure(rel_series, count_title="chains per bin"),
+                    key="vf_reliability")
+    st.caption("Chain level, 10 equal-width score bins: each point is a bin's mean score "
+               "against the share of its chains whose answer is right (gold check); on the "
+               "dashed diagonal a score is an honest probability. ECE: the count-weighted mean "
+               "distance from it.")
+step_cal = None
+with right:
+    if "prm" in KINDS and HAS_CHECKER:
+        ps = [v for i in range(len(ch)) for v in ch.prm[i]]
+        pl = [int(v) for i in range(len(ch)) for v in ch.validity[i]]
+        step_cal = calibration(ps, pl)
+        st.plotly_chart(reliability_figure(
+            [dict(name=f"{LABELS['prm']}, every step", cal=step_cal, color=COLORS["prm_step"])],
+            y_title="share of steps valid so far", count_title="steps per bin"),
+            key="vf_reliability_steps")
+        st.caption(f"Step level: the {LABELS['prm']}'s score of each of the {len(ps):,} steps "
+                   "against the exact step checker's label (every step so far valid), the "
+                   "labels it was trained to predict.")
+    elif "prm" in KINDS:
+        st.info(f"The {TASK.label} task has no exact step checker: no step labels to compare "
+                "the PRM's step scores with.")
+
+# ------------------------------------------------------------------------------------- ROC
+st.subheader(f"ROC on {SPLITS[split]} chains: telling right chains from wrong ones")
+aucs = {k: roc_auc(v, y) for k, v in chain_scores.items()}
+curves = []
+for k, v in chain_scores.items():
+    fpr, tpr = roc_points(v, y)
+    curves.append(dict(name=names[k], fpr=fpr, tpr=tpr, auc=aucs[k], color=COLORS[k],
+                       dash="dot" if k == "confidence" else "solid"))
+points = []
+check_auc = None
+if HAS_CHECKER:
+    acc = [int(bool(ch.checker[i])) for i in answered]
+    pos = sum(y)
+    neg = len(y) - pos
+    tpr_c = sum(a for a, r in zip(acc, y) if r) / pos if pos else float("nan")
+    fpr_c = sum(a for a, r in zip(acc, y) if not r) / neg if neg else float("nan")
+    check_auc = roc_auc(acc, y)
+    points.append(dict(name=LABELS["checker"], fpr=fpr_c, tpr=tpr_c, auc=check_auc))
+g1, g2 = st.columns([3, 2])
+with g1:
+    st.plotly_chart(roc_figure(curves, points), key="vf_roc")
+with g2:
+    rows = [{"scorer": names[k], "ROC-AUC": aucs[k],
+             "ECE": next((r["cal"]["ece"] for r in rel_series
+                          if r["name"] == names[k]), None)} for k in chain_scores]
+    if check_auc is not None:
+        rows.append({"scorer": LABELS["checker"], "ROC-AUC": check_auc, "ECE": None})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="vf_auc_table",
+                 column_config={"ROC-AUC": st.column_config.NumberColumn(format="%.3f"),
+                                "ECE": st.column_config.NumberColumn(format="%.3f")})
+    st.caption(f"ROC-AUC: the chance that a random right chain scores above a random wrong "
+               f"one (ties count ½), over the {len(y):,} answered chains. "
+               f"{'PRM chain scores aggregate the step scores by the last step, the minimum or the product. ' if 'prm' in KINDS else ''}"  # noqa: E501
+               + ("The perfect process verifier accepts or rejects (★): it rejects a right "
+                  "answer reached through a wrong step." if HAS_CHECKER else ""))
+best = max((k for k in chain_scores if k != "confidence"), key=lambda k: (
+    -1 if math.isnan(aucs[k]) else aucs[k]))
+if not math.isnan(aucs[best]):
+    st.markdown(f"On these chains the **{names[best]}** ranks right above wrong with ROC-AUC "
+                f"**{aucs[best]:.3f}**, against **{aucs['confidence']:.3f}** for model "
+                "confidence" + (f" and **{check_auc:.3f}** for the perfect process verifier."
+                                if check_auc is not None and not math.isnan(check_auc)
+                                else "."))
+else:
+    st.markdown("Every answered chain is right (or every one is wrong): ROC-AUC needs both.")
+
+# ------------------------------------------------------------------ top-scored wrong chains
+if "prm" in KINDS:
+    agg = DEFAULT_PRM_AGGREGATION
+    st.subheader(f"The wrong chains the {LABELS['prm']} ranks highest")
+    key = f"prm_{agg}"
+    wrong = [(chain_scores[key][j], i) for j, i in enumerate(answered) if not ch.right[i]]
+    wrong.sort(key=lambda t: -t[0])
+    table = [{"problem": ch.problem[i],
+              "chain steps": step_marks(ch.steps[i], ch.validity[i]),
+              "PRM per step": " · ".join(f"{v:.2f}" for v in ch.prm[i]),
+              f"PRM score ({agg})": sc,
+              "answer": ch.answer[i], "gold": ch.gold[i]} for sc, i in wrong[:TOP_WRONG]]
+    if table:
+        st.dataframe(pd.DataFrame(table), hide_index=True, key="vf_top_wrong",
+                     column_config={f"PRM score ({agg})":
+                                    st.column_config.NumberColumn(format="%.3f")})
+        st.caption(f"The {len(table)} highest-scored of the {len(wrong):,} wrong answered "
+                   f"chains, by the {LABELS['prm']}'s chain score ({AGGREGATIONS[agg]}); "
+                   + ("✗ marks the first step the exact step checker rejects. "
+                      if HAS_CHECKER else "")
+                   + "These are the chains a best-of-N or a beam search guided by the PRM "
+                     "would pick wrongly.")
+    else:
+        st.success("No answered chain is wrong: nothing for the PRM to rank wrongly.")

@@ -1,0 +1,228 @@
+"""Data for the Verifiers page and the Search tree page's verifier views (streamlit caches).
+
+- ``verifier_pools``: n chains the task's policy samples for each problem of a split, as
+  ``search.pools.sample_pools`` samples them (the same chunks and seeds as the Scaling page's
+  ``ui.sampling.cached_pools``, so the held-out pools are the same chains), plus every
+  chain's steps (what a verifier reads; a ``ChainPool`` keeps only answers and scores).
+  Cached per chunk.
+- ``chain_step_scores``: a learned verifier's per-step scores of many chains
+  (``Verifier.step_scores``, batched), cached per chunk under the verifier's folder and
+  weights' modification time.
+- ``diagnostics``: pure: from pools, steps and scores, the per-chain table every figure of the
+  Verifiers page reads (chain scores under each aggregation, labels, the checker's verdicts).
+- ``tree_path_scores``: a learned verifier's score of the path to every node of a search tree
+  (the Search tree page's "colour nodes by" option), through ``search.scoring.LearnedVerifier``
+  (its prefetch scores all paths in one batch) on a view of the tree that is never charged:
+  the run's compute meter stays the run's own.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import streamlit as st
+
+from search.pools import ChainPool, sample_pools
+from search.tasks import Problem, get_task
+from ui.sampling import chunk_size, problem_key
+
+OnProgress = Optional[Callable[[int], None]]
+SCORE_CHUNK = 256  # chains per cached verifier call (one progress-bar step)
+
+
+class _Recorder:
+    """A policy that hands every ``sample`` call to ``policy`` and keeps the continuations, so
+    the chains behind ``sample_pools``' answers can be read back (in problem order)."""
+
+    def __init__(self, policy: Any):
+        self.policy, self.outputs = policy, []
+
+    def sample(self, *args, **kwargs):
+        batch = self.policy.sample(*args, **kwargs)
+        self.outputs.extend(batch.outputs)
+        return batch
+
+    def __getattr__(self, name):
+        return getattr(self.policy, name)
+
+
+def chain_steps(task, text: str) -> list[str]:
+    """A sampled chain's steps, split as ``sample_pools`` splits it for the step checker."""
+    t = get_task(task)
+    return [line for line in text.split(t.step_delimiter) if line.strip()]
+
+
+@st.cache_data(show_spinner=False, max_entries=2048)
+def _chunk(_policy: Any, task: str, model: str, problems: tuple, n: int, temperature: float,
+           top_p: float, seed: int) -> tuple[list[ChainPool], list[list[list[str]]]]:
+    rec = _Recorder(_policy)
+    pools, _ = sample_pools([Problem(*p) for p in problems], rec, n, temperature=temperature,
+                            top_p=top_p, seed=seed, problems_per_call=len(problems), task=task)
+    steps = [[chain_steps(task, c.text) for c in conts] for conts in rec.outputs]
+    return pools, steps
+
+
+def verifier_pools(policy: Any, task: str, model: str, problems: Sequence[Problem], n: int,
+                   temperature: float, top_p: float, seed: int, on_progress: OnProgress = None,
+                   ) -> tuple[list[ChainPool], list[list[list[str]]]]:
+    """(pools, steps): ``pools[i]`` the ``ChainPool`` of n chains of problem i (answers, gold
+    check, confidence, the exact checker's verdict), ``steps[i][j]`` the steps of its chain j
+    (the answer line included). Chunks and seeds as ``ui.sampling.cached_pools`` (chunk
+    starting at problem ``start``: seed ``seed * 1_000_003 + start``); ``on_progress`` gets
+    the problems each chunk finished."""
+    key = problem_key(problems)
+    size = chunk_size(n)
+    pools, steps = [], []
+    for start in range(0, len(key), size):
+        chunk = key[start:start + size]
+        p, s = _chunk(policy, str(task), model, chunk, int(n), float(temperature), float(top_p),
+                      int(seed) * 1_000_003 + start)
+        pools.extend(p)
+        steps.extend(s)
+        if on_progress:
+            on_progress(len(chunk))
+    return pools, steps
+
+
+def verifier_fingerprint(task, kind: str) -> str:
+    """The verifier's folder and its weights' modification time (a cache key: retraining the
+    verifier changes it)."""
+    from search.models.verifier import verifier_dir
+    d = verifier_dir(task, kind)
+    if d is None:
+        return ""
+    mt = [os.path.getmtime(p) for p in (d / "model.safetensors", d / "config.json")
+          if p.exists()]
+    return f"{d}@{max(mt, default=0):.0f}"
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _score_chunk(task: str, kind: str, fingerprint: str, items: tuple) -> list[list[float]]:
+    from search.models.verifier import load_verifier
+    return load_verifier(task, kind).step_scores(task, [(p, list(s)) for p, s in items])
+
+
+def chain_step_scores(task: str, kind: str, items: Sequence[tuple[str, Sequence[str]]],
+                      on_progress: OnProgress = None) -> list[list[float]]:
+    """The learned ``kind`` verifier's score of every step of every ``(problem, steps)`` item,
+    ``SCORE_CHUNK`` chains per batched call (each cached); ``on_progress`` gets the chains
+    each call scored. Raises what ``load_verifier`` raises for a task without one."""
+    fp = verifier_fingerprint(task, kind)
+    out: list[list[float]] = []
+    items = [(p, tuple(s)) for p, s in items]
+    for start in range(0, len(items), SCORE_CHUNK):
+        chunk = tuple(items[start:start + SCORE_CHUNK])
+        out.extend(_score_chunk(str(task), kind, fp, chunk))
+        if on_progress:
+            on_progress(len(chunk))
+    return out
+
+
+@dataclass
+class Chains:
+    """Every sampled chain of the Verifiers page, flat (one entry per chain, problems in order).
+
+    problem, gold: the problem's text and gold answer; steps: the chain's steps; answer: its
+    answer (None: abstained); right: the task's gold check; confidence: exp(mean token
+    log-prob); checker: the exact checker accepts the whole chain (perfect process verifier;
+    None when the task has no checker); validity: the checker's per-step verdicts (None
+    without a checker); orm, prm: the learned verifiers' per-step scores (None when absent).
+    """
+    problem: list = field(default_factory=list)
+    gold: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    answer: list = field(default_factory=list)
+    right: list = field(default_factory=list)
+    confidence: list = field(default_factory=list)
+    checker: list = field(default_factory=list)
+    validity: list = field(default_factory=list)
+    orm: list = field(default_factory=list)
+    prm: list = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.problem)
+
+    def answered(self) -> list[int]:
+        """Indices of the chains that gave an answer (abstentions are scored 0 by every
+        scorer of a search and are left out of the chain-level diagnostics)."""
+        return [i for i, a in enumerate(self.answer) if a is not None]
+
+
+def flatten(task, pools: Sequence[ChainPool], steps: Sequence[Sequence[Sequence[str]]],
+            orm: Optional[Sequence[Sequence[float]]] = None,
+            prm: Optional[Sequence[Sequence[float]]] = None) -> Chains:
+    """``Chains`` from pools and their chains' steps (``verifier_pools``) and the learned
+    verifiers' step scores of the flat chain list (None: the task has no such verifier).
+    Pure apart from the task's step checker."""
+    t = get_task(task)
+    out = Chains()
+    for pool, chains in zip(pools, steps):
+        chk = t.step_checker(pool.problem)
+        for j, s in enumerate(chains):
+            out.problem.append(pool.problem)
+            out.gold.append(pool.gold)
+            out.steps.append(list(s))
+            out.answer.append(pool.answers[j])
+            out.right.append(bool(pool.correct[j]))
+            out.confidence.append(float(pool.confidence[j]))
+            out.checker.append(None if chk is None else bool(pool.valid[j]))
+            out.validity.append(None if chk is None else list(chk.step_validity(list(s))))
+    out.orm = list(orm) if orm is not None else [None] * len(out)
+    out.prm = list(prm) if prm is not None else [None] * len(out)
+    return out
+
+
+class _Uncharged:
+    """A view of a search tree whose compute meter is never charged: scoring a finished run
+    for display must not change what the run spent."""
+
+    def __init__(self, tree):
+        self._tree = tree
+
+    def charge(self, **_kw) -> None:
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._tree, name)
+
+
+def tree_key(tree) -> tuple:
+    """What fixes a tree's paths (a cache key): task, problem and each node's parent, text,
+    terminal flag and answer, in id order."""
+    return (tree.task, tree.problem, tuple(
+        (n.parent, n.text, bool(n.terminal), n.answer) for n in
+        (tree.nodes[i] for i in range(len(tree.nodes)))))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _tree_scores(_tree, key: tuple, scorer: str, fingerprint: str) -> dict[int, float]:
+    from search.scoring import make_scorer
+    sc = make_scorer(scorer)
+    view = _Uncharged(_tree)
+    ids = [i for i in range(1, len(_tree.nodes))]
+    sc.prefetch(view, ids)  # one batched verifier call for every path
+    return {0: 1.0, **{i: float(sc.score(view, i)) for i in ids}}
+
+
+def tree_path_scores(tree, scorer: str) -> dict[int, float]:
+    """Node id -> the learned verifier scorer ``scorer``'s (``orm``, ``prm``, ``prm_last`` ...)
+    score of the path root -> node, for every node of ``tree`` (the root: 1), all paths in one
+    batched call, cached per tree; the tree's compute meter is not charged."""
+    kind = "orm" if scorer == "orm" else "prm"
+    return _tree_scores(tree, tree_key(tree), scorer, verifier_fingerprint(tree.task, kind))
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _path_steps(task: str, kind: str, fingerprint: str, problem: str,
+                steps: tuple) -> list[float]:
+    from search.models.verifier import load_verifier
+    return load_verifier(task, kind).step_scores(task, [(problem, list(steps))])[0]
+
+
+def path_step_scores(task: str, kind: str, problem: str, steps: Sequence[str]) -> list[float]:
+    """The learned ``kind`` verifier's score of every step of one path (cached); the same
+    numbers ``search.scoring.LearnedVerifier.step_scores`` gives, without charging a tree."""
+    if not steps:
+        return []
+    return _path_steps(str(task), kind, verifier_fingerprint(task, kind), problem, tuple(steps))
