@@ -109,7 +109,7 @@ def test_shows_reliability_roc_auc_and_the_top_wrong_chains(app, policy_dir):
 
 
 def test_validation_split_samples_validation_problems(app, monkeypatch):
-    import ui.verifier_panel as vp
+    import ui.sampling as vp
     seen = []
     real = vp.sample_pools
 

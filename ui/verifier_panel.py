@@ -1,10 +1,8 @@
 """Data for the Verifiers page and the Search tree page's verifier views (streamlit caches).
 
-- ``verifier_pools``: n chains the task's policy samples for each problem of a split, as
-  ``search.pools.sample_pools`` samples them (the same chunks and seeds as the Scaling page's
-  ``ui.sampling.cached_pools``, so the held-out pools are the same chains), plus every
-  chain's steps (what a verifier reads; a ``ChainPool`` keeps only answers and scores).
-  Cached per chunk.
+- ``verifier_pools``: n chains the task's policy samples for each problem of a split
+  (``ui.sampling.cached_pools``, the Scaling page's cache: its held-out pools are the same
+  chains), and every chain's steps (what a verifier reads).
 - ``chain_step_scores``: a learned verifier's per-step scores of many chains
   (``Verifier.step_scores``, batched), cached per chunk under the verifier's folder and
   weights' modification time.
@@ -23,44 +21,12 @@ from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
-from search.pools import ChainPool, sample_pools
+from search.pools import ChainPool
 from search.tasks import Problem, get_task
-from ui.sampling import chunk_size, problem_key
+from ui.sampling import cached_pools
 
 OnProgress = Optional[Callable[[int], None]]
 SCORE_CHUNK = 256  # chains per cached verifier call (one progress-bar step)
-
-
-class _Recorder:
-    """A policy that hands every ``sample`` call to ``policy`` and keeps the continuations, so
-    the chains behind ``sample_pools``' answers can be read back (in problem order)."""
-
-    def __init__(self, policy: Any):
-        self.policy, self.outputs = policy, []
-
-    def sample(self, *args, **kwargs):
-        batch = self.policy.sample(*args, **kwargs)
-        self.outputs.extend(batch.outputs)
-        return batch
-
-    def __getattr__(self, name):
-        return getattr(self.policy, name)
-
-
-def chain_steps(task, text: str) -> list[str]:
-    """A sampled chain's steps, split as ``sample_pools`` splits it for the step checker."""
-    t = get_task(task)
-    return [line for line in text.split(t.step_delimiter) if line.strip()]
-
-
-@st.cache_data(show_spinner=False, max_entries=2048)
-def _chunk(_policy: Any, task: str, model: str, problems: tuple, n: int, temperature: float,
-           top_p: float, seed: int) -> tuple[list[ChainPool], list[list[list[str]]]]:
-    rec = _Recorder(_policy)
-    pools, _ = sample_pools([Problem(*p) for p in problems], rec, n, temperature=temperature,
-                            top_p=top_p, seed=seed, problems_per_call=len(problems), task=task)
-    steps = [[chain_steps(task, c.text) for c in conts] for conts in rec.outputs]
-    return pools, steps
 
 
 def verifier_pools(policy: Any, task: str, model: str, problems: Sequence[Problem], n: int,
@@ -68,21 +34,12 @@ def verifier_pools(policy: Any, task: str, model: str, problems: Sequence[Proble
                    ) -> tuple[list[ChainPool], list[list[list[str]]]]:
     """(pools, steps): ``pools[i]`` the ``ChainPool`` of n chains of problem i (answers, gold
     check, confidence, the exact checker's verdict), ``steps[i][j]`` the steps of its chain j
-    (the answer line included). Chunks and seeds as ``ui.sampling.cached_pools`` (chunk
-    starting at problem ``start``: seed ``seed * 1_000_003 + start``); ``on_progress`` gets
-    the problems each chunk finished."""
-    key = problem_key(problems)
-    size = chunk_size(n)
-    pools, steps = [], []
-    for start in range(0, len(key), size):
-        chunk = key[start:start + size]
-        p, s = _chunk(policy, str(task), model, chunk, int(n), float(temperature), float(top_p),
-                      int(seed) * 1_000_003 + start)
-        pools.extend(p)
-        steps.extend(s)
-        if on_progress:
-            on_progress(len(chunk))
-    return pools, steps
+    (the answer line included). Sampled by ``ui.sampling.cached_pools``: the same cached
+    chunks and seeds as the Scaling page; ``on_progress`` gets the problems each chunk
+    finished."""
+    pools, _ = cached_pools(policy, task, model, problems, n, temperature, top_p, seed,
+                            on_progress)
+    return pools, [[list(s) for s in p.steps] for p in pools]
 
 
 def verifier_fingerprint(task, kind: str) -> str:
