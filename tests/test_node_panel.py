@@ -136,3 +136,33 @@ def test_a_game24_node_shows_the_numbers_left_and_exact_solvability():
 def test_an_arithmetic_node_has_no_state_row():
     rows = _rows("majority", _majority_tree(), 1)
     assert "state" not in rows
+
+
+def test_learned_prm_scores_per_step_equal_the_scorers_and_sit_beside_the_checker(
+        tiny_verifiers):
+    """With a learned PRM/ORM for the task, the inspector lists every step of the node's path
+    with the PRM's score (exactly LearnedVerifier.step_scores), the exact checker's verdict
+    and the ORM's estimate after the last step; the run's compute meter is not charged."""
+    from search.scoring import LearnedVerifier
+    from ui.node_panel import path_verdicts, verdict_table
+    tree = _majority_tree()
+    tree.add(2, "Answer: 63", 4, -1.0, True, "63", False)  # 5: a wrong answer line
+    verdicts = {nid: path_verdicts(tree, nid) for nid in (1, 2, 3, 5)}
+    assert tree.compute.verifier_passes == 0  # the inspector charges nothing to the run
+    for nid, v in verdicts.items():
+        assert v["steps"] == tree.steps_to(nid)
+        assert v["prm"] == LearnedVerifier("prm").step_scores(tree, nid)
+        assert v["orm"] == LearnedVerifier("orm").step_scores(tree, nid)[-1]
+        assert v["checker"] == [True] * (len(v["steps"]) - (nid == 5)) + [False] * (nid == 5)
+        table = verdict_table(v)
+        assert "| # | step | learned PRM | exact checker |" in table
+        assert f"| {len(v['steps'])} | " in table and "learned ORM" in table
+    assert "**invalid**" in verdict_table(path_verdicts(tree, 5))
+    assert path_verdicts(tree, 0) is None
+
+
+def test_no_learned_verifier_no_verifier_rows(monkeypatch):
+    from ui.node_panel import path_verdicts
+    monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", "/nonexistent")
+    monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", "/nonexistent")
+    assert path_verdicts(_majority_tree(), 2) is None

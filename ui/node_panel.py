@@ -8,6 +8,12 @@ steps (not the root, the problem); for an unfinished node (the root included) of
 states, the state after it (``Task.state_text``, Game of 24: ``left: 10 13 13``) and whether a
 right answer is still reachable from it (``Task.state_value``, exact). Numbers never print as a
 negative zero (``fmt_num``). ``node_panel`` draws them (streamlit).
+
+Where the tree's task has a learned PRM (or ORM), the inspector also lists every step of the
+node's path with the learned PRM's score of it, labelled learned, beside the exact step
+checker's verdict where the task has a checker, and the learned ORM's estimate that the chain
+ends right (``path_verdicts``): a class can see where the learned verifier and the perfect one
+disagree. The scores come from the verifier itself (cached), never charged to the run.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from search.strategies.blocks import uct_terms
 from search.tasks import ProblemError, get_task
 from search.tree import Node, SearchResult
 from ui.common import md
+from ui.verifier_panel import path_step_scores
 from ui.replay import ReplayState
 from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity
 
@@ -102,6 +109,67 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
     return rows
 
 
+def path_verdicts(tree, nid: int) -> Optional[dict]:
+    """The verifiers' view of every step of the path root -> ``nid``: ``steps`` (texts),
+    ``prm`` (the learned PRM's score of each step, ``search.scoring.LearnedVerifier``'s
+    ``step_scores``; None without a learned PRM), ``orm`` (the learned ORM's estimate after the
+    last step that the chain ends right; None without one), ``checker`` (the exact step
+    checker's verdict per step; None when the task has no checker or the problem does not
+    parse). None for the root or when the task has neither learned verifier."""
+    from search.scoring import has_learned_verifier
+    if nid == 0 or nid not in tree.nodes:
+        return None
+    kinds = [k for k in ("prm", "orm") if has_learned_verifier(tree.task, k)]
+    if not kinds:
+        return None
+    steps = tree.steps_to(nid)
+    try:
+        chk = get_task(tree.task).step_checker(tree.problem)
+    except ProblemError:
+        chk = None
+    orm = path_step_scores(tree.task, "orm", tree.problem, steps) if "orm" in kinds else None
+    return {"steps": steps,
+            "prm": path_step_scores(tree.task, "prm", tree.problem, steps)
+            if "prm" in kinds else None,
+            "orm": orm[-1] if orm else None,
+            "checker": None if chk is None else list(chk.step_validity(steps))}
+
+
+def verdict_table(v: dict) -> str:
+    """``path_verdicts`` as a markdown table (one row per step) and the ORM's line."""
+    cols = ["#", "step"] + (["learned PRM"] if v["prm"] is not None else []) \
+        + (["exact checker"] if v["checker"] is not None else [])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for i, text in enumerate(v["steps"]):
+        row = [str(i + 1), md(text)]
+        if v["prm"] is not None:
+            row.append(fmt_num(v["prm"][i], 3))
+        if v["checker"] is not None:
+            row.append("valid" if v["checker"][i] else "**invalid**")
+        lines.append("| " + " | ".join(row) + " |")
+    out = "\n".join(lines)
+    if v["orm"] is not None:
+        out += (f"\n\nlearned ORM: P(this chain ends right) = **{fmt_num(v['orm'], 3)}** "
+                "(its estimate after the last step)")
+    return out
+
+
+def _verifier_view(tree, nid: int) -> None:
+    try:
+        v = path_verdicts(tree, nid)
+    except Exception as e:  # a missing or broken verifier must not take the inspector down
+        st.caption(f"The learned verifier could not score this path: {type(e).__name__}: {e}")
+        return
+    if v is None:
+        return
+    st.markdown("###### Learned verifier on this path")
+    st.markdown(verdict_table(v))
+    st.caption("Learned PRM/ORM: small models trained on training problems' chains, which can "
+               "be wrong" + ("; the exact checker is the perfect process verifier." if
+                             v["checker"] is not None else ".")
+               + " Scoring for this view is not charged to the run.")
+
+
 def _state_hint(tree) -> str:
     rows = dict(state_rows(tree, 0))
     if "state" not in rows:
@@ -131,3 +199,4 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int]) -> Non
         return
     st.markdown("\n".join([f"| property | node #{nid} |", "|---|---|"]
                           + [f"| {k} | {v} |" for k, v in node_rows(res, state, nid)]))
+    _verifier_view(state.tree, nid)
