@@ -147,6 +147,25 @@ def test_colour_is_q_for_mcts_score_for_beam_and_share_of_chains_for_majority():
         tree_figure(res.tree, color_by="nope")
 
 
+def test_colour_by_a_learned_prm_uses_the_scores_passed_in():
+    """colour nodes by: the PRM's path scores passed in fill every node they cover (terminal
+    answers too), a colour bar names them learned, the hover gives the value; a node without
+    a score is grey; no scores for a passed-in colouring is an error."""
+    res = run("beam", 3)
+    scores = {i: (i % 7) / 6 for i in res.tree.nodes if i != 2}
+    d = valid(tree_figure(res.tree, color_by="prm", values=scores))
+    title = d["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    assert title == COLOR_BY["prm"][0] and title.startswith("learned PRM")
+    assert coloured(d) == pytest.approx(scores)
+    assert 2 in {int(c) for t in named(d, "not scored") for c in t["customdata"]}
+    hovers = [h for t in d["data"] for h in (t.get("hovertext") or [])]
+    assert any(f"learned PRM {scores[1]:.3f}" in h for h in hovers)
+    d = valid(tree_figure(res.tree, color_by="checker", values={i: 1.0 for i in scores}))
+    assert "perfect process verifier" in d["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    with pytest.raises(ValueError):
+        tree_figure(res.tree, color_by="prm")
+
+
 def test_big_trees_use_webgl_and_layout_is_cached():
     res = synth_result(GL_THRESHOLD + 1)
     assert len(res.tree.nodes) > GL_THRESHOLD

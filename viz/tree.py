@@ -12,7 +12,10 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
 - fill colour, one of ``COLOR_BY`` (every node, terminal answers included):
   "q", the backed-up mean value Q (MCTS); "score", the scorer's score of the path to the node
   (beam search); "share", the share of the sampled chains that pass through the node
-  (self-consistency, which has no scorer guiding it). Grey when the node has no such value yet;
+  (self-consistency, which has no scorer guiding it); or a score of every node's path passed
+  in by the caller (``values``): "prm" (a learned PRM), "orm" (a learned ORM), "checker" (the
+  exact step checker, 0 or 1), so a class can see where a learned verifier is wrong. Grey when
+  the node has no such value yet;
 - size: visits (MCTS) or count, the number of sampled chains through the node (the root: all);
 - text beside every node (``LABEL_PX`` px, with a halo so edges do not cross it): the step's
   text, or its answer for a terminal answer ("∅" for a chain without one), the problem at the
@@ -66,7 +69,13 @@ COLOR_BY = {
     "q": ("Q: mean value backed up (0–1)", "not visited"),
     "score": ("path score by the scorer (0–1)", "not scored"),
     "share": ("share of chains through the node", "no chains yet"),
+    # Scores passed in by the caller (``values``), one per node's path:
+    "prm": ("learned PRM score of the path (0–1)", "not scored"),
+    "orm": ("learned ORM: P(chain ends right) (0–1)", "not scored"),
+    "checker": ("perfect process verifier: every step valid (1) or not (0)", "not checked"),
 }
+# The colourings whose values the caller computes and passes in (``tree_figure(values=...)``).
+PASSED_IN = ("prm", "orm", "checker")
 # What each strategy's tree is coloured by: MCTS's values, beam's scores; self-consistency has
 # no scorer guiding it, so its tree shows how the chains split.
 STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share", "tot": "score",
@@ -132,7 +141,11 @@ def _fmt(v: Optional[float], digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
 
-def _hover(n: Node, mcts: bool, share: Optional[float] = None) -> str:
+HOVER_NAME = {"prm": "learned PRM", "orm": "learned ORM", "checker": "exact checker"}
+
+
+def _hover(n: Node, mcts: bool, share: Optional[float] = None,
+           colour: Optional[str] = None) -> str:
     text = html.escape(n.text if n.id else f"problem: {n.text}", quote=False)
     lines = [f"<b>#{n.id}</b> {text}", f"depth {n.depth} · {n.tokens} "
              f"token{'' if n.tokens == 1 else 's'} · log p {fmt_fixed(n.logprob, 2)}"]
@@ -145,6 +158,8 @@ def _hover(n: Node, mcts: bool, share: Optional[float] = None) -> str:
     if n.terminal:
         verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
         lines.append(f"answer {html.escape(str(n.answer), quote=False)} ({verdict})")
+    if colour:
+        lines.append(colour)
     if n.kind == "rollout":
         lines.append("<i>rollout step</i>")
     return "<br>".join(lines)
@@ -160,7 +175,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 selected: Optional[int] = None, title: Optional[str] = None,
                 height: int = 560, color_by: Optional[str] = None,
                 width: int = WIDTH_HINT, labels: Optional[Mapping[int, str]] = None,
-                dead_ends: Collection[int] = ()) -> go.Figure:
+                dead_ends: Collection[int] = (),
+                values: Optional[Mapping[int, float]] = None) -> go.Figure:
     """Plotly figure of ``tree`` (see the module docstring for the encoding).
 
     mcts: size by visits and show N, Q on hover (else size by count).
@@ -174,11 +190,16 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     task's short state, e.g. Game of 24's numbers left "10 13 13"; the full step stays on
     hover). dead_ends: ids of unfinished states from which no right answer can be reached
     (known exactly, e.g. by the task's solvability check): drawn as a crossed circle
-    ("dead end" in the legend). Raises ValueError for an unknown ``color_by``.
+    ("dead end" in the legend). values: node id -> score in [0, 1] of the path to the node,
+    for a ``color_by`` of PASSED_IN (computed by the caller, e.g. a learned PRM's path scores;
+    a node missing from it is grey). Raises ValueError for an unknown ``color_by``, or one of
+    PASSED_IN without ``values``.
     """
     color_by = color_by or ("q" if mcts else "score")
     if color_by not in COLOR_BY:
         raise ValueError(f"color_by must be one of {', '.join(COLOR_BY)}, got {color_by!r}")
+    if color_by in PASSED_IN and values is None:
+        raise ValueError(f"color_by={color_by!r} needs the scores passed in as values")
     cbar_title, none_name = COLOR_BY[color_by]
     labels = labels or {}
     dead = set(dead_ends)
@@ -244,6 +265,9 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             return n.q if n.visits else None
         if color_by == "share":
             return share(n)
+        if color_by in PASSED_IN:
+            v = values.get(n.id)
+            return None if v is None else float(v)
         return n.score
 
     def size(n: Node) -> float:
@@ -253,7 +277,13 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         return min(float(ROW_PX - 4), 8.0 + 2.5 * math.sqrt(max(0, m)))
 
     def hover(group: list[Node]) -> list[str]:
-        return [_hover(n, mcts, share(n) if color_by == "share" else None) for n in group]
+        def colour(n: Node) -> Optional[str]:
+            if color_by not in PASSED_IN:
+                return None
+            v = value(n)
+            return f"{HOVER_NAME[color_by]} {_fmt(v)}" if n.id else None
+        return [_hover(n, mcts, share(n) if color_by == "share" else None, colour(n))
+                for n in group]
 
     def markers(group: list[Node], name: str, symbol: str, line: dict, grow: float = 0.0,
                 text_color: str = TEXT_COLOR, legend: bool = True,
