@@ -268,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="comma-separated subset of cot,cot_sc,best_of_n,tot_b1,tot_b5,"
                          "tot_b5_perfect,mcts (default all)")
     tb.add_argument("--json", action="store_true")
+    sub.add_parser("train-verifier", add_help=False,
+                   help="train a task's learned ORM or PRM (python -m search train-verifier "
+                        "--help)")
     t = sub.add_parser("train", help="reproduce the bundled weights")
     t.add_argument("--out")
     t.add_argument("--steps", type=int)
@@ -281,6 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["train-verifier"]:  # its own parser: search.models.verifier_train
+        from search.models.verifier_train import main as train_verifier_main
+        return train_verifier_main(args[1:])
     p = build_parser()
     a = p.parse_args(argv)
     from search.strategies import STRATEGIES
