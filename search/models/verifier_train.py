@@ -37,7 +37,7 @@ from search.models.verifier import (AGGREGATIONS, KINDS, Verifier, aggregate, ca
                                     chain_ids, verifier_dir)
 from search.tasks import Task, get_task
 
-RECIPE = dict(problems=4000, chains=8, temperature=0.8, steps=1200, batch_size=64, lr=1e-3,
+RECIPE = dict(problems=2500, chains=8, temperature=0.8, steps=1000, batch_size=64, lr=1e-3,
               warmup=40, weight_decay=0.01, seed=2024, labels="checker", rollouts=8,
               mc_problems=300, eval_problems=200, eval_chains=16, eval_seed=0)
 Log = Callable[[str], None]
@@ -65,7 +65,7 @@ def _chains_of(task: Task, policy, problems: list, n: int, temperature: float, s
                 out.append({"problem": p.text, "steps": steps, "answer": ans,
                             "correct": ans is not None and task.is_correct(p.text, ans),
                             "valid": chk.step_validity(steps) if chk is not None else []})
-        if (start // per_call) % 10 == 0:
+        if (start // per_call) % 4 == 0:
             log(f"  sampled chains for {min(start + per_call, len(problems))}/{len(problems)} "
                 f"problems")
     return out
