@@ -1,10 +1,15 @@
 """Scaling: accuracy against compute on held-out problems of the task picked in the sidebar.
 
-One pool of n chains per problem is sampled once per setting (cached); self-consistency
-(maj@k), pass@k and best-of-k curves at every budget k <= n come from that one pool with the
-exact estimators of ``search.scaling``, a chain being right by the task's gold check. Beam
-search, MCTS and (for a task with a state value) Tree-of-Thoughts BFS are opt-in measured
-points at a few budgets, plotted at the generated tokens they actually spent. Moving the budget
+One pool of n chains per problem is sampled once per setting (cached) and, where the task has
+learned verifiers, every chain is scored by its ORM and PRM (cached with the pool). From that
+one pool: self-consistency (maj@k), pass@k and best-of-N (model confidence, the perfect process
+verifier, the learned ORM, the learned PRM) at every budget k <= n with the exact estimators of
+``search.scaling``, and the verifier-weighted vote (exact enumeration or a stated Monte-Carlo
+average). PRM-guided beam search and DVTS are measured points at a few budgets (on by default
+where the task has a learned PRM); beam search, MCTS and ToT BFS with the model's confidence or
+a value are opt-in. Measured points sit at the generated tokens they actually spent. Under the
+figure, three sentences computed from the curves shown say where the learned verifier beats
+voting, where it falls behind, and whether a larger N over-optimises it. Moving the budget
 slider never samples.
 """
 from __future__ import annotations
@@ -12,15 +17,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from search.models.verifier import AGGREGATIONS
 from search.pools import budgets_up_to
-from search.strategies import DEFAULTS
-from search.sweeps import (POOL_CURVES, curve_rows, mean_chain_tokens, measured_series,
-                           pool_series)
+from search.scaling import WEIGHTED_EXACT_LIMIT, WEIGHTED_MC_SUBSETS
+from search.scoring import DEFAULT_PRM_AGGREGATION
+from search.strategies import DEFAULTS, STRATEGIES
+from search.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
+                           mean_chain_tokens, measured_series, pool_series, verifier_readings)
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
                        write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
-                          sample_or_stop, scorer_key, setup, value_scorers)
-from ui.sampling import cached_pools, measured_runs
+                          sample_or_stop, scorer_key, setup, value_scorers, verifier_key,
+                          verifier_kinds)
+from ui.sampling import cached_pools, cached_scored_pools, measured_runs
 from viz.axes import pct_interval
 from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
 
@@ -30,6 +39,15 @@ PROBLEMS_MIN, PROBLEMS_MAX = 10, 200
 BEAM_CHOICES = [1, 2, 4, 8]
 MCTS_CHOICES = [2, 4, 8, 16, 32]
 TOT_CHOICES = [1, 2, 5]  # breadth b; Yao et al. 2023 report b = 1 and b = 5
+VBEAM_CHOICES = [1, 2, 4, 8]     # PRM beam search: beam widths
+DVTS_CHOICES = [4, 8, 16, 32]    # DVTS: chains N (subtrees of width M, search.strategies.dvts)
+HAS_DVTS = "dvts" in STRATEGIES  # (a checkout without DVTS shows the option disabled)
+# The curves shown by default. A task with learned verifiers shows them instead of model
+# confidence (VERIFIER_DEFAULT) while the choice is left at the default; curves a task cannot
+# draw (no learned verifier, no exact step checker) are dropped.
+DEFAULT_CURVES = ["maj", "pass", "best_conf", "best_check", "best_orm", "best_prm",
+                  "weighted_prm"]
+VERIFIER_DEFAULT = ["maj", "pass", "best_check", "best_orm", "best_prm", "weighted_prm"]
 X_LABELS = {"samples": "samples (log₂)", "tokens": "generated tokens"}
 HEAVY_CHAINS = 3200  # warn above this many chains on a CPU
 HEAVY_RUNS = 60      # warn above this many beam/MCTS/ToT runs on a CPU (~a minute)
@@ -71,7 +89,11 @@ PARAMS = [
     *pool_params("sc", 50, (PROBLEMS_MIN, PROBLEMS_MAX), 16, N_CHOICES),
     UrlParam("sc_x", "samples", one_of(list(X_LABELS))),
     UrlParam("sc_budget", 4, int_in(1, max(N_CHOICES))),
-    UrlParam("sc_curves", list(POOL_CURVES), _keys_of(list(POOL_CURVES)), _join),
+    UrlParam("sc_curves", list(DEFAULT_CURVES), _keys_of(list(POOL_CURVES)), _join),
+    UrlParam("sc_agg", DEFAULT_PRM_AGGREGATION, one_of(list(AGGREGATIONS))),
+    UrlParam("sc_vsearch", True, _bool, lambda v: "1" if v else "0"),
+    UrlParam("sc_vbeam", [1, 2, 4], _ints_of(VBEAM_CHOICES), _join),
+    UrlParam("sc_dvts", [4, 16], _ints_of(DVTS_CHOICES), _join),
     UrlParam("sc_measured", False, _bool, lambda v: "1" if v else "0"),
     UrlParam("sc_beam", [1, 2, 4], _ints_of(BEAM_CHOICES), _join),
     UrlParam("sc_mcts", [4, 8], _ints_of(MCTS_CHOICES), _join),
@@ -81,29 +103,66 @@ PARAMS = [
 
 st.title("Scaling: accuracy against compute")
 st.markdown(
-    "Each held-out problem gets **one pool** of sampled chains; the curves give the exact "
-    "expected accuracy of *k* of them at every budget *k* (no resampling). "
+    "Each held-out problem gets **one pool** of sampled chains; the curves give the expected "
+    "accuracy of *k* of them at every budget *k* (no resampling). "
     "**Self-consistency** votes (maj@k); **pass@k** counts a problem solved if any of the *k* "
-    "chains is right; **best-of-k** keeps the chain a scorer likes best: the model's own "
-    "confidence, or the exact step checker (a perfect *process* verifier).")
+    "chains is right (the ceiling for any outcome verifier); **best-of-N** keeps the chain a "
+    "scorer likes best: a **learned ORM** or **learned PRM** (small trained verifiers that can "
+    "be wrong), the **model's confidence**, or the exact step checker (a **perfect process "
+    "verifier**); the **weighted vote** sums a learned verifier's scores per answer. "
+    "**PRM beam search** and **DVTS** are real searches guided by the learned PRM.")
 
 setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
 ss = st.session_state
 TASK = current_task()
 VALUES = value_scorers(TASK)  # ToT BFS is offered where the task has a value to search by
-# the perfect-verifier curve needs the task's exact step checker
+VKINDS = verifier_kinds(TASK)  # learned verifiers with weights present: "orm", "prm"
+# the perfect-verifier curve needs the task's exact step checker, a learned one its verifier
 CURVES = {k: v for k, v in POOL_CURVES.items()
-          if k != "best_check" or TASK.step_checker(TASK.example) is not None}
+          if (k != "best_check" or TASK.step_checker(TASK.example) is not None)
+          and (k not in VERIFIER_CURVES or VERIFIER_CURVES[k] in VKINDS)}
+if VKINDS and ss["sc_curves"] == DEFAULT_CURVES:
+    ss["sc_curves"] = list(VERIFIER_DEFAULT)
 ss["sc_curves"] = [c for c in ss["sc_curves"] if c in CURVES]
+AGG = ss["sc_agg"]
 if VALUES and ss["sc_tot_value"] not in VALUES:
     ss["sc_tot_value"] = next(iter(VALUES))
 
 pool_controls("sc", (PROBLEMS_MIN, PROBLEMS_MAX), 10, N_CHOICES).radio(
     "x axis", list(X_LABELS), format_func=X_LABELS.get, **bind("sc_x"), horizontal=True)
-st.multiselect("Curves", list(CURVES), format_func=lambda k: CURVES[k][2],
-               **bind("sc_curves"))
+c_curves, c_agg = st.columns([3, 1])
+c_curves.multiselect("Curves", list(CURVES), format_func=lambda k: curve_label(k, AGG),
+                     **bind("sc_curves"))
+if "prm" in VKINDS:
+    c_agg.selectbox("PRM aggregation", list(AGGREGATIONS),
+                    format_func=lambda a: f"{a}: {AGGREGATIONS[a]}", **bind("sc_agg"),
+                    help="How a chain's score is read off the learned PRM's step scores "
+                         "(for best-of-N, the weighted vote, PRM beam search and DVTS): the "
+                         "last step's score, the minimum or the product over steps.")
+if not VKINDS:
+    st.caption(f"{TASK.label} has no learned ORM or PRM yet, so the learned-verifier curves "
+               "and PRM-guided searches are off (train them with `python -m search "
+               f"train-verifier --task {TASK.name} --kind orm|prm`).")
+VSEARCH = "prm" in VKINDS and bool(ss["sc_vsearch"])
+if "prm" in VKINDS:
+    with st.expander("PRM beam search and DVTS (measured runs of the learned PRM)",
+                     expanded=False):
+        st.checkbox("Run PRM beam search and DVTS on every problem", **bind("sc_vsearch"),
+                    help="Real searches guided by the learned PRM at each budget; each point "
+                         "sits at the generated tokens the runs actually spent.")
+        v1, v2 = st.columns(2)
+        v1.multiselect("PRM beam widths", VBEAM_CHOICES, **bind("sc_vbeam"))
+        if HAS_DVTS:
+            v2.multiselect("DVTS chains N", DVTS_CHOICES, **bind("sc_dvts"),
+                           help="DVTS (diverse verifier tree search): N chains' worth of "
+                                "independent greedy PRM subtrees.")
+        else:
+            v2.multiselect("DVTS chains N", DVTS_CHOICES, default=[], disabled=True,
+                           key="sc_dvts_off", help="DVTS is not in this checkout yet.")
+            v2.caption("DVTS: not available in this checkout yet.")
 SEARCHES = "beam search, MCTS and ToT BFS" if VALUES else "beam search and MCTS"
-with st.expander(f"{SEARCHES[0].upper() + SEARCHES[1:]} (measured runs, slower)",
+with st.expander(f"{SEARCHES[0].upper() + SEARCHES[1:]} with model confidence"
+                 f"{' or a value' if VALUES else ''} (measured runs, slower)",
                  expanded=bool(ss["sc_measured"])):
     st.checkbox(f"Also run {SEARCHES} on every problem", **bind("sc_measured"),
                 help="Each run is a real search at that budget; its accuracy is plotted at the "
@@ -141,7 +200,7 @@ if temperature == 0:
     st.info("Temperature 0 is greedy decoding: every chain of a problem is the same, so voting "
             "and best-of-k cannot beat one sample. Raise the temperature to see scaling.")
 curves = list(ss["sc_curves"])
-if not curves and not ss["sc_measured"]:
+if not curves and not ss["sc_measured"] and not VSEARCH:
     st.warning("Pick at least one curve (or turn on beam search and MCTS) to draw a plot.")
     st.stop()
 if P * n > HEAVY_CHAINS and policy.device == "cpu":
@@ -151,47 +210,66 @@ if P * n > HEAVY_CHAINS and policy.device == "cpu":
 problems = heldout(P)
 pools, stats = sample_or_stop(P, f"Sampling {n} chains per problem:", lambda bar: cached_pools(
     policy, TASK.name, model, problems, n, temperature, top_p, seed, bar))
+vcost = {}
+if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the pool)
+    pools, vcost = sample_or_stop(
+        P, "Scoring the chains with the learned verifiers:", lambda bar: cached_scored_pools(
+            policy, TASK.name, model, problems, n, temperature, top_p, seed, VKINDS,
+            verifier_key(TASK, VKINDS), bar), what="Scoring with the learned verifiers failed")
 tpc = mean_chain_tokens(pools)
 ks = budgets_up_to(n)
-series = [dict(pool_series(pools, ks, c), mark_dr=(c == "maj")) for c in curves]
+series = [dict(pool_series(pools, ks, c, AGG), mark_dr=(c == "maj")) for c in curves]
 
 x_mode = ss["sc_x"]
 marker = budget if x_mode == "samples" else budget * tpc
 budget_label = f"budget: {budget} sample{'s' if budget > 1 else ''}"
 reading = st.container()
 chart = st.empty()
-if ss["sc_measured"] and series:  # show the pool curves while the searches run
+if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
     chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label))
 
+# (strategy, legend label, knob, budgets, scorer: None for the strategy's default)
+plan = []
+if VSEARCH:
+    prm = f"prm_{AGG}"
+    plan.append(("beam", f"PRM beam search (learned PRM, {AGG})", "beam width",
+                 list(ss["sc_vbeam"]), prm))
+    if HAS_DVTS:
+        plan.append(("dvts", f"DVTS (learned PRM, {AGG})", "chains N", list(ss["sc_dvts"]), prm))
 if ss["sc_measured"]:
-    # (strategy, legend label, knob, budgets, scorer: None for the strategy's default)
-    plan = [("beam", "beam search (confidence scorer)", "beam width", list(ss["sc_beam"]), None),
-            ("mcts", "MCTS (UCT, confidence scorer)", "simulations", list(ss["sc_mcts"]), None)]
+    plan += [("beam", "beam search (model confidence)", "beam width", list(ss["sc_beam"]), None),
+             ("mcts", "MCTS (UCT, model confidence)", "simulations", list(ss["sc_mcts"]), None)]
     if VALUES:
         value = ss["sc_tot_value"]
         plan.append(("tot", f"ToT BFS ({value} value)", "breadth b", list(ss["sc_tot"]),
                      value))
+if plan:
     runs = sum(len(p[3]) for p in plan) * P
+    # beam/MCTS/ToT with confidence or a value take seconds a run on a CPU; the PRM-guided
+    # searches about 0.3-0.5 s (bundled model, 2-core CPU), so they do not count here
+    slow = sum(len(p[3]) for p in plan if not (p[4] or "").startswith("prm")) * P
     if not runs:
-        st.warning(f"Pick at least one budget for {SEARCHES.replace(' and ', ' or ')}.")
-    elif runs > HEAVY_RUNS and policy.device == "cpu":
-        st.warning(f"{runs} search runs on a CPU take a few seconds each: expect "
-                   f"{runs * 2 // 60}–{runs * 6 // 60} minutes the first time. Every run is "
+        st.warning("Pick at least one budget for the measured searches.")
+    elif slow > HEAVY_RUNS and policy.device == "cpu":
+        st.warning(f"{slow} search runs on a CPU take a few seconds each: expect "
+                   f"{slow * 2 // 60}–{slow * 6 // 60} minutes the first time. Every run is "
                    "cached, so stopping keeps what is done; fewer problems or budgets is faster.")
 
     def measure(bar) -> None:
         for name, label, knob, budgets, scorer in plan:
             if not budgets:
                 continue
-            corr, toks = measured_runs(policy, TASK.name, model + scorer_key(TASK, scorer),
-                                       problems, name, budgets, temperature, top_p, seed, bar,
-                                       scorer=scorer)
-            series.append(measured_series(f"{label}: {knob} {', '.join(map(str, budgets))}",
-                                          budgets, corr, toks, tpc, knob=knob))
+            corr, toks, vtoks = measured_runs(
+                policy, TASK.name, model + scorer_key(TASK, scorer), problems, name, budgets,
+                temperature, top_p, seed, bar, scorer=scorer)
+            series.append(measured_series(
+                f"{label}: {knob} {', '.join(map(str, budgets))}", budgets, corr, toks, tpc,
+                knob=knob, verifier_tokens=vtoks if scorer and scorer[:3] in ("prm", "orm")
+                else None))
     sample_or_stop(runs, "Search runs:", measure, what="A search run failed", stop=False)
 
 # ---- reading at the budget
-at_b = [pool_series(pools, [budget], c) for c in curves]
+at_b = [pool_series(pools, [budget], c, AGG) for c in curves]
 with reading:
     if at_b:
         lines = []
@@ -216,9 +294,46 @@ with reading:
                         f"{gain * 100:+.1f} points.")
 chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                    key="sc_fig")
-if x_mode == "samples" and ss["sc_measured"]:
-    st.caption(f"{SEARCHES[0].upper() + SEARCHES[1:]} sit at chain-equivalents: their mean "
-               f"generated tokens divided by the mean tokens of one sampled chain ({tpc:.1f}).")
+if x_mode == "samples" and plan:
+    st.caption("Measured searches sit at chain-equivalents: their mean generated tokens "
+               f"divided by the mean tokens of one sampled chain ({tpc:.1f}).")
+
+# ---- the learned verifier against voting, computed from the curves above
+by_key = {s_["key"]: s_ for s_ in series if s_.get("kind") == "curve"}
+learned = [by_key[k] for k in ("best_prm", "best_orm") if k in by_key]
+if learned and "maj" in by_key and len(ks) > 1:
+    said = verifier_readings(by_key["maj"], learned, by_key.get("pass"), problems=P)
+    st.markdown(f"- {said['beats']}\n- {said['behind']}\n- {said['overopt']}")
+elif VKINDS:
+    st.caption("Show self-consistency and a best-of-N curve of a learned verifier (and n > 1) "
+               "to read where the learned verifier beats voting.")
+weighted = [s_ for s_ in series if s_.get("key", "").startswith("weighted")]
+if weighted:
+    mc = sorted({int(k) for s_ in weighted for k, m in zip(s_["samples"], s_["method"])
+                 if m == "monte-carlo"})
+    how = ("exact: the average over every k-subset of each pool at every budget" if not mc else
+           f"exact where a pool has at most {WEIGHTED_EXACT_LIMIT:,} k-subsets; at N = "
+           f"{', '.join(map(str, mc))} a Monte-Carlo average over {WEIGHTED_MC_SUBSETS:,} "
+           "random k-subsets per problem (fixed seed; standard error at most "
+           f"{0.5 / WEIGHTED_MC_SUBSETS ** 0.5:.3f})")
+    st.caption(f"Weighted vote (each answer scores the sum of its chains' learned-verifier "
+               f"scores; the largest total wins): {how}.")
+if vcost:  # the verifier's own compute, beside the curves
+    chains = max(1, sum(p.n for p in pools))
+    per_chain = {k: vcost[k]["tokens"] / chains for k in VKINDS}
+    read = "; ".join(f"the learned {k.upper()} read {per_chain[k]:,.1f} tokens per sampled "
+                     f"chain ({vcost[k]['tokens']:,} in {vcost[k]['passes']} batched forward "
+                     "passes for the pool)" for k in VKINDS)
+    bon = " or ".join(f"{n * v:,.0f} with the {k.upper()}" for k, v in per_chain.items())
+    searched = "; ".join(f"{s_['name'].split(':')[0]}: "
+                         + ", ".join(f"{v:,.0f}" for v in s_["verifier_tokens"])
+                         for s_ in series
+                         if s_.get("kind") == "points" and s_.get("verifier_tokens"))
+    st.caption("**Verifier compute** (not on the x axis, which counts the policy's generated "
+               f"tokens): {read}. Best-of-N at N = {n} reads about {bon} verifier tokens per "
+               f"problem, beside {n * tpc:,.0f} generated."
+               + (f" Verifier tokens per problem in the measured searches, by budget: "
+                  f"{searched}." if searched else ""))
 
 # ---- export
 rows = curve_rows(series, task=TASK.name, problems=P, pool_n=n, temperature=temperature,
@@ -245,6 +360,17 @@ with st.expander("How to read this"):
         "keeps a chain the exact step checker accepts (every step right); it can sit below "
         "pass@k, because a chain that reaches the right answer through a wrong step is "
         "rejected.\n"
+        "- **Learned ORM / PRM** are small models trained on the policy's own chains for "
+        "training problems only (their model cards give validation ROC-AUC and calibration). "
+        "The ORM scores a finished chain; the PRM scores every step, and a chain's PRM score "
+        "is its last step's score, the minimum or the product (the PRM aggregation above). "
+        "Best-of-N by a learned verifier is exact over all k-subsets (ties broken uniformly); "
+        "a chain without an answer scores 0. **Model confidence** is the policy's own "
+        "geometric-mean token probability.\n"
+        "- **PRM beam search** keeps the beams the learned PRM scores highest at each step; "
+        "**DVTS** (diverse verifier tree search) splits N chains into independent greedy PRM "
+        "subtrees. Both are run for real; their points carry 95% Wilson intervals over "
+        "problems.\n"
         "- **Compute** is counted in generated tokens: k samples cost k × the mean chain "
         f"length ({tpc:.1f} tokens here). Sampling this pool spent "
         f"{stats['generated_tokens']:,} generated tokens in {stats['model_calls']} batched "

@@ -3,8 +3,11 @@
 Everything here is computation on data the pages already sampled (pools from
 ``search.pools.sample_pools``, results of ``search.strategies.run_strategy``); nothing samples.
 
-    POOL_CURVES / pool_series   maj@k, pass@k, best-of-k (confidence / perfect process verifier)
-    measured_series             beam/MCTS: accuracy and mean tokens at each measured budget
+    POOL_CURVES / pool_series   maj@k, pass@k, best-of-N (model confidence, perfect process
+                                verifier, learned ORM, learned PRM), verifier-weighted vote
+    measured_series             beam/MCTS/DVTS: accuracy and mean tokens at each measured budget
+    verifier_readings           the three sentences under the Scaling figure: where a learned
+                                verifier beats voting, where it falls behind, over-optimisation
     answer_diversity            distinct answers and answer entropy per problem
     curve_rows                  long-format rows for CSV export
 """
@@ -16,16 +19,29 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from search.pools import ChainPool, pool_curve
+from search.pools import ChainPool, mean_verifier_tokens, pool_curve
 from search.scaling import CI_METHOD, curve_with_ci
 
-# name -> (pool_curve kind, scores, legend label, line dash)
+# name -> (pool_curve kind, scores, legend label, line dash). Scores "prm" and "{agg}" in a
+# label are the PRM aggregation the caller picks (last / min / prod).
 POOL_CURVES = {
     "maj": ("maj", "confidence", "self-consistency (maj@k)", None),
-    "pass": ("pass", "confidence", "pass@k (any of k right)", "dot"),
-    "best_conf": ("best", "confidence", "best-of-k, model-confidence scorer", None),
-    "best_check": ("best", "checker", "best-of-k, perfect process verifier", "dash"),
+    "pass": ("pass", "confidence", "pass@k: the ceiling for any outcome verifier", "dot"),
+    "best_conf": ("best", "confidence", "best-of-N, model confidence", None),
+    "best_check": ("best", "checker", "best-of-N, perfect process verifier", "dash"),
+    "best_orm": ("best", "orm", "best-of-N, learned ORM", None),
+    "best_prm": ("best", "prm", "best-of-N, learned PRM ({agg})", None),
+    "weighted_orm": ("weighted", "orm", "weighted vote, learned ORM", "dashdot"),
+    "weighted_prm": ("weighted", "prm", "weighted vote, learned PRM ({agg})", "dashdot"),
 }
+# curves that need the pools scored by a learned verifier (search.pools.score_pools): its kind
+VERIFIER_CURVES = {"best_orm": "orm", "best_prm": "prm", "weighted_orm": "orm",
+                   "weighted_prm": "prm"}
+
+
+def curve_label(which: str, aggregation: str = "last") -> str:
+    """The legend label of ``POOL_CURVES[which]`` with the PRM aggregation filled in."""
+    return POOL_CURVES[which][2].replace("{agg}", aggregation)
 
 
 def mean_chain_tokens(pools: Sequence[ChainPool]) -> float:
@@ -34,22 +50,37 @@ def mean_chain_tokens(pools: Sequence[ChainPool]) -> float:
     return float(np.mean(toks)) if toks else float("nan")
 
 
-def pool_series(pools: Sequence[ChainPool], ks: Sequence[int], which: str) -> dict:
-    """One curve of ``POOL_CURVES[which]`` at budgets ks: a viz series dict (name, samples,
-    tokens, mean, stderr, ci_low, ci_high, kind="curve", dash)."""
-    kind, scores, label, dash = POOL_CURVES[which]
+def pool_series(pools: Sequence[ChainPool], ks: Sequence[int], which: str,
+                aggregation: str = "last") -> dict:
+    """One curve of ``POOL_CURVES[which]`` at budgets ks (a learned PRM's chain score aggregated
+    by ``aggregation``: last, min or prod): a viz series dict (name, samples, tokens, mean,
+    stderr, ci_low, ci_high, kind="curve", dash, method: per k "exact" or "monte-carlo", and
+    for a learned verifier's curve ``verifier_tokens``: mean tokens it read per problem at each
+    k, k x its mean per chain). ValueError for a learned curve on unscored pools."""
+    kind, scores, _, dash = POOL_CURVES[which]
+    if scores == "prm":
+        scores = f"prm_{aggregation}"
     c = pool_curve(list(pools), list(ks), kind=kind, scores=scores)
-    return {"key": which, "name": label, "samples": [float(k) for k in ks],
-            "tokens": [float(t) for t in c["tokens"]], "mean": c["mean"], "stderr": c["stderr"],
-            "ci_low": c["ci_low"], "ci_high": c["ci_high"], "kind": "curve", "dash": dash}
+    out = {"key": which, "name": curve_label(which, aggregation),
+           "samples": [float(k) for k in ks], "tokens": [float(t) for t in c["tokens"]],
+           "mean": c["mean"], "stderr": c["stderr"], "ci_low": c["ci_low"],
+           "ci_high": c["ci_high"], "kind": "curve", "dash": dash, "method": c["method"]}
+    if which in VERIFIER_CURVES:
+        per_chain = mean_verifier_tokens(list(pools), VERIFIER_CURVES[which])
+        out["verifier_tokens"] = [k * per_chain for k in ks]
+    return out
 
 
 def measured_series(name: str, budgets: Sequence[int], correct: Sequence[Sequence[bool]],
                     tokens: Sequence[Sequence[int]], tokens_per_chain: float,
-                    knob: str = "budget") -> dict:
-    """Accuracy of runs measured per problem at a few budgets (beam widths, MCTS simulations).
+                    knob: str = "budget",
+                    verifier_tokens: Sequence[Sequence[int]] | None = None) -> dict:
+    """Accuracy of runs measured per problem at a few budgets (beam widths, MCTS simulations,
+    DVTS chains).
 
-    correct / tokens: [len(budgets)][P] per-run correctness and generated tokens.
+    correct / tokens: [len(budgets)][P] per-run correctness and generated tokens;
+    verifier_tokens: optional [len(budgets)][P] tokens a learned verifier read per run (the
+    series then has ``verifier_tokens``, the mean per problem at each budget).
     x in tokens is the mean generated tokens per problem at that budget; x in samples is
     the chain-equivalent: that mean divided by ``tokens_per_chain`` (so it sits beside the
     sampled curves at equal compute). Returns a viz series dict with kind="points".
@@ -58,9 +89,12 @@ def measured_series(name: str, budgets: Sequence[int], correct: Sequence[Sequenc
     ci = curve_with_ci(acc.T)
     mean_tok = [float(np.mean(t)) for t in tokens]
     eq = [t / tokens_per_chain if tokens_per_chain > 0 else float("nan") for t in mean_tok]
-    return {"key": name, "name": name, "samples": eq, "tokens": mean_tok, "mean": ci["mean"],
-            "stderr": ci["stderr"], "ci_low": ci["ci_low"], "ci_high": ci["ci_high"],
-            "kind": "points", "budgets": [int(b) for b in budgets], "knob": knob}
+    out = {"key": name, "name": name, "samples": eq, "tokens": mean_tok, "mean": ci["mean"],
+           "stderr": ci["stderr"], "ci_low": ci["ci_low"], "ci_high": ci["ci_high"],
+           "kind": "points", "budgets": [int(b) for b in budgets], "knob": knob}
+    if verifier_tokens is not None:
+        out["verifier_tokens"] = [float(np.mean(t)) for t in verifier_tokens]
+    return out
 
 
 def answer_diversity(pools: Sequence[ChainPool]) -> dict:
@@ -99,3 +133,121 @@ def curve_rows(series: Iterable[dict], **context) -> list[dict]:
                 "stderr": float(s["stderr"][i]), "ci_low": float(s["ci_low"][i]),
                 "ci_high": float(s["ci_high"][i]), "ci_method": CI_METHOD, **context})
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# the sentences under the Scaling figure
+
+
+def _pct(v: float) -> str:
+    return f"{100 * float(v):.1f}%"
+
+
+def _ks(ks: Sequence[int]) -> str:
+    return ", ".join(f"{int(k)}" for k in ks)
+
+
+def compare_curves(a: dict, b: dict, min_k: int = 2) -> dict:
+    """Where curve ``a`` sits above / below curve ``b`` (series dicts with samples, mean, ci_low,
+    ci_high) at their common budgets k >= ``min_k`` (at k = 1 best-of-k, maj@k and the weighted
+    vote are all one chain's accuracy). Means are compared as shown, in percent with one
+    decimal, so a "win" is never 0.0 points. Returns {"above": [(k, separate)], "below":
+    [(k, separate)], "level": [k]} where ``separate`` says the two 95% intervals do not
+    overlap."""
+    ia = {int(k): i for i, k in enumerate(a["samples"])}
+    ib = {int(k): i for i, k in enumerate(b["samples"])}
+    out: dict = {"above": [], "below": [], "level": []}
+    for k in sorted(set(ia) & set(ib)):
+        if k < min_k:
+            continue
+        i, j = ia[k], ib[k]
+        ma, mb = round(1000 * float(a["mean"][i])), round(1000 * float(b["mean"][j]))
+        if ma > mb:
+            out["above"].append((k, float(a["ci_low"][i]) > float(b["ci_high"][j])))
+        elif ma < mb:
+            out["below"].append((k, float(a["ci_high"][i]) < float(b["ci_low"][j])))
+        else:
+            out["level"].append(k)
+    return out
+
+
+def _where(name: str, pairs: list, word: str) -> str:
+    ks = [k for k, _ in pairs]
+    sep = [k for k, s in pairs if s]
+    if not sep:
+        how = ("the 95% intervals overlap there" if len(ks) == 1 else
+               "the 95% intervals overlap at every one")
+    elif len(sep) == len(ks):
+        how = "the 95% intervals do not overlap" + (" there" if len(ks) == 1 else
+                                                     " at any of them")
+    else:
+        how = f"the 95% intervals separate only at N = {_ks(sep)}"
+    return f"{name} is {word} self-consistency at N = {_ks(ks)} ({how})"
+
+
+def overoptimisation(best: dict, pass_k: dict | None = None) -> dict:
+    """Whether best-of-N with a verifier falls as N grows: the peak budget and accuracy, the
+    accuracy at the largest N, and ``falls`` when the largest N's accuracy is below the peak as
+    shown (percent, one decimal). ``separate``: the peak's 95% interval lies wholly above the
+    largest N's. With ``pass_k`` (the pass@k series), pass@k at the peak and at the largest N
+    (it can only rise: a larger subset holds a right chain at least as often)."""
+    ks = [int(k) for k in best["samples"]]
+    mean = [float(v) for v in best["mean"]]
+    shown = [round(1000 * v) for v in mean]
+    i_peak = max(range(len(ks)), key=lambda i: (shown[i], -i))  # earliest of the highest
+    last = len(ks) - 1
+    out = {"peak_k": ks[i_peak], "peak": mean[i_peak], "last_k": ks[last], "last": mean[last],
+           "first": mean[0], "first_k": ks[0], "falls": shown[last] < shown[i_peak],
+           "separate": float(best["ci_low"][i_peak]) > float(best["ci_high"][last])}
+    if pass_k is not None:
+        by_k = {int(k): float(v) for k, v in zip(pass_k["samples"], pass_k["mean"])}
+        out["pass_peak"], out["pass_last"] = by_k.get(ks[i_peak]), by_k.get(ks[last])
+    return out
+
+
+def verifier_readings(maj: dict, verifiers: Sequence[dict], pass_k: dict | None = None,
+                      problems: int | None = None) -> dict:
+    """The three sentences under the Scaling figure, computed from the curves shown:
+
+    beats  - where best-of-N with a learned verifier (each series of ``verifiers``) is above
+             self-consistency (``maj``), and whether the 95% intervals overlap there;
+    behind - where it is below;
+    overopt - whether a larger N over-optimises it: best-of-N falling from its peak as N grows
+             while pass@k (``pass_k``) rises (see :func:`overoptimisation`).
+    Budgets k >= 2 only (at k = 1 every estimator is one chain). Returns {"beats", "behind",
+    "overopt": str, "compare": {name: compare_curves(...)}, "over": {name: overoptimisation}}.
+    """
+    cmp = {v["name"]: compare_curves(v, maj) for v in verifiers}
+    over = {v["name"]: overoptimisation(v, pass_k) for v in verifiers}
+    on = f" on {problems} problems" if problems else ""
+    ks = [int(k) for k in maj["samples"] if int(k) >= 2]
+    span = f"N = {ks[0]} to {ks[-1]}" if len(ks) > 1 else (f"N = {ks[0]}" if ks else "any N")
+    names = " or ".join(v["name"] for v in verifiers)
+
+    def sentence(side: str, word: str, lead: str) -> str:
+        parts = [_where(n, c[side], word) for n, c in cmp.items() if c[side]]
+        if not parts:
+            return f"{lead}: nowhere: {names} is never {word} self-consistency at {span}."
+        return f"{lead}{on}: " + "; ".join(parts) + "."
+
+    beats = sentence("above", "above", "Where the learned verifier beats voting")
+    behind = sentence("below", "below", "Where it falls behind")
+    parts = []
+    for name, o in over.items():
+        rise = ""
+        if o.get("pass_peak") is not None and o.get("pass_last") is not None:
+            rise = (f" while pass@k rises from {_pct(o['pass_peak'])} to {_pct(o['pass_last'])}"
+                    if round(1000 * o["pass_last"]) > round(1000 * o["pass_peak"]) else
+                    f" while pass@k stays at {_pct(o['pass_last'])}")
+        if o["falls"]:
+            sure = ("beyond the 95% intervals" if o["separate"] else
+                    "within the 95% intervals: not sure on this many problems")
+            parts.append(f"yes for {name}: best-of-N peaks at N = {o['peak_k']} "
+                         f"({_pct(o['peak'])}) and falls to {_pct(o['last'])} at "
+                         f"N = {o['last_k']}{rise} ({sure})")
+        else:
+            parts.append(f"no for {name}: best-of-N does not fall as N grows "
+                         f"({_pct(o['first'])} at N = {o['first_k']}, {_pct(o['last'])} at "
+                         f"N = {o['last_k']})")
+    overopt = "Does a larger N over-optimise it? " + "; ".join(parts) + "." if parts else ""
+    return {"beats": beats, "behind": behind, "overopt": overopt, "compare": cmp, "over": over}

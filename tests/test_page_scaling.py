@@ -11,7 +11,11 @@ PAGE = "pages/scaling.py"
 
 
 @pytest.fixture
-def app(tiny_model_dir, monkeypatch):
+def app(tiny_model_dir, monkeypatch, tmp_path):
+    """The page on the tiny random policy, with NO learned verifiers (the trained ones in
+    weights/ are not read: tests of the verifier figure add ``tiny_verifiers``, see vapp)."""
+    monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", str(tmp_path / "no_orm"))
+    monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", str(tmp_path / "no_prm"))
     return page_app(PAGE, {"sc_problems": 10, "sc_n": 4}, tiny_model_dir, monkeypatch)
 
 
@@ -159,3 +163,136 @@ def test_game24_caps_the_problems_at_its_heldout_split(app, tiny_game24_model_di
     assert at.number_input(key=w("sc_problems")).max == 100
     assert spy.problems == [p.text for p in get_task("game24").split("heldout", 10)]
     assert [e.value for e in at.error] == ["Sampling failed: RuntimeError: model on fire"]
+
+
+# ---- the learned verifiers' figure (issue 8 item 3)
+
+def fake_pools(problems, _policy, n, temperature=0.8, top_p=1.0, seed=0, problems_per_call=None,
+               task=None, **_):
+    """Stand-in for ``sample_pools``: n hand-made arithmetic chains per problem, right or wrong
+    by a fixed pattern of the problem's text (the tiny random policy never answers right, so
+    every curve would be 0), with real steps for the verifiers to read."""
+    from search.pools import ChainPool
+    pools = []
+    for p in problems:
+        h = sum(map(ord, p.text))
+        answers, steps, valid = [], [], []
+        for j in range(n):
+            r = (h + 3 * j) % 7
+            a = p.answer if r < 3 else (None if r == 6 else str(int(p.answer) + r))
+            answers.append(a)
+            steps.append([f"{p.text}={a}", f"Answer: {a}"] if a is not None else [f"{p.text}="])
+            valid.append(a == p.answer and r != 2)
+        correct = [a == p.answer for a in answers]
+        pools.append(ChainPool(p.text, p.answer, p.level, answers,
+                               [len("\n".join(s)) for s in steps],
+                               [0.3 + 0.05 * ((h + j) % 9) for j in range(n)], valid, correct,
+                               "arithmetic", steps))
+    stats = dict(generated_tokens=0, prompt_tokens=0, forward_passes=0, model_calls=1,
+                 abstained=sum(p.abstained for p in pools), seconds=0.0)
+    return pools, stats
+
+
+@pytest.fixture
+def vapp(app, tiny_verifiers, monkeypatch):
+    """The page with the tiny random ORM/PRM as the arithmetic task's verifiers and the
+    hand-made pools (n = 8 chains on 10 problems)."""
+    import ui.sampling
+    monkeypatch.setattr(ui.sampling, "sample_pools", fake_pools)
+    return app
+
+
+def arr(v) -> list:
+    """A plotly JSON array as a list: plain, or plotly's typed-array form {"bdata", "dtype"}."""
+    import base64
+
+    import numpy as np
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
+    return list(v)
+
+
+def expected_series(n: int, agg: str = "last") -> dict:
+    """The curves recomputed here from the same pools (hand-made, scored by the same tiny
+    verifiers), by key."""
+    from search.pools import budgets_up_to, score_pools
+    from search.sweeps import pool_series
+    from search.tasks import get_task
+    pools, _ = fake_pools(get_task("arithmetic").split("heldout", 10), None, n)
+    pools, _ = score_pools(pools, "arithmetic")
+    ks = budgets_up_to(n)
+    return {k: pool_series(pools, ks, k, agg) for k in
+            ("maj", "pass", "best_check", "best_orm", "best_prm", "weighted_prm")}
+
+
+def test_verifier_figure_has_the_named_traces_and_intervals(vapp):
+    import json
+
+    from search.strategies import STRATEGIES
+    at = run_with(vapp, seed=880_001, sc_n=8, sc_vbeam=[1], sc_dvts=[4])
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = [t.get("name") or "" for t in spec["data"]]
+    for want in ("self-consistency (maj@k)", "pass@k: the ceiling for any outcome verifier",
+                 "best-of-N, perfect process verifier", "best-of-N, learned ORM",
+                 "best-of-N, learned PRM (last)", "weighted vote, learned PRM (last)",
+                 "PRM beam search (learned PRM, last): beam width 1"):
+        assert want in names, names
+    if "dvts" in STRATEGIES:
+        assert "DVTS (learned PRM, last): chains N 4" in names, names
+    else:  # the option is shown disabled until DVTS lands
+        assert at.multiselect(key="sc_dvts_off").disabled
+    assert "best-of-N, model confidence" not in names  # not by default with learned verifiers
+    # six curves with intervals: dodged error bars, one per curve, at every budget
+    exp = expected_series(8)
+    for key, s in exp.items():
+        bars = next(t for t in spec["data"] if t.get("name") == f"{s['name']} 95% CI")
+        assert arr(bars["y"]) == pytest.approx(list(s["mean"]))
+        assert [y + e for y, e in zip(arr(bars["y"]), arr(bars["error_y"]["array"]))] == \
+            pytest.approx(list(s["ci_high"]))
+        line = next(t for t in spec["data"] if t.get("name") == s["name"])
+        assert arr(line["y"]) == pytest.approx(list(s["mean"]))
+    beam = next(t for t in spec["data"] if t.get("name", "").startswith("PRM beam search"))
+    assert beam["error_y"]["visible"] and len(arr(beam["y"])) == 1
+    text = page_text(at)
+    assert "Verifier compute" in text and "learned ORM read" in text and "learned PRM read" in text
+    assert "Weighted vote" in text and "exact: the average over every k-subset" in text
+
+
+def test_verifier_sentences_match_the_curves(vapp):
+    """The three sentences under the figure are computed from the curves shown: the same words
+    as ``verifier_readings`` over the curves recomputed here, and their numbers are the
+    curves' own."""
+    from search.sweeps import verifier_readings
+    at = run_with(vapp, seed=880_002, sc_n=8, sc_vsearch=False, sc_agg="min")
+    exp = expected_series(8, "min")
+    said = verifier_readings(exp["maj"], [exp["best_prm"], exp["best_orm"]], exp["pass"],
+                             problems=10)
+    text = page_text(at)
+    for key in ("beats", "behind", "overopt"):
+        assert said[key] in text, (said[key], text)
+    for s in (exp["best_prm"], exp["best_orm"]):  # "... at N = 8" quotes the curve at 8
+        assert f"{100 * s['mean'][-1]:.1f}% at N = 8" in said["overopt"]
+    assert "learned PRM (min)" in said["beats"] + said["behind"] + said["overopt"]
+
+
+def test_switching_the_prm_aggregation_rescores_nothing(vapp, monkeypatch):
+    at = run_with(vapp, seed=880_003, sc_n=8, sc_vsearch=False)
+    import search.pools
+
+    def boom(*a, **k):
+        raise AssertionError("scored again")
+    monkeypatch.setattr(search.pools, "score_pools", boom)
+    import ui.sampling
+    monkeypatch.setattr(ui.sampling, "score_pools", boom)
+    at.selectbox(key=w("sc_agg")).set_value("prod").run()
+    assert not at.exception, at.exception
+    assert "best-of-N, learned PRM (prod)" in at.get("plotly_chart")[0].proto.spec
+
+
+def test_a_task_without_learned_verifiers_keeps_the_page_with_a_note(app):
+    at = run_with(app, seed=880_004)  # (the app fixture points the verifiers at empty folders)
+    text = page_text(at)
+    assert "has no learned ORM or PRM yet" in text
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "learned" not in spec and "best-of-N, model confidence" in spec
+    assert "Where the learned verifier" not in text

@@ -341,3 +341,57 @@ def test_temperature_colours_keep_neighbours_apart():
         assert len(cs) == n
         gaps = [sum((a - b) ** 2 for a, b in zip(c1, c2)) ** 0.5 for c1, c2 in zip(cs, cs[1:])]
         assert min(gaps) >= 80, (n, gaps)
+
+
+# ---- the sentences under the Scaling figure (search.sweeps.verifier_readings)
+
+
+def _series(name, ks, mean, half=0.05):
+    mean = [float(v) for v in mean]
+    return {"name": name, "samples": [float(k) for k in ks], "mean": mean,
+            "ci_low": [max(0.0, v - half) for v in mean],
+            "ci_high": [min(1.0, v + half) for v in mean]}
+
+
+def test_verifier_readings_say_where_the_verifier_beats_and_trails_voting():
+    from search.sweeps import compare_curves, verifier_readings
+    ks = [1, 2, 4, 8, 16]
+    maj = _series("self-consistency (maj@k)", ks, [0.40, 0.45, 0.55, 0.60, 0.62])
+    # PRM: far above at 2 and 4 (intervals apart: 0.05 half-width, > 0.1 gap at 4), a little
+    # above at 8 (overlap), below at 16 (overlap), equal at k = 1 (never counted).
+    prm = _series("best-of-N, learned PRM (last)", ks, [0.40, 0.56, 0.70, 0.63, 0.58])
+    orm = _series("best-of-N, learned ORM", ks, [0.40, 0.45, 0.48, 0.58, 0.80], half=0.01)
+    pas = _series("pass@k", ks, [0.40, 0.55, 0.70, 0.80, 0.90])
+    c = compare_curves(prm, maj)
+    assert c == {"above": [(2, True), (4, True), (8, False)], "below": [(16, False)],
+                 "level": []}
+    assert compare_curves(orm, maj) == {"above": [(16, True)], "below": [(4, True), (8, False)],
+                                        "level": [2]}
+    said = verifier_readings(maj, [prm, orm], pas, problems=50)
+    assert said["beats"] == (
+        "Where the learned verifier beats voting on 50 problems: best-of-N, learned PRM (last) "
+        "is above self-consistency at N = 2, 4, 8 (the 95% intervals separate only at "
+        "N = 2, 4); best-of-N, learned ORM is above self-consistency at N = 16 (the 95% "
+        "intervals do not overlap there).")
+    assert said["behind"] == (
+        "Where it falls behind on 50 problems: best-of-N, learned PRM (last) is below "
+        "self-consistency at N = 16 (the 95% intervals overlap there); best-of-N, learned ORM "
+        "is below self-consistency at N = 4, 8 (the 95% intervals separate only at N = 4).")
+    assert said["overopt"] == (
+        "Does a larger N over-optimise it? yes for best-of-N, learned PRM (last): best-of-N "
+        "peaks at N = 4 (70.0%) and falls to 58.0% at N = 16 while pass@k rises from 70.0% to "
+        "90.0% (beyond the 95% intervals); no for best-of-N, learned ORM: best-of-N does not "
+        "fall as N grows (40.0% at N = 1, 80.0% at N = 16).")
+
+
+def test_verifier_readings_when_the_verifier_never_wins_and_differences_round_away():
+    from search.sweeps import verifier_readings
+    ks = [1, 2, 4]
+    maj = _series("self-consistency (maj@k)", ks, [0.3, 0.5, 0.6])
+    # 0.60004 shows as 60.0%, the same as voting: level, not a win
+    prm = _series("best-of-N, learned PRM (min)", ks, [0.3, 0.4, 0.60004])
+    said = verifier_readings(maj, [prm])
+    assert said["beats"] == ("Where the learned verifier beats voting: nowhere: best-of-N, "
+                             "learned PRM (min) is never above self-consistency at N = 2 to 4.")
+    assert said["compare"][prm["name"]]["level"] == [4]
+    assert "pass@k" not in said["overopt"] and "no for" in said["overopt"]

@@ -109,13 +109,37 @@ def value_scorers(task) -> dict[str, str]:
     return out
 
 
+def _weights_stamp(d) -> str:
+    """A folder and the modification time of its weights: retraining in place changes it."""
+    from pathlib import Path
+    if d is None:
+        return "none"
+    f = Path(d) / "model.safetensors"
+    return f"{d}@{f.stat().st_mtime_ns if f.exists() else 0}"
+
+
+def verifier_kinds(task) -> list[str]:
+    """The learned verifier kinds (``"orm"``, ``"prm"``) ``task`` has with weights present."""
+    from search.models.verifier import KINDS, has_verifier
+    return [k for k in KINDS if has_verifier(task, k)]
+
+
+def verifier_key(task, kinds) -> str:
+    """A cache key naming ``task``'s learned verifiers of ``kinds``: folder and weights' time."""
+    from search.models.verifier import verifier_dir
+    return " ".join(f"{k}={_weights_stamp(verifier_dir(task, k))}" for k in kinds)
+
+
 def scorer_key(task, scorer: Optional[str]) -> str:
     """What a measured run's cache key must add for ``scorer``: the learned value's folder
-    (retraining it changes the runs), nothing for the others."""
-    if scorer != "learned":
-        return ""
-    from search.models.value import value_dir
-    return f" value={value_dir(task)}"
+    (retraining it changes the runs), the learned ORM's/PRM's folder and weights' time for a
+    verifier scorer (``orm``, ``prm``, ``prm_*``), nothing for the others."""
+    if scorer in ("learned", "learned_checked"):
+        from search.models.value import value_dir
+        return f" value={value_dir(task)}"
+    if scorer is not None and (scorer == "orm" or scorer.startswith("prm")):
+        return " " + verifier_key(task, ["orm" if scorer == "orm" else "prm"])
+    return ""
 
 
 def sample_or_stop(total: int, label: str, work: Callable[[ProgressBar], T],

@@ -1,5 +1,6 @@
-"""Cached sampling for the Scaling and Temperature pages: pools of chains and measured
-beam/MCTS/ToT runs of one task, each computed once per setting with a progress bar.
+"""Cached sampling for the Scaling and Temperature pages: pools of chains, their learned
+verifier scores, and measured beam/MCTS/ToT/DVTS runs of one task, each computed once per
+setting with a progress bar.
 
 Why chunks: ``st.cache_data`` replays the elements a cached function drew, and a progress bar
 created outside the function cannot be replayed. So the page loops over fixed chunks of
@@ -7,6 +8,10 @@ problems *outside* the cache, updating the bar between calls, and each chunk is 
 entry keyed by (task, model path, problems, n, temperature, top_p, seed). Moving a slider reruns the
 page, every chunk is a cache hit, nothing is sampled. Growing the problem set reuses the chunks
 already sampled.
+
+Verifier scores (``cached_scored_pools``) are cached per chunk too, keyed like the pools plus
+the verifiers' folders and weight files' times (``ui.pool_page.verifier_key``): a rerun or a
+changed PRM aggregation scores nothing again (every chain's step scores are kept).
 
 Seeds: chunk c (starting at problem index ``start``) samples with seed
 ``seed * 1_000_003 + start``, so different chunks never share a random stream and a given
@@ -18,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
-from search.pools import ChainPool, sample_pools
+from search.pools import ChainPool, sample_pools, score_pools
 from search.strategies import run_strategy
 from search.strategies.blocks import Sampling
 from search.tasks import Problem, get_task
@@ -67,42 +72,77 @@ def cached_pools(policy: Any, task: str, model: str, problems: Sequence[Problem]
     return pools, stats
 
 
+@st.cache_data(show_spinner=False, max_entries=2048)
+def _scored_chunk(_policy: Any, task: str, model: str, verifiers: str, kinds: tuple,
+                  problems: tuple, n: int, temperature: float, top_p: float,
+                  seed: int) -> tuple[list[ChainPool], dict]:
+    pools, _ = _pool_chunk(_policy, task, model, problems, n, temperature, top_p, seed)
+    return score_pools(pools, task, kinds)
+
+
+def cached_scored_pools(policy: Any, task: str, model: str, problems: Sequence[Problem], n: int,
+                        temperature: float, top_p: float, seed: int, kinds: Sequence[str],
+                        verifiers: str, on_progress: OnProgress = None,
+                        ) -> tuple[list[ChainPool], dict]:
+    """The pools of :func:`cached_pools` (the same chunks and seeds: cache hits when they were
+    drawn) with every chain scored by ``task``'s learned verifiers of ``kinds``
+    (``search.pools.score_pools``), cached per chunk under ``verifiers`` as well (a key naming
+    the verifiers' weights: ``ui.pool_page.verifier_key``). Returns (scored pools, cost) with
+    cost[kind] = {"passes", "tokens", "chains", "seconds"} summed over the chunks."""
+    key, size = problem_key(problems), chunk_size(n)
+    pools: list[ChainPool] = []
+    cost = {k: {"passes": 0, "tokens": 0, "chains": 0, "seconds": 0.0} for k in kinds}
+    for start in range(0, len(key), size):
+        chunk = key[start:start + size]
+        got, c = _scored_chunk(policy, str(task), model, verifiers, tuple(kinds), chunk, int(n),
+                               float(temperature), float(top_p), int(seed) * 1_000_003 + start)
+        pools.extend(got)
+        for kind in kinds:
+            for f in cost[kind]:
+                cost[kind][f] += c[kind][f]
+        if on_progress:
+            on_progress(len(chunk))
+    return pools, cost
+
+
 @st.cache_data(show_spinner=False, max_entries=8192)
 def _measured_run(_policy: Any, task: str, model: str, text: str, gold: Optional[str],
                   strategy: str, budget: int, scorer: Optional[str], temperature: float,
-                  top_p: float, seed: int) -> tuple[bool, int]:
+                  top_p: float, seed: int) -> tuple[bool, int, int]:
     r = run_strategy(strategy, text, _policy, int(budget),
                      Sampling(temperature=temperature, top_p=top_p, seed=seed), gold=gold,
                      scorer=scorer, task=task)
     # The task's gold check of the run's answer (any right expression counts in Game of 24).
     return r.answer is not None and get_task(task).is_correct(text, r.answer), \
-        int(r.compute.generated_tokens)
+        int(r.compute.generated_tokens), int(getattr(r.compute, "verifier_tokens", 0))
 
 
 def measured_runs(policy: Any, task: str, model: str, problems: Sequence[Problem],
                   strategy: str, budgets: Sequence[int], temperature: float, top_p: float,
                   seed: int, on_progress: OnProgress = None, scorer: Optional[str] = None,
-                  ) -> tuple[list[list[bool]], list[list[int]]]:
+                  ) -> tuple[list[list[bool]], list[list[int]], list[list[int]]]:
     """Run ``strategy`` (``search.strategies.run_strategy``, with ``scorer``: None for the
     strategy's default) on every problem of ``task`` at every budget, each run cached under
     the task, ``model`` (the policy's folder, plus the value model's where ``scorer`` uses
     one) and the settings. A run is right by the task's gold check of its answer.
-    Returns (correct, tokens), each [len(budgets)][P]; problem i uses seed
-    ``seed * 1_000_003 + i``."""
-    correct, tokens = [], []
+    Returns (correct, generated tokens, verifier tokens read), each [len(budgets)][P]; problem
+    i uses seed ``seed * 1_000_003 + i``."""
+    correct, tokens, vtokens = [], [], []
     for b in budgets:
-        c_row, t_row = [], []
+        c_row, t_row, v_row = [], [], []
         for i, p in enumerate(problems):
-            ok, tok = _measured_run(policy, str(task), model, p.text, p.answer, strategy, int(b),
-                                    scorer, float(temperature), float(top_p),
-                                    int(seed) * 1_000_003 + i)
+            ok, tok, vtok = _measured_run(policy, str(task), model, p.text, p.answer, strategy,
+                                          int(b), scorer, float(temperature), float(top_p),
+                                          int(seed) * 1_000_003 + i)
             c_row.append(ok)
             t_row.append(tok)
+            v_row.append(vtok)
             if on_progress:
                 on_progress(1)
         correct.append(c_row)
         tokens.append(t_row)
-    return correct, tokens
+        vtokens.append(v_row)
+    return correct, tokens, vtokens
 
 
 class ProgressBar:

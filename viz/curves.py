@@ -17,6 +17,8 @@ A *series* is a plain dict:
     mark_dr    optional bool: mark this curve's point of diminishing returns (see below)
     budgets, knob   optional, for "points": each point's budget knob value and its name
                (e.g. [1, 2, 4] and "beam width"), shown on hover
+    verifier_tokens optional: tokens a learned verifier read per problem at each x (a verifier
+               costs compute too; shown on hover, never on the x axis)
 """
 from __future__ import annotations
 
@@ -143,9 +145,13 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
         hi = np.asarray(s.get("ci_high", np.full_like(mean, np.nan)), dtype=float)
         toks = np.asarray(s["tokens"], dtype=float)
         xs_all += [v for v in xs.tolist() if v > 0]
-        custom = np.stack([ks, toks, lo, hi], axis=1)
+        vtok = s.get("verifier_tokens")
+        vt = np.asarray(vtok if vtok is not None else np.full_like(mean, np.nan), dtype=float)
+        custom = np.stack([ks, toks, lo, hi, vt], axis=1)
         hover = (f"<b>{s['name']}</b><br>samples %{{customdata[0]:.3g}}"
-                 "<br>generated tokens %{customdata[1]:,.0f}<br>accuracy %{y:.1%}"
+                 "<br>generated tokens %{customdata[1]:,.0f}"
+                 + ("<br>verifier tokens read %{customdata[4]:,.0f}" if vtok is not None else "")
+                 + "<br>accuracy %{y:.1%}"
                  "<br>95% CI %{customdata[2]:.1%} – %{customdata[3]:.1%}<extra></extra>")
         kind = s.get("kind", "curve")
         group = f"s{i}"
