@@ -13,7 +13,7 @@ import random
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from search.scoring import has_learned_value, value_scorer_for
+from search.scoring import has_learned_value, has_learned_verifier, value_scorer_for
 from search.tasks import ProblemError
 from search.tree import SearchResult
 from ui import common
@@ -21,6 +21,7 @@ from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.replay_panel import replay_panel, reset
+from ui.verifier_panel import tree_path_scores
 
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
 SOURCE, UPLOAD_ID = "tree_source", "tree_upload_id"
@@ -29,7 +30,8 @@ PAGE_TASK = "tree_task"  # the task the page last drew: a change resets the prob
 
 # Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines).
 STRATEGY_LABELS = {"majority": "self-consistency", "beam": "beam search", "mcts": "MCTS",
-                   "tot": "ToT BFS", "tot_dfs": "ToT DFS"}
+                   "tot": "ToT BFS", "tot_dfs": "ToT DFS", "best_of_n": "best-of-N",
+                   "weighted": "weighted vote", "dvts": "DVTS"}
 STRATEGY_HELP = (
     "**self-consistency**: sample N whole chains independently and answer with their majority "
     "vote.  \n**beam search**: grow chains one step at a time, keeping only the best few "
@@ -38,9 +40,17 @@ STRATEGY_HELP = (
     "up the tree.  \n**ToT BFS** (Tree of Thoughts, breadth-first): propose k next steps of "
     "every kept state, value them with the scorer, keep the b best at each depth.  \n"
     "**ToT DFS**: go deep along the best-valued step, prune states valued at or below a "
-    "threshold, backtrack when stuck.")
-KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims", "tot": "b", "tot_dfs": "states"}
-PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
+    "threshold, backtrack when stuck."
+    "  \n**best-of-N**: sample N whole chains, answer with the one the scorer likes best.  \n"
+    "**weighted vote**: sample N chains, each votes with the scorer's score as its weight.  \n"
+    "**DVTS** (diverse verifier tree search): split the budget into independent subtrees, "
+    "each grown greedily by the scorer (a PRM), so the search does not collapse onto one "
+    "branch the verifier over-rates.")
+KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims", "tot": "b", "tot_dfs": "states",
+            "best_of_n": "bon_n", "weighted": "wv_n", "dvts": "dvts_n"}
+# Every strategy of search.strategies the page knows a knob for (new ones appear when they
+# land in STRATEGIES with their DEFAULTS and MAX_BUDGET).
+PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY and s in DEFAULTS and s in MAX_BUDGET]
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
 KNOB_HELP = {
@@ -55,12 +65,22 @@ KNOB_HELP = {
     "tot_dfs": f"At most this many states are expanded (k = {DEFAULTS['tot_dfs']['k']} "
                f"proposals each) before DFS gives up; states valued at or below "
                f"{DEFAULTS['tot_dfs']['threshold']} are pruned.",
+    "best_of_n": "How many complete chains to sample; the scorer picks one. More chains give "
+                 "the scorer more to choose from (and more chances to be fooled).",
+    "weighted": "How many complete chains to sample; each votes with its score as weight.",
+    "dvts": "How many chains in all, shared among independent subtrees, each grown greedily by "
+            "the scorer.",
 }
 SCORERS = {"confidence": "model confidence",
            "checker": "exact checker: perfect process verifier",
            "perfect": "perfect value: exact solvability",
            "learned": "learned value: a small model",
-           "learned_checked": "learned value + exact step check"}
+           "learned_checked": "learned value + exact step check",
+           "orm": "learned ORM: P(chain ends right)",
+           "prm": "learned PRM, last step's score",
+           "prm_min": "learned PRM, minimum over steps",
+           "prm_prod": "learned PRM, product over steps"}
+VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
 SCORER_HELP = (
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
     "the model's own probability of its steps, no extra model. **Exact checker**: compares "
@@ -73,6 +93,39 @@ SCORER_HELP = (
     "step check**: the learned value, with any step the exact checker rejects scored 0. "
     "Beam search, MCTS and ToT are guided by the scorer; self-consistency only records it on "
     "each finished chain (see the node inspector).")
+
+
+def scorer_help(task) -> str:
+    """SCORER_HELP plus the learned verifiers: what they are where the task has them, else
+    why they are not offered and the command that trains them."""
+    kinds = [k for k in ("orm", "prm") if has_learned_verifier(task, k)]
+    what = ("  \n**Learned ORM / PRM**: small models trained on chains the policy sampled for "
+            "training problems: the outcome reward model estimates whether a chain ends right, "
+            "the process reward model scores every step (a path's score: its last step's, the "
+            "minimum or the product). Good but imperfect: a wide search can exploit them "
+            "(see the Verifiers page).")
+    if len(kinds) == 2:
+        return SCORER_HELP + what
+    missing = " and ".join(k.upper() for k in ("orm", "prm") if k not in kinds)
+    return (SCORER_HELP + what + f"  \nThe {task.label} task has no learned {missing} yet, so "
+            f"they are not offered: train with `python -m search train-verifier --task "
+            f"{task.name} --kind {'prm' if 'prm' not in kinds else 'orm'}`.")
+
+
+COLOURS = {"run": "the run's own (score, Q or share of chains)",
+           "prm": "learned PRM score of the path",
+           "orm": "learned ORM score of the path",
+           "checker": "exact checker (perfect process verifier)"}
+
+
+def task_colours(task) -> list[str]:
+    """The tree colourings that apply to ``task``: the run's own always; the exact checker
+    where the task has one; the learned PRM/ORM where their weights are present."""
+    out = ["run"]
+    out += [k for k in ("prm", "orm") if has_learned_verifier(task, k)]
+    if task.step_checker(task.example) is not None:
+        out.append("checker")
+    return out
 C_HELP = ("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)), the rule MCTS "
           "uses to pick the next node. 0 always follows the best value Q so far; larger values "
           "try less-visited steps more often.")
@@ -90,6 +143,10 @@ def task_scorers(task) -> list[str]:
         out.append("learned")
         if "checker" in out:
             out.append("learned_checked")
+    if has_learned_verifier(task, "orm"):
+        out.append("orm")
+    if has_learned_verifier(task, "prm"):
+        out += ["prm", "prm_min", "prm_prod"]
     return out
 
 
@@ -112,6 +169,7 @@ PARAMS = [
     *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
     UrlParam("scorer", None, one_of(SCORERS)),
     UrlParam("c", C_DEFAULT, float_in(0.0, 100.0), show_float),
+    UrlParam("color", "run", one_of(COLOURS)),
 ]
 
 ss = st.session_state
@@ -156,6 +214,9 @@ if ss.get(PAGE_TASK) not in (None, TASK.name):
 ss[PAGE_TASK] = TASK.name
 if ss.get("scorer") not in TASK_SCORERS:
     ss["scorer"] = default_scorer(TASK)
+TASK_COLOURS = task_colours(TASK)
+if ss.get("color") not in TASK_COLOURS:
+    ss["color"] = "run"
 
 
 # ----------------------------------------------------------------------------- controls
@@ -178,18 +239,26 @@ try:
 except ProblemError as e:
     parse_error = str(e)
 
-c1, c2, c3, c4 = st.columns([1.3, 1, 1.7, 1])
+c1, c2, c3, c4, c5 = st.columns([1.3, 1, 1.7, 0.9, 1.4])
 strategy = c1.selectbox("Strategy", PAGE_STRATEGIES, **bind("strategy"),
                         format_func=STRATEGY_LABELS.get, help=STRATEGY_HELP)
 knob = KNOB_KEY[strategy]
 c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
                 MAX_BUDGET[strategy], step=1, **bind(knob), help=KNOB_HELP[strategy])
 c3.selectbox("Scorer", TASK_SCORERS, **bind("scorer"), format_func=SCORERS.get,
-             help=SCORER_HELP)
+             help=scorer_help(TASK))
+c5.selectbox("Colour nodes by", TASK_COLOURS, **bind("color"), format_func=COLOURS.get,
+             help="The fill of every node in the tree: the run's own values (beam's path "
+                  "score, MCTS's Q, the share of self-consistency's chains), or a verifier's "
+                  "score of the path to the node: the learned PRM or ORM (a small model's "
+                  "estimate, which can be wrong) or the exact step checker (1 when every step "
+                  "is valid), to see where the learned verifier disagrees. Scoring for the "
+                  "colours is not charged to the run.")
 if strategy == "mcts":
     c4.number_input("Exploration c", 0.0, 100.0, step=0.1, **bind("c"), help=C_HELP)
 common.write_url(PARAMS, active=["problem", "strategy", knob, "scorer"]
-                 + (["c"] if strategy == "mcts" else []))
+                 + (["c"] if strategy == "mcts" else [])
+                 + (["color"] if ss["color"] != "run" else []))
 if parse_error:
     st.error(f"Cannot read the problem: {parse_error}")
 
@@ -267,8 +336,16 @@ if running:
 res = ss.get(RESULT)
 if res is not None and res.task != TASK.name:
     res = None  # a result of the task picked before: its tree is not this task's
+colour = None
+if res is not None and not running and ss["color"] != "run":
+    label = COLOURS[ss["color"]]
+    try:
+        with st.spinner(f"Scoring every node's path: {label}…"):
+            colour = (ss["color"], tree_path_scores(res.tree, ss["color"]))
+    except Exception as e:  # a missing or broken verifier: the run's own colours, and why
+        st.warning(f"Cannot colour by {label}: {type(e).__name__}: {e}")
 if res is not None and not running:
-    replay_panel(res, ss.get(SOURCE, "run"), policy)
+    replay_panel(res, ss.get(SOURCE, "run"), policy, colour)
 elif not running and problem is not None:
     empty_tree_panel(problem)
 

@@ -128,8 +128,11 @@ def test_page_renders_with_defaults():
     assert at.text_input(key=w("problem")).value == "8*7+6"
     strategy = at.selectbox(key=w("strategy"))
     # Short labels (they fit the dropdown), explained in the help text.
+    from search.strategies import STRATEGIES
     assert strategy.value == "majority" and strategy.options == [
-        "self-consistency", "beam search", "MCTS", "ToT BFS", "ToT DFS"]
+        "self-consistency", "beam search", "MCTS", "ToT BFS", "ToT DFS"] + [
+        label for s, label in (("best_of_n", "best-of-N"), ("weighted", "weighted vote"),
+                               ("dvts", "DVTS")) if s in STRATEGIES]
     assert all(w in strategy.help for w in ("majority", "beam", "UCT", "Tree of Thoughts"))
     knob = at.number_input(key=w("n"))
     assert knob.label == "Chains N" and knob.value == 16 and "vote" in knob.help
@@ -668,3 +671,81 @@ def test_task_picker_switches_to_game24_and_runs_tot_bfs(monkeypatch, tiny_game2
     at.selectbox(key=w("task")).set_value("arithmetic").run()
     assert at.text_input(key=w("problem")).value == "8*7+6"
     assert not [s for s in at.select_slider if s.key == "at"]
+
+
+def test_learned_verifiers_as_scorers_tree_colour_and_inspector(tiny_verifiers, monkeypatch):
+    """With a learned ORM/PRM for the task: the scorer picker lists them with honest labels,
+    a beam run guided by the PRM works, "colour nodes by" the learned PRM fills every node with
+    its path score (the scorer's own numbers, the run's meter untouched), and the node
+    inspector lists the PRM's score of every step beside the exact checker's verdict."""
+    from search.scoring import LearnedVerifier
+    from ui.verifier_panel import tree_path_scores
+    # In an app thread: an inference worker started by an earlier test has the environment of
+    # its start, without this test's verifiers.
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    at = new_app()
+    scorer = at.selectbox(key=w("scorer"))
+    assert {"learned ORM: P(chain ends right)", "learned PRM, last step's score",
+            "learned PRM, minimum over steps", "learned PRM, product over steps"
+            } <= set(scorer.options)
+    assert "Learned ORM / PRM" in scorer.help and "no learned" not in scorer.help
+    colours = at.selectbox(key=w("color"))
+    assert colours.value == "run"
+    assert "learned PRM score of the path" in colours.options
+    at.selectbox(key=w("strategy")).set_value("beam").run()
+    at.selectbox(key=w("scorer")).set_value("prm").run()
+    res = run_once(at, width=2)
+    assert res.config["scorer"] in ("prm", "prm_last") and res.compute.verifier_passes > 0
+    import copy
+    spent = copy.deepcopy(res.compute)
+    at.selectbox(key=w("color")).set_value("prm").run()
+    assert not at.exception, at.exception
+    assert at.query_params["color"] == "prm"
+    spec = chart(at, "tree_chart")
+    assert spec["layout"]["coloraxis"]["colorbar"]["title"]["text"].startswith("learned PRM")
+    fill = {}
+    for t in spec["data"]:
+        if t.get("marker", {}).get("coloraxis") == "coloraxis":
+            fill.update(zip(t["customdata"], t["marker"]["color"]))
+    want = tree_path_scores(res.tree, "prm")
+    sc, scratch = LearnedVerifier("prm"), copy.deepcopy(res.tree)
+    for nid in (1, len(res.tree.nodes) - 1):  # the scorer's own score of the path
+        assert want[nid] == pytest.approx(sc.score(scratch, nid), abs=1e-6)
+    assert fill == pytest.approx({i: want[i] for i in fill}) and len(fill) == len(res.tree.nodes)
+    assert res.compute == spent  # colouring charged nothing to the run
+    # the inspector: the PRM's score of every step of the path, beside the checker's verdict
+    nid = len(res.tree.nodes) - 1
+    at.number_input(key="tree_node").set_value(nid).run()
+    table = next(m for m in texts(at.markdown) if m.startswith("| # | step | learned PRM"))
+    steps = LearnedVerifier("prm").step_scores(copy.deepcopy(res.tree), nid)
+    for i, v in enumerate(steps):
+        assert f"| {i + 1} | " in table and f"{v:.3f}" in table
+
+
+def test_a_task_without_learned_verifiers_hides_them_and_says_why(monkeypatch,
+                                                                  tiny_game24_model_dir):
+    monkeypatch.setenv("THOUGHTSCOPE_MODEL_GAME24", str(tiny_game24_model_dir))
+    at = new_app({"task": "game24", "scorer": "prm", "color": "prm"})
+    scorer = at.selectbox(key=w("scorer"))
+    assert not any("learned ORM" in o or "learned PRM" in o for o in scorer.options)
+    assert "python -m search train-verifier --task game24" in scorer.help
+    assert scorer.value not in ("prm", "orm")
+    colours = at.selectbox(key=w("color"))
+    assert not any("learned" in o for o in colours.options)
+
+
+@pytest.mark.parametrize("strategy", ["best_of_n", "weighted", "dvts"])
+def test_verifier_strategies_are_offered_and_run_with_a_learned_scorer(strategy, tiny_verifiers,
+                                                                       monkeypatch):
+    from search.strategies import STRATEGIES
+    if strategy not in STRATEGIES:
+        pytest.skip(f"{strategy} is not in search.strategies yet")
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")  # (see the test above)
+    at = new_app()
+    at.selectbox(key=w("strategy")).set_value(strategy).run()
+    assert not at.exception, at.exception
+    at.selectbox(key=w("scorer")).set_value("orm" if strategy != "dvts" else "prm").run()
+    knob = {"best_of_n": "bon_n", "weighted": "wv_n", "dvts": "dvts_n"}[strategy]
+    res = run_once(at, **{knob: 4})
+    assert res.strategy == strategy and res.compute.verifier_passes > 0
+    assert at.query_params["strategy"] == strategy and at.query_params[knob] == "4"

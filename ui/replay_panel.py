@@ -142,13 +142,16 @@ def _pause() -> None:
         ss[AT] = ss.pop(PLAY_AT)  # the user's slider takes over where the animation was
 
 
-def replay_panel(result: SearchResult, source: str, policy: Any = None) -> None:
+def replay_panel(result: SearchResult, source: str, policy: Any = None,
+                 colour: Optional[tuple[str, dict]] = None) -> None:
     """Draw the replay of ``result`` (``source``: "run" or "file"; ``policy``: the loaded model,
-    for the FLOP estimate of a run made with it)."""
+    for the FLOP estimate of a run made with it; ``colour``: (a ``viz.tree.COLOR_BY`` key of
+    ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own)."""
     ss = st.session_state
     playing = bool(ss.get(PLAYING))
     period = frame_seconds(stops(result))
-    st.fragment(_replay_view, run_every=period if playing else None)(result, source, playing)
+    st.fragment(_replay_view, run_every=period if playing else None)(result, source, playing,
+                                                                      colour)
     summary(result, source, policy)
 
 
@@ -163,7 +166,8 @@ def _play_button(result: SearchResult) -> None:
                        "few seconds.")
 
 
-def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
+def _replay_view(res: SearchResult, source: str, timer_on: bool,
+                 colour: Optional[tuple[str, dict]] = None) -> None:
     """The fragment (``timer_on``: whether it was registered with the Play timer)."""
     ss = st.session_state
     if bool(ss.get(PLAYING)) != timer_on:
@@ -221,7 +225,9 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool) -> None:
         # Sized to the whole run's tree: the figure keeps its height while the slider moves.
         labels, dead = task_marks(state.tree)
         fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
-                          selected=nid, color_by=STRATEGY_COLOR.get(res.strategy),
+                          selected=nid, color_by=colour[0] if colour
+                          else STRATEGY_COLOR.get(res.strategy),
+                          values=colour[1] if colour else None,
                           height=tree_height(res.tree), labels=labels, dead_ends=dead)
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)

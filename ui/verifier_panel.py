@@ -163,9 +163,14 @@ def _tree_scores(_tree, key: tuple, scorer: str, fingerprint: str) -> dict[int, 
 
 
 def tree_path_scores(tree, scorer: str) -> dict[int, float]:
-    """Node id -> the learned verifier scorer ``scorer``'s (``orm``, ``prm``, ``prm_last`` ...)
-    score of the path root -> node, for every node of ``tree`` (the root: 1), all paths in one
-    batched call, cached per tree; the tree's compute meter is not charged."""
+    """Node id -> the scorer ``scorer``'s score of the path root -> node, for every node of
+    ``tree`` (the root: 1): a learned verifier (``orm``, ``prm``, ``prm_last`` ...; all paths
+    in one batched call, cached per tree) or the exact step checker (``checker``: 1 when every
+    step is valid, else 0). The tree's compute meter is not charged."""
+    if scorer == "checker":
+        from search.scoring import ExactChecker
+        chk = ExactChecker()
+        return {i: float(chk.score(tree, i)) for i in range(len(tree.nodes))}
     kind = "orm" if scorer == "orm" else "prm"
     return _tree_scores(tree, tree_key(tree), scorer, verifier_fingerprint(tree.task, kind))
 

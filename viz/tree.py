@@ -79,7 +79,8 @@ PASSED_IN = ("prm", "orm", "checker")
 # What each strategy's tree is coloured by: MCTS's values, beam's scores; self-consistency has
 # no scorer guiding it, so its tree shows how the chains split.
 STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share", "tot": "score",
-                  "tot_dfs": "score"}
+                  "tot_dfs": "score", "best_of_n": "score", "weighted": "score",
+                  "dvts": "score"}
 
 
 @lru_cache(maxsize=128)
