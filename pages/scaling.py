@@ -23,13 +23,14 @@ from search.scaling import WEIGHTED_EXACT_LIMIT, WEIGHTED_MC_SUBSETS
 from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
 from search.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
-                           mean_chain_tokens, measured_series, pool_series, verifier_readings)
+                           mean_chain_tokens, measured_series, verifier_readings)
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
                        write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
                           sample_or_stop, scorer_key, setup, value_scorers, verifier_key,
                           verifier_kinds)
-from ui.sampling import cached_pools, cached_scored_pools, measured_runs
+from ui.sampling import (cached_pool_series, cached_pools, cached_scored_pools, measured_runs,
+                         problem_key)
 from viz.axes import pct_interval
 from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
 
@@ -218,7 +219,10 @@ if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the poo
             verifier_key(TASK, VKINDS), bar), what="Scoring with the learned verifiers failed")
 tpc = mean_chain_tokens(pools)
 ks = budgets_up_to(n)
-series = [dict(pool_series(pools, ks, c, AGG), mark_dr=(c == "maj")) for c in curves]
+POOL_KEY = (TASK.name, model, verifier_key(TASK, VKINDS), problem_key(problems), n,
+            float(temperature), float(top_p), int(seed))
+series = [dict(cached_pool_series(pools, POOL_KEY, ks, c, AGG), mark_dr=(c == "maj"))
+          for c in curves]
 
 x_mode = ss["sc_x"]
 marker = budget if x_mode == "samples" else budget * tpc
@@ -269,7 +273,7 @@ if plan:
     sample_or_stop(runs, "Search runs:", measure, what="A search run failed", stop=False)
 
 # ---- reading at the budget
-at_b = [pool_series(pools, [budget], c, AGG) for c in curves]
+at_b = [cached_pool_series(pools, POOL_KEY, [budget], c, AGG) for c in curves]
 with reading:
     if at_b:
         lines = []
