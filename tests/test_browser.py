@@ -57,6 +57,12 @@ def model_env(request):
     if not env.get("THOUGHTSCOPE_MODEL_GAME24") and not (
             get_task("game24").model_dir / "model.safetensors").exists():
         env["THOUGHTSCOPE_MODEL_GAME24"] = str(request.getfixturevalue("tiny_game24_model_dir"))
+    from search.models.verifier import has_verifier
+    for kind in ("orm", "prm"):  # the Verifiers page: the tiny random ones when none trained
+        if not env.get(f"THOUGHTSCOPE_{kind.upper()}_ARITHMETIC") and not has_verifier(
+                "arithmetic", kind):
+            env[f"THOUGHTSCOPE_{kind.upper()}_ARITHMETIC"] = str(
+                request.getfixturevalue("tiny_verifier_dirs")[kind])
     env.pop("THOUGHTSCOPE_SYNC_RUNS", None)  # the page's background thread is under test
     return env
 
@@ -428,3 +434,27 @@ def test_game24_tot_bfs_runs_in_the_browser(server, page):
     assert states, f"no state labels (numbers left) among {labels}"
     shot(page, "game24_tot")
 
+
+
+def test_verifiers_page_draws_its_figures_and_tables(server, page):
+    """The Verifiers page in a browser: the reliability diagrams (chain and step level), the
+    ROC figure with data, the ROC-AUC table and the top-wrong chains reach the screen."""
+    from playwright.sync_api import expect
+    page.goto(f"{server}/verifiers?vf_problems=10&vf_n=4")
+    expect(page.get_by_role("heading", name="Verifiers: how far to trust a learned ORM and PRM")
+           ).to_be_visible(timeout=PAGE_TIMEOUT)
+
+    def traces(k: str):
+        return page.evaluate("""(sel) => {
+            const el = document.querySelector(`${sel} .js-plotly-plot`);
+            return el && el.data ? el.data.map(t => t.name || '') : null;
+        }""", key(k))
+    rel = poll(lambda: traces("vf_reliability"), lambda v: v is not None,
+               "reliability diagram drawn", RUN_TIMEOUT)
+    assert "perfect calibration" in rel and any(n.startswith("learned ORM · ECE") for n in rel)
+    roc = poll(lambda: traces("vf_roc"), lambda v: v is not None, "ROC drawn")
+    assert any(n.startswith("learned PRM (min) · AUC") for n in roc)
+    assert any(n.startswith("model confidence · AUC") for n in roc)
+    assert traces("vf_reliability_steps") is not None  # the PRM's steps vs the checker
+    expect(page.locator('[data-testid="stDataFrame"]').first).to_be_visible()  # ROC-AUC table
+    page.screenshot(path=str(ARTIFACTS / "browser_verifiers.png"), full_page=True)

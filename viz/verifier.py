@@ -74,7 +74,8 @@ def reliability_figure(series: Sequence[Mapping], height: int = 430,
             hovertext=hover, hoverinfo="text"), row=1, col=1)
         fig.add_trace(go.Bar(
             x=centers, y=list(cal["count"]), name=name, legendgroup=name, showlegend=False,
-            marker_color=color, text=[str(c) for c in cal["count"]], textposition="outside",
+            marker_color=color, text=[str(c) if c else "" for c in cal["count"]],
+            textposition="outside",
             cliponaxis=False, textfont=dict(size=10),
             hovertemplate=f"{s['name']}<br>bin %{{x:.2f}} ± 0.05: %{{y}} items<extra></extra>"),
             row=2, col=1)
