@@ -44,8 +44,8 @@ def reliability_figure(series: Sequence[Mapping], height: int = 430,
     ``mean_score`` [B], ``positive_share`` [B] (NaN for an empty bin), ``ece``) and optionally
     ``color``. Top panel: one line per scorer through its non-empty bins at (mean score,
     share right), marker size growing with the bin's count, hover with the bin's range and
-    count; the diagonal. Bottom panel: the count of every bin (empty ones too) as bars,
-    labelled with the number, grouped by scorer. Legend: "<name> · ECE 0.034".
+    count; the diagonal. Bottom panel: the count of every bin as bars labelled with the
+    number (an empty bin: no bar, no label), grouped by scorer. Legend: "<name> · ECE 0.034".
     ValueError when ``series`` is empty."""
     if not series:
         raise ValueError("reliability_figure needs at least one series")
