@@ -88,7 +88,7 @@ def _join(vals) -> str:
 
 PARAMS = [
     *pool_params("sc", 50, (PROBLEMS_MIN, PROBLEMS_MAX), 16, N_CHOICES),
-    UrlParam("sc_x", "samples", one_of(list(X_LABELS))),
+    UrlParam("sc_x", "tokens", one_of(list(X_LABELS))),
     UrlParam("sc_budget", 4, int_in(1, max(N_CHOICES))),
     UrlParam("sc_curves", list(DEFAULT_CURVES), _keys_of(list(POOL_CURVES)), _join),
     UrlParam("sc_agg", DEFAULT_PRM_AGGREGATION, one_of(list(AGGREGATIONS))),
@@ -209,26 +209,35 @@ if P * n > HEAVY_CHAINS and policy.device == "cpu":
                "take minutes (then it is cached).")
 
 problems = heldout(P)
+reading = st.container()
+chart = st.empty()
 pools, stats = sample_or_stop(P, f"Sampling {n} chains per problem:", lambda bar: cached_pools(
     policy, TASK.name, model, problems, n, temperature, top_p, seed, bar))
-vcost = {}
-if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the pool)
-    pools, vcost = sample_or_stop(
-        P, "Scoring the chains with the learned verifiers:", lambda bar: cached_scored_pools(
-            policy, TASK.name, model, problems, n, temperature, top_p, seed, VKINDS,
-            verifier_key(TASK, VKINDS), bar), what="Scoring with the learned verifiers failed")
 tpc = mean_chain_tokens(pools)
 ks = budgets_up_to(n)
 POOL_KEY = (TASK.name, model, verifier_key(TASK, VKINDS), problem_key(problems), n,
             float(temperature), float(top_p), int(seed))
-series = [dict(cached_pool_series(pools, POOL_KEY, ks, c, AGG), mark_dr=(c == "maj"))
-          for c in curves]
-
 x_mode = ss["sc_x"]
 marker = budget if x_mode == "samples" else budget * tpc
 budget_label = f"budget: {budget} sample{'s' if budget > 1 else ''}"
-reading = st.container()
-chart = st.empty()
+
+
+def pool_curves(keys: list[str]) -> list[dict]:
+    return [dict(cached_pool_series(pools, POOL_KEY, ks, c, AGG), mark_dr=(c == "maj"))
+            for c in keys]
+
+
+vcost = {}
+if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the pool)
+    plain = [c for c in curves if c not in VERIFIER_CURVES]
+    if plain:  # the curves that need no verifier, while the verifiers read the chains
+        chart.plotly_chart(accuracy_figure(pool_curves(plain), x=x_mode, budget=marker,
+                                           budget_label=budget_label))
+    pools, vcost = sample_or_stop(
+        P, "Scoring the chains with the learned verifiers:", lambda bar: cached_scored_pools(
+            policy, TASK.name, model, problems, n, temperature, top_p, seed, VKINDS,
+            verifier_key(TASK, VKINDS), bar), what="Scoring with the learned verifiers failed")
+series = pool_curves(curves)
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
     chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label))
 

@@ -35,9 +35,11 @@ def test_runs_and_slider_moves_marker(app):
     assert "At **2 samples per problem**" in page_text(at)
     assert at.get("plotly_chart")[0].proto.spec != fig_before  # the marker moved
     assert at.query_params["sc_budget"] in ("2", ["2"])
-    at.radio(key=w("sc_x")).set_value("tokens").run()
-    assert not at.exception
+    # accuracy against generated tokens by default (issue 8: the main figure), samples on demand
     assert "generated tokens per problem" in at.get("plotly_chart")[0].proto.spec
+    at.radio(key=w("sc_x")).set_value("samples").run()
+    assert not at.exception
+    assert "samples per problem (log" in at.get("plotly_chart")[0].proto.spec
 
 
 def test_slider_does_not_resample(app, monkeypatch):
