@@ -112,9 +112,9 @@ def scorer_help(task) -> str:
             f"{task.name} --kind {'prm' if 'prm' not in kinds else 'orm'}`.")
 
 
-COLOURS = {"run": "the run's own (score, Q or share of chains)",
-           "prm": "learned PRM score of the path",
-           "orm": "learned ORM score of the path",
+COLOURS = {"run": "the run's own values",
+           "prm": "learned PRM (path score)",
+           "orm": "learned ORM (path score)",
            "checker": "exact checker (perfect process verifier)"}
 
 
@@ -239,7 +239,11 @@ try:
 except ProblemError as e:
     parse_error = str(e)
 
-c1, c2, c3, c4, c5 = st.columns([1.3, 1, 1.7, 0.9, 1.4])
+# MCTS adds its exploration constant; the colouring takes the last column.
+mcts_row = ss["strategy"] == "mcts"
+cols = st.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
+c1, c2, c3, c4 = cols[:4]
+c5 = cols[-1]
 strategy = c1.selectbox("Strategy", PAGE_STRATEGIES, **bind("strategy"),
                         format_func=STRATEGY_LABELS.get, help=STRATEGY_HELP)
 knob = KNOB_KEY[strategy]

@@ -182,8 +182,11 @@ with g2:
     if check_auc is not None:
         rows.append({"scorer": LABELS["checker"], "ROC-AUC": check_auc, "ECE": None})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="vf_auc_table",
-                 column_config={"ROC-AUC": st.column_config.NumberColumn(format="%.3f"),
-                                "ECE": st.column_config.NumberColumn(format="%.3f")})
+                 column_config={"scorer": st.column_config.TextColumn(width="medium"),
+                                "ROC-AUC": st.column_config.NumberColumn(format="%.3f",
+                                                                         width="small"),
+                                "ECE": st.column_config.NumberColumn(format="%.3f",
+                                                                     width="small")})
     st.caption(f"ROC-AUC: the chance that a random right chain scores above a random wrong "
                f"one (ties count ½), over the {len(y):,} answered chains. "
                f"{'PRM chain scores aggregate the step scores by the last step, the minimum or the product. ' if 'prm' in KINDS else ''}"  # noqa: E501

@@ -691,7 +691,7 @@ def test_learned_verifiers_as_scorers_tree_colour_and_inspector(tiny_verifiers, 
     assert "Learned ORM / PRM" in scorer.help and "no learned" not in scorer.help
     colours = at.selectbox(key=w("color"))
     assert colours.value == "run"
-    assert "learned PRM score of the path" in colours.options
+    assert "learned PRM (path score)" in colours.options
     at.selectbox(key=w("strategy")).set_value("beam").run()
     at.selectbox(key=w("scorer")).set_value("prm").run()
     res = run_once(at, width=2)

@@ -151,16 +151,17 @@ def roc_figure(curves: Sequence[Mapping], points: Sequence[Mapping] = (),
                         line=dict(color="white", width=1)),
             hovertemplate=f"{p['name']}<br>false-positive rate %{{x:.3f}}<br>true-positive "
                           "rate %{y:.3f}<extra></extra>"))
+    # The legend sits in the lower right, where ROC curves of any use leave room.
     fig.update_layout(height=height, plot_bgcolor="white", margin=dict(l=10, r=10, t=10, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.01, xanchor="left",
-                                  x=0.0, font=dict(size=12)),
+                      legend=dict(yanchor="bottom", y=0.02, xanchor="right", x=0.99,
+                                  bgcolor="rgba(255,255,255,0.85)", bordercolor="#dddddd",
+                                  borderwidth=1, font=dict(size=12)),
                       xaxis=dict(title="false-positive rate (wrong chains accepted)",
                                  range=[-0.01, 1.01], gridcolor="#eeeeee",
                                  tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0]),
                       yaxis=dict(title="true-positive rate (right chains accepted)",
                                  range=[-0.01, 1.01], gridcolor="#eeeeee",
-                                 tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
-                                 scaleanchor="x", scaleratio=1, constrain="domain"))
+                                 tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0]))
     return fig
 
 
