@@ -121,17 +121,23 @@ def answer_diversity(pools: Sequence[ChainPool]) -> dict:
 def curve_rows(series: Iterable[dict], **context) -> list[dict]:
     """Long-format rows (one per series x budget) for CSV export; ``context`` (settings such as
     temperature, seed, model) is repeated on every row, and ``ci_method`` names the interval
-    (``search.scaling.CI_METHOD``: Wilson score interval over problems)."""
+    (``search.scaling.CI_METHOD``: Wilson score interval over problems). ``verifier_tokens``:
+    tokens a learned verifier read per problem (NaN for a series without one); ``estimator``:
+    "exact" or, for a weighted vote's Monte-Carlo average, "monte-carlo" ("measured" for runs)."""
     rows = []
     for s in series:
         budgets = s.get("budgets") or [None] * len(s["mean"])
+        vtok = s.get("verifier_tokens") or [float("nan")] * len(s["mean"])
+        method = s.get("method") or (["measured"] if s.get("kind") == "points" else
+                                     ["exact"]) * len(s["mean"])
         for i in range(len(s["mean"])):
             rows.append({
                 "series": s["name"], "kind": s.get("kind", "curve"),
                 "samples": float(s["samples"][i]), "budget_knob": budgets[i],
                 "generated_tokens": float(s["tokens"][i]), "accuracy": float(s["mean"][i]),
                 "stderr": float(s["stderr"][i]), "ci_low": float(s["ci_low"][i]),
-                "ci_high": float(s["ci_high"][i]), "ci_method": CI_METHOD, **context})
+                "ci_high": float(s["ci_high"][i]), "ci_method": CI_METHOD,
+                "verifier_tokens": float(vtok[i]), "estimator": method[i], **context})
     return rows
 
 

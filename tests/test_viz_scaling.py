@@ -395,3 +395,16 @@ def test_verifier_readings_when_the_verifier_never_wins_and_differences_round_aw
                              "learned PRM (min) is never above self-consistency at N = 2 to 4.")
     assert said["compare"][prm["name"]]["level"] == [4]
     assert "pass@k" not in said["overopt"] and "no for" in said["overopt"]
+
+
+def test_csv_rows_carry_verifier_tokens_and_the_estimator():
+    pools = [pool(["7", "8", "7", "9"]), pool(["1", "2", "7", "2"])]
+    s = pool_series(pools, [1, 2], "maj")
+    m = measured_series("PRM beam", [1, 2], [[True, False], [True, True]], [[30, 50], [60, 80]],
+                        tokens_per_chain=10.0, verifier_tokens=[[100, 120], [200, 240]])
+    w = dict(s, name="weighted", method=["exact", "monte-carlo"], verifier_tokens=[35.0, 70.0])
+    rows = curve_rows([s, m, w])
+    assert [r["estimator"] for r in rows] == ["exact", "exact", "measured", "measured", "exact",
+                                              "monte-carlo"]
+    assert [r["verifier_tokens"] for r in rows][2:] == [110.0, 220.0, 35.0, 70.0]
+    assert all(r["verifier_tokens"] != r["verifier_tokens"] for r in rows[:2])  # NaN
