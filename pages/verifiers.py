@@ -1,8 +1,8 @@
 """Verifiers: how far to trust the learned ORM and PRM of the task picked in the sidebar.
 
 The task's policy samples n chains for each of P problems of the validation or held-out split
-(``ui.verifier_panel.verifier_pools``, cached per chunk, the Scaling page's seeds); the learned
-ORM and PRM score every step of every chain in batches (``chain_step_scores``, cached). Shown:
+and the learned ORM and PRM score every step of every answered chain in batches
+(``ui.sampling.cached_scored_pools``: the Scaling page's chunks, seeds and cache). Shown:
 reliability diagrams (chain scores against the gold check; the PRM's step scores against the
 exact step checker's step labels), ROC curves with ROC-AUC for each scorer (the exact checker
 as a point), and the wrong chains the PRM ranks highest. Figures: ``viz.verifier``.
@@ -19,8 +19,9 @@ from search.models.verifier import AGGREGATIONS, aggregate, calibration
 from search.scoring import DEFAULT_PRM_AGGREGATION, has_learned_verifier
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, sampling_settings,
                        write_url)
-from ui.pool_page import model_or_stop, sample_or_stop, setup
-from ui.verifier_panel import chain_step_scores, flatten, verifier_pools
+from ui.pool_page import model_or_stop, sample_or_stop, setup, verifier_key
+from ui.sampling import cached_scored_pools
+from ui.verifier_panel import flatten
 from viz.verifier import COLORS, reliability_figure, roc_figure, roc_points, step_marks
 
 SCOPE = "verifiers"
@@ -81,18 +82,15 @@ split, P, n = ss["vf_split"], int(ss["vf_problems"]), int(ss["vf_n"])
 s = sampling_settings()
 policy, model = model_or_stop()
 problems = TASK.split(split, max(1, min(P, TASK.split_size(split))))
-pools, steps = sample_or_stop(len(problems), f"Sampling {n} chains per problem:",
-                              lambda bar: verifier_pools(
-                                  policy, TASK.name, model, problems, n, s["temperature"],
-                                  s["top_p"], s["seed"], bar))
-items = [(pool.problem, chain) for pool, chains in zip(pools, steps) for chain in chains]
-scores = {}
-for kind in KINDS:
-    scores[kind] = sample_or_stop(
-        len(items), f"Scoring every step with the {LABELS[kind]}:",
-        lambda bar, kind=kind: chain_step_scores(TASK.name, kind, items, bar),
-        what=f"The {LABELS[kind]} failed")
-ch = flatten(TASK, pools, steps, orm=scores.get("orm"), prm=scores.get("prm"))
+# The Scaling page's pools and verifier scores (same chunks, seeds and cache).
+pools, cost = sample_or_stop(
+    len(problems), f"Sampling {n} chains per problem and scoring them with the "
+                   f"{' and '.join(LABELS[k] for k in KINDS)}:",
+    lambda bar: cached_scored_pools(policy, TASK.name, model, problems, n, s["temperature"],
+                                    s["top_p"], s["seed"], KINDS, verifier_key(TASK, KINDS),
+                                    bar))
+ch = flatten(TASK, pools, [p.steps for p in pools],
+             **{k: [v for p in pools for v in p.verifier[k]] for k in KINDS})
 
 answered = ch.answered()
 y = [int(ch.right[i]) for i in answered]
@@ -102,7 +100,8 @@ st.caption(f"Task **{TASK.label}** · model **{policy.name}** · {P} {SPLITS[spl
            f"an answer ({n_right:,} right, {len(answered) - n_right:,} wrong; "
            f"{len(ch) - len(answered)} without an answer left out of the chain-level figures: "
            f"every search scores them 0) · temperature {s['temperature']:g} · top-p "
-           f"{s['top_p']:g} · seed {s['seed']}")
+           f"{s['top_p']:g} · seed {s['seed']} · the verifiers read "
+           + " and ".join(f"{cost[k]['tokens']:,} tokens ({k.upper()})" for k in KINDS))
 if not answered:
     st.warning("No chain gave an answer: nothing to judge. Raise the number of problems or "
                "chains.")
@@ -140,16 +139,16 @@ with left:
 step_cal = None
 with right:
     if "prm" in KINDS and HAS_CHECKER:
-        ps = [v for i in range(len(ch)) for v in ch.prm[i]]
-        pl = [int(v) for i in range(len(ch)) for v in ch.validity[i]]
+        ps = [v for i in answered for v in ch.prm[i]]
+        pl = [int(v) for i in answered for v in ch.validity[i]]
         step_cal = calibration(ps, pl)
         st.plotly_chart(reliability_figure(
             [dict(name=f"{LABELS['prm']}, every step", cal=step_cal, color=COLORS["prm_step"])],
             y_title="share of steps valid so far", count_title="steps per bin"),
             key="vf_reliability_steps")
         st.caption(f"Step level: the {LABELS['prm']}'s score of each of the {len(ps):,} steps "
-                   "against the exact step checker's label (every step so far valid), the "
-                   "labels it was trained to predict.")
+                   "of the answered chains against the exact step checker's label (every step "
+                   "so far valid), the labels it was trained to predict.")
     elif "prm" in KINDS:
         st.info(f"The {TASK.label} task has no exact step checker: no step labels to compare "
                 "the PRM's step scores with.")

@@ -1,13 +1,8 @@
 """Data for the Verifiers page and the Search tree page's verifier views (streamlit caches).
 
-- ``verifier_pools``: n chains the task's policy samples for each problem of a split
-  (``ui.sampling.cached_pools``, the Scaling page's cache: its held-out pools are the same
-  chains), and every chain's steps (what a verifier reads).
-- ``chain_step_scores``: a learned verifier's per-step scores of many chains
-  (``Verifier.step_scores``, batched), cached per chunk under the verifier's folder and
-  weights' modification time.
-- ``diagnostics``: pure: from pools, steps and scores, the per-chain table every figure of the
-  Verifiers page reads (chain scores under each aggregation, labels, the checker's verdicts).
+- ``flatten``: from scored pools (``ui.sampling.cached_scored_pools``), the flat per-chain
+  table every figure of the Verifiers page reads (steps, labels, the checker's verdicts, the
+  learned verifiers' step scores).
 - ``tree_path_scores``: a learned verifier's score of the path to every node of a search tree
   (the Search tree page's "colour nodes by" option), through ``search.scoring.LearnedVerifier``
   (its prefetch scores all paths in one batch) on a view of the tree that is never charged:
@@ -17,29 +12,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 import streamlit as st
 
 from search.pools import ChainPool
-from search.tasks import Problem, get_task
-from ui.sampling import cached_pools
+from search.tasks import get_task
 
-OnProgress = Optional[Callable[[int], None]]
-SCORE_CHUNK = 256  # chains per cached verifier call (one progress-bar step)
-
-
-def verifier_pools(policy: Any, task: str, model: str, problems: Sequence[Problem], n: int,
-                   temperature: float, top_p: float, seed: int, on_progress: OnProgress = None,
-                   ) -> tuple[list[ChainPool], list[list[list[str]]]]:
-    """(pools, steps): ``pools[i]`` the ``ChainPool`` of n chains of problem i (answers, gold
-    check, confidence, the exact checker's verdict), ``steps[i][j]`` the steps of its chain j
-    (the answer line included). Sampled by ``ui.sampling.cached_pools``: the same cached
-    chunks and seeds as the Scaling page; ``on_progress`` gets the problems each chunk
-    finished."""
-    pools, _ = cached_pools(policy, task, model, problems, n, temperature, top_p, seed,
-                            on_progress)
-    return pools, [[list(s) for s in p.steps] for p in pools]
 
 
 def verifier_fingerprint(task, kind: str) -> str:
@@ -52,28 +31,6 @@ def verifier_fingerprint(task, kind: str) -> str:
     mt = [os.path.getmtime(p) for p in (d / "model.safetensors", d / "config.json")
           if p.exists()]
     return f"{d}@{max(mt, default=0):.0f}"
-
-
-@st.cache_data(show_spinner=False, max_entries=1024)
-def _score_chunk(task: str, kind: str, fingerprint: str, items: tuple) -> list[list[float]]:
-    from search.models.verifier import load_verifier
-    return load_verifier(task, kind).step_scores(task, [(p, list(s)) for p, s in items])
-
-
-def chain_step_scores(task: str, kind: str, items: Sequence[tuple[str, Sequence[str]]],
-                      on_progress: OnProgress = None) -> list[list[float]]:
-    """The learned ``kind`` verifier's score of every step of every ``(problem, steps)`` item,
-    ``SCORE_CHUNK`` chains per batched call (each cached); ``on_progress`` gets the chains
-    each call scored. Raises what ``load_verifier`` raises for a task without one."""
-    fp = verifier_fingerprint(task, kind)
-    out: list[list[float]] = []
-    items = [(p, tuple(s)) for p, s in items]
-    for start in range(0, len(items), SCORE_CHUNK):
-        chunk = tuple(items[start:start + SCORE_CHUNK])
-        out.extend(_score_chunk(str(task), kind, fp, chunk))
-        if on_progress:
-            on_progress(len(chunk))
-    return out
 
 
 @dataclass
@@ -109,8 +66,9 @@ class Chains:
 def flatten(task, pools: Sequence[ChainPool], steps: Sequence[Sequence[Sequence[str]]],
             orm: Optional[Sequence[Sequence[float]]] = None,
             prm: Optional[Sequence[Sequence[float]]] = None) -> Chains:
-    """``Chains`` from pools and their chains' steps (``verifier_pools``) and the learned
-    verifiers' step scores of the flat chain list (None: the task has no such verifier).
+    """``Chains`` from pools, their chains' steps (``ChainPool.steps``) and the learned
+    verifiers' step scores of the flat chain list (None: the task has no such verifier; an
+    entry None: a chain without an answer, not scored).
     Pure apart from the task's step checker."""
     t = get_task(task)
     out = Chains()
