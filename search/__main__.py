@@ -2,6 +2,8 @@
 
     python -m search solve "8*7+6" --strategy majority --budget 16 --seed 0 --json
     python -m search curve --strategy majority --budgets 1,2,4,8,16 --problems 200 --json
+    python -m search curve --strategy best-of-n --scorer prm --budgets 1,4,16,64 --problems 200
+    python -m search curve --strategy dvts --budgets 1,4,16,64 --problems 200
     python -m search solve "4 9 10 13" --task game24 --strategy majority --json
     python -m search table game24 [--problems 10 --split validation]
     python -m search train [--task game24]
@@ -41,7 +43,8 @@ def _budgets(text: str) -> list[int]:
 
 
 # Strategy knobs with a flag: flag dest -> the strategies it belongs to (defaults: DEFAULTS).
-KNOB_FLAGS = {"expansions": ("beam",), "k": ("mcts", "tot", "tot_dfs"), "c": ("mcts",)}
+KNOB_FLAGS = {"expansions": ("beam",), "k": ("mcts", "tot", "tot_dfs"), "c": ("mcts",),
+              "width": ("dvts",), "final": ("beam", "mcts", "dvts")}
 
 
 def strategy_knobs(a) -> dict:
@@ -64,7 +67,9 @@ def strategy_knobs(a) -> dict:
 
 def cmd_solve(a) -> dict:
     from search.solve import solve
+    from search.strategies import check_scorer
     knobs = strategy_knobs(a)
+    check_scorer(a.scorer, a.task)  # before loading a model: a missing verifier fails fast
     r = solve(a.problem, strategy=a.strategy, temperature=a.temperature,
               top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted, task=a.task,
               **knobs)
@@ -73,11 +78,15 @@ def cmd_solve(a) -> dict:
            "abstained": r.extra.get("abstained", 0),
            "generated_tokens": r.compute.generated_tokens, "prompt_tokens": r.compute.prompt_tokens,
            "forward_passes": r.compute.forward_passes, "model_calls": r.compute.model_calls,
+           "verifier_passes": r.compute.verifier_passes,
+           "verifier_tokens": r.compute.verifier_tokens, "scorer": r.config.get("scorer"),
            "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
            "tie_rule": r.extra.get("tie_rule")}
-    for knob in ("expansions", "k", "c"):
+    for knob in ("expansions", "k", "c", "width", "final"):
         if knob in r.config:
             out[knob] = r.config[knob]
+    if "answer_by_vote" in r.extra and r.strategy in ("best_of_n", "dvts"):
+        out["answer_by_vote"] = r.extra["answer_by_vote"]
     if r.strategy == "mcts":
         out["answer_by_visits"] = r.extra["answer_by_visits"]
         out["answer_by_vote"] = r.extra["answer_by_vote"]
@@ -94,15 +103,20 @@ def _print_solve(o: dict) -> None:
     tally = ", ".join(f"{k}: {v:g}" for k, v in o["tally"].items()) or "(no answers)"
     print(f"tally  {tally}; {o['abstained']} without an answer (abstained)")
     print(f"compute  {o['generated_tokens']} generated tokens, {o['model_calls']} model calls, "
-          f"{o['forward_passes']} forward passes; {o['nodes']} nodes; {o['seconds']} s")
+          f"{o['forward_passes']} forward passes; verifier {o['verifier_passes']} passes, "
+          f"{o['verifier_tokens']} tokens; {o['nodes']} nodes; {o['seconds']} s")
+    if o.get("scorer"):
+        print(f"scorer  {o['scorer']}")
 
 
 def cmd_curve(a) -> dict:
     from search.models.hf import load_bundled
     from search.pools import pool_curve, sample_pools
     from search.solve import solve
+    from search.strategies import check_scorer, default_scorer
     task = get_task(a.task)
     ks = _budgets(a.budgets)
+    check_scorer(a.scorer, task)  # before loading a model: a missing verifier fails fast
     knobs = {k: v for k, v in strategy_knobs(a).items() if k != "budget"}
     size = task.split_size(a.split)
     if not 1 <= a.problems <= size:
@@ -128,20 +142,25 @@ def cmd_curve(a) -> dict:
             rows.append({"budget": k, "accuracy": float(maj["mean"][i]),
                          "ci_low": float(maj["ci_low"][i]), "ci_high": float(maj["ci_high"][i]),
                          "pass_at_k": float(pas["mean"][i]),
-                         "tokens_per_problem": float(maj["tokens"][i])})
+                         "tokens_per_problem": float(maj["tokens"][i]),
+                         "verifier_passes_per_problem": 0.0,
+                         "verifier_tokens_per_problem": 0.0})
         extra = {"pool_size": ks[-1], "generated_tokens": stats["generated_tokens"],
                  "abstained": stats["abstained"],
                  "estimator": "exact maj@k over k-subsets of one pool per problem"}
     else:
-        extra = {"estimator": "one run per problem per budget"}
+        extra = {"estimator": "one run per problem per budget",
+                 "scorer": a.scorer or default_scorer(a.strategy, task)}
         for k in ks:
-            correct, tokens = [], []
+            correct, tokens, vpasses, vtokens = [], [], [], []
             for i, p in enumerate(problems):
                 r = solve(p.text, a.strategy, k, policy=policy, temperature=a.temperature,
                           top_p=a.top_p, seed=a.seed + i, scorer=a.scorer, task=task,
                           **knobs)
                 correct.append(1.0 if r.correct else 0.0)
                 tokens.append(r.compute.generated_tokens)
+                vpasses.append(r.compute.verifier_passes)
+                vtokens.append(r.compute.verifier_tokens)
                 if not a.json:
                     print(f"\r  budget {k}: {i + 1}/{len(problems)}", end="", file=sys.stderr,
                           flush=True)
@@ -152,7 +171,9 @@ def cmd_curve(a) -> dict:
             ci = curve_with_ci(np.asarray(correct)[:, None])
             rows.append({"budget": k, "accuracy": float(np.mean(correct)),
                          "ci_low": float(ci["ci_low"][0]), "ci_high": float(ci["ci_high"][0]),
-                         "tokens_per_problem": float(np.mean(tokens))})
+                         "tokens_per_problem": float(np.mean(tokens)),
+                         "verifier_passes_per_problem": float(np.mean(vpasses)),
+                         "verifier_tokens_per_problem": float(np.mean(vtokens))})
     return {"task": task.name, "strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
             "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
             "seconds": round(time.perf_counter() - t0, 1), "curve": rows,
@@ -164,11 +185,15 @@ def _print_curve(o: dict) -> None:
           f"T={o['temperature']}, "
           f"top-p={o['top_p']}, seed={o['seed']} ({o['model']} on {o['device']}, "
           f"{o['seconds']} s)")
+    if o.get("scorer"):
+        print(f"scorer: {o['scorer']}")
     print(f"{'budget':>6}  {'accuracy':>8}  {'95% CI':>15}  {'tokens/problem':>14}"
+          f"  {'verifier passes/problem':>23}  {'verifier tokens/problem':>23}"
           "   (CI: Wilson score interval over problems)")
     for r in o["curve"]:
         print(f"{r['budget']:>6}  {r['accuracy']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-              f"  {r['tokens_per_problem']:>14.1f}")
+              f"  {r['tokens_per_problem']:>14.1f}  {r['verifier_passes_per_problem']:>23.1f}"
+              f"  {r['verifier_tokens_per_problem']:>23.1f}")
 
 
 def cmd_train(a) -> dict:
@@ -203,24 +228,33 @@ def cmd_table(a) -> dict:
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser. Strategy defaults come from ``search.strategies.DEFAULTS``
     and ``--help`` prints them."""
-    from search.strategies import BUDGET_KNOB, DEFAULTS
+    from search.scoring import SCORERS
+    from search.strategies import BUDGET_KNOB, DEFAULTS, STRATEGIES, strategy_name
     budget_help = ("the strategy's size knob; default " + ", ".join(
         f"{DEFAULTS[s]['budget']} ({BUDGET_KNOB[s]}, {s})" for s in DEFAULTS
         if s in BUDGET_KNOB))
     p = _Parser(prog="python -m search", description="Thoughtscope search backend")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     common = _Parser(add_help=False)
-    common.add_argument("--strategy", default="majority",
-                        help="majority, beam, mcts, tot (Tree of Thoughts BFS) or tot_dfs "
-                             "(default majority)")
+    common.add_argument("--strategy", default="majority", type=strategy_name,
+                        help=", ".join(STRATEGIES) + " (hyphens allowed: best-of-n; default "
+                             "majority). best_of_n and weighted default to the task's learned "
+                             "ORM, dvts to its learned PRM, each falling back to model "
+                             "confidence where the task has none")
     common.add_argument("--temperature", type=float, default=0.8,
                         help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
     common.add_argument("--top-p", type=float, default=1.0, help="nucleus mass (default 1.0)")
     common.add_argument("--seed", type=int, default=0, help="(default 0)")
-    common.add_argument("--scorer", choices=["confidence", "checker", "perfect", "learned",
-                                             "learned_checked"],
+    common.add_argument("--scorer", choices=list(SCORERS),
                         default=None,
-                        help="beam/MCTS/ToT scorer (default confidence); 'checker' is the exact "
+                        help="the strategy's scorer: " + ", ".join(SCORERS) + " (default: "
+                             "confidence for beam/mcts, the task's value for ToT, orm for "
+                             "best_of_n/weighted and prm for dvts when the task has them). "
+                             "'orm' is a learned outcome reward model, 'prm' a learned "
+                             "process reward model (last-step score; prm_last, prm_min, "
+                             "prm_prod aggregate its step scores by the last, the minimum or "
+                             "the product): both learned, imperfect, and their forward passes "
+                             "are counted as verifier compute; 'checker' is the exact "
                              "step checker, a perfect process verifier; 'perfect' is the exact "
                              "value of a state (can it still reach a right answer), an oracle; "
                              "'learned' is a small trained model's estimate of that value "
@@ -235,6 +269,13 @@ def build_parser() -> argparse.ArgumentParser:
                              f"(default {DEFAULTS['tot']['k']})")
     common.add_argument("--c", type=float, default=None,
                         help=f"mcts: UCT exploration constant (default {DEFAULTS['mcts']['c']})")
+    common.add_argument("--width", type=int, default=None,
+                        help="dvts: children sampled per subtree per depth, M; N chains make "
+                             f"N // M subtrees (default {DEFAULTS['dvts']['width']})")
+    common.add_argument("--final", default=None,
+                        help="final answer rule: beam/dvts 'best' or 'vote' (default "
+                             f"{DEFAULTS['beam']['final']}), mcts 'visits' or 'vote' "
+                             f"(default {DEFAULTS['mcts']['final']})")
     common.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
                         help=f"the problem's task: {', '.join(TASKS)} (default {DEFAULT_TASK})")
     common.add_argument("--json", action="store_true")

@@ -17,7 +17,8 @@ Event types (``Event.type``) and their payload (``Event.data``):
 - ``select``    MCTS selection reached a node along ``path`` (list of ids)
 - ``backprop``  a value was backpropagated along ``path`` (leaf last): ``path, value``;
                 every node on the path gets ``visits += 1`` and ``value_sum += value``
-- ``beam``      the beam kept these nodes at a depth: ``ids, depth``
+- ``beam``      the beam kept these nodes at a depth: ``ids, depth``; DVTS adds ``subtrees``,
+                the index of the subtree that kept each id (same length as ``ids``)
 - ``vote``      a finished chain cast a vote: ``leaf, answer, weight``
 - ``final``     the strategy's answer: ``answer, path`` (the chosen chain)
 - ``discard``   generated tokens that became no node (a sampled chain ran past ``max_depth``):
@@ -151,7 +152,8 @@ class SearchTree:
                 self.nodes[nid].visits += 1
                 self.nodes[nid].value_sum += d["value"]
         elif t == "beam":
-            self.beams.append({"ids": list(d["ids"]), "depth": d["depth"]})
+            self.beams.append({"ids": list(d["ids"]), "depth": d["depth"],
+                               **({"subtrees": list(d["subtrees"])} if "subtrees" in d else {})})
         elif t == "vote":
             self.votes.append(dict(d))
         elif t == "final":

@@ -1,18 +1,20 @@
 """Strategies: one module per algorithm, one entry point each (``run``), one result type.
 
 ``run_strategy`` maps the app's/CLI's single *budget* knob to each strategy's size knob:
-majority -> number of chains N; beam -> beam width; mcts -> number of simulations; tot ->
-breadth b; tot_dfs -> states expanded at most. Compute
+majority, best_of_n, weighted, dvts -> number of chains N; beam -> beam width; mcts -> number
+of simulations; tot -> breadth b; tot_dfs -> states expanded at most. Compute
 actually spent is always measured by the meter (generated tokens), so curves compare
 strategies at equal compute whatever the knob means.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from search.models.base import Policy
-from search.scoring import make_scorer, value_scorer_for
-from search.strategies import beam, majority, mcts, tot
+from search.scoring import (SCORERS, VERIFIER_SCORERS, has_learned_verifier, make_scorer,
+                            value_scorer_for)
+from search.strategies import beam, best_of_n, dvts, majority, mcts, tot
 from search.strategies.blocks import Sampling, ShouldStop
 from search.strategies.defaults import DEFAULTS  # re-exported: search.strategies.DEFAULTS
 from search.tasks import TaskLike, get_task
@@ -24,13 +26,63 @@ STRATEGIES = {
     "mcts": "MCTS over steps (UCT)",
     "tot": "Tree of Thoughts BFS (keep the b best-valued states per depth)",
     "tot_dfs": "Tree of Thoughts DFS (value threshold, pruning, backtracking)",
+    "best_of_n": "best-of-N (the verifier's best-scored of N chains)",
+    "weighted": "verifier-weighted majority vote over N chains",
+    "dvts": "DVTS (diverse verifier tree search: N/M independent greedy PRM subtrees)",
 }
 BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations",
-               "tot": "breadth b", "tot_dfs": "states expanded"}
+               "tot": "breadth b", "tot_dfs": "states expanded", "best_of_n": "chains N",
+               "weighted": "chains N", "dvts": "chains N"}
 MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512,
-              "tot": tot.MAX_BREADTH, "tot_dfs": tot.MAX_STATES}
+              "tot": tot.MAX_BREADTH, "tot_dfs": tot.MAX_STATES,
+              "best_of_n": majority.MAX_CHAINS, "weighted": majority.MAX_CHAINS,
+              "dvts": dvts.MAX_CHAINS}
 # DEFAULTS (search/strategies/defaults.py) is the one place every strategy's defaults live: the
 # configs, run_strategy, the Search tree page, the CLI (--help) and the README all read it.
+
+
+def strategy_name(name: str) -> str:
+    """A strategy's registry name from a spelling with hyphens (``best-of-n`` -> ``best_of_n``,
+    ``tot-dfs`` -> ``tot_dfs``); other names unchanged."""
+    return name.strip().replace("-", "_").lower() if isinstance(name, str) else name
+
+
+def default_scorer(name: str, task: TaskLike = None) -> Optional[str]:
+    """The scorer ``run_strategy`` uses for strategy ``name`` on ``task`` when none is given:
+    DEFAULTS[name]['scorer'] (a learned ORM/PRM) when the task has that verifier with weights
+    present (``has_learned_verifier``), else ``"confidence"`` for the strategies that need a
+    scorer (best_of_n, weighted, dvts; never silently the exact step checker); ToT: the task's
+    value (``value_scorer_for``); others None (beam and MCTS then use model confidence, plain
+    majority scores nothing)."""
+    if name in ("tot", "tot_dfs"):
+        return value_scorer_for(task)
+    want = DEFAULTS.get(name, {}).get("scorer")
+    if want is None:
+        return None
+    return want if has_learned_verifier(task, _kind(want)) else "confidence"
+
+
+def _kind(scorer: str) -> str:
+    return "orm" if scorer == "orm" else "prm"
+
+
+def check_scorer(scorer: Optional[str], task: TaskLike = None) -> None:
+    """ValueError (one line) when ``scorer`` is a learned verifier (VERIFIER_SCORERS) that
+    ``task`` does not have (no such verifier, or its weights are missing), or an unknown name.
+    None passes (the strategy's default applies)."""
+    if scorer is None:
+        return
+    if scorer not in SCORERS:
+        raise ValueError(f"unknown scorer {scorer!r}; choose one of {', '.join(SCORERS)}")
+    if scorer in VERIFIER_SCORERS and not has_learned_verifier(task, _kind(scorer)):
+        from search.models.verifier import verifier_dir
+        t, kind = get_task(task), _kind(scorer).upper()
+        if verifier_dir(t, _kind(scorer)) is None:
+            raise ValueError(f"the {t.label} task has no learned {kind}, so scorer {scorer!r} "
+                             f"cannot run; choose confidence or another scorer")
+        raise ValueError(f"the learned {kind} of the {t.label} task is missing "
+                         f"({verifier_dir(t, _kind(scorer))}); train it with: python -m search "
+                         f"train-verifier --task {t.name} --kind {_kind(scorer)}")
 
 
 def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] = None,
@@ -38,17 +90,24 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
                  scorer: Optional[str] = None, weighted: bool = False,
                  expansions: Optional[int] = None, k: Optional[int] = None,
                  c: Optional[float] = None, final: Optional[str] = None,
+                 width: Optional[int] = None,
                  tree: Optional[SearchTree] = None, should_stop: ShouldStop = None,
                  task: TaskLike = None) -> SearchResult:
     """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
 
     Every knob left None takes its value from DEFAULTS[name] (budget, beam ``expansions``,
-    MCTS/ToT ``k``, ``c``, ``final``). scorer: a name of ``search.scoring.SCORERS`` (None:
-    confidence for beam/MCTS, the task's value for ToT (``search.scoring.value_scorer_for``:
-    Game of 24's learned value behind the exact step checker), none for plain majority). ``task``: the problem's Task or
-    registry name (None: arithmetic); the strategy reads prompt, steps and answers from it.
-    Raises ValueError for an unknown strategy or out-of-range settings.
+    MCTS/ToT ``k``, ``c``, ``final``, DVTS ``width``). scorer: a name of
+    ``search.scoring.SCORERS``; None takes ``default_scorer(name, task)`` (confidence for
+    beam/MCTS, the task's value for ToT (``search.scoring.value_scorer_for``: Game of 24's
+    learned value behind the exact step checker), none for plain majority, the learned ORM
+    (best_of_n, weighted) or PRM (dvts) when the task has it, else confidence). ``weighted``
+    applies to ``majority`` only (the strategy ``weighted`` always weighs). ``name`` may be
+    spelled with hyphens (``best-of-n``). ``task``: the problem's Task or registry name (None:
+    arithmetic); the strategy reads prompt, steps and answers from it. Raises ValueError
+    (one line) for an unknown strategy, out-of-range settings, or a learned-verifier scorer
+    the task does not have (``check_scorer``).
     """
+    name = strategy_name(name)
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
     d = DEFAULTS[name]
@@ -56,8 +115,9 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
     if not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET[name]:
         raise ValueError(f"budget ({BUDGET_KNOB[name]}) must be an integer in "
                          f"[1, {MAX_BUDGET[name]}] for {name}, got {budget}")
-    if scorer is None and name in ("tot", "tot_dfs"):  # ToT values states: the task's value
-        scorer = value_scorer_for(task)
+    check_scorer(scorer, task)
+    if scorer is None:
+        scorer = default_scorer(name, task)
     if scorer == "checker" and get_task(task).step_checker(problem) is None:
         raise ValueError(f"the {get_task(task).label} task has no exact step checker")
     if scorer == "perfect" and get_task(task).state_value(problem, []) is None:
@@ -71,6 +131,19 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
         cfg = majority.MajorityConfig(n=budget, weighted=weighted,
                                       batch_size=min(budget, max(4, -(-budget // 4))))
         return majority.run(problem, policy, cfg, scorer=sc, **common)
+    if name in ("best_of_n", "weighted"):  # N chains sampled and batched like majority
+        bs = min(budget, max(4, -(-budget // 4)))
+        if name == "best_of_n":
+            return best_of_n.run(problem, policy, best_of_n.BestOfNConfig(n=budget, batch_size=bs),
+                                 scorer=sc, **common)
+        r = majority.run(problem, policy, majority.MajorityConfig(n=budget, weighted=True,
+                                                                  batch_size=bs),
+                         scorer=sc, **common)
+        return replace(r, strategy="weighted")
+    if name == "dvts":
+        cfg = dvts.DVTSConfig(n=budget, width=d["width"] if width is None else width,
+                              final=final or d["final"])
+        return dvts.run(problem, policy, cfg, scorer=sc, **common)
     if name == "beam":
         cfg = beam.BeamConfig(width=budget,
                               expansions=d["expansions"] if expansions is None else expansions,

@@ -207,10 +207,14 @@ def sample_chains(tree: SearchTree, policy: Policy, parents: list[int], n: int,
 
 def prefetch(tree: SearchTree, scorer: Scorer, node_ids: list[int]) -> None:
     """Let a batched scorer (a learned verifier) score many paths in one forward pass before
-    they are evaluated one by one; scorers without ``prefetch`` need nothing."""
+    they are evaluated one by one; scorers without ``prefetch`` need nothing. A finished chain
+    without an answer is left out: the learned scorers give it 0 without reading it, so the
+    verifier columns of the meter count only paths a score reads."""
     fn = getattr(scorer, "prefetch", None)
-    if fn is not None and node_ids:
-        fn(tree, list(node_ids))
+    ids = [i for i in node_ids
+           if not (i != 0 and tree.nodes[i].terminal and tree.nodes[i].answer is None)]
+    if fn is not None and ids:
+        fn(tree, ids)
 
 
 def evaluate(tree: SearchTree, scorer: Scorer, node_id: int) -> float:

@@ -4,7 +4,8 @@ The strategy configs (``MajorityConfig``, ``BeamConfig``, ``MCTSConfig``), ``run
 command line (``python -m search solve --help`` prints them) and the Search tree page all read
 this table, and the README quotes it. ``budget`` is each strategy's size knob
 (``search.strategies.BUDGET_KNOB``): chains N (majority), beam width (beam), simulations (mcts),
-breadth b (tot), states expanded (tot_dfs).
+breadth b (tot), states expanded (tot_dfs), chains N (best_of_n, weighted, dvts). A
+``scorer`` entry is the strategy's default scorer when the task has it (``default_scorer``).
 
 This module imports nothing from the strategies, so each strategy module can import it without a
 cycle (``search.strategies`` re-exports it as ``search.strategies.DEFAULTS``).
@@ -26,4 +27,15 @@ DEFAULTS: dict[str, dict] = {
     # Tree of Thoughts DFS: states expanded at most; proposals k per state; a state valued at or
     # below the threshold is pruned (not yet decided on a validation split).
     "tot_dfs": {"budget": 32, "k": 5, "threshold": 0.5},
+    # Best-of-N: chains N. Scorer: the task's learned ORM when present, else model confidence
+    # (search.strategies.default_scorer); an ORM ranks whole chains (Cobbe et al. 2021).
+    "best_of_n": {"budget": 16, "scorer": "orm"},
+    # Verifier-weighted majority vote: chains N. Scorer: the learned ORM when present (it is
+    # trained to estimate P(the chain ends right), the weight a weighted vote sums), else
+    # model confidence.
+    "weighted": {"budget": 16, "scorer": "orm"},
+    # DVTS: chains N split into N // width independent subtrees; width M = 4 children per
+    # subtree per depth (search-and-learn's default beam width); final answer rule. Scorer:
+    # the learned PRM (last-step aggregation) when present, else model confidence.
+    "dvts": {"budget": 16, "width": 4, "final": "best", "scorer": "prm"},
 }

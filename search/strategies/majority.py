@@ -9,6 +9,13 @@ votes its own answer: a chain that stopped after ``8*7=56`` never cuts the chain
 A chain that ends without a completed answer line (no answer, or cut by the token or context
 limit) abstains; abstentions are counted in ``extra['abstained']``. Chains are sampled in batches (one
 batched policy call per batch of ``batch_size`` chains), so a live view sees the trie grow.
+
+Weighted vote (``weighted=True``; the strategy ``weighted`` of ``run_strategy``): each chain's
+vote counts its verifier score instead of 1, and the answer with the largest summed score wins
+(Li et al. 2023, "Making Language Models Better Reasoners with Step-Aware Verifier", Sec. 2.3,
+"voting verifier"; Uesato et al. 2022, "Solving math word problems with process- and
+outcome-based feedback", Sec. 3, verifier-weighted majority voting). A learned verifier scores
+each batch's leaves in one pass (``blocks.prefetch``).
 """
 from __future__ import annotations
 
@@ -19,13 +26,53 @@ from typing import Optional
 from search.models.base import Policy
 from search.scoring import Scorer
 from search.strategies.blocks import (Sampling, ShouldStop, add_chain, check_tree, evaluate,
-                                      sample_chains, stopped)
+                                      prefetch, sample_chains, stopped)
 from search.strategies.defaults import DEFAULTS
 from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
 MAX_CHAINS = 1024
+
+
+def sample_votes(tree: SearchTree, policy: Policy, n: int, batch_size: int, sampling: Sampling,
+                 gold: Optional[str], scorer: Optional[Scorer], weighted: bool,
+                 should_stop: ShouldStop) -> tuple[list[int], bool]:
+    """Sample ``n`` whole chains from the root in batches of ``batch_size`` (one batched policy
+    call each), add each to the trie, and let each cast one vote (a ``vote`` event; None: an
+    abstention). With a ``scorer``, a batch's chains are all added first, then their leaves
+    are scored in one verifier pass (``blocks.prefetch``; a scorer without batching scores
+    them one by one) and each scored leaf votes right after its ``score`` event; the vote's
+    weight is the score when ``weighted``, else 1. ``should_stop`` is polled between batches.
+    Returns (the chains' leaves in sample order, whether the run was stopped). Shared by
+    self-consistency, the weighted vote and best-of-N."""
+    leaves: list[int] = []
+    done, call = 0, 0
+    while done < n:
+        if stopped(should_stop):
+            return leaves, True
+        b = min(batch_size, n - done)
+        (conts,) = sample_chains(tree, policy, [0], b, sampling, call)
+        call += 1
+        batch = []
+        for cont in conts:
+            leaf = add_chain(tree, 0, cont, gold, sampling.max_depth, "step")
+            batch.append(leaf)
+            if scorer is None:  # nothing to score: vote at once
+                _vote(tree, leaf, 1.0)
+        if scorer is not None:
+            prefetch(tree, scorer, batch)
+            for leaf in batch:
+                s = evaluate(tree, scorer, leaf)
+                _vote(tree, leaf, s if weighted else 1.0)
+        leaves += batch
+        done += b
+    return leaves, False
+
+
+def _vote(tree: SearchTree, leaf: int, weight: float) -> None:
+    node = tree.nodes[leaf]
+    tree.emit("vote", leaf=leaf, answer=node.answer if node.terminal else None, weight=weight)
 
 
 @dataclass
@@ -58,27 +105,8 @@ def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
     t0 = time.perf_counter()
     task = get_task(task)
     tree = check_tree(tree, problem, task)
-    leaves: list[int] = []
-    done, call = 0, 0
-    was_stopped = False
-    while done < config.n:
-        if stopped(should_stop):
-            was_stopped = True
-            break
-        b = min(config.batch_size, config.n - done)
-        (conts,) = sample_chains(tree, policy, [0], b, sampling, call)
-        call += 1
-        for cont in conts:
-            leaf = add_chain(tree, 0, cont, gold, sampling.max_depth, "step")
-            weight = 1.0
-            if scorer is not None:
-                s = evaluate(tree, scorer, leaf)
-                weight = s if config.weighted else 1.0
-            node = tree.nodes[leaf]
-            tree.emit("vote", leaf=leaf, answer=node.answer if node.terminal else None,
-                      weight=weight)
-            leaves.append(leaf)
-        done += b
+    leaves, was_stopped = sample_votes(tree, policy, config.n, config.batch_size, sampling, gold,
+                                       scorer, config.weighted, should_stop)
     answers = [v["answer"] for v in tree.votes]
     weights = [v["weight"] for v in tree.votes]
     result = vote(answers, weights, seed=sampling.seed, problem=problem)
