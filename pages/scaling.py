@@ -209,8 +209,9 @@ if P * n > HEAVY_CHAINS and policy.device == "cpu":
                "take minutes (then it is cached).")
 
 problems = heldout(P)
-reading = st.container()
-chart = st.empty()
+chart = st.empty()    # the figure first,
+notes = st.container()  # then what it says (computed from its curves) and its compute,
+reading = st.container()  # then the reading at the slider's budget
 pools, stats = sample_or_stop(P, f"Sampling {n} chains per problem:", lambda bar: cached_pools(
     policy, TASK.name, model, problems, n, temperature, top_p, seed, bar))
 tpc = mean_chain_tokens(pools)
@@ -307,46 +308,47 @@ with reading:
                         f"{gain * 100:+.1f} points.")
 chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                    key="sc_fig")
-if x_mode == "samples" and plan:
-    st.caption("Measured searches sit at chain-equivalents: their mean generated tokens "
-               f"divided by the mean tokens of one sampled chain ({tpc:.1f}).")
+with notes:
+    if x_mode == "samples" and plan:
+        st.caption("Measured searches sit at chain-equivalents: their mean generated tokens "
+                   f"divided by the mean tokens of one sampled chain ({tpc:.1f}).")
 
-# ---- the learned verifier against voting, computed from the curves above
-by_key = {s_["key"]: s_ for s_ in series if s_.get("kind") == "curve"}
-learned = [by_key[k] for k in ("best_prm", "best_orm") if k in by_key]
-if learned and "maj" in by_key and len(ks) > 1:
-    said = verifier_readings(by_key["maj"], learned, by_key.get("pass"), problems=P)
-    st.markdown(f"- {said['beats']}\n- {said['behind']}\n- {said['overopt']}")
-elif VKINDS:
-    st.caption("Show self-consistency and a best-of-N curve of a learned verifier (and n > 1) "
-               "to read where the learned verifier beats voting.")
-weighted = [s_ for s_ in series if s_.get("key", "").startswith("weighted")]
-if weighted:
-    mc = sorted({int(k) for s_ in weighted for k, m in zip(s_["samples"], s_["method"])
-                 if m == "monte-carlo"})
-    how = ("exact: the average over every k-subset of each pool at every budget" if not mc else
-           f"exact where a pool has at most {WEIGHTED_EXACT_LIMIT:,} k-subsets; at N = "
-           f"{', '.join(map(str, mc))} a Monte-Carlo average over {WEIGHTED_MC_SUBSETS:,} "
-           "random k-subsets per problem (fixed seed; standard error at most "
-           f"{0.5 / WEIGHTED_MC_SUBSETS ** 0.5:.3f})")
-    st.caption(f"Weighted vote (each answer scores the sum of its chains' learned-verifier "
-               f"scores; the largest total wins): {how}.")
-if vcost:  # the verifier's own compute, beside the curves
-    chains = max(1, sum(p.n for p in pools))
-    per_chain = {k: vcost[k]["tokens"] / chains for k in VKINDS}
-    read = "; ".join(f"the learned {k.upper()} read {per_chain[k]:,.1f} tokens per sampled "
-                     f"chain ({vcost[k]['tokens']:,} in {vcost[k]['passes']} batched forward "
-                     "passes for the pool)" for k in VKINDS)
-    bon = " or ".join(f"{n * v:,.0f} with the {k.upper()}" for k, v in per_chain.items())
-    searched = "; ".join(f"{s_['name'].split(':')[0]}: "
-                         + ", ".join(f"{v:,.0f}" for v in s_["verifier_tokens"])
-                         for s_ in series
-                         if s_.get("kind") == "points" and s_.get("verifier_tokens"))
-    st.caption("**Verifier compute** (not on the x axis, which counts the policy's generated "
-               f"tokens): {read}. Best-of-N at N = {n} reads about {bon} verifier tokens per "
-               f"problem, beside {n * tpc:,.0f} generated."
-               + (f" Verifier tokens per problem in the measured searches, by budget: "
-                  f"{searched}." if searched else ""))
+    # ---- the learned verifier against voting, computed from the curves above
+    by_key = {s_["key"]: s_ for s_ in series if s_.get("kind") == "curve"}
+    learned = [by_key[k] for k in ("best_prm", "best_orm") if k in by_key]
+    if learned and "maj" in by_key and len(ks) > 1:
+        said = verifier_readings(by_key["maj"], learned, by_key.get("pass"), problems=P)
+        st.markdown(f"- {said['beats']}\n- {said['behind']}\n- {said['overopt']}")
+    elif VKINDS:
+        st.caption("Show self-consistency and a best-of-N curve of a learned verifier (and n > 1) "
+                   "to read where the learned verifier beats voting.")
+    weighted = [s_ for s_ in series if s_.get("key", "").startswith("weighted")]
+    if weighted:
+        mc = sorted({int(k) for s_ in weighted for k, m in zip(s_["samples"], s_["method"])
+                     if m == "monte-carlo"})
+        how = ("exact: the average over every k-subset of each pool at every budget" if not mc else
+               f"exact where a pool has at most {WEIGHTED_EXACT_LIMIT:,} k-subsets; at N = "
+               f"{', '.join(map(str, mc))} a Monte-Carlo average over {WEIGHTED_MC_SUBSETS:,} "
+               "random k-subsets per problem (fixed seed; standard error at most "
+               f"{0.5 / WEIGHTED_MC_SUBSETS ** 0.5:.3f})")
+        st.caption(f"Weighted vote (each answer scores the sum of its chains' learned-verifier "
+                   f"scores; the largest total wins): {how}.")
+    if vcost:  # the verifier's own compute, beside the curves
+        chains = max(1, sum(p.n for p in pools))
+        per_chain = {k: vcost[k]["tokens"] / chains for k in VKINDS}
+        read = "; ".join(f"the learned {k.upper()} read {per_chain[k]:,.1f} tokens per sampled "
+                         f"chain ({vcost[k]['tokens']:,} in {vcost[k]['passes']} batched forward "
+                         "passes for the pool)" for k in VKINDS)
+        bon = " or ".join(f"{n * v:,.0f} with the {k.upper()}" for k, v in per_chain.items())
+        searched = "; ".join(f"{s_['name'].split(':')[0]}: "
+                             + ", ".join(f"{v:,.0f}" for v in s_["verifier_tokens"])
+                             for s_ in series
+                             if s_.get("kind") == "points" and s_.get("verifier_tokens"))
+        st.caption("**Verifier compute** (not on the x axis, which counts the policy's generated "
+                   f"tokens): {read}. Best-of-N at N = {n} reads about {bon} verifier tokens per "
+                   f"problem, beside {n * tpc:,.0f} generated."
+                   + (f" Verifier tokens per problem in the measured searches, by budget: "
+                      f"{searched}." if searched else ""))
 
 # ---- export
 rows = curve_rows(series, task=TASK.name, problems=P, pool_n=n, temperature=temperature,
