@@ -113,10 +113,13 @@ def cmd_curve(a) -> dict:
     from search.models.hf import load_bundled
     from search.pools import pool_curve, sample_pools
     from search.solve import solve
-    from search.strategies import check_scorer, default_scorer
+    from search.strategies import BUDGET_KNOB, MAX_BUDGET, check_scorer, default_scorer
     task = get_task(a.task)
     ks = _budgets(a.budgets)
     check_scorer(a.scorer, task)  # before loading a model: a missing verifier fails fast
+    if a.strategy != "majority" and ks[-1] > MAX_BUDGET[a.strategy]:
+        raise UsageError(f"budgets for {a.strategy} are at most {MAX_BUDGET[a.strategy]} "
+                         f"({BUDGET_KNOB[a.strategy]})")
     knobs = {k: v for k, v in strategy_knobs(a).items() if k != "budget"}
     size = task.split_size(a.split)
     if not 1 <= a.problems <= size:

@@ -100,3 +100,5 @@ def test_cli_names_the_new_strategies_and_scorers_and_refuses_a_missing_verifier
     assert bad.returncode == 2 and "no learned PRM" in bad.stderr
     bad = _search(env, "solve", "8*7+6", "--strategy", "beam", "--width", "2")
     assert bad.returncode == 2 and "--width" in bad.stderr
+    bad = _search(env, "curve", "--strategy", "dvts", "--budgets", "1,512")
+    assert bad.returncode == 2 and "at most 256 (chains N)" in bad.stderr
