@@ -32,7 +32,7 @@ from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, 
 from ui.sampling import (cached_pool_series, cached_pools, cached_scored_pools, measured_runs,
                          problem_key)
 from viz.axes import pct_interval
-from viz.curves import DR_THRESHOLD, accuracy_figure, diminishing_returns
+from viz.curves import DR_THRESHOLD, PALETTE, accuracy_figure, diminishing_returns
 
 SCOPE = "scaling"
 N_CHOICES = [4, 8, 16, 32]
@@ -223,9 +223,15 @@ marker = budget if x_mode == "samples" else budget * tpc
 budget_label = f"budget: {budget} sample{'s' if budget > 1 else ''}"
 
 
+# One colour per curve whatever else is shown (a curve keeps its colour when another is added
+# or a task lacks one); measured searches take the palette's last two, then a second palette.
+CURVE_COLORS = dict(zip(POOL_CURVES, PALETTE))
+MEASURED_COLORS = list(PALETTE[len(POOL_CURVES):]) + ["#8c564b", "#7f7f7f", "#bcbd22"]
+
+
 def pool_curves(keys: list[str]) -> list[dict]:
-    return [dict(cached_pool_series(pools, POOL_KEY, ks, c, AGG), mark_dr=(c == "maj"))
-            for c in keys]
+    return [dict(cached_pool_series(pools, POOL_KEY, ks, c, AGG), mark_dr=(c == "maj"),
+                 color=CURVE_COLORS[c]) for c in keys]
 
 
 vcost = {}
@@ -270,16 +276,17 @@ if plan:
                    "cached, so stopping keeps what is done; fewer problems or budgets is faster.")
 
     def measure(bar) -> None:
-        for name, label, knob, budgets, scorer in plan:
+        for j, (name, label, knob, budgets, scorer) in enumerate(plan):
             if not budgets:
                 continue
             corr, toks, vtoks = measured_runs(
                 policy, TASK.name, model + scorer_key(TASK, scorer), problems, name, budgets,
                 temperature, top_p, seed, bar, scorer=scorer)
-            series.append(measured_series(
+            learned = bool(scorer) and scorer[:3] in ("prm", "orm")
+            series.append(dict(measured_series(
                 f"{label}: {knob} {', '.join(map(str, budgets))}", budgets, corr, toks, tpc,
-                knob=knob, verifier_tokens=vtoks if scorer and scorer[:3] in ("prm", "orm")
-                else None))
+                knob=knob, verifier_tokens=vtoks if learned else None),
+                color=MEASURED_COLORS[j % len(MEASURED_COLORS)]))
     sample_or_stop(runs, "Search runs:", measure, what="A search run failed", stop=False)
 
 # ---- reading at the budget
