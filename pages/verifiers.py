@@ -175,11 +175,12 @@ g1, g2 = st.columns([3, 2])
 with g1:
     st.plotly_chart(roc_figure(curves, points), key="vf_roc")
 with g2:
-    rows = [{"scorer": names[k], "ROC-AUC": aucs[k],
-             "ECE": next((r["cal"]["ece"] for r in rel_series
-                          if r["name"] == names[k]), None)} for k in chain_scores]
+    # ECE of every chain score read as P(right) (the checker's 0/1 included)
+    rows = [{"scorer": names[k], "ROC-AUC": aucs[k], "ECE": calibration(v, y)["ece"]}
+            for k, v in chain_scores.items()]
     if check_auc is not None:
-        rows.append({"scorer": LABELS["checker"], "ROC-AUC": check_auc, "ECE": None})
+        rows.append({"scorer": LABELS["checker"], "ROC-AUC": check_auc,
+                     "ECE": calibration(acc, y)["ece"]})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="vf_auc_table",
                  column_config={"scorer": st.column_config.TextColumn(width="medium"),
                                 "ROC-AUC": st.column_config.NumberColumn(format="%.3f",
@@ -187,7 +188,8 @@ with g2:
                                 "ECE": st.column_config.NumberColumn(format="%.3f",
                                                                      width="small")})
     st.caption(f"ROC-AUC: the chance that a random right chain scores above a random wrong "
-               f"one (ties count ½), over the {len(y):,} answered chains. "
+               f"one (ties count ½), over the {len(y):,} answered chains; ECE: each score read "
+               "as P(right), 10 bins. "
                f"{'PRM chain scores aggregate the step scores by the last step, the minimum or the product. ' if 'prm' in KINDS else ''}"  # noqa: E501
                + ("The perfect process verifier accepts or rejects (★): it rejects a right "
                   "answer reached through a wrong step." if HAS_CHECKER else ""))

@@ -83,6 +83,9 @@ def test_shows_reliability_roc_auc_and_the_top_wrong_chains(app, policy_dir):
         assert (math.isnan(v) and math.isnan(got[name])) or got[name] == pytest.approx(v,
                                                                                    abs=1e-9)
     assert "perfect process verifier (exact step checker)" in got
+    ece = dict(zip(auc["scorer"], auc["ECE"]))
+    assert ece["learned ORM"] == pytest.approx(calibration(orm_chain, y)["ece"], abs=1e-9)
+    assert ece["model confidence"] == pytest.approx(calibration(conf, y)["ece"], abs=1e-9)
     from search.models.hf import BUNDLED_PATH
     if policy_dir == BUNDLED_PATH:  # right and wrong chains: real numbers, not NaN
         assert 0 < sum(y) < len(y) and not any(math.isnan(v) for v in want.values())
