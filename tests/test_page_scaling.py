@@ -298,3 +298,26 @@ def test_a_task_without_learned_verifiers_keeps_the_page_with_a_note(app):
     spec = at.get("plotly_chart")[0].proto.spec
     assert "learned" not in spec and "best-of-N, model confidence" in spec
     assert "Where the learned verifier" not in text
+
+
+def test_cache_keys_name_the_verifier_weights(tiny_verifiers):
+    """Measured PRM runs and scored pools are cached under the verifiers' folder and weights'
+    time: retraining a verifier in place must not serve the old model's runs."""
+    import os
+
+    from search.tasks import get_task
+    from ui.pool_page import scorer_key, verifier_key, verifier_kinds
+    task = get_task("arithmetic")
+    assert verifier_kinds(task) == ["orm", "prm"]
+    before = scorer_key(task, "prm_min")
+    assert str(tiny_verifiers["prm"]) in before and "orm=" not in before
+    assert str(tiny_verifiers["orm"]) in scorer_key(task, "orm")
+    assert scorer_key(task, "confidence") == "" and scorer_key(task, None) == ""
+    weights = tiny_verifiers["prm"] / "model.safetensors"
+    st_ = weights.stat()
+    try:
+        os.utime(weights, ns=(st_.st_atime_ns, st_.st_mtime_ns + 10**9))
+        assert scorer_key(task, "prm_min") != before
+        assert verifier_key(task, ["prm"]) == scorer_key(task, "prm_last").strip()
+    finally:
+        os.utime(weights, ns=(st_.st_atime_ns, st_.st_mtime_ns))
