@@ -40,14 +40,17 @@ def sample_votes(tree: SearchTree, policy: Policy, n: int, batch_size: int, samp
                  should_stop: ShouldStop) -> tuple[list[int], bool]:
     """Sample ``n`` whole chains from the root in batches of ``batch_size`` (one batched policy
     call each), add each to the trie, and let each cast one vote (a ``vote`` event; None: an
-    abstention). With a ``scorer``, a batch's chains are all added first, then their leaves
-    are scored in one verifier pass (``blocks.prefetch``; a scorer without batching scores
-    them one by one) and each scored leaf votes right after its ``score`` event; the vote's
-    weight is the score when ``weighted``, else 1. ``should_stop`` is polled between batches.
+    abstention). A scorer without batching (none, confidence, the exact checker) scores each
+    chain's leaf and votes as soon as the chain is added, so every chain is one stop of the
+    budget slider; a batched scorer (a learned verifier, ``prefetch``) first sees the batch's
+    chains all added, scores their leaves in one verifier pass (``blocks.prefetch``), then
+    each leaf scores and votes. The vote's weight is the score when ``weighted``, else 1.
+    ``should_stop`` is polled between batches.
     Returns (the chains' leaves in sample order, whether the run was stopped). Shared by
     self-consistency, the weighted vote and best-of-N."""
     leaves: list[int] = []
     done, call = 0, 0
+    batched = getattr(scorer, "prefetch", None) is not None
     while done < n:
         if stopped(should_stop):
             return leaves, True
@@ -58,21 +61,25 @@ def sample_votes(tree: SearchTree, policy: Policy, n: int, batch_size: int, samp
         for cont in conts:
             leaf = add_chain(tree, 0, cont, gold, sampling.max_depth, "step")
             batch.append(leaf)
-            if scorer is None:  # nothing to score: vote at once
-                _vote(tree, leaf, 1.0)
-        if scorer is not None:
+            if not batched:  # score (if at all) and vote at once: one slider stop per chain
+                _score_and_vote(tree, scorer, leaf, weighted)
+        if batched:  # the batch's chains are in: one verifier pass, then each scores and votes
             prefetch(tree, scorer, batch)
             for leaf in batch:
-                s = evaluate(tree, scorer, leaf)
-                _vote(tree, leaf, s if weighted else 1.0)
+                _score_and_vote(tree, scorer, leaf, weighted)
         leaves += batch
         done += b
     return leaves, False
 
 
-def _vote(tree: SearchTree, leaf: int, weight: float) -> None:
+def _score_and_vote(tree: SearchTree, scorer: Optional[Scorer], leaf: int,
+                    weighted: bool) -> None:
+    """Score the chain's leaf (a ``score`` event, when there is a scorer) and cast its vote,
+    weighted by the score when ``weighted``, else 1."""
+    s = evaluate(tree, scorer, leaf) if scorer is not None else 1.0
     node = tree.nodes[leaf]
-    tree.emit("vote", leaf=leaf, answer=node.answer if node.terminal else None, weight=weight)
+    tree.emit("vote", leaf=leaf, answer=node.answer if node.terminal else None,
+              weight=s if weighted else 1.0)
 
 
 @dataclass
