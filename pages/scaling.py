@@ -346,14 +346,14 @@ with notes:
         read = "; ".join(f"the learned {k.upper()} read {per_chain[k]:,.1f} tokens per sampled "
                          f"chain ({vcost[k]['tokens']:,} in {vcost[k]['passes']} batched forward "
                          "passes for the pool)" for k in VKINDS)
-        bon = " or ".join(f"{n * v:,.0f} with the {k.upper()}" for k, v in per_chain.items())
+        bon = " or ".join(f"{n * v:,.0f} ({k.upper()})" for k, v in per_chain.items())
         searched = "; ".join(f"{s_['name'].split(':')[0]}: "
                              + ", ".join(f"{v:,.0f}" for v in s_["verifier_tokens"])
                              for s_ in series
                              if s_.get("kind") == "points" and s_.get("verifier_tokens"))
         st.caption("**Verifier compute** (not on the x axis, which counts the policy's generated "
-                   f"tokens): {read}. Best-of-N at N = {n} reads about {bon} verifier tokens per "
-                   f"problem, beside {n * tpc:,.0f} generated."
+                   f"tokens): {read}. Best-of-N at N = {n} has the verifier read about {bon} "
+                   f"tokens per problem, beside {n * tpc:,.0f} generated."
                    + (f" Verifier tokens per problem in the measured searches, by budget: "
                       f"{searched}." if searched else ""))
 
