@@ -49,7 +49,8 @@ class ChainPool:
     verifier: learned verifier scores added by ``score_pools``: kind ("orm"/"prm") -> one entry
         per chain, the list of its step scores in [0, 1], or None for a chain without an answer
         (not scored); empty until scored;
-    verifier_tokens: kind -> tokens the verifier read per chain (0 where not scored).
+    verifier_tokens: kind -> tokens the verifier read per chain (0 where not scored; a share of
+        the batched call's total in proportion to the chain's length, so a float).
     """
     problem: str
     gold: str
@@ -108,7 +109,9 @@ def score_pools(pools: list[ChainPool], task: TaskLike = None,
     """Score every chain of ``pools`` with ``task``'s learned verifiers of ``kinds``.
 
     One ``Verifier.step_scores`` call per kind over all chains of all pools (it runs them in
-    batches of its ``batch_size`` chains, one forward pass each). Chains without an answer are
+    batches of its ``batch_size`` chains: one forward pass each, two for an implicit PRM and
+    its reference). Each chain's ``verifier_tokens`` is its share of the call's tokens read
+    (``last_cost``), in proportion to its length in the verifier's tokens. Chains without an answer are
     not scored (they score 0 as chains, like ``search.scoring.LearnedVerifier``). ``verifiers``
     (kind -> object with ``step_scores``/``last_cost``, optional) replaces
     ``search.models.verifier.load_verifier`` (tests).
@@ -139,12 +142,22 @@ def score_pools(pools: list[ChainPool], task: TaskLike = None,
         for p in new:
             p.verifier[kind] = [None] * p.n
             p.verifier_tokens[kind] = [0] * p.n
+        # Tokens read per chain: the call's total (``last_cost``, which counts every pass, e.g.
+        # two for an implicit PRM and its reference) shared out in proportion to each chain's
+        # length in the verifier's tokens (its context window at most), so they add up to it.
         tok, max_len = getattr(model, "tok", None), getattr(model, "max_len", None)
-        for (i, j), sc, item in zip(where, got, items):
+        sizes = []
+        for item in items:
+            try:
+                n_ids = len(chain_ids(tok, task, *item)[0]) if tok is not None else 1
+            except (TypeError, AttributeError, KeyError, ValueError):  # its own tokenizing:
+                # equal shares
+                n_ids = 1
+            sizes.append(max(1, min(n_ids, max_len or n_ids)))
+        per_token = cost["tokens"] / max(1, sum(sizes))
+        for (i, j), sc, size in zip(where, got, sizes):
             new[i].verifier[kind][j] = [float(v) for v in sc]
-            if tok is not None:  # tokens this chain put through the verifier (its window)
-                n_ids = len(chain_ids(tok, task, *item)[0])
-                new[i].verifier_tokens[kind][j] = min(n_ids, max_len or n_ids)
+            new[i].verifier_tokens[kind][j] = size * per_token
         stats[kind] = {"passes": int(cost["passes"]), "tokens": int(cost["tokens"]),
                        "chains": len(items), "seconds": time.perf_counter() - t0}
     return new, stats

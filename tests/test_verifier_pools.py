@@ -180,7 +180,8 @@ def test_score_pools_scores_every_step_in_one_call_per_kind(scored):
         assert stats[kind]["chains"] == n_answered
         assert stats[kind]["passes"] >= 1
         # per-chain tokens add up to what the verifier says it read
-        assert sum(t for p in new for t in p.verifier_tokens[kind]) == stats[kind]["tokens"]
+        assert sum(t for p in new for t in p.verifier_tokens[kind]) == pytest.approx(
+            stats[kind]["tokens"])
         model = load_verifier("arithmetic", kind)
         for p in new:
             for j, a in enumerate(p.answers):
@@ -237,3 +238,24 @@ def test_a_pool_without_steps_cannot_be_scored(tiny_verifiers):
     old = ChainPool("1+1", "2", 1, ["2"], [3], [0.5])  # built before the steps field
     with pytest.raises(ValueError, match="resample"):
         score_pools([old], "arithmetic")
+
+
+def test_tokens_read_per_chain_add_up_to_what_the_verifier_charges(scored):
+    """A verifier that reads every token twice (an implicit PRM and its reference): the chains'
+    shares still add up to its last_cost, in proportion to each chain's length."""
+    from search.models.verifier import load_verifier
+    pools, _, _, _ = scored
+
+    class Twice(CountingVerifier):
+        def step_scores(self, task, items):
+            out = super().step_scores(task, items)
+            self.last_cost = {"passes": 2 * self.inner.last_cost["passes"],
+                              "tokens": 2 * self.inner.last_cost["tokens"]}
+            return out
+
+    v = Twice(load_verifier("arithmetic", "prm"))
+    new, stats = score_pools(pools, "arithmetic", kinds=("prm",), verifiers={"prm": v})
+    shares = [t for p in new for t in p.verifier_tokens["prm"]]
+    assert sum(shares) == pytest.approx(stats["prm"]["tokens"]) == 2 * v.inner.last_cost["tokens"]
+    once, _ = score_pools(pools, "arithmetic", kinds=("prm",))
+    assert shares == pytest.approx([2 * t for p in once for t in p.verifier_tokens["prm"]])
