@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import json
 import subprocess
 import sys
@@ -134,3 +135,66 @@ def test_train_verifier_command_writes_a_loadable_model_and_card(tmp_path, tiny_
     v = Verifier(out)
     assert v.kind == "prm"
     assert len(v.step_scores("arithmetic", [("2+3", ["2+3=5", "Answer: 5"])])[0]) == 2
+
+
+def _implicit_verifier(tmp_path, tiny_model_dir, beta=2.0, bias=-0.5, perturb=True):
+    """A tiny implicit verifier: the tiny random GPT-2 (perturbed) scored against itself."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    out = tmp_path / "implicit"
+    ref = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir))
+    ref.save_pretrained(out / "reference")
+    tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    tok.save_pretrained(out / "reference")
+    m = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir))
+    if perturb:
+        g = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for q in m.parameters():
+                q.add_(0.05 * torch.randn(q.shape, generator=g))
+    m.config.verifier_form, m.config.verifier_kind = "implicit", "prm"
+    m.config.verifier_beta, m.config.verifier_bias = beta, bias
+    m.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def test_implicit_verifier_scores_equal_a_token_by_token_log_ratio(tmp_path, tiny_model_dir):
+    """The implicit PRM's score after step k is sigmoid(beta * sum of log pi - log pi_ref over
+    the chain's tokens up to step k's delimiter + bias) (Yuan et al. 2024, Eq. 3), recomputed
+    here one token at a time with separate forward passes of each prefix."""
+    import math
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from search.models.verifier import Verifier, chain_ids
+    d = _implicit_verifier(tmp_path, tiny_model_dir)
+    v = Verifier(d)
+    assert v.form == "implicit" and v.n_parameters == 2 * sum(
+        p.numel() for p in AutoModelForCausalLM.from_pretrained(str(d)).parameters())
+    task = get_task("arithmetic")
+    steps = ["8*7=56", "56+6=62", "Answer: 62"]
+    (got, short) = v.step_scores(task, [("8*7+6", steps), ("2+3", ["2+3=5"])])
+    assert v.last_cost["passes"] == 2
+    tok = AutoTokenizer.from_pretrained(str(d))
+    m = AutoModelForCausalLM.from_pretrained(str(d)).eval()
+    r = AutoModelForCausalLM.from_pretrained(str(d / "reference")).eval()
+    ids, ends = chain_ids(tok, task, "8*7+6", steps)
+    plen = len(tok(task.prompt("8*7+6"), add_special_tokens=False)["input_ids"])
+    q, want = 0.0, []
+    with torch.no_grad():
+        for i in range(plen, len(ids)):
+            ctx = torch.tensor([ids[:i]])
+            lp = lambda mod: torch.log_softmax(mod(input_ids=ctx).logits[0, -1], -1)[ids[i]]
+            q += float(lp(m) - lp(r))
+            if i in ends:
+                want.append(1 / (1 + math.exp(-(2.0 * q - 0.5))))
+    assert got == pytest.approx(want, abs=1e-4)
+    assert len(short) == 1
+
+
+def test_implicit_verifier_equal_to_its_reference_scores_sigmoid_of_the_bias(tmp_path,
+                                                                            tiny_model_dir):
+    from search.models.verifier import Verifier
+    v = Verifier(_implicit_verifier(tmp_path, tiny_model_dir, perturb=False))
+    (s,) = v.step_scores("arithmetic", [("8*7+6", ["8*7=56", "56+6=62", "Answer: 62"])])
+    assert s == pytest.approx([1 / (1 + math.exp(0.5))] * 3, abs=1e-6)
