@@ -458,3 +458,33 @@ def test_verifiers_page_draws_its_figures_and_tables(server, page):
     assert traces("vf_reliability_steps") is not None  # the PRM's steps vs the checker
     expect(page.locator('[data-testid="stDataFrame"]').first).to_be_visible()  # ROC-AUC table
     page.screenshot(path=str(ARTIFACTS / "browser_verifiers.png"), full_page=True)
+
+
+def test_scaling_page_main_figure_with_learned_verifiers(server, page):
+    """The Scaling page in a browser (10 problems, 4 chains, PRM beam width 1, DVTS N=4): the
+    main figure reaches the screen with majority vote, best-of-N by the learned ORM and PRM,
+    the perfect process verifier, pass@k named as the outcome verifiers' ceiling, PRM beam
+    and DVTS points, and the sentences on where the learned verifier beats or trails voting."""
+    from playwright.sync_api import expect
+    page.goto(f"{server}/scaling?sc_problems=10&sc_n=4&sc_vbeam=1&sc_dvts=4",
+              timeout=PAGE_TIMEOUT)
+    expect(page.get_by_role("heading", name="Scaling: accuracy against compute")
+           ).to_be_visible(timeout=PAGE_TIMEOUT)
+
+    def names():
+        return page.evaluate("""(sel) => {
+            const el = document.querySelector(`${sel} .js-plotly-plot`);
+            return el && el.data ? el.data.map(t => t.name || '') : null;
+        }""", key("sc_fig"))
+    want = ["self-consistency (maj@k)", "pass@k: the ceiling for any outcome verifier",
+            "best-of-N, learned ORM", "best-of-N, learned PRM (last)",
+            "best-of-N, perfect process verifier"]
+    got = poll(names, lambda v: v is not None and all(any(n.startswith(w) for n in v)
+                                                      for w in want)
+               and any("beam" in n for n in v) and any("DVTS" in n for n in v),
+               "main figure with the verifier curves and the PRM beam / DVTS points",
+               3 * RUN_TIMEOUT)  # sampling, two verifiers and 20 searches on a shared CPU
+    assert got
+    text = page.locator('[data-testid="stMarkdown"]').all_inner_texts()
+    assert any("Does a larger N over-optimise it?" in t for t in text), text
+    page.screenshot(path=str(ARTIFACTS / "browser_scaling.png"), full_page=True)
