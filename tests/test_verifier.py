@@ -198,3 +198,23 @@ def test_implicit_verifier_equal_to_its_reference_scores_sigmoid_of_the_bias(tmp
     v = Verifier(_implicit_verifier(tmp_path, tiny_model_dir, perturb=False))
     (s,) = v.step_scores("arithmetic", [("8*7+6", ["8*7=56", "56+6=62", "Answer: 62"])])
     assert s == pytest.approx([1 / (1 + math.exp(0.5))] * 3, abs=1e-6)
+
+
+def test_monte_carlo_labels_are_shares_of_rollouts_reaching_the_gold(tiny_policy):
+    """Math-Shepherd-style labels: each non-final step's label is the share of rollouts from
+    its prefix that reach a right answer (a multiple of 1/rollouts in [0, 1]); an answer step
+    is labelled by its own answer; the checker labels are left as they were."""
+    from search.models.verifier_train import _mc_labels, step_labels
+    task = get_task("arithmetic")
+    chains = [{"problem": "8*7+6", "steps": ["8*7=56", "56+6=62", "Answer: 62"],
+               "valid": [True, True, True], "correct": True, "answer": "62"},
+              {"problem": "2+3", "steps": ["2+3=6", "Answer: 6"], "valid": [False, False],
+               "correct": False, "answer": "6"}]
+    _mc_labels(task, tiny_policy, chains, rollouts=4, temperature=1.0, seed=0)
+    for c in chains:
+        mc = step_labels(c, "prm", "mc")
+        assert len(mc) == len(c["steps"])
+        assert all(0.0 <= v <= 1.0 and abs(v * 4 - round(v * 4)) < 1e-9 for v in mc)
+    assert chains[0]["mc"][-1] == 1.0 and chains[1]["mc"][-1] == 0.0
+    assert step_labels(chains[1], "prm", "checker") == [0.0, 0.0]
+    assert step_labels(chains[0], "orm") == [1.0, 1.0, 1.0]
