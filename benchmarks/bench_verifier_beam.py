@@ -59,6 +59,8 @@ def main() -> None:
     ap.add_argument("--scorer", default="prm")
     ap.add_argument("--n", type=int, default=64, help="chains of the majority vote")
     ap.add_argument("--temperature", type=float, default=0.8)
+    ap.add_argument("--final", default=None, choices=["best", "vote"],
+                    help="final answer rule of beam/DVTS (default: the strategy's)")
     a = ap.parse_args()
     task = get_task("arithmetic")
     problems = task.split(a.split, a.problems)
@@ -71,7 +73,7 @@ def main() -> None:
           f"pool sampled in {time.perf_counter() - t0:.0f} s")
     print(f"maj@{a.n}: accuracy {maj_acc:.3f} [{maj['ci_low'][0]:.3f}, "
           f"{maj['ci_high'][0]:.3f}] at {maj_tok:.0f} generated tokens per problem")
-    print(f"\n{a.strategy} --scorer {a.scorer}:")
+    print(f"\n{a.strategy} --scorer {a.scorer} --final {a.final or 'default'}:")
     print(f"{'budget':>6} {'accuracy':>9} {'95% CI':>16} {'gen tokens':>11} "
           f"{'verifier passes':>16} {'verifier tokens':>16} {'seconds':>8}")
     points = []
@@ -80,7 +82,7 @@ def main() -> None:
         right, tok, vp, vt = [], [], [], []
         for i, p in enumerate(problems):
             r = run_strategy(a.strategy, p.text, policy, w, Sampling(a.temperature, seed=i),
-                             gold=p.answer, scorer=a.scorer, task=task)
+                             gold=p.answer, scorer=a.scorer, task=task, final=a.final)
             right.append(1.0 if r.correct else 0.0)
             tok.append(r.compute.generated_tokens)
             vp.append(r.compute.verifier_passes)
