@@ -42,9 +42,9 @@ class Compute:
     verifier_passes: batched forward calls of a learned verifier (ORM/PRM/value model): a
         verifier costs compute too, so it has its own column (never in ``generated_tokens``).
     verifier_tokens: tokens the learned verifier read (each scored text once).
-    A FLOP estimate is 2 x parameters x (prompt_tokens + generated_tokens) for the policy, plus
-    2 x verifier parameters x verifier_tokens. Exports from before the verifier columns load
-    with them at 0.
+    A FLOP estimate is 2 x parameters x (prompt_tokens + generated_tokens) for the policy
+    (:meth:`flops`); a learned verifier adds 2 x its parameters x verifier_tokens (not in
+    :meth:`flops`). Exports from before the verifier columns load with them at 0.
     """
     generated_tokens: int = 0
     prompt_tokens: int = 0

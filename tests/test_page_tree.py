@@ -749,3 +749,14 @@ def test_verifier_strategies_are_offered_and_run_with_a_learned_scorer(strategy,
     res = run_once(at, **{knob: 4})
     assert res.strategy == strategy and res.compute.verifier_passes > 0
     assert at.query_params["strategy"] == strategy and at.query_params[knob] == "4"
+    # The verifier's own compute is on screen, apart from generated tokens (trial finding).
+    vm = [m for m in at.metric if m.label == "Verifier passes · tokens"]
+    assert vm and vm[0].value == (f"{res.compute.verifier_passes} · "
+                                  f"{res.compute.verifier_tokens:,}")
+    # The caption names where the answer comes from (best-of-N/DVTS: the best-scored chain,
+    # not the tallest bar; trial finding: it said "the tally's largest bar").
+    caps = " ".join(c.value for c in at.caption)
+    if strategy in ("best_of_n", "dvts"):
+        assert "need not be the tally's tallest bar" in caps, caps
+    else:
+        assert "The answer is the tally's largest bar" in caps, caps

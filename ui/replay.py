@@ -167,7 +167,7 @@ def snap(stops_: list[int], budget: int) -> int:
 
 
 def is_weighted(result: SearchResult) -> bool:
-    return result.strategy == "beam" or bool(result.config.get("weighted"))
+    return result.strategy in ("beam", "dvts") or bool(result.config.get("weighted"))
 
 
 # ------------------------------------------------------------------ P(correct) vs budget

@@ -96,6 +96,13 @@ def answer_rule(res: SearchResult) -> str:
     if res.strategy == "beam" and final != "vote":
         return ("Beam search answers with its best-scoring finished chain (★), which need not "
                 "be the tally's tallest bar: the tally counts every finished chain.")
+    if res.strategy == "dvts" and final != "vote":
+        return ("DVTS answers with its best-scoring finished chain (★), which need not be the "
+                "tally's tallest bar: the tally sums the verifier's scores of every finished "
+                "chain.")
+    if res.strategy == "best_of_n":
+        return ("Best-of-N answers with the chain its verifier scores highest (★), which need "
+                "not be the tally's tallest bar: the tally counts every chain's answer.")
     return "The answer is the tally's largest bar (★)."
 
 
@@ -290,7 +297,14 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                 + (" · **stopped early**" if res.stopped else ""))
     if res.strategy == "mcts":
         st.caption(mcts_note(res))
-    m = st.columns(5)
+    c = res.compute
+    m = st.columns(6 if c.verifier_passes else 5)
+    if c.verifier_passes:
+        m[5].metric("Verifier passes · tokens", f"{c.verifier_passes} · {c.verifier_tokens:,}",
+                    help="A learned verifier costs compute too: its batched forward passes "
+                         "and the tokens it read (each distinct path once per run; an "
+                         "implicit ORM/PRM runs two models, both counted). Not part of "
+                         "generated tokens or the FLOPs beside it.")
     m[0].metric("Answer", "–" if res.answer is None else res.answer,
                 None if res.correct is None else ("correct" if res.correct else "wrong"),
                 delta_color="green" if res.correct else "red", delta_arrow="off")
@@ -306,6 +320,7 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     flops = (f"{res.compute.flops(policy.n_parameters):.2e}" if policy is not None
              and source == "run" else "–")
     m[4].metric("FLOPs", flops,
-                help="Estimated floating-point operations: 2 × model parameters × tokens "
-                     "processed (prompt + generated). Shown for runs made with the loaded "
-                     "model only.")
+                help="Estimated floating-point operations of the policy: 2 × model "
+                     "parameters × tokens processed (prompt + generated); a learned "
+                     "verifier's are not included. Shown for runs made with the loaded model "
+                     "only.")
