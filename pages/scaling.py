@@ -43,12 +43,11 @@ TOT_CHOICES = [1, 2, 5]  # breadth b; Yao et al. 2023 report b = 1 and b = 5
 VBEAM_CHOICES = [1, 2, 4, 8]     # PRM beam search: beam widths
 DVTS_CHOICES = [4, 8, 16, 32]    # DVTS: chains N (subtrees of width M, search.strategies.dvts)
 HAS_DVTS = "dvts" in STRATEGIES  # (a checkout without DVTS shows the option disabled)
-# The curves shown by default. A task with learned verifiers shows them instead of model
-# confidence (VERIFIER_DEFAULT) while the choice is left at the default; curves a task cannot
-# draw (no learned verifier, no exact step checker) are dropped.
+# The curves shown by default; curves a task cannot draw (no learned verifier, no exact step
+# checker) are dropped. Model confidence stays beside the learned verifiers: it is the free
+# baseline they must beat (on arithmetic it ranks held-out chains better than both; trial).
 DEFAULT_CURVES = ["maj", "pass", "best_conf", "best_check", "best_orm", "best_prm",
                   "weighted_prm"]
-VERIFIER_DEFAULT = ["maj", "pass", "best_check", "best_orm", "best_prm", "weighted_prm"]
 X_LABELS = {"samples": "samples (log₂)", "tokens": "generated tokens"}
 HEAVY_CHAINS = 3200  # warn above this many chains on a CPU
 HEAVY_RUNS = 60      # warn above this many beam/MCTS/ToT runs on a CPU (~a minute)
@@ -122,8 +121,6 @@ VKINDS = verifier_kinds(TASK)  # learned verifiers with weights present: "orm", 
 CURVES = {k: v for k, v in POOL_CURVES.items()
           if (k != "best_check" or TASK.step_checker(TASK.example) is not None)
           and (k not in VERIFIER_CURVES or VERIFIER_CURVES[k] in VKINDS)}
-if VKINDS and ss["sc_curves"] == DEFAULT_CURVES:
-    ss["sc_curves"] = list(VERIFIER_DEFAULT)
 ss["sc_curves"] = [c for c in ss["sc_curves"] if c in CURVES]
 AGG = ss["sc_agg"]
 if VALUES and ss["sc_tot_value"] not in VALUES:

@@ -248,7 +248,8 @@ def verifier_readings(maj: dict, verifiers: Sequence[dict], pass_k: dict | None 
         if o["falls"]:
             sure = ("beyond the 95% intervals" if o["separate"] else
                     "within the 95% intervals: not sure on this many problems")
-            parts.append(f"yes for {name}: best-of-N peaks at N = {o['peak_k']} "
+            verdict = "yes" if o["separate"] else "perhaps"
+            parts.append(f"{verdict} for {name}: best-of-N peaks at N = {o['peak_k']} "
                          f"({_pct(o['peak'])}) and falls to {_pct(o['last'])} at "
                          f"N = {o['last_k']}{rise} ({sure})")
         else:

@@ -243,7 +243,8 @@ def test_verifier_figure_has_the_named_traces_and_intervals(vapp):
         assert "DVTS (learned PRM, last): chains N 4" in names, names
     else:  # the option is shown disabled until DVTS lands
         assert at.multiselect(key="sc_dvts_off").disabled
-    assert "best-of-N, model confidence" not in names  # not by default with learned verifiers
+    # model confidence stays by default: the free baseline the learned verifiers must beat
+    assert "best-of-N, model confidence" in names
     # six curves with intervals: dodged error bars, one per curve, at every budget
     exp = expected_series(8)
     for key, s in exp.items():

@@ -408,3 +408,15 @@ def test_csv_rows_carry_verifier_tokens_and_the_estimator():
                                               "monte-carlo"]
     assert [r["verifier_tokens"] for r in rows][2:] == [110.0, 220.0, 35.0, 70.0]
     assert all(r["verifier_tokens"] != r["verifier_tokens"] for r in rows[:2])  # NaN
+
+
+def test_overoptimisation_within_the_intervals_says_perhaps_not_yes():
+    """Trial finding: 'yes ... (within the 95% intervals: not sure)' contradicted itself."""
+    from search.sweeps import verifier_readings
+    ks = [1, 2, 4]
+    maj = _series("self-consistency (maj@k)", ks, [0.3, 0.4, 0.5])
+    prm = _series("best-of-N, learned PRM (last)", ks, [0.3, 0.56, 0.54], half=0.1)
+    said = verifier_readings(maj, [prm])
+    assert said["overopt"].startswith("Does a larger N over-optimise it? perhaps for "
+                                      "best-of-N, learned PRM (last)"), said["overopt"]
+    assert "not sure on this many problems" in said["overopt"]
