@@ -211,17 +211,28 @@ if "prm" in KINDS:
     key = f"prm_{agg}"
     wrong = [(chain_scores[key][j], i) for j, i in enumerate(answered) if not ch.right[i]]
     wrong.sort(key=lambda t: -t[0])
+    # One row per distinct chain (a weak policy samples the same wrong chain many times), with
+    # how many of the sampled chains it stands for.
+    times: dict[tuple, int] = {}
+    distinct = []
+    for sc, i in wrong:
+        k = (ch.problem[i], tuple(ch.steps[i]))
+        if k not in times:
+            distinct.append((sc, i))
+        times[k] = times.get(k, 0) + 1
     table = [{"problem": ch.problem[i],
               "chain steps": step_marks(ch.steps[i], ch.validity[i]),
               "PRM per step": " · ".join(f"{v:.2f}" for v in ch.prm[i]),
               f"PRM score ({agg})": sc,
-              "answer": ch.answer[i], "gold": ch.gold[i]} for sc, i in wrong[:TOP_WRONG]]
+              "answer": ch.answer[i], "gold": ch.gold[i],
+              "sampled": times[(ch.problem[i], tuple(ch.steps[i]))]}
+             for sc, i in distinct[:TOP_WRONG]]
     if table:
         st.dataframe(pd.DataFrame(table), hide_index=True, key="vf_top_wrong",
                      column_config={f"PRM score ({agg})":
                                     st.column_config.NumberColumn(format="%.3f")})
-        st.caption(f"The {len(table)} highest-scored of the {len(wrong):,} wrong answered "
-                   f"chains, by the {LABELS['prm']}'s chain score ({AGGREGATIONS[agg]}); "
+        st.caption(f"The {len(table)} highest-scored distinct chains of the {len(wrong):,} "
+                   f"wrong answered chains ('sampled': how many times each was drawn), by the {LABELS['prm']}'s chain score ({AGGREGATIONS[agg]}); "
                    + ("✗ marks the first step the exact step checker rejects. "
                       if HAS_CHECKER else "")
                    + "These are the chains a best-of-N or a beam search guided by the PRM "
