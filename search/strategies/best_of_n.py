@@ -29,7 +29,7 @@ from search.models.base import Policy
 from search.scoring import ConfidenceScorer, Scorer
 from search.strategies.blocks import Sampling, ShouldStop, check_tree
 from search.strategies.defaults import DEFAULTS
-from search.strategies.majority import MAX_CHAINS, sample_votes
+from search.strategies.majority import check_chains, sample_votes
 from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
@@ -42,10 +42,7 @@ class BestOfNConfig:
     batch_size: int = 16
 
     def __post_init__(self):
-        if not 1 <= self.n <= MAX_CHAINS:
-            raise ValueError(f"number of chains must be in [1, {MAX_CHAINS}], got {self.n}")
-        if not 1 <= self.batch_size <= 256:
-            raise ValueError("batch_size must be in [1, 256]")
+        check_chains(self.n, self.batch_size)
 
 
 def best_leaf(tree: SearchTree, leaves: list[int]) -> Optional[int]:

@@ -91,10 +91,16 @@ class MajorityConfig:
     batch_size: int = 16
 
     def __post_init__(self):
-        if not 1 <= self.n <= MAX_CHAINS:
-            raise ValueError(f"number of chains must be in [1, {MAX_CHAINS}], got {self.n}")
-        if not 1 <= self.batch_size <= 256:
-            raise ValueError("batch_size must be in [1, 256]")
+        check_chains(self.n, self.batch_size)
+
+
+def check_chains(n: int, batch_size: int) -> None:
+    """ValueError unless 1 <= n <= MAX_CHAINS chains and 1 <= batch_size <= 256 chains per
+    batched call (the settings of every strategy that samples whole chains)."""
+    if not 1 <= n <= MAX_CHAINS:
+        raise ValueError(f"number of chains must be in [1, {MAX_CHAINS}], got {n}")
+    if not 1 <= batch_size <= 256:
+        raise ValueError("batch_size must be in [1, 256]")
 
 
 def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
