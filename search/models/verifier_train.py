@@ -330,7 +330,8 @@ def verifier_card(s: dict) -> str:
               f"the share of {r['rollouts']} sampled completions of the prefix that reach a "
               f"right answer (Monte-Carlo, Math-Shepherd style)")
     cmd = (f"python -m search train-verifier --task {s['task']} --kind {kind}"
-           + (" --labels mc" if kind == "prm" and r["labels"] == "mc" else ""))
+           + (" --labels mc" if kind == "prm" and r["labels"] == "mc" else "")
+           + "".join(f" --{k} {r[k]}" for k in ("steps", "problems") if r[k] != RECIPE[k]))
     what = (f"the bundled policy `{s['policy']}` fine-tuned as a causal LM and scored against "
             f"itself frozen (its reference, in `reference/`): the score after a step is "
             f"sigmoid(beta x q + bias), q the summed log-likelihood ratio of the chain's tokens "
