@@ -410,12 +410,14 @@ def main(argv=None) -> int:
                     help="PRM step labels: the exact step checker (default) or Monte-Carlo "
                          "completion labels (share of --rollouts completions reaching a right "
                          "answer, Math-Shepherd style)")
-    ap.add_argument("--rollouts", type=int, default=RECIPE["rollouts"])
-    ap.add_argument("--steps", type=int, default=RECIPE["steps"], help="optimizer steps")
+    ap.add_argument("--rollouts", type=int, default=RECIPE["rollouts"],
+                    help="completions per prefix for --labels mc (default %(default)s)")
+    ap.add_argument("--steps", type=int, default=RECIPE["steps"],
+                    help="optimizer steps (default %(default)s)")
     ap.add_argument("--problems", type=int, default=RECIPE["problems"],
-                    help="training problems")
+                    help="training problems (default %(default)s)")
     ap.add_argument("--eval-problems", type=int, default=RECIPE["eval_problems"],
-                    help="validation problems for the card's metrics")
+                    help="validation problems for the card's metrics (default %(default)s)")
     ap.add_argument("--out", help="folder (default: the task's verifier folder)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)

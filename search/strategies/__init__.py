@@ -28,7 +28,7 @@ STRATEGIES = {
     "tot_dfs": "Tree of Thoughts DFS (value threshold, pruning, backtracking)",
     "best_of_n": "best-of-N (the verifier's best-scored of N chains)",
     "weighted": "verifier-weighted majority vote over N chains",
-    "dvts": "DVTS (diverse verifier tree search: N/M independent greedy PRM subtrees)",
+    "dvts": "DVTS (diverse verifier tree search: N/M independent subtrees, each greedy by the verifier)",
 }
 BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations",
                "tot": "breadth b", "tot_dfs": "states expanded", "best_of_n": "chains N",
