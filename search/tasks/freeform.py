@@ -1,0 +1,485 @@
+"""Free-form reasoning (issue 9 item 1): any typed question, answered by a real language model in
+thought steps separated by a blank line, with math answers judged by ``math-verify``.
+
+Groundwork only: this task has no bundled model (``model_dir`` is None), no training generator,
+and is not listed in ``search.tasks.TASKS`` (so the pages' task picker, the CLI's ``--task`` and
+the tests that loop over every listed task do not see it yet); ``get_task("freeform")`` returns it.
+
+Steps. A step is the text between two ``step_delimiter``\\ s (default ``"\\n\\n"``, a blank line:
+the convention of PRM800K-style process reward models, Lightman et al. 2023, "Let's Verify Step by
+Step"). ``FreeformTask(step_delimiter="\\n")`` makes one line one step.
+
+Answers. ``extract_answer(step)`` reads, in this order:
+
+1. the content of the last ``\\boxed{...}`` (or ``\\fbox{...}``) in the step, with nested braces
+   (``\\boxed{\\frac{1}{2}}`` -> ``1/2``); an unbalanced box is a failed answer (None, terminal);
+2. else the text after the last "The answer is" / "Final answer:" / "Answer:" (any case), to the
+   end of its line, without a trailing full stop;
+
+and ``final_answer(text)`` reads a whole completion the same way and, when neither marker is
+there, falls back to its last non-blank line (a chain that ended at end-of-text without a marked
+answer). A step with a marker is terminal (``is_terminal``); the last-line rule is for a finished
+chain only, since any line could be "the last".
+
+Canonical answers (one string per equivalence class, so votes pool; ``canonical_answer``):
+
+- a plain number (``2125``, ``2,125`` with thousands groups of three, ``2125.0``, ``-0.5``,
+  ``1/2``, ``1e3``, optionally after ``$``/``\\$``) is read exactly with ``fractions.Fraction``
+  and written as an integer (``"2125"``) or a reduced fraction (``"1/2"``, ``"-3/4"``);
+- otherwise ``math_verify.parse`` reads it (LaTeX such as ``\\frac{1}{2}``, ``\\sqrt{2}``, or an
+  expression; only text with a digit, backslash or operator is tried); a rational number it finds
+  is written by the rule above (so ``0.5``, ``1/2`` and ``\\frac{1}{2}`` are all ``"1/2"``), any
+  other SymPy object as ``sympy.latex(obj)`` (SymPy's automatic canonical form: ``x+1`` and
+  ``1+x`` are both ``"x + 1"``, but two forms that need ``simplify`` do not pool);
+- a number followed by ``%`` or by at most three words is that number (``"50%"``, ``"18
+  dollars"`` -> ``"50"``, ``"18"``: GSM8K golds are bare numbers);
+- otherwise the text itself, case-folded, with whitespace runs collapsed and a trailing full stop
+  dropped (``"Yes."`` and ``"yes"`` pool).
+
+Correctness (``is_correct``) is wider than pooling: ``equivalent(gold, answer)`` is True when the
+canonical strings agree or ``math_verify.verify`` says the parsed values are equal.
+
+``math_verify`` guards its parsing with ``signal.alarm``, which only works in the main thread
+(Streamlit runs pages in another thread); off the main thread it is called without a timeout,
+and every input is capped at ``MAX_ANSWER_CHARS`` so SymPy never sees a long expression.
+
+Problem sets. GSM8K (Cobbe et al. 2021, arXiv:2110.14168; MIT licence): the first 300 problems of
+its test split, kept OUTSIDE the project in ``<repo>/../shared/data/gsm8k/test_first300.jsonl``
+(see the SOURCE.md beside it; never copied here). The gold answer is the text after ``####``.
+``validation`` is the first ``VALIDATION_SIZE`` (100) lines, ``heldout`` the other 200: the file
+keeps the original test order (no sorting by difficulty), so a fixed prefix is a deterministic,
+reproducible cut, and the larger part goes to the held-out figures that are reported. When the
+folder is absent, ``split``/``split_size`` raise :class:`DataMissing` (a FileNotFoundError) with a
+one-line message. A user's own JSONL (``question``/``answer`` per line) is read by
+``parse_problem_jsonl`` (one-line :class:`UploadError` for a bad line; JSON is only parsed,
+never evaluated).
+
+Golds of typed questions: ``gold(problem)`` looks the question up among the GSM8K problems and
+those registered with ``FreeformTask.remember`` (an uploaded set); None when it is unknown.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+from search.tasks.base import REPO_ROOT, Problem, ProblemError, Task
+
+DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "gsm8k"
+GSM8K_FILE = "test_first300.jsonl"
+VALIDATION_SIZE = 100
+MAX_QUESTION_CHARS = 8000
+MAX_ANSWER_CHARS = 200
+MAX_UPLOAD_PROBLEMS = 10000
+GOLD_MARK = "####"
+
+
+class FreeformError(ProblemError):
+    """A free-form question (or answer set) the task refuses; one-line message."""
+
+
+class UploadError(FreeformError):
+    """A user-uploaded problem file that cannot be read; the message names the line."""
+
+
+class DataMissing(FileNotFoundError):
+    """The GSM8K file is not where the task looks for it (one-line message)."""
+
+
+# ----------------------------------------------------------------------------- extraction
+_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_ANSWER_IS = re.compile(r"(?:the\s+)?(?:final\s+)?answer\s*(?:is\s*:?|:)", re.IGNORECASE)
+
+
+def boxed_content(text: str) -> Optional[str]:
+    """Content of the LAST ``\\boxed{...}``/``\\fbox{...}`` in ``text``, nested braces matched
+    (``'so \\boxed{\\frac{1}{2}}.'`` -> ``'\\frac{1}{2}'``); None when there is no box or the last
+    one is not closed."""
+    if not isinstance(text, str):
+        return None
+    starts = [m.end() for m in _BOX.finditer(text)]
+    if not starts:
+        return None
+    i = starts[-1]
+    depth = 1
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[i:j]
+    return None
+
+
+def _marked(text: str) -> tuple[bool, Optional[str]]:
+    """(has a marker, raw answer text or None) by the boxed-then-"answer is" rule."""
+    if _BOX.search(text):
+        return True, boxed_content(text)
+    hits = list(_ANSWER_IS.finditer(text))
+    if not hits:
+        return False, None
+    rest = text[hits[-1].end():].split("\n", 1)[0].strip()
+    return True, (rest or None)
+
+
+# -------------------------------------------------------------------------- canonical form
+_PLAIN_NUMBER = re.compile(
+    r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?"
+    r"|[+-]?\.\d+(?:[eE][+-]?\d+)?"
+    r"|[+-]?\d+\s*/\s*[+-]?\d+")
+
+
+def fmt_fraction(x: Fraction) -> str:
+    """An exact number as text: ``'2125'``, ``'-3'``, ``'1/2'``, ``'-3/4'`` (reduced)."""
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+_UNIT_TAIL = re.compile(r"(?:\s*\\?%|(?:\s+[A-Za-z]+){1,3})$")
+_MATHY = re.compile(r"[0-9\\^_=+\-*/()\[\]{}]")
+
+
+def _plain_number(s: str) -> Optional[Fraction]:
+    """An exact number when ``s`` is a plain number, optionally after ``$``/``\\$`` and before a
+    ``%`` or up to three words (``'18 dollars'``, ``'50%'`` -> 50); else None."""
+    s = s.strip()
+    for pre in ("\\$", "$"):
+        if s.startswith(pre):
+            s = s[len(pre):].strip()
+    m = _PLAIN_NUMBER.match(s)
+    if not m or (m.end() < len(s) and not _UNIT_TAIL.fullmatch(s[m.end():])):
+        return None
+    try:
+        return Fraction(m.group(0).replace(",", "").replace(" ", ""))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _mv_timeout() -> Optional[int]:
+    """math-verify's timeout in seconds: 5 in the main thread, None elsewhere (its signal.alarm
+    cannot be set off the main thread)."""
+    return 5 if threading.current_thread() is threading.main_thread() else None
+
+
+def _mv_value(s: str):
+    """The SymPy object ``math_verify.parse`` reads from ``s`` as LaTeX math (``$s$``), or None
+    (never raises)."""
+    try:
+        from math_verify import LatexExtractionConfig, parse
+        got = parse(f"${s}$", extraction_config=[LatexExtractionConfig()],
+                    parsing_timeout=_mv_timeout())
+    except Exception:  # noqa: BLE001 - a failed parse is "not math", never a crash
+        return None
+    if not got:
+        return None
+    obj = got[0]
+    try:
+        obj = obj.doit()
+    except Exception:  # noqa: BLE001
+        pass
+    return obj
+
+
+def _unwrap(s: str) -> str:
+    s = s.strip()
+    for a, b in (("$$", "$$"), ("\\(", "\\)"), ("\\[", "\\]"), ("**", "**"), ("$", "$")):
+        if len(s) >= len(a) + len(b) and s.startswith(a) and s.endswith(b):
+            s = s[len(a):len(s) - len(b)].strip()
+    return s.rstrip(".").strip()
+
+
+def answer_value(text: Optional[str]):
+    """The value of an answer: a ``Fraction`` for a plain number, a SymPy object for other math
+    (read by math-verify), a string (case-folded, whitespace collapsed) for anything else, or
+    None for a non-string or blank text. The first of these that applies wins (module docstring,
+    "Canonical answers")."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    s = _unwrap(text)
+    box = boxed_content(s)
+    if box is not None:
+        s = _unwrap(box)
+    if not s:
+        return None
+    num = _plain_number(s)
+    if num is not None:
+        return num
+    if len(s) <= MAX_ANSWER_CHARS and _MATHY.search(s):
+        obj = _mv_value(s)
+        if obj is not None:
+            try:
+                import sympy
+                if isinstance(obj, sympy.Float):
+                    return Fraction(str(obj))
+                if getattr(obj, "is_number", False) and obj.is_rational:
+                    r = sympy.Rational(obj)
+                    return Fraction(int(r.p), int(r.q))
+            except Exception:  # noqa: BLE001
+                pass
+            return obj
+    return " ".join(s.split()).casefold()
+
+
+def canonical_answer_text(text: Optional[str]) -> Optional[str]:
+    """The canonical string of an answer (module docstring, "Canonical answers"): ``'2,125'``,
+    ``'2125.0'``, ``'$2125'``, ``'2125 dollars'`` -> ``'2125'``; ``'0.5'``, ``'\\frac{1}{2}'``
+    -> ``'1/2'``; ``'1+x'`` -> ``'x + 1'``; ``'Yes.'`` -> ``'yes'``. None for a non-string or
+    blank text."""
+    v = answer_value(text)
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, Fraction):
+        return fmt_fraction(v)
+    try:
+        import sympy
+        return sympy.latex(v)  # LaTeX, so the canonical string reads back as the same value
+    except Exception:  # noqa: BLE001
+        return str(v)
+
+
+def equivalent(gold: Optional[str], answer: Optional[str]) -> bool:
+    """Whether two answers are the same: equal canonical strings, or equal values by
+    ``math_verify.verify`` (gold first). False when either is None/blank. Never raises."""
+    a, b = canonical_answer_text(gold), canonical_answer_text(answer)
+    if a is None or b is None:
+        return False
+    if a == b:
+        return True
+    va, vb = answer_value(gold), answer_value(answer)
+    if isinstance(va, str) or isinstance(vb, str):
+        return False
+    try:
+        import sympy
+        from math_verify import verify
+        va, vb = [sympy.Rational(v.numerator, v.denominator) if isinstance(v, Fraction) else v
+                  for v in (va, vb)]
+        return bool(verify(va, vb, timeout_seconds=_mv_timeout()))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# ----------------------------------------------------------------------------- problem sets
+def gsm8k_gold(solution: str) -> Optional[str]:
+    """The canonical gold answer of a GSM8K solution: the text after its last ``####``
+    (``'... \\n#### 2,125'`` -> ``'2125'``); None when there is no ``####``."""
+    if not isinstance(solution, str) or GOLD_MARK not in solution:
+        return None
+    return canonical_answer_text(solution.rsplit(GOLD_MARK, 1)[1])
+
+
+def _canonical_question(text: str) -> str:
+    if not isinstance(text, str):
+        raise FreeformError("a question must be text")
+    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    q = "\n".join(lines).strip()
+    if not q:
+        raise FreeformError("type a question")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise FreeformError(f"the question is {len(q)} characters; at most {MAX_QUESTION_CHARS}")
+    return q
+
+
+def parse_problem_jsonl(data: Union[str, bytes], max_problems: int = MAX_UPLOAD_PROBLEMS,
+                        ) -> list[Problem]:
+    """Problems from a user's JSONL file: one JSON object per line with a ``question`` (text) and
+    an ``answer`` (text or number; a GSM8K-style solution is read after its ``####``). Blank lines
+    are skipped. Returns ``Problem(text=canonical question, answer=canonical gold, level=line
+    number)``. Raises :class:`UploadError` with a one-line message naming the first bad line
+    (not UTF-8, not JSON, not an object, a missing/blank/ill-typed field, over ``max_problems``)
+    or for a file with no problems. JSON is parsed, never evaluated."""
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise UploadError(f"the file is not UTF-8 text (byte {e.start})") from None
+    if not isinstance(data, str):
+        raise UploadError("the upload must be text or bytes")
+    out: list[Problem] = []
+    for no, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UploadError(f"line {no}: not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise UploadError(f"line {no}: expected an object with 'question' and 'answer' "
+                              f"fields, got {type(obj).__name__}")
+        missing = [k for k in ("question", "answer") if k not in obj]
+        if missing:
+            raise UploadError(f"line {no}: missing field {' and '.join(repr(k) for k in missing)}")
+        q, a = obj["question"], obj["answer"]
+        if not isinstance(q, str) or not q.strip():
+            raise UploadError(f"line {no}: 'question' must be non-empty text")
+        if isinstance(a, bool) or not isinstance(a, (str, int, float)):
+            raise UploadError(f"line {no}: 'answer' must be text or a number, "
+                              f"got {type(a).__name__}")
+        a = str(a)
+        gold = gsm8k_gold(a) if GOLD_MARK in a else canonical_answer_text(a)
+        if gold is None:
+            raise UploadError(f"line {no}: 'answer' is blank")
+        try:
+            text = _canonical_question(q)
+        except FreeformError as e:
+            raise UploadError(f"line {no}: {e}") from None
+        out.append(Problem(text=text, answer=gold, level=no))
+        if len(out) > max_problems:
+            raise UploadError(f"more than {max_problems} problems; split the file")
+    if not out:
+        raise UploadError("the file has no problems (one JSON object per line)")
+    return out
+
+
+# ------------------------------------------------------------------------------------ task
+class FreeformTask(Task):
+    """Any typed question, steps separated by ``step_delimiter`` (module docstring)."""
+
+    name = "freeform"
+    label = "Free-form question"
+    step_delimiter = "\n\n"
+    step_tokens = 256
+    chain_tokens = 2048
+    max_depth = 16
+    model_dir = None  # no bundled free-form model: a backend (issue 9 items 2-3) supplies one
+    model_name = ""
+    alphabet = ""  # no character-level tokenizer: real models bring their own
+    word_tokens = ()
+    example = ("A robe takes 2 bolts of blue fiber and half that much white fiber. "
+               "How many bolts in total does it take?")
+    input_hint = "Type any question; the model's answer is read from \\boxed{...}, " \
+                 "'The answer is ...' or its last line."
+    train_recipe: dict = {}
+
+    def __init__(self, step_delimiter: str = "\n\n", data_dir: Optional[Path] = None):
+        if not isinstance(step_delimiter, str) or not step_delimiter:
+            raise ValueError("step_delimiter must be non-empty text")
+        self.step_delimiter = step_delimiter
+        self.data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
+        self._gsm8k: Optional[list[Problem]] = None
+        self._golds: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    # problems and prompts
+    def canonical(self, text: str) -> str:
+        """The question with line endings unified, trailing spaces per line and surrounding
+        blank space removed. FreeformError for blank or over ``MAX_QUESTION_CHARS``."""
+        return _canonical_question(text)
+
+    def canonical_form(self, problem: str) -> str:
+        """Case-folded question with whitespace collapsed (splits are disjoint in it)."""
+        return " ".join(self.canonical(problem).split()).casefold()
+
+    # steps and answers
+    def is_terminal(self, step: str) -> bool:
+        """A step with a ``\\boxed{`` or an "answer is"/"answer:" marker."""
+        return isinstance(step, str) and _marked(step)[0]
+
+    def extract_answer(self, step: str) -> Optional[str]:
+        """Canonical answer of a marked step (boxed first, then "The answer is"), else None."""
+        if not isinstance(step, str):
+            return None
+        _, raw = _marked(step)
+        return canonical_answer_text(raw)
+
+    def final_answer(self, text: str) -> Optional[str]:
+        """Canonical answer of a whole completion: a marked answer (``extract_answer``) or else
+        its last non-blank line; None for blank text or an unbalanced last box."""
+        if not isinstance(text, str):
+            return None
+        has, raw = _marked(text)
+        if has:
+            return canonical_answer_text(raw)
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return canonical_answer_text(lines[-1]) if lines else None
+
+    def canonical_answer(self, text: Optional[str]) -> Optional[str]:
+        """``canonical_answer_text`` (module docstring, "Canonical answers")."""
+        return canonical_answer_text(text)
+
+    def gold(self, problem: str) -> Optional[str]:
+        """The known gold of the question (GSM8K file when present, or ``remember``-ed), else
+        None. FreeformError for a blank question."""
+        key = self.canonical_form(problem)
+        with self._lock:
+            if key in self._golds:
+                return self._golds[key]
+        try:
+            self._load_gsm8k()
+        except DataMissing:
+            return None
+        with self._lock:
+            return self._golds.get(key)
+
+    def is_correct(self, problem: str, answer: Optional[str]) -> bool:
+        """``equivalent(gold, answer)``; False when the gold is unknown or the answer None."""
+        g = self.gold(problem)
+        return g is not None and answer is not None and equivalent(g, answer)
+
+    def remember(self, problems: Iterable[Problem]) -> None:
+        """Register golds of problems (an uploaded set) so ``gold``/``is_correct`` know them; a
+        question seen before takes the newer gold."""
+        with self._lock:
+            for p in problems:
+                if p.answer is not None:
+                    self._golds[self.canonical_form(p.text)] = p.answer
+
+    # problem sets
+    def gsm8k_path(self) -> Path:
+        return self.data_dir / GSM8K_FILE
+
+    def _load_gsm8k(self) -> list[Problem]:
+        with self._lock:
+            if self._gsm8k is not None:
+                return self._gsm8k
+        path = self.gsm8k_path()
+        if not path.is_file():
+            raise DataMissing(f"GSM8K problems not found at {path} (the free-form task reads "
+                              f"them from ../shared/data/gsm8k/ beside the project)")
+        out = []
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            obj = json.loads(line)
+            gold = gsm8k_gold(obj["answer"])
+            if gold is None:
+                raise ValueError(f"{path} line {no}: no '####' gold answer")
+            steps = obj["answer"].rsplit(GOLD_MARK, 1)[0].strip().count("\n") + 1
+            out.append(Problem(text=self.canonical(obj["question"]), answer=gold, level=steps))
+        with self._lock:
+            self._gsm8k = out
+            for p in out:
+                self._golds.setdefault(self.canonical_form(p.text), p.answer)
+        return out
+
+    def split_size(self, name: str) -> int:
+        if name not in ("heldout", "validation"):
+            raise ValueError(f"unknown split {name!r}; choose heldout or validation")
+        total = len(self._load_gsm8k())
+        return min(VALIDATION_SIZE, total) if name == "validation" else \
+            max(0, total - VALIDATION_SIZE)
+
+    def split(self, name: str, n: Optional[int] = None) -> list[Problem]:
+        """GSM8K: ``validation`` = file lines 1-100, ``heldout`` = lines 101-300 (first ``n``)."""
+        size = self.split_size(name)
+        n = size if n is None else n
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= size:
+            raise ValueError(f"n must be an integer in [1, {size}] for the {name} split, got {n}")
+        probs = self._load_gsm8k()
+        part = probs[:VALIDATION_SIZE] if name == "validation" else probs[VALIDATION_SIZE:]
+        return part[:n]
+
+    def train_problems(self, n: int, seed: int) -> list[Problem]:
+        raise NotImplementedError("the free-form task has no training generator "
+                                  "(there is no bundled free-form model)")
+
+    def train_batch(self, rng: random.Random, step: int, batch_size: int
+                    ) -> list[tuple[str, str]]:
+        raise NotImplementedError("the free-form task has no training generator "
+                                  "(there is no bundled free-form model)")
+
+
+TASK = FreeformTask()
