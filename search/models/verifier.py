@@ -84,12 +84,19 @@ def chain_ids(tok, task: Task, problem: str, steps: Sequence[str]) -> tuple[list
     followed by ``task.step_delimiter``) and the index of each step's last token (its
     delimiter), ``len(steps)`` of them. The prompt and each step are tokenized on their own, in
     training and scoring alike."""
+    ids, ends, _ = _chain_ids(tok, task, problem, steps)
+    return ids, ends
+
+
+def _chain_ids(tok, task: Task, problem: str, steps: Sequence[str]):
+    """:func:`chain_ids` plus the prompt's length in tokens (the first chain token's index)."""
     ids = list(tok(task.prompt(problem), add_special_tokens=False)["input_ids"])
+    plen = len(ids)
     ends = []
     for s in steps:
         ids += tok(s + task.step_delimiter, add_special_tokens=False)["input_ids"]
         ends.append(len(ids) - 1)
-    return ids, ends
+    return ids, ends, plen
 
 
 def encode_chains(tok, task: Task, items: Sequence[tuple[str, Sequence[str]]], max_len: int):
@@ -97,8 +104,9 @@ def encode_chains(tok, task: Task, items: Sequence[tuple[str, Sequence[str]]], m
     index of each step's last token (``None`` where the context cut it off) and the index of
     the first chain token after the prompt (>= 1). A chain longer than ``max_len`` keeps its
     last ``max_len`` tokens."""
-    enc = [chain_ids(tok, task, p, s) for p, s in items]
-    plens = [len(tok(task.prompt(p), add_special_tokens=False)["input_ids"]) for p, _ in items]
+    enc3 = [_chain_ids(tok, task, p, s) for p, s in items]
+    enc = [(ids, ends) for ids, ends, _ in enc3]
+    plens = [pl for _, _, pl in enc3]
     cut = [max(0, len(ids) - max_len) for ids, _ in enc]
     seqs = [ids[c:] for (ids, _), c in zip(enc, cut)]
     T = max(1, max(len(q) for q in seqs))
