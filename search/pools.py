@@ -25,7 +25,7 @@ import numpy as np
 
 from search.models.base import Policy
 from search.scaling import Pool, curve_with_ci, pool_curves, weighted_vote_curve
-from search.strategies.blocks import Sampling, chain_answer
+from search.strategies.blocks import Sampling, chain_answer, prompt_text
 from search.tasks import Problem, TaskLike, get_task
 
 Progress = Optional[Callable[[int, int], None]]  # (problems done, total)
@@ -189,7 +189,7 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
     t0 = time.perf_counter()
     for start in range(0, len(problems), ppc):
         chunk = problems[start:start + ppc]
-        batch = policy.sample([task.prompt(p.text) for p in chunk], n=n, temperature=temperature,
+        batch = policy.sample([prompt_text(task, p.text, policy) for p in chunk], n=n, temperature=temperature,
                               top_p=top_p, seed=seed * 1_000_003 + start, stop="chain",
                               max_new_tokens=task.chain_tokens)
         stats["generated_tokens"] += batch.generated_tokens

@@ -202,8 +202,15 @@ def test_questions_steps_and_prompt():
     for bad in ("", "   ", "x" * (ff.MAX_QUESTION_CHARS + 1)):
         with pytest.raises(ProblemError):
             T.canonical(bad)
-    assert T.step_delimiter == "\n\n" and T.prompt("Q?") == "Q?\n\n"
-    assert ff.FreeformTask(step_delimiter="\n").prompt("Q?") == "Q?\n"
+    assert T.step_delimiter == "\n\n"
+    assert T.prompt("Q?") == f"Question: Q?\n{ff.INSTRUCTION}\n\nAnswer:\n\n"
+    assert T.prompt("Q?").endswith(T.step_delimiter)
+    assert T.chat_messages("Q?") == [{"role": "user", "content": f"Q?\n\n{ff.INSTRUCTION}"}]
+    # A chain that ended at end-of-text answers by its last line; a step boundary needs a marker.
+    assert T.end_answer("so the total is\n3 bolts") == "3"
+    assert T.extract_answer("so the total is\n3 bolts") is None
+    assert ff.FreeformTask(step_delimiter="\n").prompt("Q?") == \
+        f"Question: Q?\n{ff.INSTRUCTION}\n\nAnswer:\n"
     with pytest.raises(ValueError):
         ff.FreeformTask(step_delimiter="")
     assert T.model_dir is None and T.name == "freeform" and T.label == "Free-form question"

@@ -9,12 +9,61 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Optional, Protocol, runtime_checkable
 
 Stop = Literal["step", "chain"]
 
 MAX_PREFIXES = 1024
 MAX_SAMPLES_PER_CALL = 4096
+
+
+class BackendError(RuntimeError):
+    """A model backend failed during a run in a way that retrying will not fix soon: a server
+    that stopped answering after the bounded retries, died mid-search, or returned an HTTP
+    error. The message is one line fit to show a person (no traceback). ``Policy.sample``
+    raises it and returns nothing for that call; the run then ends as a *partial* result of
+    the calls that completed before it (``search.resume.solve_resilient``: labelled
+    ``stopped`` with ``extra["halted"]`` = the message), so nothing already sampled is lost."""
+
+
+class BackendSettingsError(ValueError):
+    """Backend settings that cannot work, found before any search starts: an unreachable
+    server URL, a model name the server does not serve, a folder without a model, a server
+    without a feature the chosen scorer needs. One-line message for the page and the CLI."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a policy's backend offers, shown beside the model picker and in the CLI output.
+
+    backend: ``"hf"`` (a local Hugging Face model, the bundled one included) or ``"openai"``
+        (an OpenAI-compatible completions server: vLLM, SGLang, llama.cpp, transformers serve).
+    logprobs: token log-probabilities come back with every sample (the confidence scorer and
+        beam/MCTS's default scorer need them; without them ``Continuation.token_logprobs`` is
+        empty and ``logprob`` is 0).
+    reproducible: the same seed gives the same samples (a server may ignore ``seed``).
+    forward_passes: the meter's forward-pass column is measured (a server reports tokens only).
+    batched: one request carries many prefixes and ``n`` samples each; False: one request per
+        sample (a weaker server's degraded mode).
+    chat_template: prompts of tasks with chat messages (``Task.chat_messages``) are rendered
+        with the model's chat template (``render_chat``).
+    context_length: the model's context in tokens, when known.
+    notes: one line each, what is degraded and why (empty for a full backend).
+    """
+    backend: str = "hf"
+    logprobs: bool = True
+    reproducible: bool = True
+    forward_passes: bool = True
+    batched: bool = True
+    chat_template: bool = False
+    context_length: Optional[int] = None
+    notes: tuple = ()
+
+
+def capabilities(policy) -> Capabilities:
+    """``policy.capabilities`` when the policy declares it, else a full local backend's."""
+    caps = getattr(policy, "capabilities", None)
+    return caps if isinstance(caps, Capabilities) else Capabilities()
 
 
 class Interrupted(Exception):
@@ -72,6 +121,11 @@ class Policy(Protocol):
     """Batched sampler of thought steps.
 
     Attributes: ``name`` (shown in the app), ``n_parameters`` (for FLOP estimates), ``device``.
+    Optional: ``capabilities`` (:class:`Capabilities`; default a full local backend);
+    ``render_chat(messages) -> Optional[str]`` (the prompt text of chat ``messages``, a list of
+    ``{"role", "content"}`` dicts, with the model's chat template applied and the assistant's
+    turn opened; None when the model has no chat template); ``sample`` raises
+    :class:`BackendError` when its backend fails mid-run.
     Optional: a policy whose ``sample`` also takes ``interrupt`` (a callable polled between
     decoding steps; True abandons the call with ``Interrupted``) says so with
     ``interruptible = True`` (``HFPolicy``); a live run's Stop then acts within a step.

@@ -67,12 +67,26 @@ class Sampling:
         return asdict(self)
 
 
-def prefix_of(tree: SearchTree, node_id: int) -> str:
-    """Text the policy continues from: the task's prompt of the problem and the steps down to
+def prompt_text(task: Task, problem: str, policy=None) -> str:
+    """The text a policy is conditioned on before the first step: the task's chat messages
+    (``Task.chat_messages``) rendered with the policy's chat template (``render_chat``) when
+    both exist, else ``task.prompt(problem)``."""
+    msgs = task.chat_messages(problem)
+    render = getattr(policy, "render_chat", None) if msgs else None
+    if render is not None:
+        text = render(msgs)
+        if text:
+            return text
+    return task.prompt(problem)
+
+
+def prefix_of(tree: SearchTree, node_id: int, policy=None) -> str:
+    """Text the policy continues from: the prompt of the problem (``prompt_text``: with
+    ``policy``'s chat template where the task has chat messages) and the steps down to
     ``node_id``, each followed by the task's step delimiter."""
     task = task_of(tree)
     d = task.step_delimiter
-    return task.prompt(tree.problem) + "".join(s + d for s in tree.steps_to(node_id))
+    return prompt_text(task, tree.problem, policy) + "".join(s + d for s in tree.steps_to(node_id))
 
 
 def step_ending(text: str, finish: str, depth: int, max_depth: int,
@@ -82,15 +96,17 @@ def step_ending(text: str, finish: str, depth: int, max_depth: int,
     A step is terminal when it states an answer (``task.is_terminal``), ends the chain
     (``finish="eos"``), was cut by the token or context limit (``"length"``) or reaches
     ``max_depth``. Its answer is the task's canonical answer (``task.extract_answer``) of an
-    answer line that was *completed* (``finish`` ``"step"`` or ``"eos"``); a line cut by a
+    answer line that was *completed* (``finish`` ``"step"``, or ``"eos"``: then
+    ``task.end_answer``, which a free-form task reads from the step's last line); a line cut by a
     limit never answers, even when it looks like one (``Answer: 6`` cut from ``Answer: 62``).
     A terminal step without an answer is an abstention. ``task``: default arithmetic.
     """
     task = get_task(task)
     text = text.strip()
     terminal = finish in ("eos", "length") or task.is_terminal(text) or depth >= max_depth
-    answer = task.extract_answer(text) if terminal and finish in ("step", "eos") else None
-    return terminal, answer
+    if not terminal or finish == "length":
+        return terminal, None
+    return terminal, task.end_answer(text) if finish == "eos" else task.extract_answer(text)
 
 
 def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: float,
@@ -115,7 +131,7 @@ def _sample(tree: SearchTree, policy: Policy, parents: list[int], n: int, sampli
     """One batched policy call over the parents' prefixes; charges prompt tokens, forward
     passes and the call (generated tokens are charged as each sample is added)."""
     task = task_of(tree)
-    batch = policy.sample([prefix_of(tree, p) for p in parents], n=n,
+    batch = policy.sample([prefix_of(tree, p, policy) for p in parents], n=n,
                           temperature=sampling.temperature, top_p=sampling.top_p,
                           seed=sampling.seed * 100_003 + call_index, stop=stop,
                           max_new_tokens=task.step_tokens if stop == "step" else task.chain_tokens)

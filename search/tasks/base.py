@@ -129,6 +129,13 @@ class Task(ABC):
         ``step_delimiter`` (default: the problem and the delimiter)."""
         return problem + self.step_delimiter
 
+    def chat_messages(self, problem: str) -> Optional[list]:
+        """The problem as chat messages (``[{"role": "user", "content": ...}]``) for a model
+        with a chat template (the policy's ``render_chat`` turns them into the prompt text, the
+        assistant's turn opened, and the steps follow it), or None: the task's models are plain
+        continuers of ``prompt(problem)``. Default None (the bundled character-level models)."""
+        return None
+
     @abstractmethod
     def canonical_form(self, problem: str) -> str:
         """A key equal for problems that are the same up to the task's symmetries (arithmetic:
@@ -147,6 +154,13 @@ class Task(ABC):
         """Canonical answer of an answer line (``'Answer: 062'`` -> ``'62'``), else None (not
         an answer line, or an answer that does not parse). Must agree with ``is_terminal``:
         a non-None answer implies ``is_terminal(step)``. Accepts any object (non-str -> None)."""
+
+    def end_answer(self, step: str) -> Optional[str]:
+        """Canonical answer of the LAST step of a chain that ended at end-of-text (the model
+        stopped, ``finish="eos"``), else None. Default ``extract_answer`` (an answer line is
+        needed); a task whose models may end without a marked answer reads more (free-form:
+        the step's last line)."""
+        return self.extract_answer(step)
 
     def canonical_answer(self, text: Optional[str]) -> Optional[str]:
         """Canonical form of an answer a person or a file gives (no ``Answer:`` prefix), or

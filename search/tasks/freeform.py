@@ -76,6 +76,8 @@ MAX_QUESTION_CHARS = 8000
 MAX_ANSWER_CHARS = 200
 MAX_UPLOAD_PROBLEMS = 10000
 GOLD_MARK = "####"
+INSTRUCTION = ("Reason step by step, with a blank line between steps, and put the final answer "
+               "in \\boxed{}.")
 
 
 class FreeformError(ProblemError):
@@ -373,6 +375,16 @@ class FreeformTask(Task):
         """Case-folded question with whitespace collapsed (splits are disjoint in it)."""
         return " ".join(self.canonical(problem).split()).casefold()
 
+    def prompt(self, problem: str) -> str:
+        """Plain-text prompt for a model without a chat template: the question, the
+        instruction (``INSTRUCTION``) and a blank line (the step delimiter) before step 1."""
+        return f"Question: {problem}\n{INSTRUCTION}\n\nAnswer:{self.step_delimiter}"
+
+    def chat_messages(self, problem: str) -> list:
+        """One user turn: the question, then ``INSTRUCTION`` (steps split by a blank line,
+        the final answer in ``\\boxed{}``); the policy's chat template renders it."""
+        return [{"role": "user", "content": f"{problem}\n\n{INSTRUCTION}"}]
+
     # steps and answers
     def is_terminal(self, step: str) -> bool:
         """A step with a ``\\boxed{`` or an "answer is"/"answer:" marker."""
@@ -384,6 +396,11 @@ class FreeformTask(Task):
             return None
         _, raw = _marked(step)
         return canonical_answer_text(raw)
+
+    def end_answer(self, step: str) -> Optional[str]:
+        """A chain's last step when the model stopped (``finish="eos"``): ``final_answer``
+        (a marked answer, else the step's last non-blank line)."""
+        return self.final_answer(step)
 
     def final_answer(self, text: str) -> Optional[str]:
         """Canonical answer of a whole completion: a marked answer (``extract_answer``) or else

@@ -1,0 +1,147 @@
+"""Which model a run uses: the task's bundled model, any local Hugging Face causal LM folder, or
+an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp, transformers serve).
+
+A :class:`ModelSpec` names the model without holding it (it is what the CLI flags, the page's
+model picker and a run's JSON record); :func:`load_policy` turns it into a Policy
+(``search.models.base.Policy``), cached per process. The API key of a server is never part of a
+spec: the spec names the *environment variable* that holds it (``api_key_env``), so exports,
+URLs and saved runs never contain a key.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+from search.models.base import BackendSettingsError
+
+BACKENDS = ("bundled", "hf", "openai")
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The model of a run, by name.
+
+    backend: ``"bundled"`` (the task's bundled model, or the folder ``THOUGHTSCOPE_MODEL_<TASK>``
+        names), ``"hf"`` (a local Hugging Face causal LM folder, or a hub id already in the
+        local cache: ``model``), ``"openai"`` (a server at ``base_url`` serving ``model``).
+    model: the folder (hf) or the served model name (openai); ignored for bundled.
+    base_url: the server's OpenAI API root, e.g. ``http://127.0.0.1:8000/v1`` (openai only).
+    api_key_env: name of the environment variable holding the server's API key (openai only;
+        the key itself is read when the policy is made and is never stored in the spec).
+    device: ``"cuda"``, ``"cpu"`` or None (CUDA when available); hf/bundled only.
+    """
+    backend: str = "bundled"
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    device: Optional[str] = None
+
+    def check(self) -> "ModelSpec":
+        """The spec with blanks stripped; BackendSettingsError (one line) when it cannot name a
+        model: an unknown backend, hf without a folder, openai without a URL or model name, an
+        URL that is not http(s)."""
+        b = (self.backend or "bundled").strip().lower()
+        if b not in BACKENDS:
+            raise BackendSettingsError(f"unknown backend {self.backend!r}; choose one of "
+                                       f"{', '.join(BACKENDS)}")
+        model, url = (self.model or "").strip(), (self.base_url or "").strip().rstrip("/")
+        if b == "hf" and not model:
+            raise BackendSettingsError("the hf backend needs a model folder (--model PATH)")
+        if b == "openai":
+            if not url:
+                raise BackendSettingsError("the openai backend needs a server URL "
+                                           "(--base-url http://HOST:PORT/v1)")
+            if not url.startswith(("http://", "https://")):
+                raise BackendSettingsError(f"the server URL must start with http:// or "
+                                           f"https://, got {url!r}")
+            if not model:
+                raise BackendSettingsError("the openai backend needs the served model's name "
+                                           "(--model NAME)")
+        env = (self.api_key_env or DEFAULT_API_KEY_ENV).strip()
+        return ModelSpec(b, model, url, env, self.device)
+
+    def label(self) -> str:
+        """A short human name: ``bundled``, ``hf: /path/folder``, ``openai: NAME @ URL``."""
+        if self.backend == "hf":
+            return f"hf: {self.model}"
+        if self.backend == "openai":
+            return f"openai: {self.model} @ {self.base_url}"
+        return "bundled"
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (no API key: only the variable's name)."""
+        return asdict(self)
+
+
+_CACHE: dict = {}
+_LOCK = threading.Lock()
+
+
+def load_policy(spec: ModelSpec = ModelSpec(), task=None):
+    """The Policy that ``spec`` names for ``task`` (a Task or registry name; None: arithmetic),
+    stopping steps at the task's ``step_delimiter``; cached per (spec, delimiter) for the
+    process, so a page rerun or a second run costs no loading.
+
+    Raises BackendSettingsError (one line) for settings that cannot work: an unknown backend,
+    a folder without a model, an unreachable server, a model name the server does not serve;
+    the bundled backend of a task without a bundled model (free-form) says to pick a model.
+    """
+    from search.tasks import get_task
+    t = get_task(task)
+    spec = spec.check()
+    if spec.backend == "bundled":
+        if t.model_dir is None:
+            raise BackendSettingsError(f"the {t.label} task has no bundled model: choose a "
+                                       "local model folder (--backend hf --model PATH) or a "
+                                       "server (--backend openai --base-url URL --model NAME)")
+        from search.models.hf import load_bundled
+        try:
+            return load_bundled(spec.device, task=t)
+        except OSError as e:
+            raise BackendSettingsError(str(e).splitlines()[0] if str(e) else repr(e)) from None
+    key = (spec, t.step_delimiter)
+    with _LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    if spec.backend == "hf":
+        policy = _load_hf(spec, t)
+    else:
+        from search.models.openai_compat import OpenAIPolicy
+        policy = OpenAIPolicy(spec.base_url, spec.model, api_key_env=spec.api_key_env,
+                              step_delimiter=t.step_delimiter)
+    with _LOCK:
+        return _CACHE.setdefault(key, policy)
+
+
+def _load_hf(spec: ModelSpec, task):
+    from search.models.hf import HFPolicy
+    path = Path(spec.model).expanduser()
+    if not path.exists():
+        raise BackendSettingsError(f"no model folder at {spec.model} (give a local folder with "
+                                   "config.json and weights)")
+    if not (path / "config.json").is_file():
+        raise BackendSettingsError(f"{spec.model} holds no config.json: not a Hugging Face "
+                                   "model folder")
+    try:
+        return HFPolicy(path, device=spec.device, step_delimiter=task.step_delimiter)
+    except (OSError, ValueError, KeyError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise BackendSettingsError(f"could not load the model in {spec.model}: {first}") from None
+
+
+def forget(spec: Optional[ModelSpec] = None) -> None:
+    """Drop cached policies (all, or those of ``spec``), e.g. after a server restarted."""
+    with _LOCK:
+        for k in list(_CACHE):
+            if spec is None or k[0] == spec.check():
+                del _CACHE[k]
+
+
+def api_key(env_name: str = DEFAULT_API_KEY_ENV) -> Optional[str]:
+    """The API key from the environment variable ``env_name`` (None when unset or blank)."""
+    v = os.environ.get(env_name or DEFAULT_API_KEY_ENV, "").strip()
+    return v or None
