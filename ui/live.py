@@ -68,7 +68,8 @@ from search.scoring import SCORERS
 from search.tasks import get_task
 from search.tree import Event, SearchResult, SearchTree
 
-from search.models.base import Interrupted
+from search.models.base import BackendError, Interrupted
+from search.resume import CallRecorder, CallReplayer, halted
 
 _ids = itertools.count(1)
 COST_FACTOR = 4.0     # a redraw waits COST_FACTOR x its last cost after the last one
@@ -185,49 +186,8 @@ class LiveRun:
 
 
 # ------------------------------------------------------------------ stopping a run quickly
-class _Recorder:
-    """The policy as a stoppable run sees it: ``sample`` goes to ``policy`` with the stop flag
-    as its ``interrupt`` when the policy takes one (``interruptible``, e.g. HFPolicy), and every
-    completed call is recorded (arguments and SampleBatch) for ``_Replayer``. Other attributes
-    are the policy's."""
-
-    def __init__(self, policy, interrupt):
-        self._policy = policy
-        self._interrupt = interrupt if getattr(policy, "interruptible", False) else None
-        self.calls: list[tuple[tuple, Any]] = []
-
-    def __getattr__(self, name: str):
-        return getattr(self._policy, name)
-
-    def sample(self, prefixes, n=1, **kwargs):
-        if self._interrupt is not None:
-            batch = self._policy.sample(prefixes, n=n, interrupt=self._interrupt, **kwargs)
-        else:
-            batch = self._policy.sample(prefixes, n=n, **kwargs)
-        self.calls.append(((list(prefixes), n, dict(kwargs)), batch))
-        return batch
-
-
-class _Replayer:
-    """A policy that answers a run's calls with the batches a ``_Recorder`` recorded, in order
-    (no model call). Raises RuntimeError when a call asks for other samples than the recorded
-    one (the run would not be the same run), Interrupted when it asks for more calls."""
-
-    def __init__(self, recorder: _Recorder):
-        self._recorder, self._next = recorder, 0
-
-    def __getattr__(self, name: str):
-        return getattr(self._recorder, name)
-
-    def sample(self, prefixes, n=1, **kwargs):
-        calls = self._recorder.calls
-        if self._next >= len(calls):
-            raise Interrupted("no recorded batch left to replay")
-        asked, batch = calls[self._next]
-        if asked != (list(prefixes), n, dict(kwargs)):
-            raise RuntimeError("the replayed run asked for other samples than the run it replays")
-        self._next += 1
-        return batch
+# The recorder/replayer live in the search layer (the CLI resumes a failed run the same way).
+_Recorder, _Replayer = CallRecorder, CallReplayer
 
 
 class _Published(list):
@@ -260,7 +220,9 @@ def solve_stoppable(spec: RunSpec, policy, stop: threading.Event, publish) -> Se
     at the last poll before that call: the strategy runs again from the start on the calls
     recorded so far (``_Replayer``: no model call, the same seeded samples) and stops at that
     poll, so its answer, tally and ``final`` event are the strategy's own for what was
-    complete. A stopped run's log is therefore a prefix of the unstopped run's (up to its
+    complete. A backend that fails mid-search (``BackendError``: a server died) ends the run
+    the same way, labelled (``stopped``, ``extra["halted"]``: the message; ``search.resume``).
+    A stopped run's log is therefore a prefix of the unstopped run's (up to its
     ``final`` event), and a run that is not stopped is exactly ``spec.solve(policy)``.
     Raises what the strategy raises (ValueError for bad settings, the model's errors); events
     logged before an error are published."""
@@ -282,8 +244,10 @@ def solve_stoppable(spec: RunSpec, policy, stop: threading.Event, publish) -> Se
     try:
         try:
             result = spec.solve(recorder, tree=tree, should_stop=should_stop)
-        except Interrupted:
+        except (Interrupted, BackendError) as e:
             result = _stopped_before(spec, problem, recorder, polls)
+            if isinstance(e, BackendError):  # a server died mid-search: a labelled partial run
+                halted(result, e)
             again = result.tree.events
             if again[:log.sent] != log[:log.sent]:  # never expected: the same seeded calls
                 raise RuntimeError("a stopped run's replay differs from what was shown")
