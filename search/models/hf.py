@@ -5,6 +5,19 @@ One ``sample`` call: the distinct prefixes are left-padded into one batch and en
 is decoded in one batched forward pass per token. Sequences that reach the step delimiter (or the
 end of the chain) leave the batch, and their rows leave the KV cache, so the batch shrinks as
 steps finish. No Python loop ever runs over sequences token by token.
+
+Step delimiters of several characters (the free-form task's blank line ``"\n\n"``) can arrive
+as one token, as two ``"\n"`` tokens, or inside a merged token such as ``".\n\n"``: a
+:class:`DelimiterAutomaton` (Knuth-Morris-Pratt over token texts) keeps, per sequence, the length
+of the longest delimiter prefix its generated text ends with, and a step stops at the exact
+token that completes the delimiter; whole chains are cut into steps by the same automaton.
+
+Models: CUDA with bfloat16 when available, else float32 (``dtype``); the chat template of the
+tokenizer renders chat prompts (``render_chat``); the context length comes from the config
+(``n_positions``/``max_position_embeddings``/...), else the tokenizer's ``model_max_length``.
+A call whose every prefix fills the context raises :class:`BackendError` with a one-line
+message (a run then ends as a labelled partial result); a call where only some do gives those
+prefixes empty ``"length"`` continuations.
 """
 from __future__ import annotations
 
@@ -19,8 +32,8 @@ from transformers.utils import logging as hf_logging
 
 hf_logging.disable_progress_bar()
 
-from search.models.base import (Continuation, Interrupted, SampleBatch, Stop,
-                                check_sample_args)
+from search.models.base import (BackendError, Capabilities, Continuation, Interrupted,
+                                SampleBatch, Stop, check_sample_args)
 
 BUNDLED_PATH = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tiny"
 # Below this temperature sampling is greedy: at T < 1e-6 two logits that differ by more than
@@ -29,6 +42,10 @@ BUNDLED_PATH = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tin
 GREEDY_BELOW = 1e-6
 # Rounding slack of the top-p mass test (float32 probabilities carry ~1e-7 relative error).
 TOP_P_TOLERANCE = 1e-6
+# Context of a model whose config names none and whose tokenizer's model_max_length is unset
+# (transformers then reports int(1e30)): no limit is enforced below this many tokens.
+UNKNOWN_CONTEXT = 1 << 20
+SANE_MODEL_MAX_LENGTH = 10_000_000
 
 
 def pick_device(device: Optional[str] = None) -> str:
@@ -38,48 +55,224 @@ def pick_device(device: Optional[str] = None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def pick_dtype(device: str, dtype=None) -> torch.dtype:
+    """``dtype`` (a torch dtype or its name: ``"bfloat16"``, ``"float16"``, ``"float32"``) if
+    given, else bfloat16 on a CUDA device that supports it, else float32. Raises ValueError for
+    an unknown name."""
+    if dtype is not None:
+        if isinstance(dtype, torch.dtype):
+            return dtype
+        name = str(dtype).replace("torch.", "")
+        if name not in ("bfloat16", "float16", "float32"):
+            raise ValueError(f"unknown dtype {dtype!r}: use bfloat16, float16 or float32")
+        return getattr(torch, name)
+    if str(device).startswith("cuda") and torch.cuda.is_available() \
+            and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return torch.float32
+
+
+def _kmp_failure(d: str) -> list[int]:
+    """Knuth-Morris-Pratt failure function (Knuth, Morris & Pratt 1977, "Fast pattern matching
+    in strings"): ``f[i]`` = length of the longest proper prefix of ``d[:i + 1]`` that is also
+    its suffix."""
+    f, k = [0] * len(d), 0
+    for i in range(1, len(d)):
+        while k and d[i] != d[k]:
+            k = f[k - 1]
+        if d[i] == d[k]:
+            k += 1
+        f[i] = k
+    return f
+
+
+class DelimiterAutomaton:
+    """Finds a step delimiter in text that arrives token by token, the way ``str.split`` does
+    (leftmost, non-overlapping occurrences), without rescanning the text.
+
+    State: the length ``s`` (0 <= s < m = len(delimiter)) of the longest prefix of the delimiter
+    that the text read so far ends with, counting only text after the last complete occurrence
+    (Knuth-Morris-Pratt). Reading a token's text moves state ``s`` to ``next[s, token]`` and
+    completes ``count(s, token)`` occurrences of the delimiter (a token such as ``".\\n\\n"``
+    completes one from state 0, ``"\\n"`` completes one from state 1 of ``"\\n\\n"``; after a
+    complete occurrence the match restarts at 0 within the rest of the token).
+
+    Tables (built once per policy, on ``device``): ``next`` int16 ``[m + 1, vocab]`` and
+    ``completes`` bool ``[m + 1, vocab]`` (row ``m`` equals row 0: it is never reached, since a
+    complete occurrence restarts the match). Tokens whose text holds no character of the
+    delimiter go to state 0 without being scanned, so building them for a 150k-token vocabulary
+    scans only the few thousand tokens with a newline. For a one-character delimiter ``next``
+    is all 0 and ``completes`` marks the tokens whose text contains it (the single-token rule).
+
+    Args:
+        delimiter: non-empty step delimiter.
+        token_texts: decoded text of each token id (``len`` <= ``vocab``; missing ids: "").
+        vocab: number of token ids the model can emit (its output layer's size).
+    Raises ValueError for an empty delimiter or one longer than 32767 characters.
+    """
+
+    def __init__(self, delimiter: str, token_texts: list[str], vocab: int,
+                 device: str = "cpu"):
+        if not delimiter or len(delimiter) > 32767:
+            raise ValueError("the step delimiter must have 1 to 32767 characters")
+        self.delimiter, m = delimiter, len(delimiter)
+        self._fail = _kmp_failure(delimiter)
+        chars = set(delimiter)
+        # Only tokens with a delimiter character move the state off 0 or complete it:
+        # {token id: [(next state, completions) for state 0..m-1]}.
+        self.moves: dict[int, list[tuple[int, int]]] = {}
+        for tid, text in enumerate(token_texts[:vocab]):
+            if text and not chars.isdisjoint(text):
+                self.moves[tid] = [self.read(s, text) for s in range(m)]
+        nxt = torch.zeros((m + 1, vocab), dtype=torch.int16)
+        comp = torch.zeros((m + 1, vocab), dtype=torch.bool)
+        if self.moves:
+            ids = torch.tensor(list(self.moves), dtype=torch.long)
+            table = torch.tensor([self.moves[t] for t in self.moves.keys()],
+                                 dtype=torch.long)  # [tokens, m, 2]
+            nxt[:m, ids] = table[:, :, 0].T.to(torch.int16)
+            comp[:m, ids] = (table[:, :, 1] > 0).T
+            nxt[m], comp[m] = nxt[0], comp[0]
+        self.next, self.completes = nxt.to(device), comp.to(device)
+
+    def read(self, state: int, text: str) -> tuple[int, int]:
+        """(state after reading ``text`` from ``state``, occurrences of the delimiter completed
+        on the way)."""
+        d, f, m, done = self.delimiter, self._fail, len(self.delimiter), 0
+        for c in text:
+            while state and d[state] != c:
+                state = f[state - 1]
+            if d[state] == c:
+                state += 1
+            if state == m:
+                done, state = done + 1, 0
+        return state, done
+
+    def step(self, state: torch.Tensor, tokens: torch.Tensor) -> tuple[torch.Tensor,
+                                                                          torch.Tensor]:
+        """One decoding step of every row: ``state`` long ``[rows]``, ``tokens`` long
+        ``[rows]`` -> (next state ``[rows]`` long, completes ``[rows]`` bool)."""
+        return self.next[state, tokens].long(), self.completes[state, tokens]
+
+    def cuts(self, tokens: list[int]) -> list[tuple[int, int]]:
+        """``(index, completions)`` of every token of ``tokens`` that completes the delimiter
+        (reading from state 0), in order."""
+        out, state, moves = [], 0, self.moves
+        for i, t in enumerate(tokens):
+            mv = moves.get(t)
+            if mv is None:
+                state = 0
+                continue
+            state, done = mv[state]
+            if done:
+                out.append((i, done))
+        return out
+
+
 class HFPolicy:
-    """Policy over a local Hugging Face causal LM (path or hub id already in the local cache).
+    """Policy over a local Hugging Face causal LM (path or hub id already in the local cache):
+    the bundled models, or any causal LM folder (Llama, Qwen2, GPT-2, ...).
 
     Args:
         path: folder with ``config.json``, safetensors weights and a tokenizer.
         device: ``"cuda"``, ``"cpu"`` or None (CUDA when available).
-        step_delimiter: text that ends a thought step (default newline).
-    Raises OSError (from transformers) when the folder holds no model.
+        step_delimiter: text that ends a thought step (default newline; the free-form task's
+            is a blank line, ``"\n\n"``), found exactly by a :class:`DelimiterAutomaton`.
+        name: shown in the app (default the folder's name).
+        dtype: weights' dtype (torch dtype or name); None: bfloat16 on CUDA when supported, else
+            float32 (``pick_dtype``). Logits are cast to float32 before sampling either way.
+    Attributes: ``dtype``, ``context_length`` (tokens), ``capabilities``, ``eos_ids`` (the
+    tokenizer's EOS and the generation config's, e.g. a chat model's end-of-turn token).
+    Raises OSError (from transformers) when the folder holds no model, ValueError for an
+    empty step delimiter or an unknown dtype.
     """
     interruptible = True  # ``sample`` takes ``interrupt`` (see there)
 
     def __init__(self, path: str | Path = BUNDLED_PATH, device: Optional[str] = None,
-                 step_delimiter: str = "\n", name: Optional[str] = None):
+                 step_delimiter: str = "\n", name: Optional[str] = None, dtype=None):
         self.path = str(path)
         self.device = pick_device(device)
+        self.dtype = pick_dtype(self.device, dtype)
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModelForCausalLM.from_pretrained(self.path).to(self.device).eval()
+        self.model = AutoModelForCausalLM.from_pretrained(
+            self.path, dtype=self.dtype).to(self.device).eval()
         self.name = name or Path(self.path).name
         self.n_parameters = sum(p.numel() for p in self.model.parameters())
         self.step_delimiter = step_delimiter
         tok = self.tokenizer
         self.eos_id = tok.eos_token_id
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.eos_id
-        vocab = len(tok)
-        # Tokens whose text contains the step delimiter end a step (one id for the bundled model;
-        # BPE vocabularies have many such merged tokens).
+        self._vocab_size = self.model.get_output_embeddings().weight.shape[0]
+        gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        gen_eos = gen_eos if isinstance(gen_eos, (list, tuple)) else [gen_eos]
+        self.eos_ids = frozenset(int(e) for e in [self.eos_id, *gen_eos]
+                                 if e is not None and 0 <= int(e) < self._vocab_size)
+        self._eos = torch.zeros(self._vocab_size, dtype=torch.bool)
+        self._eos[list(self.eos_ids)] = True
+        self._eos = self._eos.to(self.device)
+        # BOS: added by encode when the tokenizer's own post-processor adds one (Llama) and the
+        # text does not already start with it (a chat template that writes {{ bos_token }}).
+        bos = tok.bos_token_id
+        self._bos = bos if bos is not None and \
+            tok("a", add_special_tokens=True)["input_ids"][:1] == [bos] else None
+        # Text of every token id, decoded alone (a byte-level BPE's "\u010a" reads "\n").
+        vocab = min(len(tok), self._vocab_size)
         texts = tok.convert_ids_to_tokens(list(range(vocab)))
         decoded = [tok.convert_tokens_to_string([t]) if t is not None else "" for t in texts]
-        self._delim = torch.tensor([step_delimiter in s for s in decoded], device=self.device)
-        self._vocab_size = self.model.get_output_embeddings().weight.shape[0]
-        if self._delim.numel() < self._vocab_size:
-            pad = torch.zeros(self._vocab_size - self._delim.numel(), dtype=torch.bool,
-                              device=self.device)
-            self._delim = torch.cat([self._delim, pad])
+        self._automaton = DelimiterAutomaton(step_delimiter, decoded, self._vocab_size,
+                                             self.device)
+        self._ctx, self._ctx_known = self._find_context_length()
+
+    def _find_context_length(self) -> tuple[int, bool]:
+        """(context length in tokens, whether the model states it): the config's
+        ``n_positions``/``max_position_embeddings``/``n_ctx``/``seq_length``, else the
+        tokenizer's ``model_max_length`` when below ``SANE_MODEL_MAX_LENGTH`` (transformers
+        writes int(1e30) when unset), else ``UNKNOWN_CONTEXT``."""
+        cfg = self.model.config
+        cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+        for attr in ("n_positions", "max_position_embeddings", "n_ctx", "seq_length"):
+            v = getattr(cfg, attr, None)
+            if isinstance(v, int) and v > 0:
+                return v, True
+        v = getattr(self.tokenizer, "model_max_length", None)
+        if isinstance(v, int) and 0 < v < SANE_MODEL_MAX_LENGTH:
+            return v, True
+        return UNKNOWN_CONTEXT, False
 
     def encode(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        """Token ids of ``text``: special tokens written in the text (``<|im_start|>``) are
+        read as such, and the model's BOS is put first when its tokenizer adds one and the text
+        does not already begin with it (so a chat-rendered prompt never gets two)."""
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        if self._bos is not None and ids and ids[0] != self._bos:
+            ids = [self._bos] + ids
+        return ids
 
     @property
     def context_length(self) -> int:
-        cfg = self.model.config
-        return int(getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings"))
+        """The model's context in tokens (``UNKNOWN_CONTEXT`` when neither config nor tokenizer
+        states one)."""
+        return self._ctx
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """A full local backend; ``chat_template`` when the tokenizer has one."""
+        return Capabilities(backend="hf", chat_template=self._chat_template() is not None,
+                            context_length=self._ctx if self._ctx_known else None)
+
+    def _chat_template(self) -> Optional[str]:
+        t = getattr(self.tokenizer, "chat_template", None)
+        return t if t else None
+
+    def render_chat(self, messages: list[dict]) -> Optional[str]:
+        """The prompt text of chat ``messages`` (``[{"role", "content"}]``) through the
+        tokenizer's chat template with the assistant's turn opened
+        (``apply_chat_template(..., add_generation_prompt=True)``); None when the tokenizer has
+        no chat template."""
+        if self._chat_template() is None:
+            return None
+        return self.tokenizer.apply_chat_template(messages, tokenize=False,
+                                                  add_generation_prompt=True)
 
     def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
                top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
@@ -88,8 +281,13 @@ class HFPolicy:
         """See ``search.models.base.Policy.sample``. ``temperature`` below ``GREEDY_BELOW``
         (0 included) is greedy decoding.
 
-        A sequence that reaches the model's context length stops with ``finish="length"``; a
-        prefix that already fills the context gets n empty ``"length"`` continuations.
+        A step ends at the token that completes ``step_delimiter`` in the generated text
+        (``finish="step"``; ``text`` is the decoded text before the delimiter), a chain at one
+        of ``eos_ids`` (``"eos"``). A sequence that reaches the model's context length stops
+        with ``finish="length"``; a prefix that already fills the context gets n empty
+        ``"length"`` continuations when some other prefix of the call fits, and when none
+        does the call raises ``BackendError("the prompt (N tokens) does not fit the model's
+        context of C tokens")`` (N: the shortest prefix), since nothing could be sampled.
         ``interrupt``: polled before every batched forward pass (one decoding step of all the
         call's sequences); when it returns True the call raises ``Interrupted`` and returns
         nothing, so a Stop takes effect within one decoding step, not after a whole batch.
@@ -105,7 +303,8 @@ class HFPolicy:
         empty = [Continuation(text="", tokens=0, token_logprobs=[], finish="length", steps=[])
                  for _ in range(n)]
         if not fits:
-            return SampleBatch([list(empty) for _ in enc], 0, 0, 0, time.perf_counter() - t0)
+            raise BackendError(f"the prompt ({min(len(e) for e in enc)} tokens) does not fit "
+                               f"the model's context of {self.context_length} tokens")
         inner = self._sample([enc[i] for i in fits], n, temperature, top_p, seed, stop,
                              max_new_tokens, interrupt)
         outputs = [list(empty) for _ in enc]
@@ -148,21 +347,27 @@ class HFPolicy:
         gen = torch.Generator(device=dev).manual_seed(int(seed))
 
         alive = torch.arange(B, device=dev)  # original row index of each active row
+        state = torch.zeros(B, dtype=torch.long, device=dev)  # delimiter automaton, per row
+        stepped = torch.zeros(B, dtype=torch.bool, device=dev)  # completed the delimiter
         tok_buf = torch.full((B, max_new_tokens), -1, dtype=torch.long, device=dev)
         lp_buf = torch.zeros((B, max_new_tokens), dtype=torch.float32, device=dev)
         for step in range(max_new_tokens):
             nxt = self._choose(logits, temperature, top_p, gen)
             tok_buf[alive, step] = nxt
             lp_buf[alive, step] = torch.log_softmax(logits, -1).gather(1, nxt[:, None])[:, 0]
-            done = (nxt == self.eos_id) | (next_pos >= ctx - 1)  # context full: stop
+            done = self._eos[nxt] | (next_pos >= ctx - 1)  # context full: stop
             if stop == "step":
-                done |= self._delim[nxt]
+                state, hit = self._automaton.step(state, nxt)
+                stepped[alive] = hit
+                done |= hit
             keep = (~done).nonzero()[:, 0]
             if keep.numel() == 0 or step == max_new_tokens - 1:
                 break
             if keep.numel() < alive.numel():  # finished rows leave the batch and the cache
                 cache.batch_select_indices(keep)
                 mask, next_pos, nxt, alive = mask[keep], next_pos[keep], nxt[keep], alive[keep]
+                if stop == "step":
+                    state = state[keep]
             if interrupt is not None and interrupt():
                 raise Interrupted(f"stopped after {step + 1} decoding steps")
             mask = torch.cat([mask, torch.ones((mask.shape[0], 1), dtype=mask.dtype, device=dev)], 1)
@@ -174,7 +379,7 @@ class HFPolicy:
             next_pos = next_pos + 1
 
         lengths = (tok_buf >= 0).sum(1).tolist()
-        tok_rows, lp_rows = tok_buf.tolist(), lp_buf.tolist()
+        tok_rows, lp_rows, stepped = tok_buf.tolist(), lp_buf.tolist(), stepped.tolist()
         outputs: list[list[Continuation]] = []
         generated = 0
         for i in range(P):
@@ -183,16 +388,18 @@ class HFPolicy:
                 r = i * n + j
                 toks, k = tok_rows[r][: lengths[r]], lengths[r]
                 last = toks[-1] if toks else -1
-                if last == self.eos_id:
+                if last in self.eos_ids:
                     finish = "eos"
-                elif stop == "step" and bool(self._delim[last]):
+                elif stop == "step" and stepped[r]:
                     finish = "step"
                 else:
                     finish = "length"
                 lps = lp_rows[r][:k]
-                row.append(Continuation(text=self._text(toks, finish, stop), tokens=k,
-                                        token_logprobs=lps, finish=finish,
-                                        steps=self._split_steps(toks, lps), token_ids=toks))
+                text = self._text(toks, finish, stop)
+                steps = ([(text, k, float(sum(lps)))] if stop == "step"
+                         else self._split_steps(toks, lps))
+                row.append(Continuation(text=text, tokens=k, token_logprobs=lps, finish=finish,
+                                        steps=steps, token_ids=toks))
                 generated += k
             outputs.append(row)
         return SampleBatch(outputs=outputs, prompt_tokens=sum(len(e) for e in enc),
@@ -200,19 +407,46 @@ class HFPolicy:
                            seconds=time.perf_counter() - t0)
 
     def _split_steps(self, toks: list[int], lps: list[float]) -> list[tuple[str, int, float]]:
-        """Cut a token sequence at delimiter tokens into (text, tokens, logprob) per step."""
-        out, start = [], 0
-        for i, t in enumerate(toks):
-            if t == self.eos_id or bool(self._delim[t]) or i == len(toks) - 1:
-                body = [x for x in toks[start: i + 1] if x != self.eos_id]
-                text = self.tokenizer.decode(body, skip_special_tokens=True)
-                text = text.split(self.step_delimiter)[0] if self.step_delimiter in text else text
-                out.append((text, i + 1 - start, float(sum(lps[start: i + 1]))))
-                start = i + 1
+        """Cut a generated token sequence into steps: ``(text, tokens, logprob)`` per step.
+
+        A step's tokens run to the token that completes the delimiter (``DelimiterAutomaton``,
+        the same automaton that stops ``stop="step"`` sampling), EOS ending the last one; its
+        text is the decoded text before the delimiter. Texts come from decoding the whole
+        sequence once and cutting it at every occurrence of the delimiter (``str.split``), so
+        ``delimiter.join(step texts)`` is the decoded text; text a merged token carries after
+        the delimiter (``".\n\nThe"``) starts the next step, and a token that completes the
+        delimiter twice adds a step of 0 tokens. Should the whole-text decoding hold another
+        number of delimiters than the tokens read one by one (a tokenizer whose decoding
+        depends on context), each step's tokens are decoded alone and cut at the delimiter.
+        """
+        d = self.step_delimiter
+        cuts = self._automaton.cuts(toks)
+        bounds, start = [], 0  # (first token, end token, completions) per step
+        for i, c in cuts:
+            bounds.append((start, i + 1, c))
+            start = i + 1
+        if start < len(toks):
+            bounds.append((start, len(toks), 0))
+        body = [t for t in toks if t not in self.eos_ids]
+        pieces = self.tokenizer.decode(body, skip_special_tokens=True).split(d)
+        out: list[tuple[str, int, float]] = []
+        if len(pieces) == sum(c for _, c in cuts) + 1:
+            k = 0
+            for a, b, c in bounds:
+                out.append((pieces[k], b - a, float(sum(lps[a:b]))))
+                out.extend((pieces[k + j], 0, 0.0) for j in range(1, c))
+                k += max(c, 1)
+            if k < len(pieces) and pieces[k]:  # text after the last completing token
+                out.append((pieces[k], 0, 0.0))
+            return out
+        for a, b, _ in bounds:  # context-dependent decoding: each step alone
+            text = self.tokenizer.decode([t for t in toks[a:b] if t not in self.eos_ids],
+                                         skip_special_tokens=True)
+            out.append((text.split(d)[0], b - a, float(sum(lps[a:b]))))
         return out
 
     def _text(self, toks: list[int], finish: str, stop: Stop) -> str:
-        body = toks[:-1] if finish == "eos" else toks
+        body = [t for t in toks if t not in self.eos_ids] if finish == "eos" else toks
         text = self.tokenizer.decode(body, skip_special_tokens=True)
         if stop == "step" and finish == "step":
             text = text.split(self.step_delimiter)[0]
