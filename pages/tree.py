@@ -9,6 +9,7 @@ never starts a second one); RESULT, the SearchResult on show (from a finished ru
 the replay's own keys are listed in ``ui.replay_panel``.
 """
 import random
+from typing import Optional
 
 import streamlit as st
 
@@ -176,11 +177,24 @@ ss = st.session_state
 first_visit = "_url_loaded_tree" not in ss
 common.url_params("tree", PARAMS)
 TASK = common.current_task()
-TASK_SCORERS = task_scorers(TASK)
+# What the picked model's backend supports: a server without token log-probabilities cannot
+# serve the confidence scorer (it would read 0 for every step), so it is not offered.
+CAPS = common.current_capabilities()
+NO_LOGPROBS = CAPS is not None and not CAPS.logprobs
+TASK_SCORERS = [s for s in task_scorers(TASK) if not (NO_LOGPROBS and s == "confidence")]
+
+
+def page_default_scorer(task) -> Optional[str]:
+    """``default_scorer`` when the backend can serve it, else the first scorer offered (None
+    when there is none: only self-consistency runs, scoring nothing)."""
+    d = default_scorer(task)
+    return d if d in TASK_SCORERS else (TASK_SCORERS[0] if TASK_SCORERS else None)
+
+
 if ss.get("problem") is None:
     ss["problem"] = TASK.example
 if ss.get("scorer") is None:
-    ss["scorer"] = default_scorer(TASK)
+    ss["scorer"] = page_default_scorer(TASK)
 if first_visit and "at" in st.query_params:
     try:
         ss[PENDING_AT] = int(st.query_params["at"])
@@ -203,6 +217,15 @@ def draw_problem() -> None:
     ss["problem"] = random.choice(TASK.split("heldout")).text
 
 
+def can_draw() -> bool:
+    """Whether the task's held-out split can be read (the free-form task's GSM8K file lives
+    outside the project and may be absent)."""
+    try:
+        return TASK.split_size("heldout") > 0
+    except FileNotFoundError:
+        return False
+
+
 # The task picked in the sidebar changed: its own example problem and default scorer, and a
 # result of another task is not shown.
 if ss.get(PAGE_TASK) not in (None, TASK.name):
@@ -210,10 +233,10 @@ if ss.get(PAGE_TASK) not in (None, TASK.name):
         TASK.canonical(ss["problem"])
     except ProblemError:
         ss["problem"] = TASK.example
-    ss["scorer"] = default_scorer(TASK)
+    ss["scorer"] = page_default_scorer(TASK)
 ss[PAGE_TASK] = TASK.name
 if ss.get("scorer") not in TASK_SCORERS:
-    ss["scorer"] = default_scorer(TASK)
+    ss["scorer"] = page_default_scorer(TASK)
 TASK_COLOURS = task_colours(TASK)
 if ss.get("color") not in TASK_COLOURS:
     ss["color"] = "run"
@@ -230,9 +253,11 @@ row1 = st.columns([3.2, 1.9, 0.8, 0.8], vertical_alignment="bottom")
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
 row1[0].text_input("Problem", **bind("problem"), help=TASK.input_hint[:1].upper()
                    + TASK.input_hint[1:] + ".")
-row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running,
+DRAW_OK = can_draw()
+row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running or not DRAW_OK,
                icon=":material/casino:", width="stretch",
-               help="A random problem the model never saw in training.")
+               help="A random problem the model never saw in training." if DRAW_OK else
+               f"The {TASK.label} task's held-out problems are not on this machine.")
 problem, parse_error = None, None
 try:
     problem = TASK.canonical(ss["problem"])
@@ -249,8 +274,12 @@ strategy = c1.selectbox("Strategy", PAGE_STRATEGIES, **bind("strategy"),
 knob = KNOB_KEY[strategy]
 c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
                 MAX_BUDGET[strategy], step=1, **bind(knob), help=KNOB_HELP[strategy])
-c3.selectbox("Scorer", TASK_SCORERS, **bind("scorer"), format_func=SCORERS.get,
-             help=scorer_help(TASK))
+if TASK_SCORERS:
+    c3.selectbox("Scorer", TASK_SCORERS, **bind("scorer"), format_func=SCORERS.get,
+                 help=scorer_help(TASK))
+else:  # nothing can score on this backend and task: only self-consistency runs
+    c3.selectbox("Scorer", ["none"], disabled=True, key="tree_scorer_none",
+                 help=scorer_help(TASK))
 c5.selectbox("Colour nodes by", TASK_COLOURS, **bind("color"), format_func=COLOURS.get,
              help="The fill of every node in the tree: the run's own values (beam's path "
                   "score, MCTS's Q, the share of self-consistency's chains), or a verifier's "
@@ -260,17 +289,30 @@ c5.selectbox("Colour nodes by", TASK_COLOURS, **bind("color"), format_func=COLOU
                   "colours is not charged to the run.")
 if strategy == "mcts":
     c4.number_input("Exploration c", 0.0, 100.0, step=0.1, **bind("c"), help=C_HELP)
-common.write_url(PARAMS, active=["problem", "strategy", knob, "scorer"]
+common.write_url(PARAMS, active=["problem", "strategy", knob]
+                 + (["scorer"] if ss["scorer"] is not None else [])
                  + (["c"] if strategy == "mcts" else [])
                  + (["color"] if ss["color"] != "run" else []))
+if TASK.name == "freeform":
+    from ui.problem_sets import problem_sets
+    problem_sets(TASK, "problem", disabled=running)
 if parse_error:
     st.error(f"Cannot read the problem: {parse_error}")
+# A scorer that needs token log-probabilities on a backend without them: said, not run.
+NO_SCORER = ss["scorer"] is None and strategy != "majority"
+if NO_SCORER:
+    st.warning(f"This model's backend returns no token log-probabilities, so the confidence "
+               f"scorer is off and {STRATEGY_LABELS[strategy]} has no scorer on the "
+               f"{TASK.label} task; self-consistency still runs.")
+elif NO_LOGPROBS and strategy != "majority" and "confidence" in task_scorers(TASK):
+    st.caption("Model confidence is not offered as a scorer: this model's backend returns no "
+               "token log-probabilities.")
 
 # The model loads only now (cached after the first time): the controls above are already on
 # screen while a cold server imports torch and reads the weights.
 policy, model_error = common.policy_or_none()
 if model_error:
-    st.error(model_error)
+    (st.info if common.no_bundled_model() else st.error)(model_error)
 
 
 def spec_now() -> RunSpec:
@@ -278,7 +320,7 @@ def spec_now() -> RunSpec:
     return RunSpec(text=ss["problem"], strategy=strategy, budget=int(ss[knob]),
                    temperature=float(s["temperature"]), top_p=float(s["top_p"]),
                    seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", C_DEFAULT)),
-                   task=TASK.name)
+                   task=TASK.name, model=common.model_spec().to_dict())
 
 
 def launch() -> None:
@@ -299,7 +341,7 @@ def launch() -> None:
 if policy is not None:
     worker_for(policy)  # the inference process starts (and loads its model) before the first Run
 b1, b2 = row1[2], row1[3]
-can_run = policy is not None and problem is not None and not running
+can_run = policy is not None and problem is not None and not running and not NO_SCORER
 if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button",
              width="stretch") and can_run:
     launch()  # (a click on a stale, still enabled button during a run starts nothing)

@@ -114,21 +114,72 @@ def task_label(name: str) -> str:
 
 
 # --------------------------------------------------------------------------------- model
+# The model the pages use: a ``search.models.backends.ModelSpec`` in st.session_state[MODEL_SPEC]
+# (the sidebar's picker, ``ui.model_picker``, sets it; default: the task's bundled model).
+MODEL_SPEC = "model_spec"
+
+
+def model_spec():
+    """The ModelSpec the pages use (``MODEL_SPEC`` in session state; default the bundled one)."""
+    from search.models.backends import ModelSpec
+    spec = st.session_state.get(MODEL_SPEC)
+    return spec if isinstance(spec, ModelSpec) else ModelSpec()
+
+
 @st.cache_resource(show_spinner="Loading the model…")
 def _policy(path: str, device: Optional[str], task: str = TASK_DEFAULT):
     from search.models.hf import load_bundled
     return load_bundled(device, task=task)
 
 
-_loaded: set = set()  # model paths this process has loaded (the cache holds them)
+@st.cache_resource(show_spinner="Loading the model…")
+def _spec_policy(backend: str, model: str, base_url: str, api_key_env: str,
+                 device: Optional[str], task: str):
+    from search.models.backends import ModelSpec, load_policy
+    return load_policy(ModelSpec(backend, model, base_url, api_key_env, device), task)
+
+
+_loaded: set = set()  # model paths (bundled) and (spec, task) pairs this process has loaded
+
+
+def no_bundled_model(task: Optional[str] = None) -> bool:
+    """Whether the bundled model is picked but ``task`` (None: the current one) has none (the
+    free-form task, unless ``THOUGHTSCOPE_MODEL_<TASK>`` names a folder)."""
+    import os
+    from search.tasks import get_task
+    t = get_task(task or current_task().name)
+    return (model_spec().backend == "bundled" and t.model_dir is None
+            and not os.environ.get(f"THOUGHTSCOPE_MODEL_{t.name.upper()}"))
+
+
+def load_spec(spec, task: str):
+    """The policy of a (checked) non-bundled ``spec`` for ``task``, loaded once per process
+    (st.cache_resource; ``search.models.backends.load_policy``). Raises BackendSettingsError
+    (one line) for settings that cannot work."""
+    policy = _spec_policy(spec.backend, spec.model, spec.base_url, spec.api_key_env,
+                          spec.device, task)
+    _loaded.add((spec, task))
+    return policy
 
 
 def get_policy(task: Optional[str] = None):
-    """The policy of ``task`` (a registry name; None: the current task): its bundled model
-    unless the environment names another folder (``search.models.hf.default_model_path``),
-    loaded once per process. Raises OSError when no model is found."""
+    """The policy of ``task`` (a registry name; None: the current task) under the picked model
+    (``model_spec``): the task's bundled model unless the environment names another folder
+    (``search.models.hf.default_model_path``), a local folder or a server; loaded once per
+    process. Raises BackendSettingsError when the bundled model is picked for a task without
+    one, OSError when the bundled model is not found, BackendSettingsError for a picked model
+    that cannot be loaded."""
+    from search.models.base import BackendSettingsError
     from search.models.hf import default_model_path
+    from search.tasks import get_task
     task = task or current_task().name
+    spec = model_spec()
+    if spec.backend != "bundled":
+        return load_spec(spec, task)
+    if no_bundled_model(task):
+        raise BackendSettingsError(
+            f"The {get_task(task).label} task has no bundled model: pick a local model folder "
+            "or a server under Model in the sidebar.")
     path = str(default_model_path(task))
     policy = _policy(path, None, task)
     _loaded.add(path)
@@ -136,23 +187,50 @@ def get_policy(task: Optional[str] = None):
 
 
 def model_loaded(task: Optional[str] = None) -> bool:
-    """Whether this process already holds the task's model (so using it costs no loading)."""
+    """Whether using the picked model for the task costs no loading: this process already
+    holds it, or there is nothing to load (the bundled model of a task without one)."""
     from search.models.hf import default_model_path
-    return str(default_model_path(task or current_task().name)) in _loaded
+    task = task or current_task().name
+    spec = model_spec()
+    if spec.backend != "bundled":
+        return (spec, task) in _loaded
+    if no_bundled_model(task):
+        return True
+    return str(default_model_path(task)) in _loaded
 
 
 def policy_or_none(task: Optional[str] = None) -> tuple[Any, Optional[str]]:
-    """(policy, None), or (None, message) when the task's model cannot be loaded."""
+    """(policy, None), or (None, message) when the picked model cannot be loaded for the task
+    (one line for a picked model that cannot work or a task without a bundled model)."""
+    from search.models.base import BackendSettingsError
     task = task or current_task().name
     try:
         return get_policy(task), None
+    except BackendSettingsError as e:
+        from ui.model_picker import one_line
+        return None, one_line(e)
     except Exception as e:  # a missing/broken model folder must not take the app down
+        if model_spec().backend != "bundled":
+            from ui.model_picker import one_line
+            return None, (f"The model {model_spec().label()} could not be loaded: "
+                          f"{type(e).__name__}: {one_line(e)}")
         from search.models.hf import default_model_path
         env = f"THOUGHTSCOPE_MODEL_{task.upper()}"
         return None, (f"No model could be loaded from {default_model_path(task)} "
                       f"({type(e).__name__}: {e}). Train it with `python -m search train "
                       f"--task {task}`, copy the bundled model there, or set {env} to a folder "
                       "with a Hugging Face causal LM.")
+
+
+def current_capabilities():
+    """What the picked model's backend supports (``search.models.base.Capabilities``): read
+    from the policy when it is loaded or is not the bundled one (loading it); a bundled model
+    not loaded yet is a local model with everything; None when the model cannot be loaded."""
+    from search.models.base import Capabilities, capabilities
+    if model_spec().backend == "bundled" and not model_loaded():
+        return Capabilities()
+    policy, _ = policy_or_none()
+    return None if policy is None else capabilities(policy)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
@@ -336,6 +414,9 @@ def sidebar(uses_model: bool = True):
                           "step. Game of 24: combine four numbers with + - * / to make 24, "
                           "two numbers per step (Yao et al. 2023's Tree-of-Thoughts benchmark).")
         st.markdown("#### Model")
+        if uses_model:
+            from ui.model_picker import model_picker
+            model_picker()
         slot = st.empty()
         if model_loaded():
             model_card(slot, uses_model)  # no wait: draw it now, not after a long page
@@ -350,12 +431,15 @@ def sidebar(uses_model: bool = True):
         st.number_input("Seed", 0, MAX_SEED, step=1, **bind(SEED),
                         help="Same seed and settings give the same run.")
     write_url(SAMPLING_PARAMS + _task_params())
+    from ui.model_picker import write_url as write_model_url
+    write_model_url()
     return slot
 
 
 def model_card(slot, uses_model: bool = True) -> None:
-    """Fill the sidebar's model slot: name, parameters, device (or the load error). On a page
-    that uses no model, a model not loaded yet is not loaded for the card."""
+    """Fill the sidebar's model slot: name, parameters, device and what its backend supports
+    (or the load error). On a page that uses no model, a model not loaded yet is not loaded
+    for the card."""
     if not uses_model and not model_loaded():
         slot.caption("This page uses no model.")
         return
@@ -365,5 +449,13 @@ def model_card(slot, uses_model: bool = True) -> None:
             st.markdown(":red[**No model loaded** for this task]")
             st.caption(err if not uses_model else "See the message on the page.")
         else:
-            st.markdown(f"**{policy.name}**  \n{format_params(policy.n_parameters)} parameters · "
-                        f"device **{policy.device}**")
+            from search.models.base import capabilities
+            from ui.model_picker import capability_lines
+            n = getattr(policy, "n_parameters", 0) or 0
+            st.markdown(f"**{md(policy.name)}**  \n"
+                        + (f"{format_params(n)} parameters · " if n > 0 else "")
+                        + f"device **{md(policy.device)}**")
+            line, notes = capability_lines(capabilities(policy))
+            st.caption(line)
+            for note in notes:
+                st.caption(f":orange[{md(note)}]")

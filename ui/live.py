@@ -103,6 +103,7 @@ class RunSpec:
     scorer: Optional[str] = None
     c: float = DEFAULTS["mcts"]["c"]
     task: str = "arithmetic"
+    model: Optional[dict] = None  # the picked ModelSpec.to_dict() (never a key); None: bundled
 
     def check(self) -> str:
         """The canonical problem; raises ValueError for any bad setting."""
@@ -120,11 +121,15 @@ class RunSpec:
         return problem
 
     def solve(self, policy, tree: Optional[SearchTree] = None, should_stop=None) -> SearchResult:
-        """Run this spec with ``policy`` (see ``search.solve.solve``)."""
-        return solve(self.text, self.strategy, int(self.budget), policy=policy,
-                     temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
-                     tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
-                     task=self.task)
+        """Run this spec with ``policy`` (see ``search.solve.solve``); the result's config
+        names the model (``config["model"]``, the ModelSpec's fields) when one was picked."""
+        result = solve(self.text, self.strategy, int(self.budget), policy=policy,
+                       temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
+                       tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
+                       task=self.task)
+        if self.model is not None:
+            result.config["model"] = dict(self.model)
+        return result
 
 
 @dataclass
@@ -274,7 +279,8 @@ def _stopped_before(spec: RunSpec, problem: str, recorder: _Recorder, polls: int
 
 
 # ------------------------------------------------------------------- the inference worker
-def _worker_main(path: str, device: Optional[str], threads: int, requests, out) -> None:
+def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
+                 step_delimiter: str = "\n") -> None:
     """The worker process: load the model, then run the searches sent in ``requests`` one
     after another. Messages in: ("run", id, RunSpec), ("stop", id), None (exit). Out:
     ("ready", None), ("start", id), ("events", id, [Event]), ("done", id, SearchResult or
@@ -283,7 +289,7 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out) 
     torch.set_num_threads(threads)
     try:
         from search.models.hf import HFPolicy
-        policy = HFPolicy(path, device=device)
+        policy = HFPolicy(path, device=device, step_delimiter=step_delimiter)
     except Exception as e:
         out.put(("dead", None, f"{type(e).__name__}: {e}"))
         return
@@ -370,9 +376,9 @@ class InferenceWorker:
     dies, every unfinished run gets an error and ``alive`` turns False."""
 
     def __init__(self, path: str, device: Optional[str] = None,
-                 threads: Optional[int] = None):
+                 threads: Optional[int] = None, step_delimiter: str = "\n"):
         ctx = mp.get_context("spawn")  # never fork a process that holds threads and torch
-        self.path, self.device = path, device
+        self.path, self.device, self.step_delimiter = path, device, step_delimiter
         self.threads = threads or worker_threads()
         self._requests, self._out = ctx.Queue(), ctx.Queue()
         self._lock = threading.Lock()
@@ -382,7 +388,8 @@ class InferenceWorker:
         self.alive = True
         self.death: Optional[str] = None
         self._proc = ctx.Process(target=_worker_main, name="thoughtscope-inference",
-                                 args=(path, device, self.threads, self._requests, self._out),
+                                 args=(path, device, self.threads, self._requests, self._out,
+                                       step_delimiter),
                                  daemon=True)
         _start_without_main(self._proc)
         threading.Thread(target=self._read, daemon=True, name="thoughtscope-worker-read").start()
@@ -490,11 +497,13 @@ def worker_for(policy) -> Optional[InferenceWorker]:
     from search.models.hf import HFPolicy
     if type(policy) is not HFPolicy or not os.path.isdir(policy.path):
         return None
-    key = (os.path.realpath(policy.path), policy.device)
+    delim = getattr(policy, "step_delimiter", "\n")  # a task's steps: "\n\n" for free-form
+    key = (os.path.realpath(policy.path), policy.device, delim)
     with _workers_lock:
         w = _workers.get(key)
         if w is None or not w.alive:
-            w = _workers[key] = InferenceWorker(policy.path, policy.device)
+            w = _workers[key] = InferenceWorker(policy.path, policy.device,
+                                                step_delimiter=delim)
         return w
 
 

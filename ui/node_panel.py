@@ -14,6 +14,10 @@ node's path with the learned PRM's score of it, labelled learned, beside the exa
 checker's verdict where the task has a checker, and the learned ORM's estimate that the chain
 ends right (``path_verdicts``): a class can see where the learned verifier and the perfect one
 disagree. The scores come from the verifier itself (cached), never charged to the run.
+
+A long text (a free-form step is a paragraph; a GSM8K question at the root) is cut in the table
+to ``SHORT_TEXT`` characters with "…" and shown whole below it (``full_text``) in a plain-text
+block with wrapped lines: the model's text is data, never rendered as markdown.
 """
 from __future__ import annotations
 
@@ -28,6 +32,9 @@ from ui.common import md
 from ui.verifier_panel import path_step_scores
 from ui.replay import ReplayState
 from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity
+from viz.tree import short_label
+
+SHORT_TEXT = 60  # characters of a node's text in the table; a longer or multi-line text: below
 
 NODE = "tree_node"  # session state: the inspected node id (None until the user picks one)
 SCORE_LABEL = {"majority": "score (scorer, finished chain)", "beam": "score (path score)",
@@ -79,7 +86,9 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
     tree = state.tree
     n = tree.nodes[nid]
     root = n.parent is None
-    rows = [("text", md(n.text) if not root else f"problem {md(n.text)}"),
+    shown = md(short_label(n.text, SHORT_TEXT)) + " (full text below)" \
+        if full_text(tree, nid) is not None else md(n.text)
+    rows = [("text", shown if not root else f"problem {shown}"),
             ("depth · kind", f"{n.depth} · {kind_label(n)}")]
     if not root:  # the problem was given, not generated: no tokens, no probability
         rows += [("tokens", f"{n.tokens}"),
@@ -107,6 +116,13 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
                                            f"(N={u['N']}, "
                                            f"N parent={u['N_parent']})"))
     return rows
+
+
+def full_text(tree, nid: int) -> Optional[str]:
+    """The whole text of node ``nid`` (the problem at the root) when the table cannot show it
+    whole: longer than ``SHORT_TEXT`` characters or on several lines; else None."""
+    text = str(tree.nodes[nid].text)
+    return text if len(text) > SHORT_TEXT or "\n" in text.strip() else None
 
 
 def path_verdicts(tree, nid: int) -> Optional[dict]:
@@ -199,4 +215,8 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int]) -> Non
         return
     st.markdown("\n".join([f"| property | node #{nid} |", "|---|---|"]
                           + [f"| {k} | {v} |" for k, v in node_rows(res, state, nid)]))
+    whole = full_text(state.tree, nid)
+    if whole is not None:  # a plain-text block: the model's text is shown as data, wrapped
+        st.caption("Full text" + (" of the problem" if nid == 0 else " of the step"))
+        st.code(whole, language=None, wrap_lines=True)
     _verifier_view(state.tree, nid)

@@ -19,9 +19,11 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
 - size: visits (MCTS) or count, the number of sampled chains through the node (the root: all);
 - text beside every node (``LABEL_PX`` px, with a halo so edges do not cross it): the step's
   text, or its answer for a terminal answer ("∅" for a chain without one), the problem at the
-  root; cut to what fits a column (``label_chars``) with "…", the full text on hover. When the
-  rows are too close for text (``label_rows``), only the chosen chain and the selected node
-  keep theirs;
+  root; cut to what fits a column (``label_chars``), and never more than ``MAX_LABEL_CHARS``
+  (a free-form step is a paragraph), with "…"; the text on hover, wrapped to ``HOVER_WIDTH``
+  characters a line and capped at ``HOVER_LINES`` lines (the node inspector has all of it).
+  When the rows are too close for text (``label_rows``), only the chosen chain and the
+  selected node keep theirs;
 - dead ends (``dead_ends``): unfinished states that can no longer reach a right answer, a
   crossed circle with a red outline;
 - terminal answers: the outline says the verdict, the fill keeps the colour above: a circle
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from functools import lru_cache
 from typing import Collection, Iterable, Mapping, Optional, Sequence
 
@@ -53,6 +56,9 @@ GL_THRESHOLD = 1000      # switch to WebGL markers past this many nodes
 LABEL_PX = 14            # font size of the text beside the nodes (legible on a projector)
 CHAR_PX = 0.52 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
 ROW_PX = 26              # rows closer than this (px) carry no text but the chosen chain's
+MAX_LABEL_CHARS = 60     # the most text beside a node, however wide its column (then "…")
+HOVER_WIDTH = 80         # characters per line of a node's text on hover (wrapped at spaces)
+HOVER_LINES = 12         # lines of a node's text on hover at most (then "…")
 WIDTH_HINT = 480         # px: the figure's usual width (the Search tree page's tree column)
 ELBOW = 0.82             # where an edge bends, as a fraction of the column from the parent
 COLORSCALE = "Viridis"
@@ -119,7 +125,7 @@ def label_chars(depth: int, width: int = WIDTH_HINT) -> int:
     """Characters of text that fit beside a node when ``depth + 1`` columns (plus room for the
     last column's text) share ``width`` px: at least 4."""
     column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
-    return max(4, int((ELBOW * column_px - 6) / CHAR_PX))
+    return max(4, min(MAX_LABEL_CHARS, int((ELBOW * column_px - 6) / CHAR_PX)))
 
 
 def short_label(text: str, max_chars: int) -> str:
@@ -138,6 +144,19 @@ def node_label(n: Node) -> str:
     return n.text
 
 
+def hover_lines(text: str, width: int = HOVER_WIDTH, max_lines: int = HOVER_LINES) -> list[str]:
+    """``text`` as the lines of a hover box: each of its lines wrapped at spaces to ``width``
+    characters (a longer word is broken), blank lines dropped, at most ``max_lines`` lines,
+    the last ending in "…" when text was left out. Plain text, not yet HTML-escaped."""
+    out: list[str] = []
+    for line in str(text).splitlines():
+        out += textwrap.wrap(line, width, break_long_words=True, break_on_hyphens=False)
+    if len(out) > max_lines:
+        out = out[:max_lines]
+        out[-1] = out[-1][:max(1, width - 1)].rstrip() + "…"
+    return out or [""]
+
+
 def _fmt(v: Optional[float], digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
@@ -147,7 +166,8 @@ HOVER_NAME = {"prm": "learned PRM", "orm": "learned ORM", "checker": "exact chec
 
 def _hover(n: Node, mcts: bool, share: Optional[float] = None,
            colour: Optional[str] = None) -> str:
-    text = html.escape(n.text if n.id else f"problem: {n.text}", quote=False)
+    text = "<br>".join(html.escape(line, quote=False)
+                       for line in hover_lines(n.text if n.id else f"problem: {n.text}"))
     lines = [f"<b>#{n.id}</b> {text}", f"depth {n.depth} · {n.tokens} "
              f"token{'' if n.tokens == 1 else 's'} · log p {fmt_fixed(n.logprob, 2)}"]
     stats = f"score {_fmt(n.score)} · count {n.count}"
@@ -229,7 +249,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                    if xs[n.id] == depth and n.id in labelled), default=0)
     column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
     room = min(ELBOW * 1.05, max(0.25, (deepest * CHAR_PX + 24) / column_px))
-    chars = max(chars, int((ELBOW * (width - 20) / (depth + room + 0.15) - 6) / CHAR_PX))
+    chars = min(MAX_LABEL_CHARS,
+                max(chars, int((ELBOW * (width - 20) / (depth + room + 0.15) - 6) / CHAR_PX)))
 
     def trace(**kw) -> dict:
         return dict(type=kind, **kw)

@@ -1,0 +1,176 @@
+"""The sidebar's model picker: which model every page's runs use.
+
+Three choices (``CHOICES``): the task's bundled model (the default), a local Hugging Face
+causal LM folder, or an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp,
+transformers serve). The typed settings are session settings drawn with ``ui.common.bind``
+(so switching the choice or the page loses nothing typed); **Load** / **Connect** turns them into
+a ``search.models.backends.ModelSpec`` and loads it (``ui.common.load_spec``: cached per spec and
+task with ``st.cache_resource``). Only a spec that loaded becomes the one the pages use
+(``ui.common.model_spec``, session key ``ui.common.MODEL_SPEC``); a spec that cannot work
+(``BackendSettingsError``: a folder without a model, an unreachable URL, a model name the
+server does not serve) leaves the model in use as it was and says why in one line
+(``PICK_ERROR``), never with a traceback. Picking "Bundled" applies at once.
+
+Keys: a server's API key is never typed here, stored, or put in the URL: the picker asks for
+the *name* of the environment variable that holds it (default ``OPENAI_API_KEY``). The URL
+carries ``backend``, ``base_url`` and ``model`` (a folder or a served model's name) of the
+spec in use when it is not the bundled one, and a link with them loads that model on the
+session's first run.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import streamlit as st
+
+from ui import common
+from ui.common import MODEL_SPEC, bind, one_of, set_url, text
+
+CHOICE, FOLDER, BASE_URL, SERVED, KEY_ENV = ("model_choice", "model_folder", "model_base_url",
+                                             "model_served", "model_key_env")
+PICK_ERROR = "model_pick_error"  # session state: the last Load/Connect's one-line error
+URL_DONE = "_url_loaded_model"
+CHOICES = {"bundled": "Bundled (task's model)", "hf": "Local folder",
+           "openai": "Server (OpenAI-compatible)"}
+URL_KEYS = ("backend", "base_url", "model")  # query parameters (never a key)
+MAX_FIELD = 500
+
+
+def _defaults() -> dict:
+    from search.models.backends import DEFAULT_API_KEY_ENV
+    return {CHOICE: "bundled", FOLDER: "", BASE_URL: "", SERVED: "", KEY_ENV: DEFAULT_API_KEY_ENV}
+
+
+def typed_spec():
+    """The ModelSpec the picker's fields describe now (not checked, not loaded)."""
+    from search.models.backends import ModelSpec
+    ss = st.session_state
+    choice = ss.get(CHOICE, "bundled")
+    if choice == "hf":
+        return ModelSpec("hf", model=ss.get(FOLDER, ""))
+    if choice == "openai":
+        return ModelSpec("openai", model=ss.get(SERVED, ""), base_url=ss.get(BASE_URL, ""),
+                         api_key_env=ss.get(KEY_ENV, "") or _defaults()[KEY_ENV])
+    return ModelSpec()
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as one line for a person: its message's first line (the type's name when
+    it has none)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def apply(spec) -> Optional[str]:
+    """Load ``spec`` for the current task and, when it loads, make it the spec the pages use.
+    Returns None, or the one-line reason it cannot be used (the spec in use is then kept)."""
+    from search.models.base import BackendSettingsError
+    try:
+        spec = spec.check()
+        if spec.backend != "bundled":  # the bundled model loads when a page needs it
+            common.load_spec(spec, common.current_task().name)
+    except BackendSettingsError as e:
+        return one_line(e)
+    except Exception as e:  # noqa: BLE001 - any failure to load is a message, not a traceback
+        return f"{type(e).__name__}: {one_line(e)}"
+    st.session_state[MODEL_SPEC] = spec
+    return None
+
+
+def _in_use(spec) -> bool:
+    """Whether ``spec`` is the spec the pages use now."""
+    try:
+        return spec.check() == common.model_spec()
+    except ValueError:  # BackendSettingsError: blanks still to fill in
+        return False
+
+
+def _connect() -> None:
+    st.session_state[PICK_ERROR] = apply(typed_spec())
+
+
+def _choice_changed(key: str) -> None:
+    common._commit(key)
+    if st.session_state[key] == "bundled":  # nothing to type: in use at once
+        _connect()
+    else:
+        st.session_state[PICK_ERROR] = None
+
+
+def _from_url() -> None:
+    """On the session's first run: the model a link names (``backend``, ``base_url``,
+    ``model``), loaded as if Connect was pressed; a bad value in a link is ignored."""
+    ss = st.session_state
+    if URL_DONE in ss:
+        return
+    ss[URL_DONE] = True
+    qp = st.query_params
+    try:
+        backend = one_of(["hf", "openai"])(qp.get("backend", ""))
+        model = text(MAX_FIELD)(qp.get("model", ""))
+        url = text(MAX_FIELD)(qp.get("base_url", ""))
+    except ValueError:
+        return
+    ss[CHOICE] = backend
+    if backend == "hf":
+        ss[FOLDER] = model
+    else:
+        ss[SERVED], ss[BASE_URL] = model, url
+    _connect()
+
+
+def write_url() -> None:
+    """The spec in use in the URL (nothing for the bundled model; never a key)."""
+    spec = common.model_spec()
+    values = dict.fromkeys(URL_KEYS)
+    if spec.backend != "bundled":
+        values = {"backend": spec.backend, "model": spec.model,
+                  "base_url": spec.base_url if spec.backend == "openai" else None}
+    for k, v in values.items():
+        set_url(k, v or None)
+
+
+def model_picker() -> None:
+    """Draw the picker (inside the sidebar): the choice, its fields, Load/Connect, and the
+    last error in one line. Call before the model card (``ui.common.model_card``)."""
+    ss = st.session_state
+    for k, v in _defaults().items():
+        ss.setdefault(k, v)
+    _from_url()
+    kw = bind(CHOICE)
+    kw["on_change"] = _choice_changed
+    choice = st.radio("Model", list(CHOICES), format_func=CHOICES.get, **kw,
+                      label_visibility="collapsed",
+                      help="Bundled: the small model trained for the task (the free-form task "
+                           "has none). Local folder: any Hugging Face causal LM on this "
+                           "machine. Server: an OpenAI-compatible completions endpoint "
+                           "(vLLM, SGLang, llama.cpp, transformers serve).")
+    if choice == "hf":
+        st.text_input("Model folder", **bind(FOLDER), placeholder="/path/to/model",
+                      help="A folder with config.json, the weights and the tokenizer.")
+        st.button("Load", on_click=_connect, key="model_load", icon=":material/upload:")
+    elif choice == "openai":
+        st.text_input("Server URL", **bind(BASE_URL), placeholder="http://127.0.0.1:8000/v1",
+                      help="The server's OpenAI API root, ending in /v1.")
+        st.text_input("Model name", **bind(SERVED), placeholder="the name the server serves",
+                      help="The model name the server lists at /v1/models.")
+        st.text_input("API key variable", **bind(KEY_ENV),
+                      help="The NAME of the environment variable (on the machine running "
+                           "this app) that holds the server's API key. The key itself is "
+                           "never typed here, stored, or put in links or exports.")
+        st.button("Connect", on_click=_connect, key="model_connect", icon=":material/link:")
+    if ss.get(PICK_ERROR):
+        st.error(ss[PICK_ERROR])
+    elif choice != "bundled" and not _in_use(typed_spec()):
+        st.caption("Not in use yet: press " + ("Load." if choice == "hf" else "Connect."))
+
+
+def capability_lines(caps) -> tuple[str, list[str]]:
+    """What a backend supports (``search.models.base.Capabilities``) as one summary line and
+    its ``notes`` (one line each: what is degraded and why)."""
+    yes = {True: "yes", False: "no"}
+    ctx = f"{caps.context_length:,} tokens" if caps.context_length else "unknown"
+    line = (f"log-probabilities **{yes[caps.logprobs]}** · reproducible seeds "
+            f"**{yes[caps.reproducible]}** · batched **{yes[caps.batched]}** · chat template "
+            f"**{yes[caps.chat_template]}** · context **{ctx}**")
+    return line, list(caps.notes)

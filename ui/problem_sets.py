@@ -1,0 +1,80 @@
+"""Problem sets of the free-form task on the Search tree page: pick a GSM8K question (its
+validation split, read from ``../shared/data/gsm8k`` beside the project) or upload a JSONL file
+of your own (one ``{"question": ..., "answer": ...}`` per line). Picking one puts its text in the
+page's problem box; an uploaded file's golds are registered with the task
+(``FreeformTask.remember``), so the run's answers are judged against them.
+
+Errors are one line: a GSM8K file that is not on this machine is a note, a bad upload names the
+bad line (the task's ``UploadError``); nothing a user typed is changed by either.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+import streamlit as st
+
+from search.tasks import ProblemError
+
+GSM8K_PICK, UPLOAD, UPLOAD_ID = "ff_gsm8k_pick", "ff_upload", "ff_upload_id"
+UPLOADED, UPLOAD_ERR, UPLOAD_PICK = "ff_uploaded", "ff_upload_error", "ff_upload_pick"
+MAX_UPLOAD_MB = 20
+SHOWN_CHARS = 90  # characters of a question in the pickers' lists
+
+
+def upload_parser(task) -> Callable:
+    """The task's parser of a user's JSONL problem file (``parse_problem_jsonl`` of the task's
+    own module: pages reach a task through the registry's instance, never by importing its
+    module by name). Raises AttributeError for a task without one."""
+    return getattr(sys.modules[type(task).__module__], "parse_problem_jsonl")
+
+
+def _short(text: str) -> str:
+    one = " ".join(str(text).split())
+    return one if len(one) <= SHOWN_CHARS else one[:SHOWN_CHARS - 1].rstrip() + "…"
+
+
+def _pick(key: str, problems: list, target: str) -> None:
+    i = st.session_state.get(key)
+    if i is not None and 0 <= i < len(problems):
+        st.session_state[target] = problems[i].text
+
+
+def problem_sets(task, target: str, disabled: bool = False) -> None:
+    """An expander with the GSM8K picker and the JSONL upload; a pick sets
+    ``st.session_state[target]`` (the page's problem setting)."""
+    ss = st.session_state
+    with st.expander("Problem sets: GSM8K, or your own JSONL file", expanded=False):
+        c1, c2 = st.columns(2)
+        try:
+            gsm = task.split("validation")
+        except FileNotFoundError as e:  # DataMissing: the data folder is not here
+            c1.caption(f"No GSM8K problems on this machine: {e}")
+        else:
+            c1.selectbox(f"GSM8K problem (validation split, {len(gsm)})", list(range(len(gsm))),
+                         index=None, key=GSM8K_PICK, placeholder="pick a question",
+                         format_func=lambda i: f"{i + 1}. {_short(gsm[i].text)}",
+                         on_change=_pick, args=(GSM8K_PICK, gsm, target), disabled=disabled,
+                         help="GSM8K (Cobbe et al. 2021), grade-school word problems; the "
+                              "gold answer is known, so the run's answer is judged.")
+        up = c2.file_uploader("Your problems (JSONL: question, answer)", type=["jsonl", "json"],
+                              key=UPLOAD, disabled=disabled, max_upload_size=MAX_UPLOAD_MB,
+                              help='One JSON object per line: {"question": "...", "answer": '
+                                   '"..."}; a GSM8K-style answer is read after its ####.')
+        if up is not None and up.file_id != ss.get(UPLOAD_ID):
+            ss[UPLOAD_ID], ss[UPLOAD_ERR], ss[UPLOADED] = up.file_id, None, None
+            try:
+                problems = upload_parser(task)(up.getvalue())
+            except ProblemError as e:  # UploadError: one line naming the bad line
+                ss[UPLOAD_ERR] = str(e)
+            else:
+                task.remember(problems)
+                ss[UPLOADED] = problems
+        if up is not None and ss.get(UPLOAD_ERR):
+            c2.error(f"Could not read {up.name}: {ss[UPLOAD_ERR]}")
+        mine = ss.get(UPLOADED) if up is not None else None
+        if mine:
+            c2.selectbox(f"Your problem ({len(mine)})", list(range(len(mine))), index=None,
+                         key=UPLOAD_PICK, placeholder="pick a question",
+                         format_func=lambda i: f"{i + 1}. {_short(mine[i].text)}",
+                         on_change=_pick, args=(UPLOAD_PICK, mine, target), disabled=disabled)
