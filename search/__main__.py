@@ -5,11 +5,16 @@
     python -m search curve --strategy best-of-n --scorer prm --budgets 1,4,16,64 --problems 200
     python -m search curve --strategy dvts --budgets 1,4,16,64 --problems 200
     python -m search solve "4 9 10 13" --task game24 --strategy majority --json
+    python -m search solve "Natalia sold 48 clips ..." --task freeform --backend openai \
+        --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-0.5B-Instruct --budget 8
+    python -m search solve "..." --task freeform --backend hf --model /path/to/model/folder
     python -m search table game24 [--problems 10 --split validation]
     python -m search train [--task game24]
 
-Bad input (unparseable expression, budget out of range, unknown strategy) exits with status 2
-and a one-line message on stderr, never a traceback.
+Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
+reached, a model name it does not serve) exits with status 2 and a one-line message on stderr,
+never a traceback. A server that dies mid-search ends the run with the strategy's partial
+result, labelled ``halted`` (``search.resume``), and exit status 0.
 """
 from __future__ import annotations
 
@@ -65,14 +70,40 @@ def strategy_knobs(a) -> dict:
     return knobs
 
 
+def model_spec(a):
+    """The ModelSpec the --backend/--model/--base-url/--api-key-env flags name (checked)."""
+    from search.models.backends import ModelSpec
+    if a.backend == "bundled" and a.model:
+        raise UsageError("--model needs --backend hf (a local folder) or --backend openai "
+                         "(a served model's name)")
+    if a.backend != "openai" and a.base_url:
+        raise UsageError("--base-url needs --backend openai")
+    return ModelSpec(backend=a.backend, model=a.model or "", base_url=a.base_url or "",
+                     api_key_env=a.api_key_env).check()
+
+
+def backend_info(spec, policy) -> dict:
+    """What the JSON output says about the model: backend, name, capabilities (no API key)."""
+    from dataclasses import asdict
+    from search.models.base import capabilities
+    caps = asdict(capabilities(policy))
+    caps["notes"] = list(caps["notes"])
+    return {"backend": spec.backend, "model": policy.name, "model_spec": spec.to_dict(),
+            "capabilities": caps}
+
+
 def cmd_solve(a) -> dict:
-    from search.solve import solve
+    from search.models.backends import load_policy
+    from search.resume import solve_resilient
     from search.strategies import check_scorer
     knobs = strategy_knobs(a)
+    spec = model_spec(a)
+    get_task(a.task).canonical(a.problem)  # bad input fails before a model is loaded
     check_scorer(a.scorer, a.task)  # before loading a model: a missing verifier fails fast
-    r = solve(a.problem, strategy=a.strategy, temperature=a.temperature,
-              top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted, task=a.task,
-              **knobs)
+    policy = load_policy(spec, a.task)
+    r = solve_resilient(a.problem, strategy=a.strategy, temperature=a.temperature,
+                        top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted,
+                        task=a.task, policy=policy, **knobs)
     out = {"task": r.task, "problem": r.problem, "gold": r.gold, "strategy": r.strategy,
            "budget": knobs["budget"], "answer": r.answer, "correct": r.correct, "tally": r.tally,
            "abstained": r.extra.get("abstained", 0),
@@ -81,7 +112,8 @@ def cmd_solve(a) -> dict:
            "verifier_passes": r.compute.verifier_passes,
            "verifier_tokens": r.compute.verifier_tokens, "scorer": r.config.get("scorer"),
            "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
-           "tie_rule": r.extra.get("tie_rule")}
+           "tie_rule": r.extra.get("tie_rule"), "stopped": r.stopped,
+           "halted": r.extra.get("halted"), **backend_info(spec, policy)}
     for knob in ("expansions", "k", "c", "width", "final"):
         if knob in r.config:
             out[knob] = r.config[knob]
@@ -91,6 +123,7 @@ def cmd_solve(a) -> dict:
         out["answer_by_visits"] = r.extra["answer_by_visits"]
         out["answer_by_vote"] = r.extra["answer_by_vote"]
     if a.save:
+        r.config["model"] = spec.to_dict()  # which model made the run (never an API key)
         with open(a.save, "w") as f:
             f.write(r.to_json())
         out["saved"] = a.save
@@ -99,6 +132,10 @@ def cmd_solve(a) -> dict:
 
 def _print_solve(o: dict) -> None:
     mark = {True: "correct", False: "wrong", None: "unknown"}[o["correct"]]
+    if o.get("halted"):
+        print(f"PARTIAL RESULT: the run stopped early: {o['halted']}")
+    for note in o.get("capabilities", {}).get("notes", []):
+        print(f"note ({o['backend']} backend): {note}")
     print(f"{o['problem']} = ?   answer {o['answer']} ({mark}; gold {o['gold']})")
     tally = ", ".join(f"{k}: {v:g}" for k, v in o["tally"].items()) or "(no answers)"
     print(f"tally  {tally}; {o['abstained']} without an answer (abstained)")
@@ -107,10 +144,10 @@ def _print_solve(o: dict) -> None:
           f"{o['verifier_tokens']} tokens; {o['nodes']} nodes; {o['seconds']} s")
     if o.get("scorer"):
         print(f"scorer  {o['scorer']}")
+    print(f"model  {o['model']} ({o['backend']} backend)")
 
 
 def cmd_curve(a) -> dict:
-    from search.models.hf import load_bundled
     from search.pools import pool_curve, sample_pools
     from search.solve import solve
     from search.strategies import BUDGET_KNOB, MAX_BUDGET, check_scorer, default_scorer
@@ -125,7 +162,9 @@ def cmd_curve(a) -> dict:
     if not 1 <= a.problems <= size:
         raise UsageError(f"--problems must be in [1, {size}] for the {task.name} {a.split} split")
     problems = task.split(a.split, a.problems)
-    policy = load_bundled(task=task)
+    from search.models.backends import load_policy
+    spec = model_spec(a)
+    policy = load_policy(spec, task)
     t0 = time.perf_counter()
     rows = []
     if a.strategy == "majority":
@@ -180,7 +219,7 @@ def cmd_curve(a) -> dict:
     return {"task": task.name, "strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
             "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
             "seconds": round(time.perf_counter() - t0, 1), "curve": rows,
-            "ci_method": CI_METHOD, "split": a.split, **extra}
+            "ci_method": CI_METHOD, "split": a.split, **extra, **backend_info(spec, policy)}
 
 
 def _print_curve(o: dict) -> None:
@@ -281,6 +320,18 @@ def build_parser() -> argparse.ArgumentParser:
                              f"(default {DEFAULTS['mcts']['final']})")
     common.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
                         help=f"the problem's task: {', '.join(TASKS)} (default {DEFAULT_TASK})")
+    common.add_argument("--backend", choices=["bundled", "hf", "openai"], default="bundled",
+                        help="the model: bundled (the task's bundled model; default), hf (a "
+                             "local Hugging Face causal LM folder: --model PATH), openai (an "
+                             "OpenAI-compatible completions server such as vLLM or SGLang: "
+                             "--base-url URL --model NAME)")
+    common.add_argument("--model", default=None,
+                        help="hf: the model folder; openai: the served model's name")
+    common.add_argument("--base-url", default=None,
+                        help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1")
+    common.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                        help="openai: the environment variable holding the API key (default "
+                             "OPENAI_API_KEY; the key is never printed or saved)")
     common.add_argument("--json", action="store_true")
     s = sub.add_parser("solve", parents=[common], help="solve one problem")
     s.add_argument("problem")
@@ -334,6 +385,7 @@ def main(argv=None) -> int:
         return train_verifier_main(args[1:])
     p = build_parser()
     a = p.parse_args(argv)
+    from search.models.base import BackendError
     from search.strategies import STRATEGIES
     try:
         if a.cmd in ("solve", "curve") and a.strategy not in STRATEGIES:
@@ -346,6 +398,9 @@ def main(argv=None) -> int:
         return 2
     except OSError as e:
         print(f"error: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except BackendError as e:  # a server failed outside a resumable run (curve)
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -14,7 +14,8 @@ import pytest
 from search.scoring import ExactChecker, make_scorer
 from search.strategies import run_strategy
 from search.strategies.blocks import Sampling, chain_answer, step_ending
-from search.tasks import DEFAULT_TASK, TASKS, Problem, ProblemError, Task, get_task
+from search.tasks import (BUNDLED_TASKS, DEFAULT_TASK, TASKS, Problem, ProblemError, Task,
+                          get_task)
 from search.tasks.base import SPLIT_NAMES
 from search.tree import SearchResult, SearchTree
 from tests.test_search_trust import ScriptedPolicy, _cont
@@ -38,29 +39,39 @@ def test_registry_names_every_task_and_defaults_to_arithmetic():
 def test_every_task_fills_the_interface(name):
     t = get_task(name)
     assert isinstance(t, Task) and t.name == name and t.label
-    for attr in ("step_delimiter", "alphabet", "example", "input_hint", "model_name"):
+    for attr in ("step_delimiter", "example", "input_hint"):
         assert getattr(t, attr), attr
     assert 0 < t.step_tokens < t.chain_tokens and 1 <= t.max_depth <= 16
-    assert Path(t.model_dir).parent == ROOT / "weights"
     # The example parses, is canonical after one pass, and its prompt ends with the delimiter.
     p = t.canonical(t.example)
     assert t.canonical(p) == p and t.prompt(p).endswith(t.step_delimiter)
+    assert not t.is_correct(p, None)
+    with pytest.raises(ValueError):  # ProblemError is a ValueError: callers catch either
+        t.canonical("")
+    with pytest.raises(ValueError):
+        t.split("train", 3)
+    if name not in BUNDLED_TASKS:  # free-form: no bundled model, alphabet or train generator
+        assert t.model_dir is None and t.chat_messages(p)
+        return
+    for attr in ("alphabet", "model_name"):
+        assert getattr(t, attr), attr
+    assert Path(t.model_dir).parent == ROOT / "weights"
     # Every character of a prompt and a gold chain is in the task's alphabet.
     g = t.gold(p)
     assert g is not None and t.is_correct(p, g)
-    assert not t.is_correct(p, None)
     assert set(t.prompt(p)) <= set(t.alphabet)
     with pytest.raises(ProblemError):
         t.canonical("import os")
-    with pytest.raises(ValueError):  # ProblemError is a ValueError: callers catch either
-        t.canonical("")
     for split in SPLIT_NAMES:
         assert len(t.split(split)) == t.split_size(split) > 0
-    with pytest.raises(ValueError):
-        t.split("train", 3)
 
 
-@pytest.mark.parametrize("name", TASKS)
+def test_bundled_tasks_are_the_tasks_with_weights():
+    assert set(BUNDLED_TASKS) < set(TASKS)
+    assert [n for n in TASKS if get_task(n).model_dir is not None] == list(BUNDLED_TASKS)
+
+
+@pytest.mark.parametrize("name", BUNDLED_TASKS)  # free-form: tests/test_freeform.py
 def test_splits_are_disjoint_from_each_other_and_from_training_in_canonical_form(name):
     t = get_task(name)
     held = {t.canonical_form(p.text) for p in t.split("heldout")}

@@ -13,15 +13,18 @@ from typing import Union
 
 from search.tasks.base import Problem, ProblemError, StepChecker, Task
 
-__all__ = ["DEFAULT_TASK", "TASKS", "Problem", "ProblemError", "StepChecker", "Task",
+__all__ = ["BUNDLED_TASKS", "DEFAULT_TASK", "TASKS", "Problem", "ProblemError", "StepChecker", "Task",
            "TaskLike", "get_task", "task_names"]
 
 # name -> module under search.tasks; the order is the order pages list them in.
-_MODULES = {"arithmetic": "arithmetic", "game24": "game24"}
+_MODULES = {"arithmetic": "arithmetic", "game24": "game24", "freeform": "freeform"}
 TASKS: tuple[str, ...] = tuple(_MODULES)
-# Tasks get_task knows but TASKS does not list (not in the pages' picker, the CLI's --task
-# choices or the tests that loop over TASKS): the free-form task has no bundled model yet.
-_UNLISTED = {"freeform": "freeform"}
+# Tasks get_task knows but TASKS does not list (not in the pages' picker or the CLI's --task
+# choices); none at present.
+_UNLISTED: dict = {}
+# Tasks with a bundled model (``Task.model_dir`` set): the free-form task has none, a local
+# folder or a server supplies its model (search.models.backends).
+BUNDLED_TASKS: tuple[str, ...] = ("arithmetic", "game24")
 DEFAULT_TASK = "arithmetic"
 _LOADED: dict[str, Task] = {}
 TaskLike = Union[str, Task, None]  # what callers may pass: a name, a Task, or None (default)

@@ -1,9 +1,9 @@
 """Free-form reasoning (issue 9 item 1): any typed question, answered by a real language model in
 thought steps separated by a blank line, with math answers judged by ``math-verify``.
 
-Groundwork only: this task has no bundled model (``model_dir`` is None), no training generator,
-and is not listed in ``search.tasks.TASKS`` (so the pages' task picker, the CLI's ``--task`` and
-the tests that loop over every listed task do not see it yet); ``get_task("freeform")`` returns it.
+No bundled model: ``model_dir`` is None, and a local Hugging Face folder or an OpenAI-compatible
+server supplies the model (``search.models.backends``); no training generator. Listed in
+``search.tasks.TASKS`` (``--task freeform``); ``BUNDLED_TASKS`` leaves it out.
 
 Steps. A step is the text between two ``step_delimiter``\\ s (default ``"\\n\\n"``, a blank line:
 the convention of PRM800K-style process reward models, Lightman et al. 2023, "Let's Verify Step by
