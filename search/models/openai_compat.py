@@ -1,0 +1,609 @@
+"""Policy over an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp, transformers serve).
+
+The server is asked for raw text completions (``POST {base_url}/completions``) of the prefixes the
+strategies build; the chat template, when the task has chat messages, is applied by the server's
+tokenizer (vLLM's ``/tokenize`` + ``/detokenize``, see :meth:`OpenAIPolicy.render_chat`).
+
+Servers differ in what they honour. At construction the policy *probes* the server with a few tiny
+requests and records what works in ``policy.capabilities`` (:class:`Capabilities`):
+
+- a list of prompts and ``n`` in one request (``batched``); without them: one request per prefix
+  (list refused) or one request per sample (``n`` ignored), sent concurrently;
+- token log-probabilities (``logprobs``); without them ``Continuation.token_logprobs`` is empty
+  and the confidence scorer has nothing to read;
+- the ``stop`` string; without it the step is cut here at the delimiter, and the tokens the server
+  generated past it are still charged (the server spent them);
+- the ``seed`` (``reproducible``: the same seed gave the same text twice).
+
+Each degraded feature adds a one-line note (``capabilities.notes``). A feature whose probe fails
+is turned off; it never crashes the construction. The compute meter reads the server's ``usage``
+(prompt and completion tokens); a server reports no forward passes.
+
+The API key is read from the environment variable ``api_key_env`` when the policy is made and is
+held only by the HTTP client: ``name``, ``device``, ``repr``, ``capabilities`` and every error
+message are free of it (the URL shown is stripped of any user-info and query).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Optional
+from urllib.parse import urlsplit, urlunsplit
+
+from search.models.base import (BackendError, BackendSettingsError, Capabilities, Continuation,
+                                SampleBatch, Stop, check_sample_args)
+
+# Below this temperature the request asks for greedy decoding (temperature 0), as HFPolicy does.
+GREEDY_BELOW = 1e-6
+# Most samples (prompts x n) one batched request carries; bigger calls are split into chunks
+# that go out concurrently.
+MAX_CHOICES_PER_REQUEST = 256
+PROBE_PROMPT = "1+2="
+PROBE_TOKENS = 4
+# Seconds one probe request may take (a cold server may load its model on the first request).
+PROBE_TIMEOUT = 30.0
+
+
+def public_url(url: str) -> str:
+    """``url`` without user-info, query or fragment (what may be shown or exported)."""
+    p = urlsplit(url)
+    host = p.hostname or ""
+    if p.port:
+        host = f"{host}:{p.port}"
+    return urlunsplit((p.scheme, host, p.path.rstrip("/"), "", ""))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """Whitespace collapsed to single spaces, cut to ``limit`` characters."""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+class OpenAIPolicy:
+    """Policy (``search.models.base.Policy``) over an OpenAI-compatible completions server.
+
+    Args:
+        base_url: the server's OpenAI API root, e.g. ``http://127.0.0.1:8000/v1``.
+        model: the served model's name (as the server's ``/models`` lists it).
+        api_key_env: environment variable holding the API key ("EMPTY" is sent when it is
+            unset: local servers accept any key).
+        step_delimiter: text that ends a thought step (the task's).
+        timeout: seconds one HTTP request may take before it is abandoned (then retried).
+        max_retries: retries of a request that failed to connect, timed out or got HTTP 408,
+            409, 429 or 5xx, with the ``openai`` client's exponential backoff (0.5 s doubling,
+            at most 8 s, or the server's Retry-After).
+        concurrency: requests in flight at once (a tree's frontier goes out together).
+        probe: find out at construction what the server honours (a handful of requests of
+            ``PROBE_TOKENS`` tokens); False assumes everything (a fully featured server) and
+            checks nothing.
+
+    Raises BackendSettingsError (one line) when the server cannot be reached, refuses the key,
+    does not serve ``model``, or does not answer a plain completions request.
+    """
+
+    interruptible = False
+
+    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY",
+                 step_delimiter: str = "\n", timeout: float = 60.0, max_retries: int = 2,
+                 concurrency: int = 8, probe: bool = True):
+        from openai import OpenAI  # imported here: the rest of the app never needs it
+        if not step_delimiter:
+            raise ValueError("step_delimiter must be non-empty")
+        self.base_url = base_url.strip().rstrip("/")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.step_delimiter = step_delimiter
+        self.timeout, self.max_retries = float(timeout), int(max_retries)
+        self.concurrency = max(1, int(concurrency))
+        self.url = public_url(self.base_url)
+        p = urlsplit(self.base_url)
+        host = f"{p.hostname}:{p.port}" if p.port else (p.hostname or "")
+        self.name = f"{model} @ {host}"
+        self.n_parameters = 0  # unknown: a server does not say
+        self.device = "server " + self.url
+        self._client = OpenAI(base_url=self.base_url,
+                              api_key=os.environ.get(api_key_env or "OPENAI_API_KEY") or "EMPTY",
+                              timeout=self.timeout, max_retries=self.max_retries)
+        self._lock = threading.Lock()
+        self._chat_cache: dict = {}
+        self.requests = 0  # completions requests sent by ``sample`` (for tests and benchmarks)
+        # What the server honours (set by the probe; all on when not probed).
+        self._list_ok = self._n_ok = self._logprobs_ok = self._stop_ok = True
+        self._stop_reason_field = True
+        self._chat_ok = True
+        self.capabilities = Capabilities(backend="openai", logprobs=True, reproducible=True,
+                                         forward_passes=False, batched=True, chat_template=True,
+                                         notes=("not probed: every feature assumed",))
+        if probe:
+            self._probe()
+
+    def __repr__(self) -> str:
+        return f"OpenAIPolicy(model={self.model!r}, url={self.url!r})"
+
+    # ----- errors -------------------------------------------------------------------------
+    def _clean(self, text: str) -> str:
+        """One line, with the API key (should a server echo it) and the raw URL masked."""
+        s = one_line(text)
+        key = os.environ.get(self.api_key_env or "OPENAI_API_KEY") or ""
+        if len(key) >= 4:
+            s = s.replace(key, "***")
+        if self.base_url != self.url:
+            s = s.replace(self.base_url, self.url)
+        return s
+
+    def _server_message(self, e) -> str:
+        """The server's own error text of an APIStatusError (its JSON ``message``/``detail``)."""
+        body = getattr(e, "body", None)
+        if isinstance(body, dict):
+            err = body.get("error", body)
+            msg = err.get("message") or err.get("detail") if isinstance(err, dict) else err
+            if msg:
+                return str(msg if not isinstance(msg, list) else msg[0])
+        resp = getattr(e, "response", None)
+        try:
+            text = resp.text if resp is not None else ""
+        except Exception:  # noqa: BLE001 - a stream that cannot be read
+            text = ""
+        return text or getattr(e, "message", "") or type(e).__name__
+
+    def _backend_error(self, e, max_tokens: Optional[int] = None) -> BackendError:
+        """The one-line BackendError of a failed request (``e`` from the openai client)."""
+        import openai
+        if isinstance(e, openai.APITimeoutError):
+            return BackendError(self._clean(
+                f"the server at {self.url} did not answer within {self.timeout:g} s "
+                f"(after {self.max_retries} retries)"))
+        if isinstance(e, openai.APIConnectionError):
+            cause = e.__cause__ or e.__context__
+            why = type(cause).__name__ if cause is not None else "connection error"
+            return BackendError(self._clean(
+                f"lost the server at {self.url} ({why}) after {self.max_retries} retries"))
+        if isinstance(e, openai.APIStatusError):
+            code, msg = e.status_code, self._server_message(e)
+            if code in (401, 403):
+                return BackendError(self._clean(
+                    f"the server at {self.url} refused the API key (HTTP {code}); set it in "
+                    f"${self.api_key_env}"))
+            if code >= 500:
+                return BackendError(self._clean(
+                    f"the server at {self.url} failed (HTTP {code}"
+                    f"{', after ' + str(self.max_retries) + ' retries' if code in (500, 502, 503, 504) else ''}): {msg}"))
+            ctx = context_message(msg, max_tokens)
+            if ctx:
+                return BackendError(self._clean(ctx))
+            return BackendError(self._clean(
+                f"the server at {self.url} refused the request (HTTP {code}): {msg}"))
+        return BackendError(self._clean(f"the server at {self.url} failed: "
+                                        f"{type(e).__name__}: {e}"))
+
+    # ----- probe --------------------------------------------------------------------------
+    def _probe(self) -> None:
+        """Check the server and model, then find out which features it honours (see the
+        module docstring). Raises BackendSettingsError (one line) when it cannot be used."""
+        import openai
+        quick = self._client.with_options(max_retries=0, timeout=min(self.timeout, PROBE_TIMEOUT))
+        context_length = None
+        try:
+            listed = quick.models.list()
+            rows = list(listed.data)
+        except openai.APIConnectionError as e:
+            cause = e.__cause__ or e.__context__
+            why = one_line(str(cause) or type(cause).__name__) if cause else one_line(str(e))
+            raise BackendSettingsError(self._clean(
+                f"cannot reach the server at {self.url}: {why}")) from None
+        except openai.APIStatusError as e:
+            if e.status_code in (401, 403):
+                raise BackendSettingsError(self._clean(
+                    f"the server at {self.url} refused the API key (HTTP {e.status_code}); "
+                    f"set it in ${self.api_key_env}")) from None
+            rows = None  # no /models endpoint: the completions probe checks the name
+        if rows is not None:
+            ids = [r.id for r in rows]
+            if self.model not in ids:
+                shown = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+                raise BackendSettingsError(self._clean(
+                    f"the server at {self.url} serves {shown or 'no model'}; not {self.model}"))
+            row = rows[ids.index(self.model)]
+            extra = getattr(row, "model_extra", None) or {}
+            ml = extra.get("max_model_len") or extra.get("context_length")
+            context_length = int(ml) if isinstance(ml, (int, float)) and ml > 0 else None
+
+        def ask(**kw):
+            body = dict(model=self.model, prompt=PROBE_PROMPT, max_tokens=PROBE_TOKENS,
+                        temperature=1.0, seed=1234)
+            body.update(kw)
+            return quick.completions.create(**body)
+
+        # A plain completions request must work, or nothing else will.
+        try:
+            base = ask()
+        except openai.APIConnectionError:
+            raise BackendSettingsError(self._clean(
+                f"cannot reach the server at {self.url}: no answer to a completions "
+                "request")) from None
+        except openai.APIStatusError as e:
+            raise BackendSettingsError(self._clean(
+                f"the server at {self.url} does not answer completions requests for "
+                f"{self.model} (HTTP {e.status_code}): {self._server_message(e)}")) from None
+        if not getattr(base, "choices", None):
+            raise BackendSettingsError(self._clean(
+                f"the server at {self.url} answered a completions request without choices"))
+
+        def tries(**kw):
+            # A server may drop its connection after failing a request (transformers serve
+            # does after a 500): one connection error is retried at once on a fresh one.
+            for attempt in range(2):
+                try:
+                    return ask(**kw)
+                except openai.APIConnectionError:
+                    continue
+                except (openai.OpenAIError, ValueError, TypeError):
+                    return None
+            return None
+
+        d = self.step_delimiter
+        full = tries(prompt=[PROBE_PROMPT, PROBE_PROMPT + "1"], n=2, logprobs=1, stop=[d])
+        if full is not None and _indices(full) == [0, 1, 2, 3]:
+            self._list_ok = self._n_ok = self._stop_ok = True
+            self._logprobs_ok = _has_logprobs(full)
+            sample_choice = full.choices[0]
+        else:  # find out feature by feature
+            lst = tries(prompt=[PROBE_PROMPT, PROBE_PROMPT + "1"])
+            self._list_ok = lst is not None and _indices(lst) == [0, 1]
+            nn = tries(n=2)
+            self._n_ok = nn is not None and _indices(nn) == [0, 1]
+            lp = tries(logprobs=1)
+            self._logprobs_ok = lp is not None and _has_logprobs(lp)
+            st = tries(stop=[d])
+            self._stop_ok = st is not None and bool(st.choices)
+            sample_choice = (st or base).choices[0]
+        extra = getattr(sample_choice, "model_extra", None) or {}
+        self._stop_reason_field = "stop_reason" in extra or "matched_stop" in extra
+
+        # Seed: the same seeded request twice at temperature 1 must give the same text; a
+        # third one with another seed tells whether the server samples at all.
+        a, b, c = (tries(seed=77, max_tokens=8), tries(seed=77, max_tokens=8),
+                   tries(seed=78, max_tokens=8))
+        ta, tb, tc = (_text0(r) for r in (a, b, c))
+        reproducible = ta is not None and ta == tb
+        same_for_all = reproducible and ta == tc
+
+        self._chat_ok = True
+        chat = self.render_chat([{"role": "user", "content": "hi"}])
+        self._chat_ok = chat is not None
+        with self._lock:
+            self._chat_cache.clear()
+        if context_length is None:
+            context_length = self._tokenize_context_length()
+
+        notes = []
+        if not self._list_ok:
+            notes.append("the server refuses a list of prompts: one request per prefix")
+        if not self._n_ok:
+            notes.append("the server ignores n: one request per sample")
+        if not self._logprobs_ok:
+            notes.append("no token log-probabilities: the confidence scorer is off and "
+                         "per-sample tokens are shared out from the server's usage")
+        if not self._stop_ok:
+            notes.append("the server's stop string fails: steps are cut here at the delimiter "
+                         "and the tokens generated past it are charged")
+        if not reproducible:
+            notes.append("seed not honoured: runs are not reproducible")
+        elif same_for_all:
+            notes.append("two different seeds gave the same text at temperature 1: the server "
+                         "may decode greedily (samples may all be alike)")
+        self.capabilities = Capabilities(
+            backend="openai", logprobs=self._logprobs_ok, reproducible=reproducible,
+            forward_passes=False, batched=self._list_ok and self._n_ok,
+            chat_template=self._chat_ok, context_length=context_length, notes=tuple(notes))
+
+    def _server_root(self) -> str:
+        root = self.base_url
+        return root[: -len("/v1")] if root.endswith("/v1") else root
+
+    def _post_root(self, path: str, body: dict) -> Optional[dict]:
+        """POST ``body`` to ``{server root}/path`` (vLLM's tokenizer endpoints); None on any
+        failure."""
+        try:
+            out = self._client.with_options(max_retries=0, timeout=min(self.timeout, 10.0)).post(
+                self._server_root() + path, cast_to=dict, body=body)
+        except Exception:  # noqa: BLE001 - any failure only turns the feature off
+            return None
+        return out if isinstance(out, dict) else None
+
+    def _tokenize_context_length(self) -> Optional[int]:
+        out = self._post_root("/tokenize", {"model": self.model, "prompt": PROBE_PROMPT})
+        ml = (out or {}).get("max_model_len")
+        return int(ml) if isinstance(ml, int) and ml > 0 else None
+
+    def render_chat(self, messages: list[dict]) -> Optional[str]:
+        """The prompt text of chat ``messages`` (a list of ``{"role", "content"}``) with the
+        served model's chat template applied and the assistant turn opened, rendered by the
+        server's tokenizer (vLLM: ``POST /tokenize`` with ``messages`` and
+        ``add_generation_prompt``, then ``POST /detokenize`` of those tokens). Cached per
+        messages. None when the server cannot render it (no such endpoint, no chat template);
+        the first failure sets ``capabilities.chat_template`` False and later calls return
+        None at once."""
+        if not self._chat_ok:
+            return None
+        key = json.dumps(messages, sort_keys=True)
+        with self._lock:
+            if key in self._chat_cache:
+                return self._chat_cache[key]
+        tok = self._post_root("/tokenize", {"model": self.model, "messages": messages,
+                                            "add_generation_prompt": True})
+        ids = (tok or {}).get("tokens")
+        text = None
+        if isinstance(ids, list) and ids and all(isinstance(i, int) for i in ids):
+            det = self._post_root("/detokenize", {"model": self.model, "tokens": ids})
+            p = (det or {}).get("prompt")
+            text = p if isinstance(p, str) and p else None
+        if text is None:
+            self._chat_ok = False
+            if self.capabilities.chat_template:
+                self.capabilities = replace(self.capabilities, chat_template=False)
+            return None
+        with self._lock:
+            self._chat_cache[key] = text
+        return text
+
+    # ----- sampling -----------------------------------------------------------------------
+    def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
+               top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
+               max_new_tokens: int = 64) -> SampleBatch:
+        """See ``search.models.base.Policy.sample``: ``outputs[len(prefixes)][n]``.
+
+        Batched server: the prefixes go out as lists of prompts with ``n`` (in chunks of at
+        most ``MAX_CHOICES_PER_REQUEST`` samples, concurrently), all with the same ``seed``;
+        choice ``index`` ``i * n + j`` is sample j of prompt i. Degraded: one request per
+        prefix (list refused) or per sample (``n`` ignored; seed ``seed + j`` for sample j), at
+        most ``concurrency`` in flight. ``temperature`` below ``GREEDY_BELOW`` sends 0
+        (greedy). ``stop="step"`` sends ``stop=[delimiter]`` (when the server honours it).
+
+        Each Continuation: ``text`` without the delimiter; ``tokens`` = the log-probability
+        tokens' count when the server returns them, else the request's ``usage`` (shared out
+        by text length when one request held several samples: approximate);
+        ``token_logprobs`` in nats (empty without log-probabilities); ``finish`` ``"length"``
+        for the server's ``length``, else for ``stop="step"``: ``"step"`` when the stop string
+        matched (vLLM's ``stop_reason`` is a string, SGLang's ``matched_stop``), ``"eos"``
+        when the model ended (``stop_reason`` None or a token id); a server that says neither
+        is taken to have stopped at the delimiter (``"step"``: when the model in fact ended,
+        the next step request ends at once). ``stop="chain"``: ``"eos"``. ``steps`` for
+        ``stop="chain"``: the text cut at the delimiter, tokens given to steps by the
+        log-probability token strings (a token is charged to the step its first character
+        belongs to, so the delimiter's token goes to the step it ends), else in proportion
+        to characters (approximate).
+
+        SampleBatch: ``prompt_tokens`` and ``generated_tokens`` summed over the requests'
+        ``usage`` (a prompt sent once per sample is counted once per sample: the server
+        encoded it that often); ``forward_passes`` 0 (not measured); ``seconds`` wall time.
+
+        Raises ValueError for bad arguments (``check_sample_args``) and BackendError (one
+        line, naming the URL, never the key) when the server cannot be reached or fails
+        after the retries, or refuses the request (e.g. a prompt longer than its context).
+        """
+        check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
+        t0 = time.perf_counter()
+        temp = 0.0 if temperature < GREEDY_BELOW else float(temperature)
+        common = dict(model=self.model, max_tokens=int(max_new_tokens), temperature=temp,
+                      top_p=float(top_p))
+        if self._logprobs_ok:
+            common["logprobs"] = 1
+        if stop == "step" and self._stop_ok:
+            common["stop"] = [self.step_delimiter]
+        P = len(prefixes)
+        # jobs: (request kwargs, [(prefix i, sample j)] in the order of the choices' index)
+        jobs: list = []
+        if self._list_ok and self._n_ok:
+            per = max(1, min(math.ceil(P / self.concurrency), MAX_CHOICES_PER_REQUEST // n))
+            for s in range(0, P, per):
+                idx = list(range(s, min(P, s + per)))
+                jobs.append((dict(prompt=[prefixes[i] for i in idx], n=n, seed=int(seed)),
+                             [(i, j) for i in idx for j in range(n)]))
+        elif self._n_ok:
+            for i in range(P):
+                jobs.append((dict(prompt=prefixes[i], n=n, seed=int(seed)),
+                             [(i, j) for j in range(n)]))
+        else:
+            for i in range(P):
+                for j in range(n):
+                    jobs.append((dict(prompt=prefixes[i], seed=int(seed) + j), [(i, j)]))
+
+        def run(job):
+            kw, slots = job
+            try:
+                resp = self._client.completions.create(**common, **kw)
+            except Exception as e:  # noqa: BLE001 - mapped to one BackendError
+                raise self._backend_error(e, max_new_tokens) from None
+            with self._lock:
+                self.requests += 1
+            return resp, slots
+
+        workers = min(self.concurrency, len(jobs))
+        if workers <= 1:
+            results = [run(j) for j in jobs]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(run, j) for j in jobs]
+                results, first_error = [], None
+                for f in futures:
+                    try:
+                        results.append(f.result())
+                    except BackendError as e:
+                        first_error = first_error or e
+                        for g in futures:
+                            g.cancel()
+                if first_error is not None:
+                    raise first_error
+
+        outputs: list[list[Optional[Continuation]]] = [[None] * n for _ in range(P)]
+        prompt_tokens = generated = 0
+        for resp, slots in results:
+            usage = getattr(resp, "usage", None)
+            completion_tokens = getattr(usage, "completion_tokens", None)
+            choices = sorted(resp.choices or [], key=lambda ch: ch.index)
+            if len(choices) != len(slots):
+                raise BackendError(self._clean(
+                    f"the server at {self.url} returned {len(choices)} samples where "
+                    f"{len(slots)} were asked"))
+            parsed = [self._continuation(ch, stop) for ch in choices]
+            conts = [c for c, _, _ in parsed]
+            _share_usage(conts, [len(raw) for _, raw, _ in parsed], completion_tokens)
+            for c, raw, tok_strs in parsed:
+                c.steps = ([(c.text, c.tokens, c.logprob)] if stop == "step" else
+                           split_steps(raw, self.step_delimiter, c.tokens, tok_strs,
+                                       c.token_logprobs))
+            for (i, j), c in zip(slots, conts):
+                outputs[i][j] = c
+            prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+            generated += (int(completion_tokens) if completion_tokens is not None
+                          else sum(c.tokens for c in conts))
+        return SampleBatch(outputs=outputs, prompt_tokens=prompt_tokens,
+                           generated_tokens=generated, forward_passes=0,
+                           seconds=time.perf_counter() - t0)
+
+    def _continuation(self, ch, stop: Stop) -> tuple[Continuation, str, list[str]]:
+        """One choice -> (Continuation without ``steps``, the raw text, the log-probability
+        token strings). ``tokens`` is -1 when only ``usage`` can tell (``_share_usage`` fills
+        it in)."""
+        d = self.step_delimiter
+        raw = ch.text or ""
+        lp = getattr(ch, "logprobs", None)
+        tok_strs = list(getattr(lp, "tokens", None) or []) if lp is not None else []
+        tok_lps = [float(x) if x is not None else 0.0
+                   for x in (getattr(lp, "token_logprobs", None) or [])] if lp is not None else []
+        if len(tok_lps) != len(tok_strs):
+            tok_strs, tok_lps = [], []
+        reason = ch.finish_reason
+        extra = getattr(ch, "model_extra", None) or {}
+        if stop == "step":
+            cut = raw.find(d)
+            if cut >= 0:  # the server generated past the delimiter (or kept it): cut here
+                text, finish = raw[:cut], "step"
+            elif reason == "length":
+                text, finish = raw, "length"
+            else:
+                text = raw
+                if "stop_reason" in extra:
+                    sr = extra["stop_reason"]
+                    finish = "step" if isinstance(sr, str) else "eos"
+                elif "matched_stop" in extra:
+                    finish = "step" if isinstance(extra["matched_stop"], str) else "eos"
+                elif self._stop_ok:
+                    finish = "step"
+                else:
+                    finish = "eos"  # no stop string was sent: the model ended by itself
+        else:
+            finish = "length" if reason == "length" else "eos"
+            text = raw.strip("\n")
+        tokens = len(tok_strs) if tok_strs else -1
+        return (Continuation(text=text, tokens=tokens, token_logprobs=tok_lps, finish=finish),
+                raw, tok_strs)
+
+
+def _indices(resp) -> list:
+    return sorted(ch.index for ch in (getattr(resp, "choices", None) or []))
+
+
+def _has_logprobs(resp) -> bool:
+    chs = getattr(resp, "choices", None) or []
+    return bool(chs) and all(
+        getattr(ch, "logprobs", None) is not None and ch.logprobs.tokens
+        and ch.logprobs.token_logprobs and len(ch.logprobs.tokens) == len(ch.logprobs.token_logprobs)
+        for ch in chs)
+
+
+def _text0(resp) -> Optional[str]:
+    chs = getattr(resp, "choices", None) or []
+    return chs[0].text if chs else None
+
+
+def _share_usage(conts: list[Continuation], lengths: list[int],
+                 completion_tokens: Optional[int]) -> None:
+    """Fill in ``tokens`` of the continuations of one request that had no log-probabilities
+    (-1) from its ``completion_tokens``: all of it for a single sample, else shared in
+    proportion to raw text length + 1 (largest remainder, so the parts add up to the usage;
+    approximate per sample, exact in total)."""
+    missing = [k for k, c in enumerate(conts) if c.tokens < 0]
+    if not missing:
+        return
+    total = int(completion_tokens or 0) - sum(c.tokens for c in conts if c.tokens >= 0)
+    for k, t in zip(missing, apportion(max(0, total), [lengths[k] + 1 for k in missing])):
+        conts[k].tokens = t
+
+
+def apportion(total: int, weights: list[float]) -> list[int]:
+    """``total`` split into integers proportional to ``weights`` that add up to ``total``
+    (largest-remainder method); equal shares when all weights are 0."""
+    if not weights:
+        return []
+    w = [max(0.0, float(x)) for x in weights]
+    s = sum(w) or float(len(w))
+    w = w if sum(w) else [1.0] * len(w)
+    exact = [total * x / s for x in w]
+    out = [int(math.floor(e)) for e in exact]
+    order = sorted(range(len(w)), key=lambda i: exact[i] - out[i], reverse=True)
+    for i in order[: total - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def split_steps(raw: str, delimiter: str, tokens: int, tok_strs: list[str],
+                token_logprobs: list[float]) -> list[tuple[str, int, float]]:
+    """A whole-chain completion cut into ``(step_text, tokens, logprob)`` per step.
+
+    Steps are the pieces of ``raw`` between delimiters (an empty piece after a final delimiter
+    is dropped). With the log-probability token strings (``tok_strs``, whose concatenation is
+    ``raw``), each token goes to the step its first character belongs to, so the token that
+    carries a delimiter is charged to the step it ends; without them (or when they do not
+    spell ``raw``) ``tokens`` is shared in proportion to each step's characters, delimiter
+    included (approximate), and every logprob is 0."""
+    d = delimiter
+    pieces = raw.split(d)
+    ends, pos = [], 0  # character index where each step (with its delimiter) ends
+    for k, p in enumerate(pieces):
+        pos += len(p) + (len(d) if k < len(pieces) - 1 else 0)
+        ends.append(pos)
+    if len(pieces) > 1 and pieces[-1] == "":
+        pieces, ends = pieces[:-1], ends[:-1]
+        ends[-1] = len(raw)
+    counts = [0] * len(pieces)
+    lps = [0.0] * len(pieces)
+    if tok_strs and "".join(tok_strs) == raw and len(tok_strs) == tokens:
+        start, k = 0, 0
+        for t, lp in zip(tok_strs, token_logprobs):
+            while k < len(pieces) - 1 and start >= ends[k]:
+                k += 1
+            counts[k] += 1
+            lps[k] += lp
+            start += len(t)
+    else:
+        starts = [0] + ends[:-1]
+        counts = apportion(max(0, tokens), [e - s for s, e in zip(starts, ends)])
+    return [(p.strip("\n") if d != "\n" else p, c, lp) for p, c, lp in zip(pieces, counts, lps)]
+
+
+def context_message(msg: str, max_tokens: Optional[int]) -> Optional[str]:
+    """A readable one-line message for a server's "prompt too long" refusal, or None when
+    ``msg`` is not one. Reads vLLM's wording ("maximum context length is C tokens ... N in the
+    messages/prompt/input ..."); other wordings that name the context give a generic line."""
+    low = msg.lower()
+    if "context" not in low and "too long" not in low and "maximum" not in low:
+        return None
+    ctx = re.search(r"maximum (?:context|model) length is (\d+)", low)
+    n_prompt = (re.search(r"(\d+) (?:tokens )?in the (?:messages|prompt|input)", low)
+                or re.search(r"prompt \(?(?:length )?(\d+)", low)
+                or re.search(r"input (?:length|tokens?)\D{0,20}(\d+)", low))
+    if ctx is None and "context" not in low:
+        return None
+    head = (f"the prompt ({n_prompt.group(1)} tokens)" if n_prompt else "the prompt")
+    tail = f" of {ctx.group(1)} tokens" if ctx else ""
+    ask = f" with {max_tokens} new tokens" if max_tokens else ""
+    return (f"{head} does not fit the model's context{tail}{ask}: use a shorter problem, fewer "
+            f"steps or a model with a longer context (server: {one_line(msg, 160)})")
