@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from search.models.base import Policy
+from search.models.base import Policy, capabilities
 from search.scoring import (SCORERS, VERIFIER_SCORERS, has_learned_verifier, make_scorer,
                             value_scorer_for)
 from search.strategies import beam, best_of_n, dvts, majority, mcts, tot
@@ -104,8 +104,10 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
     applies to ``majority`` only (the strategy ``weighted`` always weighs). ``name`` may be
     spelled with hyphens (``best-of-n``). ``task``: the problem's Task or registry name (None:
     arithmetic); the strategy reads prompt, steps and answers from it. Raises ValueError
-    (one line) for an unknown strategy, out-of-range settings, or a learned-verifier scorer
-    the task does not have (``check_scorer``).
+    (one line) for an unknown strategy, out-of-range settings, a learned-verifier scorer
+    the task does not have (``check_scorer``), or the confidence scorer (chosen or the
+    strategy's default) with a policy whose backend returns no token log-probabilities
+    (``Capabilities.logprobs``: a weaker server's degraded mode).
     """
     name = strategy_name(name)
     if name not in STRATEGIES:
@@ -122,6 +124,13 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
         raise ValueError(f"the {get_task(task).label} task has no exact step checker")
     if scorer == "perfect" and get_task(task).state_value(problem, []) is None:
         raise ValueError(f"the {get_task(task).label} task has no exact state value")
+    # beam and MCTS score with model confidence when given no scorer; so does a weighted vote.
+    confidence = scorer == "confidence" or (scorer is None and (
+        name in ("beam", "mcts") or (name == "majority" and weighted)))
+    if confidence and not capabilities(policy).logprobs:
+        raise ValueError(f"the model's backend returns no token log-probabilities, so {name} "
+                         "cannot use the confidence scorer; choose another scorer (orm, prm) "
+                         "or a strategy without one (majority)")
     sc = make_scorer(scorer) if scorer else None
     common = dict(sampling=sampling, gold=gold, tree=tree, should_stop=should_stop, task=task)
     if name == "majority":
