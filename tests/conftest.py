@@ -101,3 +101,87 @@ def browser():
             yield b
         finally:
             b.close()
+
+
+# A tiny chat model of a standard architecture (issue 9: the free-form task's plumbing end to end).
+TINY_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}"
+    "{{ eos_token }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
+
+
+def _tiny_chat_model(out: Path, train_steps: int = 40) -> Path:
+    """Build and save in ``out`` a tiny Llama chat model with a tokenizer made here (no
+    download): a byte-level BPE trained in-process (``tokenizers``) on 300 templated reasoning
+    chains ("First, 3*4 = 12.\\n\\nThen 12+5 = 17.\\n\\nThe answer is \\boxed{17}."), so merged
+    tokens such as "\\n\\n", ".\\n\\n" and "}.\\n\\n" exist beside "\\n" (digits are single
+    tokens); wrapped as a PreTrainedTokenizerFast with <s>/</s>/<pad>, a BOS added by its
+    post-processor like Llama's, and a Jinja chat template with <|user|>/<|assistant|> role
+    markers. The model: LlamaForCausalLM (hidden 32, 2 layers, 2 heads, context 256), seeded,
+    nudged by ``train_steps`` AdamW steps on those chains in chat form so it writes blank-line
+    steps, answers in \\boxed{} and ends with </s> (its arithmetic is random). Deterministic."""
+    import random
+
+    import torch
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from search.tasks.freeform import INSTRUCTION
+    rng = random.Random(0)
+    chains = []
+    for _ in range(300):
+        a, b, c = rng.randint(1, 20), rng.randint(1, 20), rng.randint(1, 9)
+        chains.append((f"What is {a}*{c}+{b}?",
+                       f"First, {a}*{c} = {a * c}.\n\nThen {a * c}+{b} = {a * c + b}.\n\n"
+                       f"The answer is \\boxed{{{a * c + b}}}."))
+    special = ["<pad>", "<s>", "</s>", "<|user|>", "<|assistant|>", "<|system|>"]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.Sequence([  # words, single digits, punctuation+spaces
+        pre_tokenizers.Split(Regex(r" ?[A-Za-z]+| ?[0-9]| ?[^A-Za-z0-9\s]+\s*|\s+"),
+                             behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        [f"Question: {q}\n{INSTRUCTION}\n\nAnswer:\n\n{a}\n\n" for q, a in chains],
+        trainers.BpeTrainer(vocab_size=400, special_tokens=special, show_progress=False,
+                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    bpe.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bpe.token_to_id("<s>"))])
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>",
+                                  pad_token="<pad>", additional_special_tokens=special[3:])
+    tok.chat_template = TINY_CHAT_TEMPLATE
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=256, bos_token_id=tok.bos_token_id,
+                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                      tie_word_embeddings=False)
+    model = LlamaForCausalLM(cfg)
+    enc = [tok(tok.apply_chat_template([{"role": "user", "content": f"{q}\n\n{INSTRUCTION}"}],
+                                       tokenize=False, add_generation_prompt=True)
+               + a + tok.eos_token, add_special_tokens=False)["input_ids"] for q, a in chains]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    gen = torch.Generator().manual_seed(0)
+    model.train()
+    for _ in range(train_steps):
+        rows = [enc[i] for i in torch.randint(len(enc), (16,), generator=gen).tolist()]
+        width = max(map(len, rows))
+        ids = torch.full((len(rows), width), tok.pad_token_id)
+        labels = torch.full((len(rows), width), -100)
+        for r, e in enumerate(rows):
+            ids[r, :len(e)] = labels[r, :len(e)] = torch.tensor(e)
+        loss = model(input_ids=ids, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_model_dir(tmp_path_factory) -> Path:
+    """A tiny Llama chat model folder built in the session (``_tiny_chat_model``): BPE
+    tokenizer with "\\n", "\\n\\n" and ".\\n\\n" tokens, a chat template, nudged to write
+    blank-line steps and a \\boxed{} answer."""
+    return _tiny_chat_model(tmp_path_factory.mktemp("tiny_chat_model"))
