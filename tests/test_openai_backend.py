@@ -30,7 +30,7 @@ CHAIN = ["8*7=56", "56+6=62", "Answer: 62"]
 PROBLEM_LINE = "8*7+6"
 
 FULL = dict(list_ok=True, n_ok=True, logprobs=True, stop_reason=True, stop_crash=False,
-            seed_ok=True, fail=None, shuffle=True)
+            seed_ok=True, fail=None, shuffle=True, key=None)
 
 
 class FakeServer:
@@ -39,6 +39,7 @@ class FakeServer:
     def __init__(self):
         self.behaviour = dict(FULL)
         self.requests: list[dict] = []
+        self.auth: list = []  # Authorization headers seen
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
@@ -55,6 +56,7 @@ class FakeServer:
         self.behaviour = dict(FULL, **changes)
         with self.lock:
             self.requests.clear()
+            self.auth.clear()
 
     def close(self):
         self.httpd.shutdown()
@@ -101,7 +103,17 @@ def _handler(server: FakeServer):
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                 pass
 
+        def _refuse_key(self) -> bool:
+            server.auth.append(self.headers.get("Authorization"))
+            key = server.behaviour.get("key")
+            if key and self.headers.get("Authorization") != f"Bearer {key}":
+                self._send(401, {"error": {"message": "invalid API key"}})
+                return True
+            return False
+
         def do_GET(self):
+            if self._refuse_key():
+                return
             if self.path.rstrip("/") == "/v1/models":
                 self._send(200, {"object": "list", "data": [
                     {"id": MODEL, "object": "model", "owned_by": "fake", "max_model_len": 96},
@@ -113,6 +125,8 @@ def _handler(server: FakeServer):
             n_bytes = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(n_bytes) or b"{}")
             b = server.behaviour
+            if self._refuse_key():
+                return
             if self.path != "/v1/completions":
                 self._send(404, {"error": {"message": "not found"}})
                 return
@@ -373,6 +387,27 @@ def test_wrong_model_name_and_unreachable_url(fake, secret_key):
     assert msg.startswith(f"cannot reach the server at {url}: ") and "\n" not in msg
     assert SECRET not in msg
     assert time.perf_counter() - t0 < 10
+
+
+def test_api_key_from_the_environment(fake, secret_key, monkeypatch):
+    """The key is read from the named variable and sent as a bearer token ("EMPTY" when the
+    variable is unset); a server that refuses it gives a one-line settings error naming the
+    variable, not the key."""
+    from search.models.openai_compat import OpenAIPolicy
+    fake.reset(key=SECRET)
+    pol = make(fake, secret_key)
+    assert set(fake.auth) == {f"Bearer {SECRET}"}
+    assert SECRET not in repr(pol) + pol.name + pol.device + repr(pol.capabilities)
+    assert SECRET not in repr(vars(pol).get("capabilities"))
+    monkeypatch.setenv("TS_WRONG_KEY", "sk-wrong-key-0000")
+    with pytest.raises(BackendSettingsError) as info:
+        OpenAIPolicy(fake.url, MODEL, api_key_env="TS_WRONG_KEY", timeout=3)
+    assert str(info.value) == (f"the server at {fake.url} refused the API key (HTTP 401); "
+                               "set it in $TS_WRONG_KEY")
+    fake.reset()
+    monkeypatch.delenv("TS_UNSET_KEY", raising=False)
+    make(fake, "TS_UNSET_KEY")
+    assert set(fake.auth) == {"Bearer EMPTY"}
 
 
 def test_url_credentials_never_shown(fake, secret_key):

@@ -115,7 +115,6 @@ class OpenAIPolicy:
         self.requests = 0  # completions requests sent by ``sample`` (for tests and benchmarks)
         # What the server honours (set by the probe; all on when not probed).
         self._list_ok = self._n_ok = self._logprobs_ok = self._stop_ok = True
-        self._stop_reason_field = True
         self._chat_ok = True
         self.capabilities = Capabilities(backend="openai", logprobs=True, reproducible=True,
                                          forward_passes=False, batched=True, chat_template=True,
@@ -252,7 +251,6 @@ class OpenAIPolicy:
         if full is not None and _indices(full) == [0, 1, 2, 3]:
             self._list_ok = self._n_ok = self._stop_ok = True
             self._logprobs_ok = _has_logprobs(full)
-            sample_choice = full.choices[0]
         else:  # find out feature by feature
             lst = tries(prompt=[PROBE_PROMPT, PROBE_PROMPT + "1"])
             self._list_ok = lst is not None and _indices(lst) == [0, 1]
@@ -262,10 +260,6 @@ class OpenAIPolicy:
             self._logprobs_ok = lp is not None and _has_logprobs(lp)
             st = tries(stop=[d])
             self._stop_ok = st is not None and bool(st.choices)
-            sample_choice = (st or base).choices[0]
-        extra = getattr(sample_choice, "model_extra", None) or {}
-        self._stop_reason_field = "stop_reason" in extra or "matched_stop" in extra
-
         # Seed: the same seeded request twice at temperature 1 must give the same text; a
         # third one with another seed tells whether the server samples at all.
         a, b, c = (tries(seed=77, max_tokens=8), tries(seed=77, max_tokens=8),
