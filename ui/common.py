@@ -222,6 +222,19 @@ def policy_or_none(task: Optional[str] = None) -> tuple[Any, Optional[str]]:
                       "with a Hugging Face causal LM.")
 
 
+def model_key(task: Optional[str] = None) -> str:
+    """What names the model in use for ``task`` (None: the current one) in cache keys of
+    sampled pools: the bundled model's folder, else the picked spec's label (``hf: FOLDER``,
+    ``openai: NAME @ URL``), so samples of one model are never shown for another."""
+    from search.models.hf import default_model_path
+    spec = model_spec()
+    if spec.backend != "bundled":
+        return spec.label()
+    if no_bundled_model(task):
+        return "none"
+    return str(default_model_path(task or current_task().name))
+
+
 def current_capabilities():
     """What the picked model's backend supports (``search.models.base.Capabilities``): read
     from the policy when it is loaded or is not the bundled one (loading it); a bundled model

@@ -16,9 +16,9 @@ from typing import Any, Callable, Optional, TypeVar
 
 import streamlit as st
 
-from search.models.hf import default_model_path
 from search.tasks import Problem
 from ui.checks import show_url_warnings
+from ui.common import model_key
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, policy_or_none,
                        url_params)
 from ui.sampling import ProgressBar
@@ -78,7 +78,7 @@ def model_or_stop() -> tuple[Any, str]:
     if policy is None:
         st.error(err)
         st.stop()
-    return policy, str(default_model_path(task.name))
+    return policy, model_key(task.name)  # the picked model (ui.common.model_key)
 
 
 def heldout(n: int) -> list[Problem]:
