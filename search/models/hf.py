@@ -95,7 +95,9 @@ class DelimiterAutomaton:
     (Knuth-Morris-Pratt). Reading a token's text moves state ``s`` to ``next[s, token]`` and
     completes ``count(s, token)`` occurrences of the delimiter (a token such as ``".\\n\\n"``
     completes one from state 0, ``"\\n"`` completes one from state 1 of ``"\\n\\n"``; after a
-    complete occurrence the match restarts at 0 within the rest of the token).
+    complete occurrence the match restarts at 0 within the rest of the token). A token with
+    empty text (a special token, which decoding skips, or an id past the tokenizer's) leaves
+    the state as it is.
 
     Tables (built once per policy, on ``device``): ``next`` int16 ``[m + 1, vocab]`` and
     ``completes`` bool ``[m + 1, vocab]`` (row ``m`` equals row 0: it is never reached, since a
@@ -106,7 +108,8 @@ class DelimiterAutomaton:
 
     Args:
         delimiter: non-empty step delimiter.
-        token_texts: decoded text of each token id (``len`` <= ``vocab``; missing ids: "").
+        token_texts: decoded text of each token id as it shows in decoded output
+            (``len`` <= ``vocab``; ids past its end, and "" entries, have no text).
         vocab: number of token ids the model can emit (its output layer's size).
     Raises ValueError for an empty delimiter or one longer than 32767 characters.
     """
@@ -121,18 +124,24 @@ class DelimiterAutomaton:
         # Only tokens with a delimiter character move the state off 0 or complete it:
         # {token id: [(next state, completions) for state 0..m-1]}.
         self.moves: dict[int, list[tuple[int, int]]] = {}
-        for tid, text in enumerate(token_texts[:vocab]):
+        texts = token_texts[:vocab]
+        self._n_texts = len(texts)
+        self._blank = {tid for tid, text in enumerate(texts) if not text}  # state unchanged
+        for tid, text in enumerate(texts):
             if text and not chars.isdisjoint(text):
                 self.moves[tid] = [self.read(s, text) for s in range(m)]
         nxt = torch.zeros((m + 1, vocab), dtype=torch.int16)
         comp = torch.zeros((m + 1, vocab), dtype=torch.bool)
+        blank = sorted(self._blank) + list(range(len(texts), vocab))
+        if blank:
+            nxt[:, blank] = torch.arange(m + 1, dtype=torch.int16)[:, None]
         if self.moves:
             ids = torch.tensor(list(self.moves), dtype=torch.long)
             table = torch.tensor([self.moves[t] for t in self.moves.keys()],
                                  dtype=torch.long)  # [tokens, m, 2]
             nxt[:m, ids] = table[:, :, 0].T.to(torch.int16)
             comp[:m, ids] = (table[:, :, 1] > 0).T
-            nxt[m], comp[m] = nxt[0], comp[0]
+        nxt[m], comp[m] = nxt[0], comp[0]
         self.next, self.completes = nxt.to(device), comp.to(device)
 
     def read(self, state: int, text: str) -> tuple[int, int]:
@@ -161,7 +170,8 @@ class DelimiterAutomaton:
         for i, t in enumerate(tokens):
             mv = moves.get(t)
             if mv is None:
-                state = 0
+                if t not in self._blank and t < self._n_texts:
+                    state = 0
                 continue
             state, done = mv[state]
             if done:
@@ -215,10 +225,14 @@ class HFPolicy:
         bos = tok.bos_token_id
         self._bos = bos if bos is not None and \
             tok("a", add_special_tokens=True)["input_ids"][:1] == [bos] else None
-        # Text of every token id, decoded alone (a byte-level BPE's "\u010a" reads "\n").
+        # Text of every token id, decoded alone (a byte-level BPE's "\u010a" reads "\n");
+        # special tokens have none, as decoding with skip_special_tokens shows them.
         vocab = min(len(tok), self._vocab_size)
         texts = tok.convert_ids_to_tokens(list(range(vocab)))
         decoded = [tok.convert_tokens_to_string([t]) if t is not None else "" for t in texts]
+        for i in tok.all_special_ids:
+            if 0 <= i < vocab:
+                decoded[i] = ""
         self._automaton = DelimiterAutomaton(step_delimiter, decoded, self._vocab_size,
                                              self.device)
         self._ctx, self._ctx_known = self._find_context_length()
