@@ -269,6 +269,23 @@ def test_too_long_prompt_is_a_one_line_backend_error(chat_policy):
               strategy="majority", budget=2)
 
 
+def test_bundled_model_keeps_length_continuations_when_every_path_outgrew_the_context():
+    """The bundled model (load_bundled: overflow="length") keeps its behaviour: a beam whose
+    every path outgrew its 96-token context ends those paths as "length" abstentions and the
+    run completes (no BackendError); an explicit overflow="length" does the same for any
+    model."""
+    from search.models.hf import load_bundled
+    from search.solve import solve
+    policy = load_bundled(device="cpu")
+    assert policy.overflow == "length"
+    long = "1+1\n" + "1+1=2\n" * 30
+    b = policy.sample([long, long], n=2, stop="step", max_new_tokens=8)
+    assert all(c.tokens == 0 and c.finish == "length" for r in b.outputs for c in r)
+    r = solve("(123+345)*(567-78)+(89*91)-(100+111)*(12-3)+(44*55)", strategy="beam",
+              budget=4, policy=policy)
+    assert r.tree.nodes and not r.stopped
+
+
 def test_context_length_fallbacks(tiny_chat_model_dir):
     """A config without n_positions/max_position_embeddings (here: one with no fields) falls
     back to the tokenizer's model_max_length, else to UNKNOWN_CONTEXT (no limit stated)."""
@@ -353,7 +370,7 @@ def test_worker_loads_the_policys_delimiter_and_dtype(chat_policy, monkeypatch):
     monkeypatch.setattr(live, "InferenceWorker", Fake)
     monkeypatch.setattr(live, "_workers", {})
     assert isinstance(live.worker_for(chat_policy), Fake)
-    assert made[0][2] == {"step_delimiter": D, "dtype": "float32"}
+    assert made[0][2] == {"step_delimiter": D, "dtype": "float32", "overflow": "error"}
 
     import search.models.hf as hf
     loaded = []
@@ -367,6 +384,7 @@ def test_worker_loads_the_policys_delimiter_and_dtype(chat_policy, monkeypatch):
     requests, out = queue.Queue(), queue.Queue()
     requests.put(None)
     live._worker_main(chat_policy.path, "cpu", torch.get_num_threads(), requests, out,
-                      step_delimiter=D, dtype="float32")
+                      step_delimiter=D, dtype="float32", overflow="length")
     assert out.get_nowait() == ("ready", None)
-    assert loaded == [{"device": "cpu", "step_delimiter": D, "dtype": "float32"}]
+    assert loaded == [{"device": "cpu", "step_delimiter": D, "dtype": "float32",
+                       "overflow": "length"}]

@@ -280,7 +280,8 @@ def _stopped_before(spec: RunSpec, problem: str, recorder: _Recorder, polls: int
 
 # ------------------------------------------------------------------- the inference worker
 def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
-                 step_delimiter: str = "\n", dtype: Optional[str] = None) -> None:
+                 step_delimiter: str = "\n", dtype: Optional[str] = None,
+                 overflow: str = "error") -> None:
     """The worker process: load the model, then run the searches sent in ``requests`` one
     after another. Messages in: ("run", id, RunSpec), ("stop", id), None (exit). Out:
     ("ready", None), ("start", id), ("events", id, [Event]), ("done", id, SearchResult or
@@ -289,7 +290,8 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
     torch.set_num_threads(threads)
     try:
         from search.models.hf import HFPolicy
-        policy = HFPolicy(path, device=device, step_delimiter=step_delimiter, dtype=dtype)
+        policy = HFPolicy(path, device=device, step_delimiter=step_delimiter, dtype=dtype,
+                          overflow=overflow)
     except Exception as e:
         out.put(("dead", None, f"{type(e).__name__}: {e}"))
         return
@@ -377,7 +379,7 @@ class InferenceWorker:
 
     def __init__(self, path: str, device: Optional[str] = None,
                  threads: Optional[int] = None, step_delimiter: str = "\n",
-                 dtype: Optional[str] = None):
+                 dtype: Optional[str] = None, overflow: str = "error"):
         ctx = mp.get_context("spawn")  # never fork a process that holds threads and torch
         self.path, self.device, self.step_delimiter = path, device, step_delimiter
         self.threads = threads or worker_threads()
@@ -390,7 +392,7 @@ class InferenceWorker:
         self.death: Optional[str] = None
         self._proc = ctx.Process(target=_worker_main, name="thoughtscope-inference",
                                  args=(path, device, self.threads, self._requests, self._out,
-                                       step_delimiter, dtype),
+                                       step_delimiter, dtype, overflow),
                                  daemon=True)
         _start_without_main(self._proc)
         threading.Thread(target=self._read, daemon=True, name="thoughtscope-worker-read").start()
@@ -500,12 +502,14 @@ def worker_for(policy) -> Optional[InferenceWorker]:
         return None
     delim = getattr(policy, "step_delimiter", "\n")  # a task's steps: "\n\n" for free-form
     dtype = str(getattr(policy, "dtype", "") or "").replace("torch.", "") or None  # bf16 on CUDA
-    key = (os.path.realpath(policy.path), policy.device, delim, dtype)
+    overflow = getattr(policy, "overflow", "error")  # the bundled models': "length"
+    key = (os.path.realpath(policy.path), policy.device, delim, dtype, overflow)
     with _workers_lock:
         w = _workers.get(key)
         if w is None or not w.alive:
             w = _workers[key] = InferenceWorker(policy.path, policy.device,
-                                                step_delimiter=delim, dtype=dtype)
+                                                step_delimiter=delim, dtype=dtype,
+                                                overflow=overflow)
         return w
 
 

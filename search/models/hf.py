@@ -16,8 +16,9 @@ Models: CUDA with bfloat16 when available, else float32 (``dtype``); the chat te
 tokenizer renders chat prompts (``render_chat``); the context length comes from the config
 (``n_positions``/``max_position_embeddings``/...), else the tokenizer's ``model_max_length``.
 A call whose every prefix fills the context raises :class:`BackendError` with a one-line
-message (a run then ends as a labelled partial result); a call where only some do gives those
-prefixes empty ``"length"`` continuations.
+message (a run then ends as a labelled partial result; ``overflow="length"`` keeps the bundled
+models' empty "length" continuations instead); a call where only some do gives those prefixes
+empty ``"length"`` continuations.
 """
 from __future__ import annotations
 
@@ -191,6 +192,11 @@ class HFPolicy:
         name: shown in the app (default the folder's name).
         dtype: weights' dtype (torch dtype or name); None: bfloat16 on CUDA when supported, else
             float32 (``pick_dtype``). Logits are cast to float32 before sampling either way.
+        overflow: what a call whose every prefix fills the context does: ``"error"`` (raise
+            ``BackendError`` with a one-line message; the default for any model folder) or
+            ``"length"`` (n empty ``"length"`` continuations per prefix: the bundled models,
+            ``load_bundled``, whose problems always fit, so only a chain that outgrew the
+            context gets there and it ends as an abstention, as it always did).
     Attributes: ``dtype``, ``context_length`` (tokens), ``capabilities``, ``eos_ids`` (the
     tokenizer's EOS and the generation config's, e.g. a chat model's end-of-turn token).
     Raises OSError (from transformers) when the folder holds no model, ValueError for an
@@ -199,7 +205,11 @@ class HFPolicy:
     interruptible = True  # ``sample`` takes ``interrupt`` (see there)
 
     def __init__(self, path: str | Path = BUNDLED_PATH, device: Optional[str] = None,
-                 step_delimiter: str = "\n", name: Optional[str] = None, dtype=None):
+                 step_delimiter: str = "\n", name: Optional[str] = None, dtype=None,
+                 overflow: str = "error"):
+        if overflow not in ("error", "length"):
+            raise ValueError(f"overflow must be 'error' or 'length', got {overflow!r}")
+        self.overflow = overflow
         self.path = str(path)
         self.device = pick_device(device)
         self.dtype = pick_dtype(self.device, dtype)
@@ -300,8 +310,11 @@ class HFPolicy:
         of ``eos_ids`` (``"eos"``). A sequence that reaches the model's context length stops
         with ``finish="length"``; a prefix that already fills the context gets n empty
         ``"length"`` continuations when some other prefix of the call fits, and when none
-        does the call raises ``BackendError("the prompt (N tokens) does not fit the model's
-        context of C tokens")`` (N: the shortest prefix), since nothing could be sampled.
+        does (a prompt too long for the model, or a tree whose every frontier path outgrew
+        the context) the call raises ``BackendError("the prompt (N tokens) does not fit the
+        model's context of C tokens")`` (N: the shortest prefix), since nothing could be
+        sampled; with ``overflow="length"`` (the bundled models) they all get empty
+        ``"length"`` continuations instead.
         ``interrupt``: polled before every batched forward pass (one decoding step of all the
         call's sequences); when it returns True the call raises ``Interrupted`` and returns
         nothing, so a Stop takes effect within one decoding step, not after a whole batch.
@@ -316,6 +329,8 @@ class HFPolicy:
         fits = [i for i, e in enumerate(enc) if len(e) < self.context_length]
         empty = [Continuation(text="", tokens=0, token_logprobs=[], finish="length", steps=[])
                  for _ in range(n)]
+        if not fits and self.overflow == "length":
+            return SampleBatch([list(empty) for _ in enc], 0, 0, 0, time.perf_counter() - t0)
         if not fits:
             raise BackendError(f"the prompt ({min(len(e) for e in enc)} tokens) does not fit "
                                f"the model's context of {self.context_length} tokens")
@@ -529,5 +544,6 @@ def load_bundled(device: Optional[str] = None, task=None) -> HFPolicy:
                     if path == Path(t.model_dir) else "")
             raise FileNotFoundError(f"no model for the {t.label} task in {path}{hint}")
         name = f"{t.model_name} (bundled)" if path == Path(t.model_dir) else path.name
-        _DEFAULT[key] = HFPolicy(path, device=dev, name=name, step_delimiter=t.step_delimiter)
+        _DEFAULT[key] = HFPolicy(path, device=dev, name=name, step_delimiter=t.step_delimiter,
+                                 overflow="length")
     return _DEFAULT[key]
