@@ -63,3 +63,16 @@ def test_a_local_folder_runs_like_the_bundled_model(capsys, tiny_model_dir, tmp_
     text = saved.read_text()
     assert "sk-secret" not in text and "sk-secret" not in out
     assert json.loads(text)["config"]["model"]["backend"] == "hf"
+
+
+def test_freeform_on_a_local_chat_model_folder(capsys, tiny_chat_model_dir):
+    """The issue's command against a local folder: --task freeform --backend hf --model DIR."""
+    rc, out, err = _run(capsys, "solve", "What is 2 + 3? Give the number.", "--task", "freeform",
+                        "--backend", "hf", "--model", str(tiny_chat_model_dir),
+                        "--strategy", "majority", "--budget", "8", "--json")
+    assert rc == 0, err
+    o = json.loads(out)
+    assert o["task"] == "freeform" and o["backend"] == "hf" and o["budget"] == 8
+    assert o["capabilities"]["chat_template"] is True
+    assert sum(o["tally"].values()) + o["abstained"] == 8
+    assert o["generated_tokens"] > 0 and o["halted"] is None
