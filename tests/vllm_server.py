@@ -60,7 +60,8 @@ def free_port() -> int:
 
 class VLLMServer:
     """One ``vllm.entrypoints.openai.api_server`` process group serving ``model_dir`` as
-    ``served_name`` on ``127.0.0.1:port`` (float32, eager, context 96 tokens, 1 GiB KV cache, offline).
+    ``served_name`` on ``127.0.0.1:port`` (float32, eager, context 96 tokens, 1 GiB KV cache,
+    offline).
 
     ``start()`` returns at once (the server takes ~100-160 s to be ready on 2 cores);
     ``wait_ready()`` blocks until ``/v1/models`` lists the model; ``stop()`` kills the group.
@@ -101,8 +102,8 @@ class VLLMServer:
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir(),
-                                         start_new_session=True)
+                                         stdin=subprocess.DEVNULL, env=env,
+                                         cwd=tempfile.gettempdir(), start_new_session=True)
         finally:
             log.close()
         self.started_at = time.monotonic()
