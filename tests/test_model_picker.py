@@ -77,6 +77,9 @@ def test_an_unreachable_server_is_one_line_and_keeps_what_was_typed():
     assert not at.exception, at.exception
     errs = side_errors(at)
     assert len(errs) == 1 and "\n" not in errs[0] and "Traceback" not in errs[0], errs
+    import importlib.util
+    if importlib.util.find_spec("search.models.openai_compat") is not None:
+        assert "127.0.0.1:9" in errs[0], errs  # the server backend names what it could not reach
     assert at.sidebar.text_input(key=w("model_base_url")).value == DEAD_URL
     assert at.sidebar.text_input(key=w("model_served")).value == "some-model"
     assert at.sidebar.text_input(key=w("model_key_env")).value == "OPENAI_API_KEY"
@@ -191,7 +194,7 @@ def test_browser_bad_folder_then_bundled_runs(browser, tiny_model_dir, tmp_path)
             page.locator(key("tree_run_button")).wait_for(timeout=90_000)
             side = page.locator('[data-testid="stSidebar"]')
             side.get_by_text("Local folder", exact=True).click()
-            box = side.get_by_label("Model folder")
+            box = side.locator(key(w("model_folder"))).locator("input")
             box.fill(BAD_FOLDER)
             box.press("Enter")
             side.get_by_role("button", name="Load").click()

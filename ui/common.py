@@ -4,6 +4,11 @@ Shared sampling settings live in ``st.session_state`` under ``TEMPERATURE``, ``T
 ``SEED`` (widgets in the sidebar, drawn by ``app.py`` on every page); a page reads them with
 ``sampling_settings()``.
 
+The model every page uses is a ``search.models.backends.ModelSpec`` under ``MODEL_SPEC`` (the
+sidebar's picker, ``ui.model_picker``, sets it once it loads; default the task's bundled model):
+``get_policy``/``policy_or_none`` load it, ``model_card`` shows it and what its backend supports,
+``model_key`` names it in cache keys.
+
 URL sync (``url_params`` + ``write_url``): a page declares its settings as ``UrlParam``s. On the
 session's first visit of the page the values come from the URL (``st.query_params``; a bad value
 is ignored and the default used), later they come from session state; after the widgets are
