@@ -182,3 +182,34 @@ def test_pool_pages_sample_freeform_with_the_picked_model(stub_policy, page):
     assert not at.exception, at.exception
     assert any("paragraph\\-stub" in c or "paragraph-stub" in c for c in texts(at.caption))
 
+
+
+def test_a_backend_without_logprobs_forbids_strategies_left_without_a_scorer(monkeypatch):
+    """Free-form has only the confidence scorer; on a backend without token log-probabilities
+    beam search would score every step 0: it is refused in one line (Run disabled), while
+    self-consistency runs and scores nothing."""
+    import ui.common
+    from search.models.base import Capabilities
+
+    class NoLogprobs(ParagraphPolicy):
+        capabilities = Capabilities(backend="openai", logprobs=False)
+
+    stub = NoLogprobs()
+    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: stub)
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    at = new_app({"task": "freeform", "problem": QUESTION})
+    at.selectbox(key=w("strategy")).set_value("beam").run()
+    assert not at.exception, at.exception
+    warn = texts(at.warning)
+    assert warn == ["This model's backend returns no token log-probabilities, so the confidence "
+                    "scorer is off and beam search has no scorer on the Free-form question "
+                    "task; self-consistency still runs."]
+    assert at.button(key="tree_run_button").disabled
+    assert at.selectbox(key="tree_scorer_none").disabled and "scorer" not in at.query_params
+    at.selectbox(key=w("strategy")).set_value("majority").run()
+    assert not texts(at.warning) and not at.button(key="tree_run_button").disabled
+    at.number_input(key=w("n")).set_value(2).run()
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    assert res.config["scorer"] is None and res.answer == "42"
+    assert all(n.score is None for n in res.tree.nodes.values())
