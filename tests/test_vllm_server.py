@@ -38,7 +38,8 @@ def vllm_py() -> Path:
     try:
         return vllm_python()
     except VLLMUnavailable as e:
-        pytest.fail(f"{e}\n(set THOUGHTSCOPE_SKIP_VLLM=1 to skip the vLLM tests)", pytrace=False)
+        why = str(e)
+    pytest.fail(f"{why}\n(set THOUGHTSCOPE_SKIP_VLLM=1 to skip the vLLM tests)", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -238,10 +239,11 @@ def test_cli_solves_through_vllm(vllm_server):
 
 class _KillAfter:
     """The policy as the search sees it: counts calls, records every completed one, and when
-    call ``kill_at`` starts, has ``on_start`` kill the server while that call is under way."""
+    call ``kill_at`` starts, starts ``killer`` (a thread that kills the server) while that call
+    is under way; a later call first waits for the killer, so it meets a dead server."""
 
-    def __init__(self, policy, kill_at: int, on_start):
-        self._policy, self.kill_at, self.on_start = policy, kill_at, on_start
+    def __init__(self, policy, kill_at: int, killer: threading.Thread):
+        self._policy, self.kill_at, self.killer = policy, kill_at, killer
         self.started = 0
         self.completed: list = []  # SampleBatch of each call that returned
 
@@ -251,7 +253,9 @@ class _KillAfter:
     def sample(self, prefixes, n=1, **kw):
         self.started += 1
         if self.started == self.kill_at:
-            self.on_start()
+            self.killer.start()
+        elif self.started > self.kill_at:  # the call under way outran the kill: wait for it
+            self.killer.join(timeout=30)
         batch = self._policy.sample(prefixes, n=n, **kw)
         self.completed.append(batch)
         return batch
@@ -267,7 +271,7 @@ def test_server_killed_mid_search_keeps_every_completed_call(doomed_server):
     spec = _spec(doomed_server)
     policy = load_policy(spec, "arithmetic")
     killer = threading.Thread(target=doomed_server.kill_now)
-    wrapped = _KillAfter(policy, kill_at=2, on_start=killer.start)
+    wrapped = _KillAfter(policy, kill_at=2, killer=killer)
     box: dict = {}
 
     def search():
