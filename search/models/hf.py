@@ -6,8 +6,8 @@ is decoded in one batched forward pass per token. Sequences that reach the step 
 end of the chain) leave the batch, and their rows leave the KV cache, so the batch shrinks as
 steps finish. No Python loop ever runs over sequences token by token.
 
-Step delimiters of several characters (the free-form task's blank line ``"\n\n"``) can arrive
-as one token, as two ``"\n"`` tokens, or inside a merged token such as ``".\n\n"``: a
+Step delimiters of several characters (the free-form task's blank line ``"\\n\\n"``) can arrive
+as one token, as two ``"\\n"`` tokens, or inside a merged token such as ``".\\n\\n"``: a
 :class:`DelimiterAutomaton` (Knuth-Morris-Pratt over token texts) keeps, per sequence, the length
 of the longest delimiter prefix its generated text ends with, and a step stops at the exact
 token that completes the delimiter; whole chains are cut into steps by the same automaton.
@@ -188,7 +188,7 @@ class HFPolicy:
         path: folder with ``config.json``, safetensors weights and a tokenizer.
         device: ``"cuda"``, ``"cpu"`` or None (CUDA when available).
         step_delimiter: text that ends a thought step (default newline; the free-form task's
-            is a blank line, ``"\n\n"``), found exactly by a :class:`DelimiterAutomaton`.
+            is a blank line, ``"\\n\\n"``), found exactly by a :class:`DelimiterAutomaton`.
         name: shown in the app (default the folder's name).
         dtype: weights' dtype (torch dtype or name); None: bfloat16 on CUDA when supported, else
             float32 (``pick_dtype``). Logits are cast to float32 before sampling either way.
@@ -222,6 +222,8 @@ class HFPolicy:
         tok = self.tokenizer
         self.eos_id = tok.eos_token_id
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.eos_id
+        if self.pad_id is None:  # neither: padded positions are masked out anyway
+            self.pad_id = 0
         self._vocab_size = self.model.get_output_embeddings().weight.shape[0]
         gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         gen_eos = gen_eos if isinstance(gen_eos, (list, tuple)) else [gen_eos]
