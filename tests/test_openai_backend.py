@@ -441,3 +441,31 @@ def test_render_chat_off_without_tokenizer_endpoint(fake, secret_key):
     pol = make(fake, secret_key)
     assert pol.render_chat([{"role": "user", "content": "hi"}]) is None
     assert capabilities(pol).chat_template is False
+
+
+def test_max_tokens_is_capped_at_the_reported_context(fake, secret_key):
+    """vLLM refuses max_tokens above max_model_len (HTTP 400): a whole-chain call asking for the
+    task's 120 tokens goes out with the reported context, 96 (a vLLM test found it)."""
+    fake.reset()
+    pol = make(fake, secret_key, concurrency=1)
+    fake.reset()
+    pol.sample(["8*7+6\n"], n=1, stop="chain", max_new_tokens=120)
+    pol.sample(["8*7+6\n"], n=1, stop="step", max_new_tokens=24)
+    assert [r["max_tokens"] for r in fake.completions()] == [96, 24]
+
+
+def test_a_trailing_end_of_text_token_is_charged_to_the_last_step():
+    """vLLM lists the end-of-text token last among the log-probability tokens though the text
+    leaves it out: steps keep their own tokens and logprobs (as the local backend charges
+    them: the newline to the step it ends, EOS to the last step), not a share by length."""
+    from search.models.openai_compat import split_steps
+    raw = "8*7=56\n56+6=62\nAnswer: 62"
+    toks = list("8*7=56\n56+6=62\n") + ["Answer: ", "6", "2", "[EOS]"]
+    lps = [-0.1 * (i + 1) for i in range(len(toks))]
+    steps = split_steps(raw, "\n", len(toks), toks, lps)
+    assert [(t, n) for t, n, _ in steps] == [("8*7=56", 7), ("56+6=62", 8), ("Answer: 62", 4)]
+    assert steps[-1][2] == pytest.approx(sum(lps[15:]))
+    assert sum(n for _, n, _ in steps) == len(toks)
+    # Tokens that do not spell the text fall back to a share by length (logprob 0).
+    odd = split_steps(raw, "\n", 5, ["x"] * 5, [-1.0] * 5)
+    assert sum(n for _, n, _ in odd) == 5 and all(lp == 0.0 for _, _, lp in odd)

@@ -111,10 +111,6 @@ def test_capabilities_are_full_against_vllm(server_policy):
     assert caps.context_length == 96
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "OpenAIPolicy's probe asks '1+2=' at temperature 1 with seeds 77 and 78; this near-"
-    "deterministic model answers both alike, so the probe notes 'the server may decode "
-    "greedily' against a vLLM that samples (seeds 77-80 on '8*7+6\\n' give 54/56/56/56)"))
 def test_no_degraded_mode_notes_against_vllm(server_policy):
     """A fully featured server gets no degraded-mode note."""
     from search.models.base import capabilities

@@ -45,6 +45,10 @@ GREEDY_BELOW = 1e-6
 # that go out concurrently.
 MAX_CHOICES_PER_REQUEST = 256
 PROBE_PROMPT = "1+2="
+# The probe's note "may decode greedily" needs two seeds to agree on a text whose probability
+# (from the log-probabilities, when the server gives them) is below this.
+GREEDY_SUSPECT_BELOW = 0.5
+GREEDY_SEEDS = 4  # other seeds asked before the probe says "may decode greedily"
 PROBE_TOKENS = 4
 # Seconds one probe request may take (a cold server may load its model on the first request).
 PROBE_TIMEOUT = 30.0
@@ -262,11 +266,22 @@ class OpenAIPolicy:
             self._stop_ok = st is not None and bool(st.choices)
         # Seed: the same seeded request twice at temperature 1 must give the same text; a
         # third one with another seed tells whether the server samples at all.
-        a, b, c = (tries(seed=77, max_tokens=8), tries(seed=77, max_tokens=8),
-                   tries(seed=78, max_tokens=8))
-        ta, tb, tc = (_text0(r) for r in (a, b, c))
+        lpk = {"logprobs": 1} if self._logprobs_ok else {}
+        a, b = tries(seed=77, max_tokens=8, **lpk), tries(seed=77, max_tokens=8, **lpk)
+        ta, tb = _text0(a), _text0(b)
         reproducible = ta is not None and ta == tb
-        same_for_all = reproducible and ta == tc
+        # Other seeds: asked only while they keep agreeing (a sampling server differs soon).
+        others_agree = reproducible
+        for other in range(78, 78 + GREEDY_SEEDS if reproducible else 78):
+            if _text0(tries(seed=other, max_tokens=8, **lpk)) != ta:
+                others_agree = False
+                break
+        # Two seeds that agree say nothing when the model was nearly sure of that text anyway
+        # (a small model on "1+2=" is): with log-probabilities, suspect greedy decoding only
+        # when the text had probability below GREEDY_SUSPECT_BELOW.
+        p_text = _text_probability(a) if self._logprobs_ok else None
+        same_for_all = (reproducible and others_agree
+                        and (p_text is None or p_text < GREEDY_SUSPECT_BELOW))
 
         self._chat_ok = True
         chat = self.render_chat([{"role": "user", "content": "hi"}])
@@ -290,7 +305,7 @@ class OpenAIPolicy:
         if not reproducible:
             notes.append("seed not honoured: runs are not reproducible")
         elif same_for_all:
-            notes.append("two different seeds gave the same text at temperature 1: the server "
+            notes.append(f"{GREEDY_SEEDS + 1} different seeds gave the same text at temperature 1: the server "
                          "may decode greedily (samples may all be alike)")
         self.capabilities = Capabilities(
             backend="openai", logprobs=self._logprobs_ok, reproducible=reproducible,
@@ -359,6 +374,7 @@ class OpenAIPolicy:
         prefix (list refused) or per sample (``n`` ignored; seed ``seed + j`` for sample j), at
         most ``concurrency`` in flight. ``temperature`` below ``GREEDY_BELOW`` sends 0
         (greedy). ``stop="step"`` sends ``stop=[delimiter]`` (when the server honours it).
+        ``max_new_tokens`` is capped at the model's context length when the server reports it.
 
         Each Continuation: ``text`` without the delimiter; ``tokens`` = the log-probability
         tokens' count when the server returns them, else the request's ``usage`` (shared out
@@ -385,6 +401,9 @@ class OpenAIPolicy:
         check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
         t0 = time.perf_counter()
         temp = 0.0 if temperature < GREEDY_BELOW else float(temperature)
+        ctx = self.capabilities.context_length
+        if ctx:  # a server refuses max_tokens above its context (vLLM: HTTP 400); it trims
+            max_new_tokens = min(int(max_new_tokens), int(ctx))  # to what fits after the prompt
         common = dict(model=self.model, max_tokens=int(max_new_tokens), temperature=temp,
                       top_p=float(top_p))
         if self._logprobs_ok:
@@ -513,6 +532,14 @@ def _has_logprobs(resp) -> bool:
         for ch in chs)
 
 
+def _text_probability(resp) -> Optional[float]:
+    """exp(sum of the first choice's token log-probabilities), or None without them."""
+    chs = getattr(resp, "choices", None) or []
+    lp = getattr(chs[0], "logprobs", None) if chs else None
+    vals = [x for x in (getattr(lp, "token_logprobs", None) or []) if x is not None]
+    return math.exp(sum(vals)) if vals else None
+
+
 def _text0(resp) -> Optional[str]:
     chs = getattr(resp, "choices", None) or []
     return chs[0].text if chs else None
@@ -556,7 +583,8 @@ def split_steps(raw: str, delimiter: str, tokens: int, tok_strs: list[str],
     is dropped). With the log-probability token strings (``tok_strs``, whose concatenation is
     ``raw``), each token goes to the step its first character belongs to, so the token that
     carries a delimiter is charged to the step it ends; without them (or when they do not
-    spell ``raw``) ``tokens`` is shared in proportion to each step's characters, delimiter
+    spell ``raw``; one trailing token past the text, the end-of-text token, is charged to the
+    last step) ``tokens`` is shared in proportion to each step's characters, delimiter
     included (approximate), and every logprob is 0."""
     d = delimiter
     pieces = raw.split(d)
@@ -569,9 +597,14 @@ def split_steps(raw: str, delimiter: str, tokens: int, tok_strs: list[str],
         ends[-1] = len(raw)
     counts = [0] * len(pieces)
     lps = [0.0] * len(pieces)
-    if tok_strs and "".join(tok_strs) == raw and len(tok_strs) == tokens:
+    spelled = _spelling_length(tok_strs, raw) if len(tok_strs) == tokens else None
+    if spelled is not None:
         start, k = 0, 0
         for t, lp in zip(tok_strs, token_logprobs):
+            if start >= len(raw):  # a trailing special token (EOS) past the text: last step
+                counts[-1] += 1
+                lps[-1] += lp
+                continue
             while k < len(pieces) - 1 and start >= ends[k]:
                 k += 1
             counts[k] += 1
@@ -581,6 +614,24 @@ def split_steps(raw: str, delimiter: str, tokens: int, tok_strs: list[str],
         starts = [0] + ends[:-1]
         counts = apportion(max(0, tokens), [e - s for s, e in zip(starts, ends)])
     return [(p.strip("\n") if d != "\n" else p, c, lp) for p, c, lp in zip(pieces, counts, lps)]
+
+
+def _spelling_length(tok_strs: list[str], raw: str) -> Optional[int]:
+    """How many of the leading token strings spell ``raw`` exactly, when the rest are trailing
+    tokens with text the server left out of ``raw`` (vLLM lists the end-of-text token,
+    ``'[EOS]'`` or ``'</s>'``, last); None when the tokens do not spell ``raw`` (or are
+    absent)."""
+    if not tok_strs:
+        return None
+    pos = 0
+    for k, t in enumerate(tok_strs):
+        if pos == len(raw) and (k > 0 or not raw):
+            return k if len(tok_strs) - k <= 1 else None
+        if raw.startswith(t, pos):
+            pos += len(t)
+        else:
+            return None
+    return len(tok_strs) if pos == len(raw) else None
 
 
 def context_message(msg: str, max_tokens: Optional[int]) -> Optional[str]:
