@@ -24,7 +24,8 @@ DEAD_URL = "http://127.0.0.1:9/v1"  # the discard port: nothing listens
 
 
 def side_errors(at: AppTest) -> list[str]:
-    return texts(at.sidebar.error)
+    """The sidebar's error lines as a person reads them (markdown escapes removed)."""
+    return [re.sub(r"\\(.)", r"\1", e) for e in texts(at.sidebar.error)]
 
 
 def pick(at: AppTest, choice: str) -> None:

@@ -159,8 +159,8 @@ def model_picker() -> None:
                            "this app) that holds the server's API key. The key itself is "
                            "never typed here, stored, or put in links or exports.")
         st.button("Connect", on_click=_connect, key="model_connect", icon=":material/link:")
-    if ss.get(PICK_ERROR):
-        st.error(ss[PICK_ERROR])
+    if ss.get(PICK_ERROR):  # typed text inside: shown as text (md), never as markup or links
+        st.error(common.md(ss[PICK_ERROR]))
     elif choice != "bundled" and not _in_use(typed_spec()):
         st.caption("Not in use yet: press " + ("Load." if choice == "hf" else "Connect."))
 
