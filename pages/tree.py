@@ -246,13 +246,16 @@ if ss.get("color") not in TASK_COLOURS:
 # Two rows of controls (the problem and Run; the strategy and its settings), so that after a
 # run the tree starts within a 720 px high screen (tests/test_browser.py checks it).
 st.title("Search tree")
-st.caption(f"A small model solves {TASK.label} problems in thought steps; a search strategy "
+st.caption((f"A small model solves {TASK.label} problems" if TASK.model_dir is not None else
+            "Your model answers a question") + " in thought steps; a search strategy "
            "spends more compute on it. Run, watch the tree grow, replay it at any budget.")
 
 row1 = st.columns([3.2, 1.9, 0.8, 0.8], vertical_alignment="bottom")
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
-row1[0].text_input("Problem", **bind("problem"), help=TASK.input_hint[:1].upper()
-                   + TASK.input_hint[1:] + ".")
+# A free-form question is a paragraph: a box of a few lines (Ctrl+Enter applies it).
+(row1[0].text_area if TASK.model_dir is None else row1[0].text_input)(
+    "Problem", **bind("problem"), help=TASK.input_hint[:1].upper() + TASK.input_hint[1:] + ".",
+    **({"height": 100} if TASK.model_dir is None else {}))
 DRAW_OK = can_draw()
 row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running or not DRAW_OK,
                icon=":material/casino:", width="stretch",

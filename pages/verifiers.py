@@ -48,9 +48,11 @@ ss = st.session_state
 TASK = current_task()
 KINDS = [k for k in ("orm", "prm") if has_learned_verifier(TASK, k)]
 if not KINDS:
-    st.info(f"The {TASK.label} task has no learned ORM or PRM yet: train one with "
-            f"`python -m search train-verifier --task {TASK.name} --kind prm` "
-            "(and `--kind orm`).", icon=":material/info:")
+    how = (f"train one with `python -m search train-verifier --task {TASK.name} --kind prm` "
+           "(and `--kind orm`)." if TASK.model_dir is not None else
+           "its verifiers are trained on a bundled model's samples, and this task has none.")
+    st.info(f"The {TASK.label} task has no learned ORM or PRM yet: {how}",
+            icon=":material/info:")
     st.stop()
 HAS_CHECKER = TASK.step_checker(TASK.example) is not None
 

@@ -223,3 +223,12 @@ def test_registered_and_listed_without_a_bundled_model():
     assert t.name == "freeform" and get_task(" FreeForm ") is t
     assert "freeform" in TASKS and "freeform" not in BUNDLED_TASKS and t.model_dir is None
     assert set(SPLIT_NAMES) == {"heldout", "validation"}
+
+
+def test_uploads_go_through_the_task_interface():
+    """Pages read an upload with ``Task.parse_problems`` (no import of a task module): the
+    free-form task parses JSONL; a task without uploads refuses in one line."""
+    got = T.parse_problems(b'{"question": "What is 1/2 of 4?", "answer": "2"}\n')
+    assert [(p.text, p.answer) for p in got] == [("What is 1/2 of 4?", "2")]
+    with pytest.raises(ProblemError, match="takes no uploaded problem files"):
+        get_task("arithmetic").parse_problems(b'{"question": "1+1", "answer": "2"}')

@@ -78,12 +78,12 @@ def test_freeform_without_a_model_says_in_one_line_to_pick_one():
                     "folder or a server under Model in the sidebar."]
     assert not texts(at.error)
     assert at.button(key="tree_run_button").disabled
-    assert at.text_input(key=w("problem")).value == search.tasks.get_task("freeform").example
+    assert at.text_area(key=w("problem")).value == search.tasks.get_task("freeform").example
 
 
 def test_paragraph_steps_are_cut_on_the_tree_and_whole_in_the_inspector(stub_policy):
     at = new_app({"task": "freeform"})
-    at.text_input(key=w("problem")).set_value(QUESTION).run()
+    at.text_area(key=w("problem")).set_value(QUESTION).run()
     at.number_input(key=w("n")).set_value(2).run()
     assert not at.button(key="tree_run_button").disabled
     at.button(key="tree_run_button").click().run()
@@ -136,7 +136,7 @@ def test_gsm8k_picker_and_jsonl_upload(stub_policy):
         gsm = None
     if gsm is not None:
         at.selectbox(key="ff_gsm8k_pick").set_value(3).run()
-        assert at.text_input(key=w("problem")).value == gsm[3].text
+        assert at.text_area(key=w("problem")).value == gsm[3].text
     else:
         assert any("No GSM8K problems on this machine" in c for c in texts(at.caption))
     bad = (json.dumps({"question": "q1?", "answer": "1"}) + "\n{not json\n").encode()
@@ -150,7 +150,7 @@ def test_gsm8k_picker_and_jsonl_upload(stub_policy):
     at.file_uploader(key="ff_upload").upload("mine.jsonl", good, "application/json").run()
     assert not texts(at.error)
     at.selectbox(key="ff_upload_pick").set_value(0).run()
-    assert at.text_input(key=w("problem")).value == QUESTION
+    assert at.text_area(key=w("problem")).value == QUESTION
     assert task.gold(QUESTION) == "42"  # remembered: the run's answer is judged
     at.number_input(key=w("n")).set_value(1).run()
     at.button(key="tree_run_button").click().run()
@@ -213,3 +213,35 @@ def test_a_backend_without_logprobs_forbids_strategies_left_without_a_scorer(mon
     res = wait_done(at)
     assert res.config["scorer"] is None and res.answer == "42"
     assert all(n.score is None for n in res.tree.nodes.values())
+
+
+class DyingAfterOne(ParagraphPolicy):
+    """Answers one call, then fails like a server that died (BackendError)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def sample(self, *a, **kw):
+        from search.models.base import BackendError
+        self.calls += 1
+        if self.calls > 1:
+            raise BackendError("lost the server at http://127.0.0.1:9/v1 (ConnectError) "
+                               "after 2 retries")
+        return super().sample(*a, **kw)
+
+
+def test_a_server_that_dies_mid_run_leaves_a_labelled_partial_result(monkeypatch):
+    import ui.common
+    stub = DyingAfterOne()
+    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: stub)
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    at = new_app({"task": "freeform"})
+    at.text_area(key=w("problem")).set_value(QUESTION).run()
+    at.number_input(key=w("n")).set_value(16).run()
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    assert res.stopped and "lost the server" in res.extra["halted"]
+    assert stub.calls == 2 and res.tree.n_steps > 0  # the first call's chains are kept
+    warn = [m for m in texts(at.warning) if m.startswith("Partial result")]
+    assert len(warn) == 1 and "127" in warn[0] and "lost the server" in warn[0]
+    assert not texts(at.error) and not at.exception

@@ -9,9 +9,6 @@ bad line (the task's ``UploadError``); nothing a user typed is changed by either
 """
 from __future__ import annotations
 
-import sys
-from typing import Callable
-
 import streamlit as st
 
 from search.tasks import ProblemError
@@ -20,13 +17,6 @@ GSM8K_PICK, UPLOAD, UPLOAD_ID = "ff_gsm8k_pick", "ff_upload", "ff_upload_id"
 UPLOADED, UPLOAD_ERR, UPLOAD_PICK = "ff_uploaded", "ff_upload_error", "ff_upload_pick"
 MAX_UPLOAD_MB = 20
 SHOWN_CHARS = 90  # characters of a question in the pickers' lists
-
-
-def upload_parser(task) -> Callable:
-    """The task's parser of a user's JSONL problem file (``parse_problem_jsonl`` of the task's
-    own module: pages reach a task through the registry's instance, never by importing its
-    module by name). Raises AttributeError for a task without one."""
-    return getattr(sys.modules[type(task).__module__], "parse_problem_jsonl")
 
 
 def _short(text: str) -> str:
@@ -64,7 +54,7 @@ def problem_sets(task, target: str, disabled: bool = False) -> None:
         if up is not None and up.file_id != ss.get(UPLOAD_ID):
             ss[UPLOAD_ID], ss[UPLOAD_ERR], ss[UPLOADED] = up.file_id, None, None
             try:
-                problems = upload_parser(task)(up.getvalue())
+                problems = task.parse_problems(up.getvalue())
             except ProblemError as e:  # UploadError: one line naming the bad line
                 ss[UPLOAD_ERR] = str(e)
             else:

@@ -290,11 +290,17 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     if res.strategy == "tot_dfs":
         size = cfg.get("max_states")
     src = "loaded from a file" if source == "file" else "last run"
-    st.markdown(f"**{src}** · {md(res.problem)} · {md(STRATEGIES.get(res.strategy, res.strategy))}"
+    shown = " ".join(res.problem.split())
+    shown = shown if len(shown) <= 80 else shown[:79].rstrip() + "…"  # a free-form paragraph
+    st.markdown(f"**{src}** · {md(shown)} · {md(STRATEGIES.get(res.strategy, res.strategy))}"
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · seed {md(cfg.get('seed'))} · "
                 f"scorer {md(cfg.get('scorer') or 'none')}"
                 + (" · **stopped early**" if res.stopped else ""))
+    if res.extra.get("halted"):  # a backend failed mid-search: the strategy's partial result
+        st.warning(f"Partial result: the model's backend failed mid-search, so the run ended "
+                   f"with what its completed calls sampled. {md(res.extra['halted'])}",
+                   icon=":material/cloud_off:")
     if res.strategy == "mcts":
         st.caption(mcts_note(res))
     c = res.compute

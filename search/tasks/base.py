@@ -234,6 +234,12 @@ class Task(ABC):
         problem in canonical form); all randomness from ``rng`` (arithmetic: problem draws and
         noisy-teacher slips; Game of 24: which pair to combine), so a seed reproduces it."""
 
+    def parse_problems(self, data) -> list:
+        """Problems from a user's uploaded file (``bytes`` or ``str``), each a :class:`Problem`
+        with a canonical text and gold. Raises a :class:`ProblemError` subclass with a one-line
+        message naming the bad line. Default: this task takes no uploads (ProblemError)."""
+        raise ProblemError(f"the {self.label} task takes no uploaded problem files")
+
     def excluded_from_training(self) -> frozenset:
         """Canonical forms of every held-out and validation problem (training never draws one)."""
         return frozenset(self.canonical_form(p.text)

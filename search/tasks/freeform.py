@@ -436,6 +436,11 @@ class FreeformTask(Task):
         g = self.gold(problem)
         return g is not None and answer is not None and equivalent(g, answer)
 
+    def parse_problems(self, data) -> list[Problem]:
+        """A user's JSONL file of ``question``/``answer`` lines (``parse_problem_jsonl``;
+        UploadError names the bad line)."""
+        return parse_problem_jsonl(data)
+
     def remember(self, problems: Iterable[Problem]) -> None:
         """Register golds of problems (an uploaded set) so ``gold``/``is_correct`` know them; a
         question seen before takes the newer gold."""
