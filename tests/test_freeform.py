@@ -232,3 +232,15 @@ def test_uploads_go_through_the_task_interface():
     assert [(p.text, p.answer) for p in got] == [("What is 1/2 of 4?", "2")]
     with pytest.raises(ProblemError, match="takes no uploaded problem files"):
         get_task("arithmetic").parse_problems(b'{"question": "1+1", "answer": "2"}')
+
+
+def test_equations_answer_their_last_side_and_claims_stay_text():
+    """'\\boxed{6*7=42}' answers 42, not math-verify's evaluation of the claim (True); a
+    relation stays text, so unrelated claims never pool into one 'False' vote."""
+    cases = {"x = 3": "3", "6*7=42": "42", "\\boxed{x = \\frac{1}{2}}": "1/2",
+             "2=3": "3", "1<2": "1<2", "a <= 3": "a <= 3"}
+    for text, want in cases.items():
+        assert ff.canonical_answer_text(text) == want, text
+    assert ff.canonical_answer_text("1<2") != ff.canonical_answer_text("5>4")
+    assert not any("True" in (ff.canonical_answer_text(t) or "") or
+                   "False" in (ff.canonical_answer_text(t) or "") for t in cases)

@@ -31,6 +31,8 @@ Canonical answers (one string per equivalence class, so votes pool; ``canonical_
   is written by the rule above (so ``0.5``, ``1/2`` and ``\\frac{1}{2}`` are all ``"1/2"``), any
   other SymPy object as ``sympy.latex(obj)`` (SymPy's automatic canonical form: ``x+1`` and
   ``1+x`` are both ``"x + 1"``, but two forms that need ``simplify`` do not pool);
+- an equation answers its last side (``x = 5``, ``6*7=42`` -> ``5``, ``42``); a relation or a
+  truth value math-verify would evaluate (``2=3``, ``1<2``) is kept as text, never ``False``;
 - a number followed by ``%`` or by at most three words is that number (``"50%"``, ``"18
   dollars"`` -> ``"50"``, ``"18"``: GSM8K golds are bare numbers);
 - otherwise the text itself, case-folded, with whitespace runs collapsed and a trailing full stop
@@ -141,6 +143,8 @@ def fmt_fraction(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
+# An equation whose last side is the answer: "x = 5" -> "5" (not "==", "<=", ">=", "!=").
+_EQUATION = re.compile(r".*[^=<>!]\s*=\s*([^=]+)", re.DOTALL)
 _UNIT_TAIL = re.compile(r"(?:\s*\\?%|(?:\s+[A-Za-z]+){1,3})$")
 _MATHY = re.compile(r"[0-9\\^_=+\-*/()\[\]{}]")
 
@@ -210,11 +214,16 @@ def answer_value(text: Optional[str]):
     num = _plain_number(s)
     if num is not None:
         return num
+    rhs = _EQUATION.fullmatch(s)
+    if rhs:  # "x = 5", "6*7 = 42": the answer is the value after the last "="
+        return answer_value(rhs.group(1))
     if len(s) <= MAX_ANSWER_CHARS and _MATHY.search(s):
         obj = _mv_value(s)
         if obj is not None:
             try:
                 import sympy
+                if isinstance(obj, (sympy.logic.boolalg.Boolean, sympy.core.relational.Relational)):
+                    return " ".join(s.split()).casefold()  # a claim, not a value: keep the text
                 if isinstance(obj, sympy.Float):
                     return Fraction(str(obj))
                 if getattr(obj, "is_number", False) and obj.is_rational:
