@@ -369,11 +369,14 @@ if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
     ss[ADOPTED] = run.run_id
     if run.result is not None:
         set_result(run.result, "run")
+        if run.result.extra.get("halted"):  # the server failed: the sidebar must not say
+            common.forget_policy()         # "connected"; the next use connects anew
     elif run.events():
         set_result(run.partial_result(), "run")
-if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id \
-        and ss.get(SOURCE) == "run":
-    st.error(f"The run failed: {run.error}. What it logged before failing is shown below.")
+if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id:
+    st.error(f"The run failed: {common.md(run.error)}"
+             + (". What it logged before failing is shown below." if run.events() else
+                ". Nothing was sampled."))
 
 
 # ------------------------------------------------------------------------------ live view

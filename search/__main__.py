@@ -14,7 +14,9 @@
 Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
 reached, a model name it does not serve) exits with status 2 and a one-line message on stderr,
 never a traceback. A server that dies mid-search ends the run with the strategy's partial
-result, labelled ``halted`` (``search.resume``), and exit status 0.
+result, labelled ``halted`` (``search.resume``), printed, with exit status 3 (PARTIAL_EXIT); a
+backend that fails before anything was sampled (a prompt over the model's context) exits 1 with
+one line.
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ import time
 
 from search.scaling import CI_METHOD
 from search.tasks import DEFAULT_TASK, TASKS, get_task
+
+
+PARTIAL_EXIT = 3  # exit status of a solve whose server died mid-search (a partial result)
 
 
 class UsageError(Exception):
@@ -415,6 +420,8 @@ def main(argv=None) -> int:
         print(out["markdown"])
     else:
         print(json.dumps(out, indent=1))
+    if a.cmd == "solve" and out.get("halted"):
+        return PARTIAL_EXIT  # the output is printed, and scripts can tell it is partial
     return 0
 
 

@@ -15,6 +15,7 @@ it.
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Optional
 
 from search.models.base import BackendError, Interrupted
@@ -99,8 +100,9 @@ def solve_resilient(text: str, strategy: str = "majority", budget: Optional[int]
     When ``policy.sample`` raises ``BackendError`` (a server died or stopped answering), the
     run is replayed on the calls that completed and stopped at the last poll before the failed
     call (module docstring): the result is the strategy's own partial result, with
-    ``stopped=True`` and ``extra["halted"]`` = the one-line error message. A failure before
-    any call completed gives a result with an empty tree. Other errors propagate (ValueError
+    ``stopped=True``, ``extra["halted"]`` = the one-line error message and the run's own wall
+    time. A failure before any call completed is raised (BackendError: nothing was sampled,
+    e.g. a prompt longer than the model's context). Other errors propagate (ValueError
     for bad settings; BackendSettingsError before any search)."""
     from search.solve import solve
     from search.tasks import get_task
@@ -123,7 +125,12 @@ def solve_resilient(text: str, strategy: str = "majority", budget: Optional[int]
         return solve(text, strategy, budget, policy=pol, tree=tree, should_stop=should_stop,
                      task=t, **kwargs)
 
+    t0 = time.perf_counter()
     try:
         return run(recorder, tree=SearchTree(problem, t.name), should_stop=poll)
     except BackendError as e:
-        return halted(stopped_before(run, problem, t.name, recorder, polls), e)
+        if not recorder.calls:  # nothing was sampled: an error, not a partial result
+            raise
+        result = halted(stopped_before(run, problem, t.name, recorder, polls), e)
+        result.wall_seconds = time.perf_counter() - t0  # the run's time, not the replay's
+        return result

@@ -76,3 +76,36 @@ def test_freeform_on_a_local_chat_model_folder(capsys, tiny_chat_model_dir):
     assert o["capabilities"]["chat_template"] is True
     assert sum(o["tally"].values()) + o["abstained"] == 8
     assert o["generated_tokens"] > 0 and o["halted"] is None
+
+
+def test_a_partial_run_exits_3_and_a_run_with_nothing_sampled_exits_1(capsys, monkeypatch,
+                                                                      tiny_policy):
+    """A server that dies after the first call: the JSON is printed with 'halted' and the exit
+    status is 3 (scripts can tell); one that fails before anything was sampled: one line, 1."""
+    import search.models.backends as backends
+    from search.models.base import BackendError
+
+    class Dying:
+        def __init__(self, ok):
+            self.ok, self.calls = ok, 0
+
+        def __getattr__(self, name):
+            return getattr(tiny_policy, name)
+
+        def sample(self, *a, **kw):
+            self.calls += 1
+            if self.calls > self.ok:
+                raise BackendError("lost the server at http://127.0.0.1:9/v1 (ConnectError)")
+            return tiny_policy.sample(*a, **kw)
+
+    for ok, want in ((1, 3), (0, 1)):
+        monkeypatch.setattr(backends, "load_policy", lambda spec, task, ok=ok: Dying(ok))
+        rc, out, err = _run(capsys, "solve", "8*7+6", "--budget", "16", "--json")
+        assert rc == want, err
+        if want == 3:
+            o = json.loads(out)
+            assert o["stopped"] is True and o["halted"].startswith("lost the server")
+            assert sum(o["tally"].values()) + o["abstained"] == 4  # the first batch's chains
+        else:
+            assert out == "" and err == "error: lost the server at http://127.0.0.1:9/v1 " \
+                                        "(ConnectError)\n"

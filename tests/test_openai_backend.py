@@ -404,8 +404,13 @@ def test_api_key_from_the_environment(fake, secret_key, monkeypatch):
         OpenAIPolicy(fake.url, MODEL, api_key_env="TS_WRONG_KEY", timeout=3)
     assert str(info.value) == (f"the server at {fake.url} refused the API key (HTTP 401); "
                                "set it in $TS_WRONG_KEY")
-    fake.reset()
     monkeypatch.delenv("TS_UNSET_KEY", raising=False)
+    with pytest.raises(BackendSettingsError) as info:  # an unset variable is said as such
+        OpenAIPolicy(fake.url, MODEL, api_key_env="TS_UNSET_KEY", timeout=3)
+    assert str(info.value) == (f"the server at {fake.url} needs an API key (HTTP 401), and "
+                               "$TS_UNSET_KEY is not set: set it before starting the app or "
+                               "the command")
+    fake.reset()
     make(fake, "TS_UNSET_KEY")
     assert set(fake.auth) == {"Bearer EMPTY"}
 

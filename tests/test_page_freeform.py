@@ -242,6 +242,40 @@ def test_a_server_that_dies_mid_run_leaves_a_labelled_partial_result(monkeypatch
     res = wait_done(at)
     assert res.stopped and "lost the server" in res.extra["halted"]
     assert stub.calls == 2 and res.tree.n_steps > 0  # the first call's chains are kept
-    warn = [m for m in texts(at.warning) if m.startswith("Partial result")]
+    warn = [m for m in texts(at.warning) if m.startswith("**Partial result**")]
     assert len(warn) == 1 and "127" in warn[0] and "lost the server" in warn[0]
     assert not texts(at.error) and not at.exception
+
+
+def test_a_backend_that_fails_before_sampling_is_an_error_at_the_top(monkeypatch):
+    """Nothing sampled (e.g. a prompt over the model's context): one error line, no partial."""
+    import ui.common
+    from search.models.base import BackendError
+
+    class TooLong(ParagraphPolicy):
+        def sample(self, *a, **kw):
+            raise BackendError("the prompt (125 tokens) does not fit the model's context of 96 "
+                               "tokens")
+
+    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: TooLong())
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    at = new_app({"task": "freeform"})
+    at.text_area(key=w("problem")).set_value(QUESTION).run()
+    at.button(key="tree_run_button").click().run()
+    for _ in range(50):
+        if any(m.startswith("The run failed") for m in texts(at.error)):
+            break
+        time.sleep(0.1)
+        at.run()
+    errs = [m for m in texts(at.error) if m.startswith("The run failed")]
+    assert errs == ["The run failed: the prompt \\(125 tokens\\) does not fit the model's context "
+                    "of 96 tokens. Nothing was sampled."]
+    assert not any(m.startswith("**Partial result**") for m in texts(at.warning))
+
+
+def test_urls_in_messages_are_code_not_escaped_links():
+    from ui.common import md
+    assert md("cannot reach the server at http://127.0.0.1:8999/v1: refused") == \
+        "cannot reach the server at `http://127.0.0.1:8999/v1`: refused"
+    assert md("(--base-url http://HOST:PORT/v1)") == "\\(\\-\\-base\\-url `http://HOST:PORT/v1`\\)"
+    assert md("8*7=56 [x](javascript:1)") == "8\\*7=56 \\[x\\]\\(javascript:1\\)"

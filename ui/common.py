@@ -167,6 +167,17 @@ def load_spec(spec, task: str):
     return policy
 
 
+def forget_policy() -> None:
+    """Drop the loaded policies of picked models (local folders, servers), so the next use
+    loads or connects anew: after a server failed mid-run, the sidebar then says whether it
+    is back instead of showing the old connection."""
+    from search.models.backends import forget
+    _spec_policy.clear()
+    forget()
+    for key in [k for k in _loaded if isinstance(k, tuple)]:
+        _loaded.discard(key)
+
+
 def get_policy(task: Optional[str] = None):
     """The policy of ``task`` (a registry name; None: the current task) under the picked model
     (``model_spec``): the task's bundled model unless the environment names another folder
@@ -254,10 +265,22 @@ def current_capabilities():
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
 
 
+_URL = re.compile(r"https?://[^\s`]*[^\s`.,:;)\]'\"]")  # a trailing ")" or ":" is prose
+
+
 def md(value: Any) -> str:
-    """Text from a model or an uploaded file, safe inside st.markdown: one line, markdown
-    punctuation escaped (no links, tables or code spans can be smuggled in)."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    """Text from a model, a user or an uploaded file, safe inside st.markdown: one line,
+    markdown punctuation escaped (no links, tables or code spans can be smuggled in). A URL
+    (``http://...``) becomes a code span: shown as typed, never a link (escaping its dots
+    would leave backslashes in the link Streamlit makes of it)."""
+    text = " ".join(str(value).split())
+    out, last = [], 0
+    for m in _URL.finditer(text):
+        out.append(_MD_SPECIAL.sub(r"\\\1", text[last:m.start()]))
+        out.append(f"`{m.group(0)}`")
+        last = m.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", text[last:]))
+    return "".join(out)
 
 
 def plural(n: float, word: str, many: Optional[str] = None) -> str:

@@ -184,6 +184,8 @@ class LiveRun:
     def _work(self, policy) -> None:
         try:
             self.result = solve_stoppable(self.spec, policy, self.stop, self.tree.events.extend)
+        except BackendError as e:  # its message is written for a person already
+            self.error = " ".join(str(e).split())
         except Exception as e:  # shown to the user; the app keeps working
             self.error = f"{type(e).__name__}: {e}"
         finally:
@@ -236,6 +238,7 @@ def solve_stoppable(spec: RunSpec, policy, stop: threading.Event, publish) -> Se
     tree = SearchTree(problem, spec.task)
     tree.events = log
     recorder = _Recorder(policy, stop.is_set)
+    started = time.perf_counter()
     polls = 0  # polls that said "go on"
 
     def should_stop() -> bool:
@@ -250,7 +253,10 @@ def solve_stoppable(spec: RunSpec, policy, stop: threading.Event, publish) -> Se
         try:
             result = spec.solve(recorder, tree=tree, should_stop=should_stop)
         except (Interrupted, BackendError) as e:
+            if isinstance(e, BackendError) and not recorder.calls:
+                raise  # nothing was sampled (e.g. a prompt over the context): an error
             result = _stopped_before(spec, problem, recorder, polls)
+            result.wall_seconds = time.perf_counter() - started  # the run's, not the replay's
             if isinstance(e, BackendError):  # a server died mid-search: a labelled partial run
                 halted(result, e)
             again = result.tree.events
@@ -340,6 +346,8 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
         result, error = None, None
         try:
             result = solve_stoppable(spec, policy, stop, publish)
+        except BackendError as e:  # written for a person already (a prompt over the context)
+            error = " ".join(str(e).split())
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
         out.put(("done", rid, result, error))

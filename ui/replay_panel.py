@@ -34,6 +34,7 @@ from typing import Any, Optional
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, STRATEGIES
+from search.models.base import capabilities
 from search.tree import SearchResult
 from search.voting import TIE_RULE
 from ui import common
@@ -202,6 +203,10 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
     # Play beside the one-line status, the slider (its meaning in the status line's help)
     # under them: two short rows between the controls and the tree.
     state = state_at(res, budget)
+    if res.extra.get("halted"):  # a backend failed mid-search: said above the tree, not below
+        st.warning(f"**Partial result**: the model's backend failed mid-search, so the run "
+                   f"ended with what its completed calls sampled. {md(res.extra['halted'])}",
+                   icon=":material/cloud_off:")
     play, line = st.columns([1, 7], vertical_alignment="bottom")
     with play:
         _play_button(res)
@@ -270,6 +275,9 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
                    + ("The run itself used a weighted vote; this curve is the plain vote."
                       if res.config.get("weighted") else ""))
         return
+    if res.strategy in ("majority", "weighted"):  # no curve: no chain finished with a vote
+        st.caption("Exact maj@k needs chains that voted; this run has none yet.")
+        return
     traj = trajectory(res)
     if traj is None:
         st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
@@ -280,6 +288,18 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
                "independent samples, so maj@k does not apply and one "
                "run gives no P(correct). Shown instead: whether this run's answer was right at "
                "each budget. Curves over many problems are on the Scaling page.")
+
+
+def _model_label(spec: Any) -> str:
+    """A run's model as recorded in ``config["model"]`` (a ModelSpec's dict) in a few words."""
+    if not isinstance(spec, dict):
+        return str(spec)
+    b = spec.get("backend")
+    if b == "openai":
+        return f"{spec.get('model')} (server {spec.get('base_url')})"
+    if b == "hf":
+        return f"{spec.get('model')} (local folder)"
+    return "bundled"
 
 
 def summary(res: SearchResult, source: str, policy: Any = None) -> None:
@@ -296,11 +316,8 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · seed {md(cfg.get('seed'))} · "
                 f"scorer {md(cfg.get('scorer') or 'none')}"
+                + (f" · model {md(_model_label(cfg.get('model')))}" if cfg.get("model") else "")
                 + (" · **stopped early**" if res.stopped else ""))
-    if res.extra.get("halted"):  # a backend failed mid-search: the strategy's partial result
-        st.warning(f"Partial result: the model's backend failed mid-search, so the run ended "
-                   f"with what its completed calls sampled. {md(res.extra['halted'])}",
-                   icon=":material/cloud_off:")
     if res.strategy == "mcts":
         st.caption(mcts_note(res))
     c = res.compute
@@ -318,15 +335,19 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}",
                 help="Tokens the model wrote, over all chains and steps: the compute meter "
                      "every strategy spends from, so strategies compare at equal compute.")
+    measured = policy is None or capabilities(policy).forward_passes
+    passes = res.compute.forward_passes if measured or res.compute.forward_passes else "n/a"
     m[3].metric("Model calls · passes",
-                f"{res.compute.model_calls} · {res.compute.forward_passes}",
+                f"{res.compute.model_calls} · {passes}",
                 help="Model calls: batched requests to the model (one call can sample many "
                      "chains at once). Forward passes: runs of the network over a whole batch, "
-                     "one to read the prompt plus one per generated token position.")
+                     "one to read the prompt plus one per generated token position; n/a for "
+                     "a server, which reports tokens only.")
     flops = (f"{res.compute.flops(policy.n_parameters):.2e}" if policy is not None
-             and source == "run" else "–")
+             and source == "run" and policy.n_parameters > 0 else
+             "n/a" if policy is not None and source == "run" else "–")
     m[4].metric("FLOPs", flops,
                 help="Estimated floating-point operations of the policy: 2 × model "
                      "parameters × tokens processed (prompt + generated); a learned "
                      "verifier's are not included. Shown for runs made with the loaded model "
-                     "only.")
+                     "only; n/a when its size is unknown (a server).")

@@ -202,6 +202,11 @@ class OpenAIPolicy:
                 f"cannot reach the server at {self.url}: {why}")) from None
         except openai.APIStatusError as e:
             if e.status_code in (401, 403):
+                if not os.environ.get(self.api_key_env, "").strip():
+                    raise BackendSettingsError(self._clean(
+                        f"the server at {self.url} needs an API key (HTTP {e.status_code}), "
+                        f"and ${self.api_key_env} is not set: set it before starting the app "
+                        "or the command")) from None
                 raise BackendSettingsError(self._clean(
                     f"the server at {self.url} refused the API key (HTTP {e.status_code}); "
                     f"set it in ${self.api_key_env}")) from None
