@@ -217,6 +217,22 @@ def draw_problem() -> None:
     ss["problem"] = random.choice(TASK.split("heldout")).text
 
 
+SUGGEST = "tree_suggest"  # the suggested-problems picker (not a setting: it follows the problem)
+
+
+def pick_suggestion() -> None:
+    if ss.get(SUGGEST) is not None:
+        ss["problem"] = ss[SUGGEST]
+
+
+def suggestion_help(task) -> str:
+    """The picker's help: every suggested problem with what it shows, and where they come
+    from (the task's validation split)."""
+    return ("Problems chosen on the validation split for what they show at the default "
+            "settings:  \n" + "  \n".join(f"**{p.text}**: {p.reason}"
+                                            for p in task.teaching_problems))
+
+
 def can_draw() -> bool:
     """Whether the task's held-out split can be read (the free-form task's GSM8K file lives
     outside the project and may be absent)."""
@@ -250,12 +266,25 @@ st.caption((f"A small model solves {TASK.label} problems" if TASK.model_dir is n
             "Your model answers a question") + " in thought steps; a search strategy "
            "spends more compute on it. Run, watch the tree grow, replay it at any budget.")
 
-row1 = st.columns([3.2, 1.9, 0.8, 0.8], vertical_alignment="bottom")
+SUGGESTED = {p.text: p for p in TASK.teaching_problems}
+row1 = st.columns([2.2, 1.9, 1.9, 0.8, 0.8] if SUGGESTED else [3.2, 1.9, 0.8, 0.8],
+                  vertical_alignment="bottom")
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
 # A free-form question is a paragraph: a box of a few lines (Ctrl+Enter applies it).
 (row1[0].text_area if TASK.model_dir is None else row1[0].text_input)(
     "Problem", **bind("problem"), help=TASK.input_hint[:1].upper() + TASK.input_hint[1:] + ".",
     **({"height": 100} if TASK.model_dir is None else {}))
+if SUGGESTED:  # shows the suggestion on show, or none when the problem is one's own
+    try:
+        typed = TASK.canonical(ss["problem"])
+    except ProblemError:
+        typed = None
+    ss[SUGGEST] = typed if typed in SUGGESTED else None
+    row1[1].selectbox("Suggested problems", list(SUGGESTED), key=SUGGEST, index=None,
+                      on_change=pick_suggestion, disabled=running, placeholder="Pick one…",
+                      format_func=lambda t: f"{t} · {SUGGESTED[t].label}",
+                      help=suggestion_help(TASK))
+    row1 = [row1[0]] + row1[2:]
 DRAW_OK = can_draw()
 row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running or not DRAW_OK,
                icon=":material/casino:", width="stretch",

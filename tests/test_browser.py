@@ -24,6 +24,7 @@ import time
 import pytest
 
 from benchmarks.bench_live import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from search.tasks.arithmetic import DEFAULT_PROBLEM
 from tests.conftest import ROOT
 from ui.common import widget_key
 
@@ -398,7 +399,7 @@ def test_projector_1280x720_tree_on_the_first_screen_and_nothing_cut_off(server,
             t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])""", key("tree_chart"))
         _, _, nodes, _ = status(page)
         assert len(sizes) == nodes, f"{len(sizes)} labels for {nodes} nodes: {sizes}"
-        assert "8*7+6" in [t for t, _ in sizes]
+        assert DEFAULT_PROBLEM in [t for t, _ in sizes]  # the root: the default problem
         assert min(s for _, s in sizes) >= 13, sizes
         # Nothing cut off: every metric value and label shows whole.
         cut = page.evaluate("""() => Array.from(document.querySelectorAll(

@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from search.models.hf import BUNDLED_PATH
-from search.tasks.arithmetic import ParseError, canonical, heldout
+from search.tasks.arithmetic import DEFAULT_PROBLEM, ParseError, canonical, heldout
 from search.tree import SearchResult, SearchTree
 from tests.conftest import ROOT
 from ui.common import md, widget_key as w
@@ -125,7 +125,7 @@ def run_once(at: AppTest, **settings) -> SearchResult:
 def test_page_renders_with_defaults():
     at = new_app()
     assert texts(at.title) == ["Search tree"]
-    assert at.text_input(key=w("problem")).value == "8*7+6"
+    assert at.text_input(key=w("problem")).value == DEFAULT_PROBLEM
     strategy = at.selectbox(key=w("strategy"))
     # Short labels (they fit the dropdown), explained in the help text.
     from search.strategies import STRATEGIES
@@ -150,7 +150,7 @@ def test_page_renders_with_defaults():
     assert at.sidebar.number_input(key=w("seed")).value == 0
     # Settings are mirrored in the URL.
     qp = dict(at.query_params)
-    assert qp["problem"] == "8*7+6" and qp["strategy"] == "majority" and qp["n"] == "16"
+    assert qp["problem"] == DEFAULT_PROBLEM and qp["strategy"] == "majority" and qp["n"] == "16"
     assert qp["temperature"] == "0.8" and qp["seed"] == "0"
 
 
@@ -221,7 +221,7 @@ def test_sidebar_settings_are_shared_across_pages():
     assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.4)
     at.switch_page("pages/tree.py").run()
     assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.4)
-    assert at.text_input(key=w("problem")).value == "8*7+6"
+    assert at.text_input(key=w("problem")).value == DEFAULT_PROBLEM
 
 
 def test_deep_link_as_a_fresh_server_first_request_still_gets_the_frame(monkeypatch):
@@ -252,7 +252,7 @@ def test_deep_link_to_game24_as_a_fresh_server_first_request_reads_the_task(monk
 
 # ------------------------------------------------------------------------------ a real run
 def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
-    at = new_app()
+    at = new_app({"problem": "8*7+6"})  # the seed example (no longer the page's default)
     res = run_once(at, n=4)
     total = res.compute.generated_tokens
     assert res.problem == "8*7+6" and res.gold == "62" and len(res.tree.votes) == 4
@@ -669,7 +669,7 @@ def test_task_picker_switches_to_game24_and_runs_tot_bfs(monkeypatch, tiny_game2
     assert bool(dead) == ("dead end (no right answer reachable)" in names)
     # Back to arithmetic: its example again, and the Game-of-24 result is not shown.
     at.selectbox(key=w("task")).set_value("arithmetic").run()
-    assert at.text_input(key=w("problem")).value == "8*7+6"
+    assert at.text_input(key=w("problem")).value == DEFAULT_PROBLEM
     assert not [s for s in at.select_slider if s.key == "at"]
 
 

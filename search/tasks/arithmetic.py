@@ -524,6 +524,42 @@ def excluded_from_training() -> frozenset:
     return frozenset(canonical_form(p.text) for p in heldout() + validation())
 
 
+# ------------------------------------------------------------------------ teaching problems
+@dataclass(frozen=True)
+class TeachingProblem:
+    """A problem offered on the Search tree page for what it shows a class: ``text`` (canonical),
+    ``lesson`` (a key, e.g. ``"vote_fails"``), ``label`` (a few words for the picker) and
+    ``reason`` (one line: what happens at the page's default settings with the bundled model)."""
+    text: str
+    lesson: str
+    label: str
+    reason: str
+
+
+# Chosen on the VALIDATION split, never on held-out: benchmarks/choose_teaching_problems.py ran
+# the first 200 validation problems at the page's defaults (search.strategies.DEFAULTS; T=0.8,
+# top-p 1.0, seed 0; bundled arith-gpt2-tiny) and took, per lesson, the first problem passing
+# that lesson's test (its LESSONS). On those 200: one chain right 119, vote of 16 right 146,
+# pass@16 187; MCTS's root branches on 87, beam's on 113, all three trees' on 65. The seed
+# example 8*7+6 taught little there: MCTS's root had one child and the vote said 60.
+# tests/test_teaching_problems.py checks each reason on the bundled model.
+TEACHING_PROBLEMS = (
+    TeachingProblem("5+(8-3)", "default", "one chain slips, the vote fixes it",
+                    "One sampled chain answers wrong, the vote of 16 (7 right) is right, and "
+                    "beam search and MCTS branch at the first step and find 10."),
+    TeachingProblem("3*(27-6)", "greedy_wrong", "even the greedy chain is wrong",
+                    "The model's most likely (greedy) chain is wrong and only 4 of 16 sampled "
+                    "chains are right, yet the vote is right: their slips disagree."),
+    TeachingProblem("6*8-4", "vote_fails", "voting fails, search does not",
+                    "The wrong chains agree (the vote says 40, 4 of 16 chains say 44), while "
+                    "beam search and MCTS find 44."),
+    TeachingProblem("48-3+24+34-3", "long", "four steps: deep trees",
+                    "Four operations: the trees grow deep and a slip early on carries through "
+                    "every later step; 6 of 16 chains are right and the vote still is."),
+)
+DEFAULT_PROBLEM = TEACHING_PROBLEMS[0].text
+
+
 def prompt_for(problem_text: str) -> str:
     """The text the policy is conditioned on: the canonical problem and a newline."""
     return problem_text + STEP_DELIMITER
@@ -601,7 +637,8 @@ class ArithmeticTask(Task):
                      "prm": REPO_ROOT / "weights" / "arith-prm-tiny"}
     alphabet = "0123456789+-*()=\n"
     word_tokens = (ANSWER_PREFIX,)
-    example = "8*7+6"
+    example = DEFAULT_PROBLEM  # the page's default problem (the seed example 8*7+6 is a hint)
+    teaching_problems = TEACHING_PROBLEMS
     input_hint = "an expression with + - * and parentheses, e.g. 8*7+6"
     train_recipe: dict = {}
     # Facts the model card quotes (``search.models.card``).

@@ -96,7 +96,11 @@ class Task(ABC):
         character-level tokenizer is built from it, ``search.models.tokenizer``), in id order.
     word_tokens: multi-character strings the tokenizer keeps as one token each, ids before
         the alphabet's (``("Answer: ",)``).
-    example: a problem a person can try first, as typed (``"8*7+6"``, ``"4 9 10 13"``).
+    example: a problem a person can try first, as typed (``"8*7+6"``, ``"4 9 10 13"``); the
+        Search tree page's default problem.
+    teaching_problems: problems the Search tree page suggests, each with what it teaches
+        (``search.tasks.arithmetic.TeachingProblem``: ``text``, ``lesson``, ``label``,
+        ``reason``), chosen on the validation split; the first is ``example``. Empty: none.
     input_hint: one line telling a person what to type (shown under the problem box).
     train_recipe: overrides of ``search.models.train``'s ``MODEL_SHAPE`` and ``TRAIN`` keys
         for this task's bundled model (e.g. ``{"steps": 1200, "n_positions": 128}``).
@@ -113,6 +117,7 @@ class Task(ABC):
     alphabet: str = ""
     word_tokens: tuple = ("Answer: ",)
     example: str = ""
+    teaching_problems: tuple = ()
     input_hint: str = ""
     train_recipe: dict = {}
 
