@@ -18,6 +18,7 @@ from search.scoring import has_learned_value, has_learned_verifier, value_scorer
 from search.tasks import ProblemError
 from search.tree import SearchResult
 from ui import common
+from ui.model_picker import pending_note
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
@@ -345,6 +346,8 @@ elif NO_LOGPROBS and strategy != "majority" and "confidence" in task_scorers(TAS
 policy, model_error = common.policy_or_none()
 if model_error:
     (st.info if common.no_bundled_model() else st.error)(model_error)
+elif pending_note() is not None:  # the sidebar shows a model that is not the one in use
+    st.warning(common.md(pending_note()), icon=":material/link_off:")
 
 
 def spec_now() -> RunSpec:

@@ -119,6 +119,8 @@ def cmd_solve(a) -> dict:
            "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
            "tie_rule": r.extra.get("tie_rule"), "stopped": r.stopped,
            "halted": r.extra.get("halted"), **backend_info(spec, policy)}
+    if not out["capabilities"]["forward_passes"]:
+        out["forward_passes"] = None  # a server reports tokens only: not measured
     for knob in ("expansions", "k", "c", "width", "final"):
         if knob in r.config:
             out[knob] = r.config[knob]
@@ -145,7 +147,7 @@ def _print_solve(o: dict) -> None:
     tally = ", ".join(f"{k}: {v:g}" for k, v in o["tally"].items()) or "(no answers)"
     print(f"tally  {tally}; {o['abstained']} without an answer (abstained)")
     print(f"compute  {o['generated_tokens']} generated tokens, {o['model_calls']} model calls, "
-          f"{o['forward_passes']} forward passes; verifier {o['verifier_passes']} passes, "
+          f"{'n/a' if o['forward_passes'] is None else o['forward_passes']} forward passes; verifier {o['verifier_passes']} passes, "
           f"{o['verifier_tokens']} tokens; {o['nodes']} nodes; {o['seconds']} s")
     if o.get("scorer"):
         print(f"scorer  {o['scorer']}")
@@ -421,6 +423,8 @@ def main(argv=None) -> int:
     else:
         print(json.dumps(out, indent=1))
     if a.cmd == "solve" and out.get("halted"):
+        if a.json:  # the JSON holds it; a person reading the terminal sees it too
+            print(f"partial result: {out['halted']}", file=sys.stderr)
         return PARTIAL_EXIT  # the output is printed, and scripts can tell it is partial
     return 0
 

@@ -106,6 +106,7 @@ def test_a_partial_run_exits_3_and_a_run_with_nothing_sampled_exits_1(capsys, mo
             o = json.loads(out)
             assert o["stopped"] is True and o["halted"].startswith("lost the server")
             assert sum(o["tally"].values()) + o["abstained"] == 4  # the first batch's chains
+            assert err == f"partial result: {o['halted']}\n"
         else:
             assert out == "" and err == "error: lost the server at http://127.0.0.1:9/v1 " \
                                         "(ConnectError)\n"

@@ -85,6 +85,10 @@ def test_an_unreachable_server_is_one_line_and_keeps_what_was_typed():
     assert at.sidebar.text_input(key=w("model_served")).value == "some-model"
     assert at.sidebar.text_input(key=w("model_key_env")).value == "OPENAI_API_KEY"
     assert not at.button(key="tree_run_button").disabled  # the bundled model is still in use
+    # ... and the page says so: the sidebar shows a server that runs would not use.
+    warns = [m.value for m in at.warning if "not in use yet" in m.value]
+    assert warns == ["The server in the sidebar is not in use yet \\(press Connect there\\); "
+                     "runs use the bundled model\\."], warns
     # A blank model name is said before any connection is tried.
     at.sidebar.text_input(key=w("model_served")).set_value("").run()
     at.sidebar.button(key="model_connect").click().run()

@@ -364,8 +364,14 @@ def test_prompt_too_long_is_understandable(fake, secret_key):
     with pytest.raises(BackendError) as info:
         pol.sample(["A"], n=1, max_new_tokens=24)
     msg = str(info.value)
-    assert msg.startswith("the prompt (106 tokens) does not fit the model's context of 96 "
-                          "tokens with 24 new tokens")
+    assert msg == ("the prompt (106 tokens) does not fit the model's context of 96 tokens: use "
+                   "a shorter problem or a model with a longer context")
+    from search.models.openai_compat import context_message
+    vllm = ("This model's maximum context length is 96 tokens. However, your prompt contains at "
+            "least 97 input tokens, which exceeds this limit even without room for output.")
+    assert context_message(vllm, 96) == ("the prompt (at least 97 tokens) does not fit the "
+                                         "model's context of 96 tokens: use a shorter problem "
+                                         "or a model with a longer context")
     assert "\n" not in msg
     fake.reset()
 

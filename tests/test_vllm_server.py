@@ -217,6 +217,7 @@ def test_cli_solves_through_vllm(vllm_server):
     assert out["generated_tokens"] > 0 and out["prompt_tokens"] > 0
     assert out["capabilities"]["batched"] and out["capabilities"]["logprobs"]
     assert out["halted"] is None and out["stopped"] is False
+    assert out["forward_passes"] is None  # a server reports tokens, not passes
     assert "Traceback" not in p.stderr
 
     q = ("Tom has 3 apples and buys 4 more. How many apples does he have now?")

@@ -165,6 +165,21 @@ def model_picker() -> None:
         st.caption("Not in use yet: press " + ("Load." if choice == "hf" else "Connect."))
 
 
+def pending_note() -> Optional[str]:
+    """One line for the page when the sidebar shows a local folder or a server that is not in
+    use (Load/Connect not pressed, or it failed): runs would use another model than the one
+    on screen. None when the picked choice is the one in use."""
+    ss = st.session_state
+    choice = ss.get(CHOICE, "bundled")
+    if choice == "bundled" or _in_use(typed_spec()):
+        return None
+    what, button = ("local folder", "Load") if choice == "hf" else ("server", "Connect")
+    spec = common.model_spec()
+    using = "the bundled model" if spec.backend == "bundled" else spec.label()
+    return (f"The {what} in the sidebar is not in use yet (press {button} there); runs use "
+            f"{using}.")
+
+
 def capability_lines(caps) -> tuple[str, list[str]]:
     """What a backend supports (``search.models.base.Capabilities``) as one summary line and
     its ``notes`` (one line each: what is degraded and why)."""

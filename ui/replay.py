@@ -95,6 +95,12 @@ def total_tokens(result: SearchResult) -> int:
     return ev[-1].compute.generated_tokens if ev else 0
 
 
+def equal_budget(results) -> int:
+    """The equal-compute point of several runs: the smallest total of generated tokens among
+    them (every run has spent at least this much; 0 for no runs)."""
+    return min((total_tokens(r) for r in results), default=0)
+
+
 def _rule(result: SearchResult) -> str:
     if result.strategy in ("tot", "tot_dfs"):
         return "best"  # the best-valued finished chain (the recorded final event at the end)

@@ -642,18 +642,21 @@ def _spelling_length(tok_strs: list[str], raw: str) -> Optional[int]:
 def context_message(msg: str, max_tokens: Optional[int]) -> Optional[str]:
     """A readable one-line message for a server's "prompt too long" refusal, or None when
     ``msg`` is not one. Reads vLLM's wording ("maximum context length is C tokens ... N in the
-    messages/prompt/input ..."); other wordings that name the context give a generic line."""
+    messages/prompt/input ...", "at least N input tokens"); the server's own words are added
+    only when neither number could be read."""
     low = msg.lower()
     if "context" not in low and "too long" not in low and "maximum" not in low:
         return None
     ctx = re.search(r"maximum (?:context|model) length is (\d+)", low)
     n_prompt = (re.search(r"(\d+) (?:tokens )?in the (?:messages|prompt|input)", low)
+                or re.search(r"at least (\d+) input tokens", low)
                 or re.search(r"prompt \(?(?:length )?(\d+)", low)
                 or re.search(r"input (?:length|tokens?)\D{0,20}(\d+)", low))
     if ctx is None and "context" not in low:
         return None
-    head = (f"the prompt ({n_prompt.group(1)} tokens)" if n_prompt else "the prompt")
+    least = "at least " if n_prompt and "at least" in n_prompt.group(0) else ""
+    head = (f"the prompt ({least}{n_prompt.group(1)} tokens)" if n_prompt else "the prompt")
     tail = f" of {ctx.group(1)} tokens" if ctx else ""
-    ask = f" with {max_tokens} new tokens" if max_tokens else ""
-    return (f"{head} does not fit the model's context{tail}{ask}: use a shorter problem, fewer "
-            f"steps or a model with a longer context (server: {one_line(msg, 160)})")
+    words = "" if (ctx and n_prompt) else f" (server: {one_line(msg, 160)})"
+    return (f"{head} does not fit the model's context{tail}: use a shorter problem or a model "
+            f"with a longer context{words}")
