@@ -1,0 +1,162 @@
+"""MCTS step by step (issue 10 item 2): an MCTS run's event log split into simulations and their
+four phases (``ui.mcts_steps``), checked against trees replayed from the log, and the page that
+steps through them (AppTest through app.py, on the bundled model or the tiny one)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from search.solve import solve
+from search.strategies import DEFAULTS
+from search.strategies.blocks import uct_terms
+from search.tasks import get_task
+from search.tree import SearchTree
+from tests.test_page_tree import APP, model_env, navigation_only, texts  # noqa: F401
+from ui.mcts_steps import PHASES, MCTSLogError, positions, simulations
+
+PROBLEM = get_task("arithmetic").example  # 5+(8-3), the teaching default
+
+
+@pytest.fixture(scope="module")
+def run():
+    from search.models.hf import load_bundled
+    try:
+        policy = load_bundled()
+    except OSError:
+        pytest.skip("the bundled model is not here")
+    res = solve(PROBLEM, "mcts", policy=policy, seed=0)
+    return res, simulations(res)
+
+
+def replay(res, n: int) -> SearchTree:
+    return SearchTree.replay(res.problem, res.tree.events, max_events=n, task=res.task)
+
+
+def test_one_simulation_per_simulation_run(run):
+    res, sims = run
+    assert res.config["simulations"] == DEFAULTS["mcts"]["budget"]
+    assert len(sims) == res.config["simulations"] == res.tree.nodes[0].visits
+    assert positions(sims)[:4] == [(0, p) for p in PHASES]
+
+
+def test_selection_uct_terms_equal_the_replayed_tree_before_the_simulation(run):
+    res, sims = run
+    c = res.config["c"]
+    for s in sims:
+        before = replay(res, s.start)  # the log up to (not including) this simulation's select
+        assert before.nodes[0].visits == s.index
+        assert [t["id"] for t in s.selection] == s.path[1:]
+        for t in s.selection:
+            want = uct_terms(before, t["id"], c)
+            for k in ("Q", "bonus", "uct", "N", "N_parent"):
+                assert t[k] == want[k] or (math.isinf(t[k]) and math.isinf(want[k])), (s.index, k)
+        # the path is UCT's own choice: each step is the best child (ties: lower id)
+        for parent, child in zip(s.path, s.path[1:]):
+            kids = before.nodes[parent].children
+            best = max(kids, key=lambda ch: (uct_terms(before, ch, c)["uct"], -ch))
+            assert child == best
+
+
+def test_expansion_rollout_and_backprop_match_the_replay(run):
+    res, sims = run
+    for s in sims:
+        sel = replay(res, s.ends["selection"])
+        exp = replay(res, s.ends["expansion"])
+        added = sorted(set(exp.nodes) - set(sel.nodes))
+        assert added == sorted(s.expansion_new)
+        assert all(exp.nodes[n].parent == s.leaf for n in s.expansion)
+        if not sel.nodes[s.leaf].terminal:
+            assert len(s.expansion) == res.config["k"]
+        else:
+            assert s.expansion == [] and s.rollout == []
+        roll = replay(res, s.ends["rollout"])
+        assert sorted(set(roll.nodes) - set(exp.nodes)) == sorted(s.rollout_new)
+        assert roll.nodes[s.evaluated].terminal and roll.nodes[s.evaluated].score == s.value
+        after = replay(res, s.ends["backpropagation"])
+        assert after.nodes[0].visits == s.index + 1
+        for nid in s.backprop_path:
+            assert s.after[nid] == (after.nodes[nid].q, after.nodes[nid].visits)
+            assert s.before[nid] == (roll.nodes[nid].q, roll.nodes[nid].visits)
+            assert s.after[nid][1] == s.before[nid][1] + 1
+
+
+def test_a_log_off_the_pattern_is_refused(run):
+    res, _ = run
+    import copy
+    bad = copy.copy(res)
+    bad.tree = SearchTree(res.problem, res.task)
+    bad.tree.events = [e for e in res.tree.events if e.type != "score"]
+    with pytest.raises(MCTSLogError, match="score"):
+        simulations(bad)
+    bad.tree.events = res.tree.events[:5]
+    with pytest.raises(MCTSLogError, match="ends inside a simulation"):
+        simulations(bad)
+    bad.strategy = "beam"
+    with pytest.raises(MCTSLogError, match="not MCTS"):
+        simulations(bad)
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180).switch_page("pages/mcts_steps.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def label(at: AppTest) -> str:
+    lines = [m for m in texts(at.markdown) if m.startswith("**Simulation ")]
+    assert len(lines) == 1, texts(at.markdown)
+    return lines[0]
+
+
+def table_ids(at: AppTest) -> list[int]:
+    return [int(x) for x in at.dataframe[0].value["node"]]
+
+
+def test_the_page_steps_through_the_phases():
+    at = page()
+    assert any("Press **Run**" in m for m in texts(at.info))
+    at.button(key="ms_go").click().run()
+    assert not at.exception, at.exception
+    _, res, sims = at.session_state["ms_run"]
+    n = len(sims)
+    assert n == DEFAULTS["mcts"]["budget"] == res.tree.nodes[0].visits
+    want = {
+        "selection": lambda s: [0] + s.path[1:],
+        "expansion": lambda s: list(dict.fromkeys(s.expansion)),
+        "rollout": lambda s: list(dict.fromkeys(s.rollout)) or [s.evaluated],
+        "backpropagation": lambda s: s.backprop_path,
+    }
+    seen = []
+    for i in range(2):
+        for j, p in enumerate(PHASES):
+            if (i, j) != (0, 0):
+                at.button(key="ms_step").click().run()
+                assert not at.exception, at.exception
+            assert label(at) == f"**Simulation {i + 1} of {n} · {p}**"
+            s = sims[i]
+            assert table_ids(at) == want[p](s), (i, p)
+            seen.append((i, p, table_ids(at)))
+    # the selection table's UCT numbers are the replayed tree's (rounded as shown)
+    at.button(key="ms_back").click().run()
+    at.button(key="ms_back").click().run()
+    at.button(key="ms_back").click().run()
+    assert label(at) == f"**Simulation 2 of {n} · selection**"
+    df = at.dataframe[0].value
+    before = SearchTree.replay(res.problem, res.tree.events, max_events=sims[1].start,
+                               task=res.task)
+    for nid, q, nn in zip(df["node"][1:], df["Q"][1:], df["N"][1:]):
+        t = uct_terms(before, int(nid), res.config["c"])
+        assert (q, nn) == (round(t["Q"], 4), t["N"])
+    # Back returns to the previous phase
+    at.button(key="ms_back").click().run()
+    assert label(at) == f"**Simulation 1 of {n} · backpropagation**"
+    assert table_ids(at) == seen[3][2]
+    at.button(key="ms_end").click().run()
+    assert not at.exception, at.exception
+    assert label(at) == f"**Simulation {n} of {n} · backpropagation**"
+    assert table_ids(at) == sims[-1].backprop_path
+    assert at.button(key="ms_step").disabled
+    assert any(m.startswith(f"**Answer {res.answer}**") for m in texts(at.markdown))

@@ -1,0 +1,248 @@
+"""An MCTS run split into its simulations and each simulation into its four phases, read from the
+run's event log alone (pure: no streamlit, no model calls). The "MCTS step by step" page steps
+through these; ``SearchTree.replay(..., max_events=phase.end)`` is the tree after a phase.
+
+The event pattern relied on (``search.strategies.mcts.run``; one simulation after another, the
+log ending with one ``final`` event):
+
+1. ``select`` (path from the root 0 to the selected node, the *leaf*);
+2. expansion, when the leaf is not terminal: one ``add`` or ``count`` event per sampled child of
+   the leaf (every node they name has the leaf as parent; a ``count`` is a sample merged into an
+   existing child), then one ``vote`` per sample that ended a chain;
+3. rollout, when the evaluated child is not terminal: ``add``/``count`` events of the rolled-out
+   steps (below a child of the leaf, never directly below it), maybe a ``discard``, then one
+   ``vote`` for the chain's end;
+4. ``score`` of the evaluated node (the value), then ``backprop`` (path from the root to the
+   evaluated node; the ``select`` path is its prefix; value equal to the score).
+
+A terminal leaf is scored again and backed up at once (``select``, ``score``, ``backprop``): its
+expansion and rollout phases are empty. Anything else raises ``MCTSLogError``.
+
+Selection's numbers are UCT terms (``search.strategies.blocks.uct_terms``: Q, exploration bonus
+c*sqrt(ln N_parent / N), N, N_parent; Kocsis & Szepesvari 2006) on the tree as it stood just
+before the simulation, with the run's c (``result.config["c"]``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from search.strategies.blocks import uct_terms
+from search.tree import SearchResult, SearchTree
+
+PHASES = ("selection", "expansion", "rollout", "backpropagation")
+
+
+class MCTSLogError(ValueError):
+    """The event log does not follow the MCTS pattern this module reads (one line)."""
+
+
+@dataclass
+class Simulation:
+    """One simulation. ``index`` counts from 0. Event indices: ``start`` (its ``select``),
+    ``ends[phase]`` = number of events replayed to show the tree after that phase.
+
+    selection: per node of ``path`` after the root, ``{"id", "Q", "bonus", "uct", "N",
+    "N_parent"}`` (before the simulation). expansion: the sampled child per sample, in sample
+    order (ids repeat where samples merged); expansion_new: the nodes those samples created.
+    rollout: the node ids of the rolled-out chain, top down (rollout_new: those it created).
+    evaluated / value: the node scored and its score in [0, 1]. backprop_path: root first.
+    before / after: node id -> (Q, N) just before and after the backprop event."""
+    index: int
+    start: int
+    path: list
+    selection: list
+    root_visits: int = 0
+    expansion: list = field(default_factory=list)
+    expansion_new: list = field(default_factory=list)
+    rollout: list = field(default_factory=list)
+    rollout_new: list = field(default_factory=list)
+    evaluated: int = 0
+    value: float = 0.0
+    backprop_path: list = field(default_factory=list)
+    before: dict = field(default_factory=dict)
+    after: dict = field(default_factory=dict)
+    ends: dict = field(default_factory=dict)
+
+    @property
+    def leaf(self) -> int:
+        return self.path[-1]
+
+
+def _fail(i: int, what: str) -> MCTSLogError:
+    return MCTSLogError(f"event {i}: {what} (not an MCTS event log this stepper can read)")
+
+
+def simulations(result: SearchResult) -> list[Simulation]:
+    """The simulations of an MCTS ``result`` in order, each split into its phases (see the
+    module docstring for the event pattern). One pass over the log. Raises MCTSLogError for
+    another strategy or a log that does not follow the pattern."""
+    if result.strategy != "mcts":
+        raise MCTSLogError(f"the run is {result.strategy}, not MCTS")
+    c = uct_c(result)
+    events = result.tree.events
+    tree = SearchTree(result.problem, result.task)
+    n = len(events)
+    i = 0
+    sims: list[Simulation] = []
+
+    def step() -> None:  # apply event i to the running replay and move on
+        nonlocal i
+        tree.apply(events[i])
+        i += 1
+
+    def node_of(ev) -> int:
+        return ev.data["id"]
+
+    while i < n:
+        ev = events[i]
+        if ev.type == "final":
+            if i != n - 1:
+                raise _fail(i + 1, "events after the final answer")
+            break
+        if ev.type != "select":
+            raise _fail(i, f"a simulation starts with 'select', found {ev.type!r}")
+        path = list(ev.data["path"])
+        if not path or path[0] != 0:
+            raise _fail(i, "the selection path does not start at the root")
+        sim = Simulation(index=len(sims), start=i, path=path,
+                         selection=[{"id": nid, **uct_terms(tree, nid, c)} for nid in path[1:]],
+                         root_visits=tree.nodes[0].visits)
+        step()
+        sim.ends["selection"] = i
+        leaf = path[-1]
+        # expansion: add/count events of children of the leaf, then their votes
+        while i < n and events[i].type in ("add", "count"):
+            e = events[i]
+            nid = node_of(e)
+            parent = e.data["parent"] if e.type == "add" else tree.nodes[nid].parent
+            if parent != leaf:
+                break
+            sim.expansion.append(nid)
+            if e.type == "add":
+                sim.expansion_new.append(nid)
+            step()
+        if sim.expansion or (i < n and events[i].type != "score"):
+            if not sim.expansion:
+                raise _fail(i, f"expected the expansion of node {leaf}, found "
+                               f"{events[i].type!r}")
+            while i < n and events[i].type == "vote":
+                step()
+        sim.ends["expansion"] = i
+        # rollout: steps below a child of the leaf, then the vote of the chain's end
+        while i < n and events[i].type in ("add", "count", "discard"):
+            e = events[i]
+            if e.type != "discard":
+                sim.rollout.append(node_of(e))
+                if e.type == "add":
+                    sim.rollout_new.append(node_of(e))
+            step()
+        if sim.rollout:
+            if not sim.expansion:
+                raise _fail(i, "a rollout without an expansion")
+            while i < n and events[i].type == "vote":
+                step()
+        if i >= n or events[i].type != "score":
+            raise _fail(i, "expected the 'score' of the evaluated node"
+                        if i < n else "the log ends inside a simulation")
+        sim.evaluated, sim.value = events[i].data["id"], float(events[i].data["score"])
+        step()
+        sim.ends["rollout"] = i
+        if i >= n or events[i].type != "backprop":
+            raise _fail(i, "expected 'backprop' after the score"
+                        if i < n else "the log ends inside a simulation")
+        bp = events[i].data
+        sim.backprop_path = list(bp["path"])
+        if sim.backprop_path[:len(path)] != path or sim.backprop_path[-1] != sim.evaluated:
+            raise _fail(i, "the backprop path does not run from the selection path to the "
+                           "evaluated node")
+        if abs(float(bp["value"]) - sim.value) > 1e-12:
+            raise _fail(i, "the backed-up value is not the score")
+        sim.before = {nid: (tree.nodes[nid].q, tree.nodes[nid].visits)
+                      for nid in sim.backprop_path}
+        step()
+        sim.after = {nid: (tree.nodes[nid].q, tree.nodes[nid].visits)
+                     for nid in sim.backprop_path}
+        sim.ends["backpropagation"] = i
+        sims.append(sim)
+    return sims
+
+
+def positions(sims: list[Simulation]) -> list[tuple[int, str]]:
+    """Every (simulation index, phase) a stepper stops at, in order."""
+    return [(s.index, p) for s in sims for p in PHASES]
+
+
+def highlighted(sim: Simulation, phase: str) -> list[int]:
+    """Node ids to highlight (root excluded, as ``viz.tree.tree_figure``'s ``final_path``):
+    the selection path; with the expansion its new children; with the rollout the chain down
+    to the evaluated node; the whole backed-up path for backpropagation."""
+    if phase in ("rollout", "backpropagation"):
+        return sim.backprop_path[1:]
+    out = sim.path[1:]
+    if phase == "expansion":
+        out = out + [n for n in dict.fromkeys(sim.expansion) if n not in out]
+    return out
+
+
+def phase_rows(sim: Simulation, phase: str, tree: SearchTree) -> list[dict]:
+    """The table of a phase: one row per node it concerns, with its numbers (``tree``: the
+    tree after the phase, for the step texts). Selection: UCT terms before the simulation
+    (inf bonus: unvisited). Expansion: each distinct sampled child, new or merged. Rollout:
+    the chain's nodes and the value on the evaluated node. Backpropagation: Q and N before
+    -> after."""
+    def text(nid: int) -> str:
+        return tree.nodes[nid].text if nid in tree.nodes else ""
+
+    if phase == "selection":  # the root (no UCT: it is where every selection starts), the path
+        root = {"node": 0, "step": "(root)", "Q": None, "bonus": None, "UCT": None,
+                "N": sim.root_visits, "N parent": None}
+        return [root] + [{"node": t["id"], "step": text(t["id"]), "Q": round(t["Q"], 4),
+                 "bonus": round(t["bonus"], 4), "UCT": round(t["uct"], 4), "N": t["N"],
+                 "N parent": t["N_parent"]} for t in sim.selection]
+    if phase == "expansion":
+        return [{"node": nid, "step": text(nid),
+                 "samples": sim.expansion.count(nid),
+                 "new": "yes" if nid in sim.expansion_new else "merged"}
+                for nid in dict.fromkeys(sim.expansion)]
+    if phase == "rollout":
+        ids = list(dict.fromkeys(sim.rollout)) or [sim.evaluated]
+        return [{"node": nid, "step": text(nid),
+                 "value": round(sim.value, 4) if nid == sim.evaluated else None}
+                for nid in ids]
+    if phase == "backpropagation":
+        return [{"node": nid, "step": text(nid) if nid else "(root)",
+                 "Q before": round(sim.before[nid][0], 4), "Q after": round(sim.after[nid][0], 4),
+                 "N before": sim.before[nid][1], "N after": sim.after[nid][1]}
+                for nid in sim.backprop_path]
+    raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+
+
+def sentence(sim: Simulation, phase: str, c: float) -> str:
+    """One sentence saying what the phase does in this simulation (plain text)."""
+    if phase == "selection":
+        return (f"From the root, follow the child with the highest UCT = Q + {c:g}·sqrt(ln N "
+                f"parent / N) (an unvisited child comes first) down to node {sim.leaf}.")
+    if phase == "expansion":
+        if not sim.expansion:
+            return (f"Node {sim.leaf} ends its chain, so there is nothing to expand: it is "
+                    "evaluated again as it is.")
+        return (f"Sample {len(sim.expansion)} next steps of node {sim.leaf} in one model call: "
+                f"{len(sim.expansion_new)} new "
+                f"{'child' if len(sim.expansion_new) == 1 else 'children'}, identical samples "
+                "merged.")
+    if phase == "rollout":
+        if not sim.rollout:
+            return (f"Node {sim.evaluated} already ends its chain: the scorer values it as it "
+                    f"is ({sim.value:.3f}).")
+        return (f"Roll the new step out to the end of its chain in one model call; the scorer "
+                f"values the finished chain at node {sim.evaluated}: {sim.value:.3f}.")
+    if phase == "backpropagation":
+        return (f"Add the value {sim.value:.3f} to every node from the root to node "
+                f"{sim.evaluated}: each visit count N grows by 1 and Q is the new mean.")
+    raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+
+
+def uct_c(result: SearchResult) -> float:
+    """The run's exploration constant c."""
+    return float(result.config.get("c", result.extra.get("c", 1.0)))
