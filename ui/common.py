@@ -53,6 +53,7 @@ PAGES = [
     ("pages/voting_lab.py", "Voting lab", ":material/how_to_vote:"),
     ("pages/verifiers.py", "Verifiers", ":material/fact_check:"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:"),
+    ("pages/mcts_steps.py", "MCTS step by step", ":material/timeline:"),
 ]
 NO_MODEL_PAGES = {"Voting lab"}  # titles of pages that never load the model
 _frame = threading.local()  # one script thread per session run
