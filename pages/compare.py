@@ -4,7 +4,9 @@ shown as they stood after the SAME number of generated tokens (issue 10 item 4).
 Every run's event log is stamped with the compute spent, so a run can be cut at any token budget
 (``ui.replay.state_at``: the tree, votes and the answer the strategy's own rule gives then). The
 budget slider starts at the equal-compute point, the smallest total of the runs
-(``ui.replay.equal_budget``). Accuracy over many problems at equal compute is the Scaling page's.
+(``ui.replay.equal_budget``). A second section runs the same strategies once on each of P problems of the validation (or
+held-out, report only) split and compares their accuracy at equal compute per problem, with 95%
+Wilson intervals (``ui.compare_set``).
 """
 from __future__ import annotations
 
@@ -35,6 +37,11 @@ PARAMS = [UrlParam("cmp_problem", "", str)]
 for i in range(SLOTS):
     PARAMS += [UrlParam(f"cmp_s{i}", FIRST[i], one_of(PICKS)),
                UrlParam(f"cmp_b{i}", DEFAULTS[FIRST[i]]["budget"], int_in(1, 1024))]
+SPLITS = ("validation", "heldout")
+MAX_SET = 100
+PARAMS += [UrlParam("cmp_split", "validation", one_of(SPLITS)),
+           UrlParam("cmp_n", 20, int_in(1, MAX_SET))]
+SET_RESULTS = "cmp_set_results"  # {settings key: runs[problem][strategy]} of the problem set
 
 st.title("Compare strategies at equal compute")
 st.caption("Run up to three strategies on one problem; each is shown as it stood after the same "
@@ -91,39 +98,122 @@ if st.button("Run all", type="primary", disabled=problem is None or policy is No
     if results is not None:
         ss[RESULTS] = (key, results)
 
-stored = ss.get(RESULTS)
-if stored is None or stored[0] != key:
-    st.info("Press **Run all** to run the strategies above with the sidebar's temperature, "
-            "top-p and seed.")
-    st.stop()
-results = stored[1]
-totals = [total_tokens(r) for r in results]
-equal = equal_budget(results)
-hi = max(totals)
-if hi <= 0:
-    st.warning("No run generated any token.")
-    st.stop()
-budget = st.slider("Budget: generated tokens (every run cut here)", 0, hi,
-                   min(equal, hi), key="cmp_budget",
-                   help=f"Starts at the equal-compute point: {equal:,} tokens, the smallest "
-                        "total of the runs. A run that spent fewer tokens than the budget is "
-                        "shown whole.")
-cols = st.columns(len(results))
-for i, (col, res, total) in enumerate(zip(cols, results, totals)):
-    state = state_at(res, budget)
-    spent = state.tree.compute.generated_tokens
-    with col:
-        st.subheader(_label(res.strategy))
-        mark = {True: "right", False: "wrong", None: "no gold"}[state.correct] \
-            if state.answer is not None else "no answer yet"
-        st.markdown(f"**Answer {md(state.answer or '–')}** ({mark}) · {spent:,} of {total:,} "
-                    f"tokens · {state.tree.n_steps} nodes · {len(state.tree.votes)} finished "
-                    "chains" + (" · **partial result**" if res.extra.get("halted") else ""))
-        st.plotly_chart(tree_figure(state.tree, mcts=res.strategy == "mcts",
-                                    final_path=state.path, height=380, width=420),
-                        key=f"cmp_tree_{i}")
-        if state.votes.tally:
-            st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
-                                         tied=state.votes.tied,
-                                         abstained=state.votes.abstained, height=220),
-                            key=f"cmp_tally_{i}")
+def _show_one() -> None:
+    """The single-problem comparison: every run cut at the budget slider's value."""
+    stored = ss.get(RESULTS)
+    if stored is None or stored[0] != key:
+        st.info("Press **Run all** to run the strategies above with the sidebar's temperature, "
+                "top-p and seed.")
+        return
+    results = stored[1]
+    totals = [total_tokens(r) for r in results]
+    equal = equal_budget(results)
+    hi = max(totals)
+    if hi <= 0:
+        st.warning("No run generated any token.")
+        return
+    budget = st.slider("Budget: generated tokens (every run cut here)", 0, hi,
+                       min(equal, hi), key="cmp_budget",
+                       help=f"Starts at the equal-compute point: {equal:,} tokens, the smallest "
+                            "total of the runs. A run that spent fewer tokens than the budget is "
+                            "shown whole.")
+    cols = st.columns(len(results))
+    for i, (col, res, total) in enumerate(zip(cols, results, totals)):
+        state = state_at(res, budget)
+        spent = state.tree.compute.generated_tokens
+        with col:
+            st.subheader(_label(res.strategy))
+            mark = {True: "right", False: "wrong", None: "no gold"}[state.correct] \
+                if state.answer is not None else "no answer yet"
+            st.markdown(f"**Answer {md(state.answer or '–')}** ({mark}) · {spent:,} of {total:,} "
+                        f"tokens · {state.tree.n_steps} nodes · {len(state.tree.votes)} finished "
+                        "chains" + (" · **partial result**" if res.extra.get("halted") else ""))
+            st.plotly_chart(tree_figure(state.tree, mcts=res.strategy == "mcts",
+                                        final_path=state.path, height=380, width=420),
+                            key=f"cmp_tree_{i}")
+            if state.votes.tally:
+                st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
+                                             tied=state.votes.tied,
+                                             abstained=state.votes.abstained, height=220),
+                                key=f"cmp_tally_{i}")
+
+
+def _split_label(s: str) -> str:
+    return "validation" if s == "validation" else "held-out (report only)"
+
+
+def _show_set() -> None:
+    """The problem-set comparison: each strategy run once per problem, every run on a problem
+    cut at that problem's equal-compute point, accuracy with 95% Wilson intervals."""
+    import pandas as pd
+
+    from search.scaling import CI_METHOD
+    from ui.compare_set import equal_compute_rows, rows_csv, run_set
+    from viz.compare import equal_compute_figure
+    st.divider()
+    st.header("On a problem set")
+    st.caption("Each strategy above runs once on each problem (seed = the sidebar's seed + the "
+               "problem's index). On every problem all runs are cut at that problem's "
+               "equal-compute point, the smallest total of generated tokens among them, and the "
+               "answer standing there is scored.")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.selectbox("Split", SPLITS, format_func=_split_label, **bind("cmp_split"),
+                     help="Validation: where choices are made. Held-out: only reported.")
+    try:
+        size = min(MAX_SET, TASK.split_size(ss["cmp_split"]))
+    except (ValueError, OSError) as e:  # a task without fixed splits on this machine
+        st.info(f"No {_split_label(ss['cmp_split'])} problems for this task: {md(e)}")
+        return
+    if size < 1:
+        st.info(f"No {_split_label(ss['cmp_split'])} problems for this task.")
+        return
+    ss["cmp_n"] = max(1, min(int(ss["cmp_n"]), size))
+    with c2:
+        st.number_input("Problems", 1, size, **bind("cmp_n"))
+    split, n = ss["cmp_split"], int(ss["cmp_n"])
+    set_key = key[:1] + key[2:] + (split, n)
+    cache = ss.setdefault(SET_RESULTS, {})
+    if st.button("Run on the set", disabled=policy is None or not chosen, key="cmp_set_run"):
+        problems = TASK.split(split, n)
+        bar = st.progress(0.0, text="Running on the set…")
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(done / total, text=f"Running on the set: {done}/{total} runs…")
+        try:
+            runs = run_set(problems, chosen, policy, TASK.name, progress=progress, **sampling)
+        except ValueError as e:  # a setting this model or task cannot run (one line)
+            st.error(f"Cannot run on the set: {md(e)}")
+            runs = None
+        bar.empty()
+        if runs is not None:
+            cache.clear()  # keep one set of runs in memory
+            cache[set_key] = runs
+    runs = cache.get(set_key)
+    if runs is None:
+        st.info("Press **Run on the set** to run the strategies above on "
+                f"{n} {_split_label(split)} problems.")
+        return
+    rows = equal_compute_rows(runs, [_label(r.strategy) for r in runs[0]])
+    if split == "heldout":
+        st.warning("Held-out problems: report these numbers only; choose settings on the "
+                   "validation split.")
+    st.plotly_chart(equal_compute_figure(rows, _split_label(split)), key="cmp_set_fig")
+    table = pd.DataFrame([{
+        "Strategy": r["strategy"],
+        "Accuracy at equal compute": f"{100 * r['accuracy_equal']:.1f}%",
+        "95% interval": f"[{100 * r['ci_low_equal']:.1f}, {100 * r['ci_high_equal']:.1f}]",
+        "Tokens at equal compute": f"{r['tokens_equal']:.1f}",
+        "Accuracy, whole runs": f"{100 * r['accuracy_uncut']:.1f}%",
+        "95% interval, whole": f"[{100 * r['ci_low_uncut']:.1f}, {100 * r['ci_high_uncut']:.1f}]",
+        "Tokens, whole runs": f"{r['tokens_uncut']:.1f}"} for r in rows])
+    st.dataframe(table, hide_index=True, key="cmp_set_table")
+    st.caption(f"{len(runs)} {_split_label(split)} problems. Intervals: {CI_METHOD}. Tokens are "
+               "the generated tokens per problem (mean) spent by the cut: at most the "
+               "equal-compute point, less where a run logs a whole chain at once.")
+    st.download_button("Download CSV", rows_csv(rows, split), file_name="compare_set.csv",
+                       mime="text/csv", key="cmp_set_csv")
+
+
+_show_one()
+_show_set()

@@ -64,3 +64,96 @@ def test_a_bad_problem_and_an_empty_slot():
     assert at.number_input(key=w("cmp_b1")) is not None
     with pytest.raises(KeyError):
         at.number_input(key=w("cmp_b2"))
+
+
+# ------------------------------------------------------------------ on a problem set
+def _by_hand(runs):
+    """Brute force: each problem's equal-compute point is the smallest total; count the runs
+    whose state_at answer there is right, and sum the tokens of the last event at or below it."""
+    P, S = len(runs), len(runs[0])
+    right_cut, right_whole, tok_cut, tok_whole = [0] * S, [0] * S, [0] * S, [0] * S
+    for row in runs:
+        b = min(r.tree.events[-1].compute.generated_tokens for r in row)
+        for s, r in enumerate(row):
+            right_cut[s] += state_at(r, b).correct is True
+            right_whole[s] += r.correct is True
+            tok_cut[s] += max([e.compute.generated_tokens for e in r.tree.events
+                               if e.compute.generated_tokens <= b], default=0)
+            tok_whole[s] += r.compute.generated_tokens
+    return P, right_cut, right_whole, [t / P for t in tok_cut], [t / P for t in tok_whole]
+
+
+def test_equal_compute_rows_against_brute_force(tiny_policy):
+    from search.scaling import wilson_interval
+    from search.tasks import get_task
+    from ui.compare_set import equal_compute_rows, rows_csv, run_set
+    from viz.compare import equal_compute_figure
+    problems = get_task("arithmetic").split("validation", 4)
+    runs = run_set(problems, [("majority", 6), ("beam", 2)], tiny_policy, "arithmetic",
+                   temperature=0.8, seed=3)
+    assert [r.config.get("seed") for r in (runs[0][0], runs[3][1])] == [3, 6]  # seed + index
+    rows = equal_compute_rows(runs)
+    P, rc, rw, tc, tw = _by_hand(runs)
+    for s, row in enumerate(rows):
+        assert row["problems"] == P == 4
+        assert row["accuracy_equal"] == pytest.approx(rc[s] / P)
+        assert row["accuracy_uncut"] == pytest.approx(rw[s] / P)
+        assert row["tokens_equal"] == pytest.approx(tc[s])
+        assert row["tokens_uncut"] == pytest.approx(tw[s])
+        lo, hi = wilson_interval(rc[s], P)
+        assert (row["ci_low_equal"], row["ci_high_equal"]) == pytest.approx((lo, hi))
+        lo, hi = wilson_interval(rw[s], P)
+        assert (row["ci_low_uncut"], row["ci_high_uncut"]) == pytest.approx((lo, hi))
+    # At equal compute some strategy spends its whole run on every problem, none spends more.
+    assert min(r["tokens_equal"] for r in rows) <= min(r["tokens_uncut"] for r in rows)
+    assert all(r["tokens_equal"] <= r["tokens_uncut"] for r in rows)
+    # A run cut before its first answer counts as wrong; the hand-built mix below has a
+    # known count: the same run twice with itself is cut nowhere (its own total).
+    same = equal_compute_rows([[runs[0][0], runs[0][0]]], ["a", "b"])
+    assert same[0]["accuracy_equal"] == same[0]["accuracy_uncut"] == float(runs[0][0].correct)
+    with pytest.raises(ValueError):
+        equal_compute_rows([])
+    with pytest.raises(ValueError):
+        equal_compute_rows([[runs[0][0]], runs[1]])
+    csv = rows_csv(rows, "validation").splitlines()
+    assert csv[0].startswith("# 95% Wilson") and csv[1].startswith("split,strategy,")
+    assert len(csv) == 2 + len(rows)
+    fig = equal_compute_figure(rows, "validation")
+    pts = [t for t in fig.data if t.mode == "markers"]
+    assert len(pts) == 2 * len(rows)
+    assert pts[0].y[0] == pytest.approx(100 * rows[0]["accuracy_equal"])
+    assert pts[0].x[0] == pytest.approx(rows[0]["tokens_equal"])
+    assert pts[0].error_y.array[0] == pytest.approx(100 * (rows[0]["ci_high_equal"]
+                                                           - rows[0]["accuracy_equal"]))
+
+
+def test_set_section_table_equals_the_pure_function():
+    from ui.compare_set import equal_compute_rows
+    at = open_compare({"cmp_s0": "majority", "cmp_b0": "4", "cmp_s1": "beam", "cmp_b1": "2",
+                       "cmp_s2": "none", "cmp_n": "3"})
+    assert at.selectbox(key=w("cmp_split")).value == "validation"
+    assert any("Press **Run on the set**" in m for m in texts(at.info))
+    at.button(key="cmp_set_run").click().run()
+    assert not at.exception, at.exception
+    cache = at.session_state["cmp_set_results"]
+    assert len(cache) == 1
+    (key, runs), = cache.items()
+    assert len(runs) == 3 and [r.strategy for r in runs[0]] == ["majority", "beam"]
+    rows = equal_compute_rows(runs, ["a", "b"])
+    df = at.dataframe[0].value
+    assert list(df["Strategy"]) == ["self-consistency", "step-level beam search"]
+    for (_, got), r in zip(df.iterrows(), rows):
+        assert got["Accuracy at equal compute"] == f"{100 * r['accuracy_equal']:.1f}%"
+        assert got["95% interval"] == \
+            f"[{100 * r['ci_low_equal']:.1f}, {100 * r['ci_high_equal']:.1f}]"
+        assert got["Tokens at equal compute"] == f"{r['tokens_equal']:.1f}"
+        assert got["Accuracy, whole runs"] == f"{100 * r['accuracy_uncut']:.1f}%"
+        assert got["Tokens, whole runs"] == f"{r['tokens_uncut']:.1f}"
+    assert any("Wilson" in c for c in texts(at.caption))
+    assert chart(at, "cmp_set_fig")
+    # A rerun reuses the stored runs (same objects), it does not run again.
+    at.run()
+    assert at.session_state["cmp_set_results"][key] is runs
+    # The held-out split is allowed and labelled as report only.
+    at.selectbox(key=w("cmp_split")).set_value("heldout").run()
+    assert any("Press **Run on the set**" in m and "report only" in m for m in texts(at.info))

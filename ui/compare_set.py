@@ -1,0 +1,96 @@
+"""The Compare page's problem-set section (issue 10 item 4): several strategies run once on each
+problem of a split, then compared at EQUAL COMPUTE per problem (pure: no streamlit).
+
+For problem j the equal-compute point is the smallest total of generated tokens among the
+strategies' runs on it (``ui.replay.equal_budget``); every run on that problem is cut there
+(``ui.replay.state_at``) and its answer at the cut is judged by the task's gold check. Per
+strategy we report accuracy at the cut with a 95% Wilson interval over problems
+(``search.scaling.curve_with_ci``, method in ``search.scaling.CI_METHOD``), the mean tokens
+spent by the cut, and the same for the whole (uncut) runs.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+from search.scaling import CI_METHOD, curve_with_ci
+from search.tree import SearchResult
+from ui.replay import equal_budget, state_at, total_tokens
+
+__all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS"]
+
+COLUMNS = ["strategy", "problems", "accuracy_equal", "ci_low_equal", "ci_high_equal",
+           "tokens_equal", "accuracy_uncut", "ci_low_uncut", "ci_high_uncut", "tokens_uncut"]
+
+
+def run_set(problems: Sequence, chosen: Sequence[tuple[str, int]], policy, task,
+            temperature: float = 0.8, top_p: float = 1.0, seed: int = 0,
+            progress: Optional[Callable[[int, int], None]] = None) -> list[list[SearchResult]]:
+    """Run every strategy of ``chosen`` ([(strategy, budget)]) once on every problem (objects
+    with ``.text``, e.g. ``Task.split``), seeded ``seed + problem index`` as ``search curve``
+    does. Returns runs[j][s]: problem j, strategy s. ``progress(done, total)`` after each run.
+    Raises what ``search.solve.solve`` raises (ValueError for a setting the model cannot run)."""
+    from search.solve import solve
+    total, done, runs = len(problems) * len(chosen), 0, []
+    for j, p in enumerate(problems):
+        row = []
+        for s, b in chosen:
+            row.append(solve(p.text, s, b, policy=policy, temperature=temperature, top_p=top_p,
+                             seed=seed + j, task=task))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        runs.append(row)
+    return runs
+
+
+def equal_compute_rows(runs: Sequence[Sequence[SearchResult]],
+                       labels: Optional[Sequence[str]] = None) -> list[dict]:
+    """One dict per strategy (keys ``COLUMNS``) from runs[j][s] (P problems x S strategies,
+    S the same for every problem; P >= 1).
+
+    accuracy_equal: fraction of problems whose run, cut at that problem's equal-compute point
+        (smallest total generated tokens of the S runs), has a right answer there (no answer
+        yet counts as wrong); tokens_equal: mean generated tokens spent by the cut.
+    accuracy_uncut / tokens_uncut: the same for the whole runs.
+    ci_*: 95% Wilson score interval of the accuracy over the P problems (``CI_METHOD``).
+    Raises ValueError for no problems or ragged rows."""
+    if not runs:
+        raise ValueError("no problems")
+    n_s = len(runs[0])
+    if any(len(r) != n_s for r in runs):
+        raise ValueError("every problem needs one run per strategy")
+    labels = list(labels) if labels is not None else [r.strategy for r in runs[0]]
+    out = []
+    cut_ok = [[0.0] * n_s for _ in runs]
+    whole_ok = [[0.0] * n_s for _ in runs]
+    cut_tok = [[0] * n_s for _ in runs]
+    whole_tok = [[0] * n_s for _ in runs]
+    for j, row in enumerate(runs):
+        b = equal_budget(row)
+        for s, r in enumerate(row):
+            cut, whole = state_at(r, b), state_at(r)
+            cut_ok[j][s] = 1.0 if cut.correct else 0.0
+            whole_ok[j][s] = 1.0 if whole.correct else 0.0
+            cut_tok[j][s] = cut.tree.compute.generated_tokens
+            whole_tok[j][s] = total_tokens(r)
+    eq, un = curve_with_ci(cut_ok), curve_with_ci(whole_ok)
+    p = len(runs)
+    for s in range(n_s):
+        out.append({"strategy": labels[s], "problems": p,
+                    "accuracy_equal": float(eq["mean"][s]), "ci_low_equal": float(eq["ci_low"][s]),
+                    "ci_high_equal": float(eq["ci_high"][s]),
+                    "tokens_equal": sum(t[s] for t in cut_tok) / p,
+                    "accuracy_uncut": float(un["mean"][s]), "ci_low_uncut": float(un["ci_low"][s]),
+                    "ci_high_uncut": float(un["ci_high"][s]),
+                    "tokens_uncut": sum(t[s] for t in whole_tok) / p})
+    return out
+
+
+def rows_csv(rows: Sequence[dict], split: str) -> str:
+    """CSV text of ``equal_compute_rows`` with the split named in every row and the interval
+    method in a leading comment line."""
+    lines = [f"# {CI_METHOD}; split: {split}", ",".join(["split"] + COLUMNS)]
+    for r in rows:
+        vals = [split] + [r[c] if isinstance(r[c], str) else f"{r[c]:.6g}" for c in COLUMNS]
+        lines.append(",".join(f'"{v}"' if "," in str(v) else str(v) for v in vals))
+    return "\n".join(lines) + "\n"
