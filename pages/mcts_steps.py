@@ -93,6 +93,8 @@ st.plotly_chart(tree_figure(tree, mcts=True, final_path=highlighted(sim, phase),
                             selected=sim.leaf if phase == "expansion" else
                             (sim.evaluated if phase == "rollout" else None), height=420),
                 key="ms_tree")
+st.caption("Orange (the legend's \"chosen chain\"): the path this phase works on; the ringed "
+           "node: the node expanded or evaluated.")
 st.dataframe(pd.DataFrame(phase_rows(sim, phase, tree)), hide_index=True, key="ms_table")
 if pos == len(stops) - 1:
     st.markdown(f"**Answer {md(res.answer or '–')}** (the most-visited chain after "
