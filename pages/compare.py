@@ -13,9 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from search.tasks import ProblemError
 from ui import common
-from ui.model_picker import pending_note
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.replay import equal_budget, state_at, total_tokens
 from viz.tree import tree_figure
@@ -68,16 +66,7 @@ for i, col in enumerate(cols):
         chosen.append((s, int(ss[f"cmp_b{i}"])))
 write_url(PARAMS)
 
-policy, model_error = common.policy_or_none()
-try:
-    problem = TASK.canonical(ss["cmp_problem"])
-except ProblemError as e:
-    problem = None
-    st.error(f"Cannot read the problem: {md(e)}")
-if model_error:
-    st.info(model_error)
-elif pending_note() is not None:  # the sidebar shows a model that is not the one in use
-    st.warning(md(pending_note()), icon=":material/link_off:")
+problem, policy = common.problem_and_policy(ss["cmp_problem"])
 sampling = common.sampling_settings()
 key = (TASK.name, problem, tuple(chosen), tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))

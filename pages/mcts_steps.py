@@ -8,7 +8,6 @@ import pandas as pd
 import streamlit as st
 
 from search.strategies import DEFAULTS
-from search.tasks import ProblemError
 from search.tree import SearchTree
 from ui import common
 from ui.common import UrlParam, bind, current_task, int_in, md, write_url
@@ -38,14 +37,7 @@ with c2:
     st.number_input("Simulations", 1, 64, **bind("ms_sims"))
 write_url(PARAMS)
 
-policy, model_error = common.policy_or_none()
-try:
-    problem = TASK.canonical(ss["ms_problem"])
-except ProblemError as e:
-    problem = None
-    st.error(f"Cannot read the problem: {md(e)}")
-if model_error:
-    st.info(model_error)
+problem, policy = common.problem_and_policy(ss["ms_problem"])
 sampling = common.sampling_settings()
 key = (TASK.name, problem, int(ss["ms_sims"]), tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))

@@ -169,6 +169,25 @@ def load_spec(spec, task: str):
     return policy
 
 
+def problem_and_policy(text: str) -> tuple[Optional[str], Any]:
+    """(the canonical problem or None, the policy or None) for a page with its own problem box,
+    drawing its one-line messages: a problem the task cannot read (error), a model that cannot
+    load (info), a model picked in the sidebar but not in use yet (warning)."""
+    from search.tasks import ProblemError
+    from ui.model_picker import pending_note
+    policy, model_error = policy_or_none()
+    try:
+        problem = current_task().canonical(text)
+    except ProblemError as e:
+        problem = None
+        st.error(f"Cannot read the problem: {md(e)}")
+    if model_error:
+        st.info(model_error)
+    elif pending_note() is not None:
+        st.warning(md(pending_note()), icon=":material/link_off:")
+    return problem, policy
+
+
 def forget_policy() -> None:
     """Drop the loaded policies of picked models (local folders, servers), so the next use
     loads or connects anew: after a server failed mid-run, the sidebar then says whether it
