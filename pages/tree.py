@@ -22,6 +22,7 @@ from ui.model_picker import pending_note
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
+from ui.history import save_finished
 from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
 
@@ -401,6 +402,7 @@ if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
     ss[ADOPTED] = run.run_id
     if run.result is not None:
         set_result(run.result, "run")
+        save_finished(run.result, run.run_id)  # the run history (search.history)
         if run.result.extra.get("halted"):  # the server failed: the sidebar must not say
             common.forget_policy()         # "connected"; the next use connects anew
     elif run.events():

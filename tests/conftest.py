@@ -185,3 +185,9 @@ def tiny_chat_model_dir(tmp_path_factory) -> Path:
     tokenizer with "\\n", "\\n\\n" and ".\\n\\n" tokens, a chat template, nudged to write
     blank-line steps and a \\boxed{} answer."""
     return _tiny_chat_model(tmp_path_factory.mktemp("tiny_chat_model"))
+
+
+@pytest.fixture(autouse=True)
+def history_in_tmp(tmp_path_factory, monkeypatch):
+    """Runs saved by pages go to a fresh folder per test, never into the repo's data/."""
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path_factory.mktemp("history")))

@@ -54,6 +54,7 @@ PAGES = [
     ("pages/verifiers.py", "Verifiers", ":material/fact_check:"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:"),
     ("pages/mcts_steps.py", "MCTS step by step", ":material/timeline:"),
+    ("pages/history.py", "History", ":material/history:"),
 ]
 NO_MODEL_PAGES = {"Voting lab"}  # titles of pages that never load the model
 _frame = threading.local()  # one script thread per session run

@@ -1,0 +1,232 @@
+"""Run history on disk: every finished run in one embedded SQLite file (issue 11 item 4).
+
+Where: ``$THOUGHTSCOPE_DATA/runs.sqlite3``, else ``<repo>/data/runs.sqlite3`` (``db_path``).
+Nothing to start: the file is created on the first save. One table ``runs``:
+
+    id INTEGER PRIMARY KEY, created REAL (Unix seconds, UTC), task TEXT, problem TEXT,
+    strategy TEXT, answer TEXT (NULL: no answer), correct INTEGER (1/0, NULL: no gold),
+    generated_tokens INTEGER, stopped INTEGER (1/0), model TEXT (who sampled, "" unknown),
+    run_json TEXT (``SearchResult.to_json()``, format "thoughtscope-run/1")
+
+and ``PRAGMA user_version = SCHEMA_VERSION`` marks the file as ours.
+
+Concurrency: every call opens its own connection and closes it (safe from any thread or process),
+in WAL mode (readers never block the writer) with a busy timeout, so many sessions or server
+processes may save at once; a write waits for the lock instead of failing.
+
+Damage: a file that is not SQLite, or SQLite without our table and schema version, raises
+``HistoryError`` with a one-line message; the file is never rewritten or deleted.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from search.tree import SearchResult
+
+FILE_NAME = "runs.sqlite3"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 30.0
+SQLITE_MAGIC = b"SQLite format 3\x00"
+COLUMNS = ("id", "created", "task", "problem", "strategy", "answer", "correct",
+           "generated_tokens", "stopped", "model")
+_SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created REAL NOT NULL,
+    task TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    answer TEXT,
+    correct INTEGER,
+    generated_tokens INTEGER NOT NULL,
+    stopped INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    run_json TEXT NOT NULL)"""
+
+
+class HistoryError(Exception):
+    """The history file cannot be used (damaged, foreign, unreadable) or a run is missing;
+    ``str()`` is one line meant for a person."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One saved run without its event log (what ``list_runs`` returns)."""
+    id: int
+    created: float  # Unix seconds, UTC
+    task: str
+    problem: str
+    strategy: str
+    answer: Optional[str]
+    correct: Optional[bool]  # None: the run had no gold answer
+    generated_tokens: int
+    stopped: bool
+    model: str
+
+
+def enabled() -> bool:
+    """Whether finished runs are saved (``$THOUGHTSCOPE_HISTORY=0`` turns it off)."""
+    return os.environ.get("THOUGHTSCOPE_HISTORY", "1").strip() != "0"
+
+
+def db_path() -> Path:
+    """The history file: ``$THOUGHTSCOPE_DATA/runs.sqlite3`` or ``<repo>/data/runs.sqlite3``
+    (read anew on every call, so tests can point it elsewhere)."""
+    folder = os.environ.get("THOUGHTSCOPE_DATA") or str(Path(__file__).resolve().parents[1]
+                                                         / "data")
+    return Path(folder) / FILE_NAME
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _connect(path: Optional[Path] = None) -> sqlite3.Connection:
+    """A fresh connection to a checked history file (created when absent or empty)."""
+    path = Path(path) if path is not None else db_path()
+    try:
+        if path.exists() and path.stat().st_size > 0:
+            with open(path, "rb") as f:
+                if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                    raise HistoryError(f"{path} is not an SQLite file; it was left as it is "
+                                       f"(move it away to start a new history)")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except HistoryError:
+        raise
+    except (OSError, sqlite3.Error) as e:
+        raise HistoryError(f"cannot open the run history {path}: {_one_line(e)}") from None
+    try:
+        con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        _check_or_create(con, path)
+        if con.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            con.execute("PRAGMA journal_mode = WAL")
+    except HistoryError:
+        con.close()
+        raise
+    except sqlite3.Error as e:
+        con.close()
+        raise HistoryError(f"the run history {path} is damaged or unreadable: "
+                           f"{_one_line(e)}") from None
+    return con
+
+
+def _check_or_create(con: sqlite3.Connection, path: Path) -> None:
+    """Create the table in an empty database; refuse a database that holds anything else."""
+    def state():
+        tables = {r[0] for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        return tables, version
+
+    tables, version = state()
+    if not tables and version == 0:
+        con.execute("BEGIN IMMEDIATE")  # one creator at a time; re-check under the lock
+        try:
+            tables, version = state()
+            if not tables and version == 0:
+                con.execute(_SCHEMA)
+                con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                tables, version = {"runs"}, SCHEMA_VERSION
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    if "runs" not in tables or version != SCHEMA_VERSION:
+        raise HistoryError(f"{path} is an SQLite file but not a Thoughtscope run history "
+                           f"(table 'runs', schema {SCHEMA_VERSION}); it was left as it is")
+    cols = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+    if not set(COLUMNS) | {"run_json"} <= cols:
+        raise HistoryError(f"{path}: the table 'runs' lacks columns "
+                           f"{sorted(set(COLUMNS) | {'run_json'} - cols)}; it was left as it is")
+
+
+def save(result: SearchResult, model: str = "", path: Optional[Path] = None) -> int:
+    """Store a finished run; returns its id (increasing: a later save gets a larger id).
+
+    ``model``: a label of who sampled (e.g. ``ui.common.model_key()``). Raises HistoryError when
+    the file cannot be used."""
+    correct = result.correct
+    row = (time.time(), result.task, result.problem, result.strategy, result.answer,
+           None if correct is None else int(bool(correct)), int(result.compute.generated_tokens),
+           int(bool(result.stopped)), model or "", result.to_json())
+    with closing(_connect(path)) as con:
+        try:
+            cur = con.execute(
+                "INSERT INTO runs (created, task, problem, strategy, answer, correct, "
+                "generated_tokens, stopped, model, run_json) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+        except sqlite3.Error as e:
+            raise HistoryError(f"could not save the run: {_one_line(e)}") from None
+        return int(cur.lastrowid)
+
+
+def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
+              text: Optional[str] = None, limit: int = 200,
+              path: Optional[Path] = None) -> list[RunRow]:
+    """Saved runs, newest first, without their event logs.
+
+    ``task``/``strategy``: exact names (None: any); ``text``: a case-insensitive substring of
+    the problem, the answer or the model label; at most ``limit`` rows."""
+    where, args = [], []
+    if task:
+        where.append("task = ?")
+        args.append(task)
+    if strategy:
+        where.append("strategy = ?")
+        args.append(strategy)
+    if text:
+        like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append("(problem LIKE ? ESCAPE '\\' OR IFNULL(answer, '') LIKE ? ESCAPE '\\' "
+                     "OR model LIKE ? ESCAPE '\\')")
+        args += [like, like, like]
+    sql = (f"SELECT {', '.join(COLUMNS)} FROM runs"
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY id DESC LIMIT ?")
+    args.append(max(0, int(limit)))
+    with closing(_connect(path)) as con:
+        try:
+            rows = con.execute(sql, args).fetchall()
+        except sqlite3.Error as e:
+            raise HistoryError(f"could not read the run history: {_one_line(e)}") from None
+    return [RunRow(id=r[0], created=r[1], task=r[2], problem=r[3], strategy=r[4], answer=r[5],
+                   correct=None if r[6] is None else bool(r[6]), generated_tokens=r[7],
+                   stopped=bool(r[8]), model=r[9]) for r in rows]
+
+
+def export(run_id: int, path: Optional[Path] = None) -> str:
+    """The saved run's JSON text (format "thoughtscope-run/1", as the tree page downloads it).
+    Raises HistoryError when there is no such run."""
+    with closing(_connect(path)) as con:
+        try:
+            row = con.execute("SELECT run_json FROM runs WHERE id = ?", (int(run_id),)).fetchone()
+        except sqlite3.Error as e:
+            raise HistoryError(f"could not read run {run_id}: {_one_line(e)}") from None
+    if row is None:
+        raise HistoryError(f"there is no saved run {run_id}")
+    return row[0]
+
+
+def load(run_id: int, path: Optional[Path] = None) -> SearchResult:
+    """The saved run rebuilt (``SearchResult.from_json``). Raises HistoryError when it is
+    missing or its stored JSON no longer loads."""
+    text = export(run_id, path)
+    try:
+        return SearchResult.from_json(text)
+    except ValueError as e:
+        raise HistoryError(f"saved run {run_id} does not load: {_one_line(e)}") from None
+
+
+def delete(run_id: int, path: Optional[Path] = None) -> bool:
+    """Remove a saved run; True when it existed."""
+    with closing(_connect(path)) as con:
+        try:
+            cur = con.execute("DELETE FROM runs WHERE id = ?", (int(run_id),))
+        except sqlite3.Error as e:
+            raise HistoryError(f"could not delete run {run_id}: {_one_line(e)}") from None
+        return cur.rowcount > 0

@@ -1,0 +1,288 @@
+"""The run history on disk (search.history, pages/history.py; issue 11 item 4): round trip,
+survival across a process restart, concurrent writers, damaged or foreign files, and the pages:
+a run on the Search tree page is listed on the History page and opens in the tree's replay."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from search import history
+from search.history import HistoryError
+from search.tree import SearchResult, SearchTree
+from tests.conftest import ROOT
+from tests.test_page_tree import model_env, navigation_only  # noqa: F401 - autouse fixtures
+
+
+def make_result(problem: str = "2+3*4", answers=("14", "14", "20"), strategy: str = "majority",
+                gold: str = "14") -> SearchResult:
+    """A small self-consistency-like result built by hand: one chain per answer."""
+    tree = SearchTree(problem)
+    for a in answers:
+        tree.charge(generated_tokens=5, model_calls=1, forward_passes=5)
+        mid = tree.add(0, "3*4=12", 5, -1.5, False, None, None)
+        tree.charge(generated_tokens=4, model_calls=1, forward_passes=4)
+        leaf = tree.add(mid, f"answer {a}", 4, -0.5, True, a, a == gold)
+        tree.emit("vote", leaf=leaf, answer=a, weight=1.0)
+    tally = {}
+    for a in answers:
+        tally[a] = tally.get(a, 0) + 1.0
+    answer = max(tally, key=tally.get)
+    tree.emit("final", answer=answer, path=[0])
+    return SearchResult(problem=problem, gold=gold, strategy=strategy, config={"n": len(answers)},
+                        tree=tree, answer=answer, tally=tally, compute=tree.compute.copy(),
+                        wall_seconds=0.01)
+
+
+def events_of(res: SearchResult) -> list:
+    return [e.to_dict() for e in res.tree.events]
+
+
+# ---------------------------------------------------------------------------- the store
+def test_save_list_load_round_trip(tmp_path):
+    db = tmp_path / "runs.sqlite3"
+    a = make_result()
+    b = make_result("7*8", answers=("56", "54"), strategy="beam", gold="56")
+    ia = history.save(a, model="bundled", path=db)
+    ib = history.save(b, model="hf: x", path=db)
+    assert ib > ia
+    rows = history.list_runs(path=db)
+    assert [r.id for r in rows] == [ib, ia]  # newest first
+    ra = rows[1]
+    assert (ra.task, ra.problem, ra.strategy, ra.answer, ra.correct, ra.generated_tokens,
+            ra.stopped, ra.model) == ("arithmetic", "2+3*4", "majority", "14", True,
+                                      a.compute.generated_tokens, False, "bundled")
+    assert a.compute.generated_tokens == 27
+    loaded = history.load(ia, path=db)
+    assert events_of(loaded) == events_of(a)
+    assert loaded.answer == a.answer and loaded.tally == a.tally
+    assert loaded.to_json() == a.to_json()
+    assert history.export(ib, path=db) == b.to_json()
+    # filters
+    assert [r.id for r in history.list_runs(strategy="beam", path=db)] == [ib]
+    assert [r.id for r in history.list_runs(text="3*4", path=db)] == [ia]
+    assert [r.id for r in history.list_runs(text="HF:", path=db)] == [ib]
+    assert [r.id for r in history.list_runs(text="%", path=db)] == []  # LIKE wildcards escaped
+    assert history.list_runs(task="game24", path=db) == []
+    assert [r.id for r in history.list_runs(limit=1, path=db)] == [ib]
+    # delete
+    assert history.delete(ia, path=db) is True
+    assert history.delete(ia, path=db) is False
+    assert [r.id for r in history.list_runs(path=db)] == [ib]
+    with pytest.raises(HistoryError, match="no saved run"):
+        history.load(ia, path=db)
+
+
+def test_default_location_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path / "d"))
+    assert history.db_path() == tmp_path / "d" / "runs.sqlite3"
+    rid = history.save(make_result())
+    assert (tmp_path / "d" / "runs.sqlite3").exists()
+    assert [r.id for r in history.list_runs()] == [rid]
+    with sqlite3.connect(tmp_path / "d" / "runs.sqlite3") as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    monkeypatch.delenv("THOUGHTSCOPE_DATA")
+    assert history.db_path() == ROOT / "data" / "runs.sqlite3"
+
+
+def test_history_survives_a_restart(tmp_path):
+    """Runs saved by this process are read back by a new Python process (a server restart)."""
+    db = tmp_path / "runs.sqlite3"
+    saved = [history.save(make_result(f"{i}+1", answers=(str(i + 1),), gold=str(i + 1)),
+                          path=db) for i in range(3)]
+    code = ("import json, sys; from search import history; "
+            "rows = history.list_runs(path=sys.argv[1]); "
+            "print(json.dumps([[r.id, r.problem, history.load(r.id, path=sys.argv[1]).answer] "
+            "for r in rows]))")
+    out = subprocess.run([sys.executable, "-c", code, str(db)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    import json
+    assert json.loads(out.stdout) == [[saved[i], f"{i}+1", str(i + 1)] for i in (2, 1, 0)]
+
+
+WRITER = """
+import sys
+import time
+from pathlib import Path
+from search import history
+from tests.test_history import make_result
+db, tag, gate = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+(gate / tag).touch()  # ready; start together once both are (imports take unequal times)
+t0 = time.monotonic()
+while len(list(gate.iterdir())) < 2 and time.monotonic() - t0 < 120:
+    time.sleep(0.005)
+for i in range(50):
+    history.save(make_result(f"{tag}{i}+0", answers=(str(i),), gold=str(i)), path=db)
+"""
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+    db = tmp_path / "runs.sqlite3"  # absent: both writers race to create it too
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), tag, str(gate)], cwd=ROOT,
+                              env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for tag in ("1", "2")]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    rows = history.list_runs(limit=1000, path=db)
+    assert len(rows) == 100
+    assert sorted(r.problem for r in rows) == sorted(f"{t}{i}+0" for t in "12" for i in range(50))
+    for r in rows:
+        assert history.load(r.id, path=db).answer == r.answer
+
+
+def test_two_threads_writing_at_once_lose_nothing(tmp_path):
+    db = tmp_path / "runs.sqlite3"
+    errors = []
+    start = threading.Barrier(2)
+
+    def writer(tag):
+        try:
+            start.wait()
+            for i in range(50):
+                history.save(make_result(f"{tag}{i}+0", answers=(str(i),), gold=str(i)), path=db)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    ts = [threading.Thread(target=writer, args=(t,)) for t in ("1", "2")]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not errors, errors
+    rows = history.list_runs(limit=1000, path=db)
+    assert len(rows) == 100 and len({r.id for r in rows}) == 100
+    assert all(history.load(r.id, path=db).problem == r.problem for r in rows)
+
+
+def test_a_corrupt_file_gives_a_one_line_error_and_is_left_as_it_was(tmp_path):
+    db = tmp_path / "runs.sqlite3"
+    junk = b"this is not a database\n" * 100
+    db.write_bytes(junk)
+    for call in (lambda: history.list_runs(path=db), lambda: history.save(make_result(), path=db),
+                 lambda: history.load(1, path=db), lambda: history.delete(1, path=db)):
+        with pytest.raises(HistoryError) as e:
+            call()
+        assert "\n" not in str(e.value) and "not an SQLite file" in str(e.value)
+    assert db.read_bytes() == junk
+
+
+def test_a_damaged_sqlite_file_gives_a_one_line_error(tmp_path):
+    db = tmp_path / "runs.sqlite3"
+    history.save(make_result(), path=db)
+    with sqlite3.connect(db) as con:  # fold the WAL back so the main file holds everything
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw = bytearray(db.read_bytes())
+    raw[100:] = b"\xff" * (len(raw) - 100)  # keep the header, wreck every page
+    db.write_bytes(bytes(raw))
+    before = db.read_bytes()
+    with pytest.raises(HistoryError) as e:
+        history.list_runs(path=db)
+    assert "\n" not in str(e.value)
+    assert db.read_bytes() == before
+
+
+def test_a_foreign_sqlite_file_gives_a_one_line_error_and_is_left_as_it_was(tmp_path):
+    db = tmp_path / "runs.sqlite3"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE recipes (name TEXT)")
+        con.execute("INSERT INTO recipes VALUES ('soup')")
+    before = db.read_bytes()
+    for call in (lambda: history.list_runs(path=db), lambda: history.save(make_result(), path=db)):
+        with pytest.raises(HistoryError) as e:
+            call()
+        assert "\n" not in str(e.value) and "not a Thoughtscope run history" in str(e.value)
+    assert db.read_bytes() == before
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT name FROM recipes").fetchall() == [("soup",)]
+        assert [r[0] for r in con.execute("SELECT name FROM sqlite_master")] == ["recipes"]
+    # A table named runs of someone else's (no schema version) is foreign too.
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE runs (x)")
+    with pytest.raises(HistoryError, match="not a Thoughtscope run history"):
+        history.save(make_result(), path=other)
+
+
+def test_history_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("THOUGHTSCOPE_HISTORY", "0")
+    assert not history.enabled()
+    monkeypatch.setenv("THOUGHTSCOPE_HISTORY", "1")
+    assert history.enabled()
+
+
+# ---------------------------------------------------------------------------- the pages
+def test_a_tree_run_is_listed_on_the_history_page_and_opens_in_the_replay(tmp_path,
+                                                                         monkeypatch):
+    from tests import test_page_tree as tp
+    from ui.common import widget_key as w
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    at = tp.new_app()
+    res = tp.run_once(at, n=4)
+    rows = history.list_runs()
+    assert len(rows) == 1, rows
+    assert rows[0].problem == res.problem and rows[0].answer == res.answer
+    assert events_of(history.load(rows[0].id)) == events_of(res)
+    at.run()  # a rerun saves nothing more (once per run)
+    assert len(history.list_runs()) == 1
+
+    at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["History"]
+    table = at.dataframe[0].value
+    assert list(table["id"]) == [rows[0].id] and list(table["answer"]) == [res.answer]
+    assert at.selectbox(key="hist_pick").value == rows[0].id
+    # Open: the tree page shows the saved run in its replay, as a loaded file.
+    at.session_state["tree_result"] = None
+    at.button(key="hist_open").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Search tree"]
+    shown = at.session_state["tree_result"]
+    assert shown is not None and events_of(shown) == events_of(res)
+    assert at.session_state["tree_source"] == "file"
+    assert any("loaded from a file" in m.value for m in at.markdown), \
+        [m.value for m in at.markdown]
+
+
+def test_history_page_filters_and_deletes_with_a_confirm():
+    from tests import test_page_tree as tp
+    ia = history.save(make_result("2+3*4"))
+    ib = history.save(make_result("7*8", answers=("56",), strategy="beam", gold="56"))
+    at = tp.new_app()
+    at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    assert list(at.dataframe[0].value["id"]) == [ib, ia]
+    at.selectbox(key="hist_strategy").set_value("beam").run()
+    assert list(at.dataframe[0].value["id"]) == [ib]
+    at.selectbox(key="hist_strategy").set_value("(any)").run()
+    at.text_input(key="hist_text").set_value("3*4").run()
+    assert list(at.dataframe[0].value["id"]) == [ia]
+    at.text_input(key="hist_text").set_value("").run()
+    at.selectbox(key="hist_pick").set_value(ia).run()
+    at.button(key="hist_delete").click().run()
+    assert [r.id for r in history.list_runs()] == [ib, ia]  # not before the confirm
+    assert any(f"Delete run #{ia}" in x.value for x in at.warning)
+    at.button(key="hist_delete_yes").click().run()
+    assert not at.exception, at.exception
+    assert [r.id for r in history.list_runs()] == [ib]
+    assert list(at.dataframe[0].value["id"]) == [ib]
+
+
+def test_a_foreign_history_file_is_an_error_on_the_page_not_a_crash(tmp_path, monkeypatch):
+    from tests import test_page_tree as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    (tmp_path / "runs.sqlite3").write_bytes(b"garbage" * 50)
+    at = tp.new_app()
+    at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    assert any("cannot be read" in e.value and "not an SQLite file" in e.value for e in at.error)
+    assert (tmp_path / "runs.sqlite3").read_bytes() == b"garbage" * 50
