@@ -286,3 +286,25 @@ def test_a_foreign_history_file_is_an_error_on_the_page_not_a_crash(tmp_path, mo
     assert not at.exception, at.exception
     assert any("cannot be read" in e.value and "not an SQLite file" in e.value for e in at.error)
     assert (tmp_path / "runs.sqlite3").read_bytes() == b"garbage" * 50
+
+
+def test_a_save_failure_is_a_warning_and_the_run_still_shows(tmp_path, monkeypatch):
+    from tests import test_page_tree as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    (tmp_path / "runs.sqlite3").write_bytes(b"garbage" * 50)
+    at = tp.new_app()
+    res = tp.run_once(at, n=4)
+    assert not at.exception, at.exception
+    warns = [x.value for x in at.warning if "not saved in the history" in x.value]
+    assert len(warns) == 1 and "not an SQLite file" in warns[0] and "\n" not in warns[0]
+    assert at.session_state["tree_result"] is res
+    assert (tmp_path / "runs.sqlite3").read_bytes() == b"garbage" * 50
+
+
+def test_saving_can_be_turned_off(tmp_path, monkeypatch):
+    from tests import test_page_tree as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    monkeypatch.setenv("THOUGHTSCOPE_HISTORY", "0")
+    at = tp.new_app()
+    tp.run_once(at, n=4)
+    assert not (tmp_path / "runs.sqlite3").exists()
