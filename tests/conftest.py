@@ -191,3 +191,13 @@ def tiny_chat_model_dir(tmp_path_factory) -> Path:
 def history_in_tmp(tmp_path_factory, monkeypatch):
     """Runs saved by pages go to a fresh folder per test, never into the repo's data/."""
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path_factory.mktemp("history")))
+
+
+def pytest_configure(config):
+    """Before any fixture copies the environment (the browser tests' module-scoped Streamlit
+    servers do): runs the pages save go to a temporary folder for the whole session, never into
+    the repo's data/ (the per-test ``history_in_tmp`` then gives each test its own)."""
+    import os
+    import tempfile
+    if "THOUGHTSCOPE_DATA" not in os.environ:
+        os.environ["THOUGHTSCOPE_DATA"] = tempfile.mkdtemp(prefix="thoughtscope-test-data-")
