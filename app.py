@@ -8,7 +8,7 @@ from ui import common
 
 common.page_config()
 page = common.navigation()
-uses_model = page.title not in common.NO_MODEL_PAGES
+uses_model = common.uses_model(page)
 with common.frame():
     model_slot = common.sidebar(uses_model)
     try:

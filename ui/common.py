@@ -36,6 +36,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import streamlit as st
 
+import i18n
+from i18n import LANGUAGES, N_, _
 from ui.layout import compact
 
 TEMPERATURE, TOP_P, SEED = "temperature", "top_p", "seed"
@@ -45,24 +47,51 @@ WIDGET_PREFIX = "w_"  # widget key of a setting: WIDGET_PREFIX + its key (see bi
 
 
 # -------------------------------------------------------------------------------- router
-# (file, title, icon); the first is the default page.
+# (file, title, icon); the first is the default page. Titles are English (N_); the sidebar
+# shows them in the session's language.
 PAGES = [
-    ("pages/tree.py", "Search tree", ":material/account_tree:"),
-    ("pages/scaling.py", "Scaling", ":material/trending_up:"),
-    ("pages/temperature.py", "Temperature", ":material/thermostat:"),
-    ("pages/voting_lab.py", "Voting lab", ":material/how_to_vote:"),
-    ("pages/verifiers.py", "Verifiers", ":material/fact_check:"),
-    ("pages/compare.py", "Compare", ":material/compare_arrows:"),
-    ("pages/mcts_steps.py", "MCTS step by step", ":material/timeline:"),
-    ("pages/history.py", "History", ":material/history:"),
+    ("pages/tree.py", N_("Search tree"), ":material/account_tree:"),
+    ("pages/scaling.py", N_("Scaling"), ":material/trending_up:"),
+    ("pages/temperature.py", N_("Temperature"), ":material/thermostat:"),
+    ("pages/voting_lab.py", N_("Voting lab"), ":material/how_to_vote:"),
+    ("pages/verifiers.py", N_("Verifiers"), ":material/fact_check:"),
+    ("pages/compare.py", N_("Compare"), ":material/compare_arrows:"),
+    ("pages/mcts_steps.py", N_("MCTS step by step"), ":material/timeline:"),
+    ("pages/history.py", N_("History"), ":material/history:"),
 ]
-NO_MODEL_PAGES = {"Voting lab"}  # titles of pages that never load the model
+NO_MODEL_PAGES = {"voting_lab"}  # url paths of pages that never load the model
 _frame = threading.local()  # one script thread per session run
+
+# ------------------------------------------------------------------------------ language
+LANG = "lang"  # session-state key and URL parameter of the interface language
+LANG_DEFAULT = i18n.SOURCE
+
+
+def _session_language() -> Optional[str]:
+    return st.session_state.get(LANG)
+
+
+i18n.set_resolver(_session_language)
+
+
+def init_language() -> None:
+    """Take the language from the URL (``?lang=zh``) on the session's first run, before the
+    navigation draws the page titles; later the sidebar's switch owns it."""
+    if LANG not in st.session_state:
+        value = st.query_params.get(LANG, LANG_DEFAULT)
+        st.session_state[LANG] = value if value in LANGUAGES else LANG_DEFAULT
+
+
+def uses_model(page) -> bool:
+    """Whether the routed page (``st.navigation``'s return) loads the model."""
+    return page.url_path not in NO_MODEL_PAGES
 
 
 def navigation():
-    """``st.navigation`` over PAGES (what app.py routes with)."""
-    return st.navigation([st.Page(path, title=title, icon=icon, default=i == 0)
+    """``st.navigation`` over PAGES (what app.py routes with), titles in the session's
+    language."""
+    init_language()
+    return st.navigation([st.Page(path, title=_(title), icon=icon, default=i == 0)
                           for i, (path, title, icon) in enumerate(PAGES)])
 
 
@@ -99,7 +128,7 @@ def ensure_router() -> None:
         return
     page = navigation()
     page_config()
-    uses = page.title not in NO_MODEL_PAGES
+    uses = uses_model(page)
     with frame():
         model_card(sidebar(uses), uses)
 
@@ -462,6 +491,9 @@ def _task_params() -> list[UrlParam]:
     return [UrlParam(TASK, TASK_DEFAULT, one_of(TASKS))]
 
 
+LANG_PARAMS = [UrlParam(LANG, LANG_DEFAULT, one_of(LANGUAGES))]
+
+
 def sidebar(uses_model: bool = True):
     """The task picker, shared sampling settings, and a slot for the model card (drawn by app.py
     on every page). Returns the slot: app.py fills it with ``model_card`` after the page ran,
@@ -469,8 +501,10 @@ def sidebar(uses_model: bool = True):
     while the model is really about to load: on a page that uses it, before this process has
     loaded it."""
     from search.tasks import TASKS
-    url_params("sidebar", SAMPLING_PARAMS + _task_params())
+    url_params("sidebar", LANG_PARAMS + SAMPLING_PARAMS + _task_params())
     with st.sidebar:
+        st.radio("Language · 语言", list(LANGUAGES), **bind(LANG), horizontal=True,
+                 format_func=LANGUAGES.get)
         st.selectbox("Task", list(TASKS), **bind(TASK), format_func=task_label,
                      help="The kind of problem every page works on; each task has its own "
                           "bundled model. Arithmetic: expressions solved one operation per "
@@ -493,7 +527,7 @@ def sidebar(uses_model: bool = True):
                        "reaches p (1.0 keeps all).")
         st.number_input("Seed", 0, MAX_SEED, step=1, **bind(SEED),
                         help="Same seed and settings give the same run.")
-    write_url(SAMPLING_PARAMS + _task_params())
+    write_url(LANG_PARAMS + SAMPLING_PARAMS + _task_params())
     from ui.model_picker import write_url as write_model_url
     write_model_url()
     return slot
