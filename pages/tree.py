@@ -17,6 +17,7 @@ from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
 from search.scoring import has_learned_value, has_learned_verifier, value_scorer_for
 from search.tasks import ProblemError
 from search.tree import SearchResult
+from i18n import N_, _
 from ui import common
 from ui.model_picker import pending_note
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
@@ -32,10 +33,10 @@ UPLOAD_ERR, PENDING_AT = "tree_upload_error", "tree_pending_at"
 PAGE_TASK = "tree_task"  # the task the page last drew: a change resets the problem
 
 # Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines).
-STRATEGY_LABELS = {"majority": "self-consistency", "beam": "beam search", "mcts": "MCTS",
-                   "tot": "ToT BFS", "tot_dfs": "ToT DFS", "best_of_n": "best-of-N",
-                   "weighted": "weighted vote", "dvts": "DVTS"}
-STRATEGY_HELP = (
+STRATEGY_LABELS = {"majority": N_("self-consistency"), "beam": N_("beam search"),
+                   "mcts": "MCTS", "tot": "ToT BFS", "tot_dfs": "ToT DFS",
+                   "best_of_n": N_("best-of-N"), "weighted": N_("weighted vote"), "dvts": "DVTS"}
+STRATEGY_HELP = N_(
     "**self-consistency**: sample N whole chains independently and answer with their majority "
     "vote.  \n**beam search**: grow chains one step at a time, keeping only the best few "
     "partial chains (the beam) as judged by the scorer.  \n**MCTS** (Monte Carlo tree search): "
@@ -57,34 +58,34 @@ PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY and s in DEFAULTS and 
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
 KNOB_HELP = {
-    "majority": "How many complete chains (worked solutions) to sample. Each casts one vote; "
-                "more chains cost more generated tokens.",
-    "beam": "How many partial chains the beam keeps after each step. Each is extended by a few "
-            "sampled next steps and the scorer keeps the best; wider costs more tokens.",
-    "mcts": "How many MCTS rounds to run (select a node by UCT, expand it, evaluate, back the "
-            "value up). More simulations grow a bigger tree and cost more tokens.",
-    "tot": f"Breadth b: how many best-valued states ToT keeps at each depth (each gets "
-           f"k = {DEFAULTS['tot']['k']} proposed next steps). Yao et al. used b = 1 and b = 5.",
-    "tot_dfs": f"At most this many states are expanded (k = {DEFAULTS['tot_dfs']['k']} "
-               f"proposals each) before DFS gives up; states valued at or below "
-               f"{DEFAULTS['tot_dfs']['threshold']} are pruned.",
-    "best_of_n": "How many complete chains to sample; the scorer picks one. More chains give "
-                 "the scorer more to choose from (and more chances to be fooled).",
-    "weighted": "How many complete chains to sample; each votes with its score as weight.",
-    "dvts": "How many chains in all, shared among independent subtrees, each grown greedily by "
-            "the scorer.",
+    "majority": N_("How many complete chains (worked solutions) to sample. Each casts one "
+                   "vote; more chains cost more generated tokens."),
+    "beam": N_("How many partial chains the beam keeps after each step. Each is extended by a few "
+            "sampled next steps and the scorer keeps the best; wider costs more tokens."),
+    "mcts": N_("How many MCTS rounds to run (select a node by UCT, expand it, evaluate, back the "
+            "value up). More simulations grow a bigger tree and cost more tokens."),
+    # {k}, {threshold}: the strategy's DEFAULTS (formatted where shown)
+    "tot": N_("Breadth b: how many best-valued states ToT keeps at each depth (each gets "
+              "k = {k} proposed next steps). Yao et al. used b = 1 and b = 5."),
+    "tot_dfs": N_("At most this many states are expanded (k = {k} proposals each) before DFS "
+                  "gives up; states valued at or below {threshold} are pruned."),
+    "best_of_n": N_("How many complete chains to sample; the scorer picks one. More chains give "
+                    "the scorer more to choose from (and more chances to be fooled)."),
+    "weighted": N_("How many complete chains to sample; each votes with its score as weight."),
+    "dvts": N_("How many chains in all, shared among independent subtrees, each grown greedily "
+               "by the scorer."),
 }
-SCORERS = {"confidence": "model confidence",
-           "checker": "exact checker: perfect process verifier",
-           "perfect": "perfect value: exact solvability",
-           "learned": "learned value: a small model",
-           "learned_checked": "learned value + exact step check",
-           "orm": "learned ORM: P(chain ends right)",
-           "prm": "learned PRM, last step's score",
-           "prm_min": "learned PRM, minimum over steps",
-           "prm_prod": "learned PRM, product over steps"}
+SCORERS = {"confidence": N_("model confidence"),
+           "checker": N_("exact checker: perfect process verifier"),
+           "perfect": N_("perfect value: exact solvability"),
+           "learned": N_("learned value: a small model"),
+           "learned_checked": N_("learned value + exact step check"),
+           "orm": N_("learned ORM: P(chain ends right)"),
+           "prm": N_("learned PRM, last step's score"),
+           "prm_min": N_("learned PRM, minimum over steps"),
+           "prm_prod": N_("learned PRM, product over steps")}
 VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
-SCORER_HELP = (
+SCORER_HELP = N_(
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
     "the model's own probability of its steps, no extra model. **Exact checker**: compares "
     "every step with the true arithmetic, a perfect *process* verifier. It is not a ceiling "
@@ -102,23 +103,26 @@ def scorer_help(task) -> str:
     """SCORER_HELP plus the learned verifiers: what they are where the task has them, else
     why they are not offered and the command that trains them."""
     kinds = [k for k in ("orm", "prm") if has_learned_verifier(task, k)]
-    what = ("  \n**Learned ORM / PRM**: small models trained on chains the policy sampled for "
+    what = _("**Learned ORM / PRM**: small models trained on chains the policy sampled for "
             "training problems: the outcome reward model estimates whether a chain ends right, "
             "the process reward model scores every step (a path's score: its last step's, the "
             "minimum or the product). Good but imperfect: a wide search can exploit them "
             "(see the Verifiers page).")
     if len(kinds) == 2:
-        return SCORER_HELP + what
-    missing = " and ".join(k.upper() for k in ("orm", "prm") if k not in kinds)
-    return (SCORER_HELP + what + f"  \nThe {task.label} task has no learned {missing} yet, so "
-            f"they are not offered: train with `python -m search train-verifier --task "
-            f"{task.name} --kind {'prm' if 'prm' not in kinds else 'orm'}`.")
+        return _(SCORER_HELP) + "  \n" + what
+    missing = " / ".join(k.upper() for k in ("orm", "prm") if k not in kinds)
+    return (_(SCORER_HELP) + "  \n" + what + "  \n"
+            + _("The {task} task has no learned {missing} yet, so they are not offered: train "
+                "with `{command}`.").format(
+                task=_(task.label), missing=missing,
+                command=f"python -m search train-verifier --task {task.name} --kind "
+                        f"{'prm' if 'prm' not in kinds else 'orm'}"))
 
 
-COLOURS = {"run": "the run's own values",
-           "prm": "learned PRM (path score)",
-           "orm": "learned ORM (path score)",
-           "checker": "exact checker (perfect process verifier)"}
+COLOURS = {"run": N_("the run's own values"),
+           "prm": N_("learned PRM (path score)"),
+           "orm": N_("learned ORM (path score)"),
+           "checker": N_("exact checker (perfect process verifier)")}
 
 
 def task_colours(task) -> list[str]:
@@ -129,7 +133,7 @@ def task_colours(task) -> list[str]:
     if task.step_checker(task.example) is not None:
         out.append("checker")
     return out
-C_HELP = ("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)), the rule MCTS "
+C_HELP = N_("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)), the rule MCTS "
           "uses to pick the next node. 0 always follows the best value Q so far; larger values "
           "try less-visited steps more often.")
 
@@ -230,9 +234,9 @@ def pick_suggestion() -> None:
 def suggestion_help(task) -> str:
     """The picker's help: every suggested problem with what it shows, and where they come
     from (the task's validation split)."""
-    return ("Problems chosen on the validation split for what they show at the default "
-            "settings:  \n" + "  \n".join(f"**{p.text}**: {p.reason}"
-                                            for p in task.teaching_problems))
+    return (_("Problems chosen on the validation split for what they show at the default "
+              "settings:") + "  \n" + "  \n".join(f"**{p.text}**: {_(p.reason)}"
+                                                  for p in task.teaching_problems))
 
 
 def can_draw() -> bool:
@@ -263,10 +267,12 @@ if ss.get("color") not in TASK_COLOURS:
 # ----------------------------------------------------------------------------- controls
 # Two rows of controls (the problem and Run; the strategy and its settings), so that after a
 # run the tree starts within a 720 px high screen (tests/test_browser.py checks it).
-st.title("Search tree")
-st.caption((f"A small model solves {TASK.label} problems" if TASK.model_dir is not None else
-            "Your model answers a question") + " in thought steps; a search strategy "
-           "spends more compute on it. Run, watch the tree grow, replay it at any budget.")
+st.title(_("Search tree"))
+st.caption(_("A small model solves {task} problems in thought steps; a search strategy spends "
+             "more compute on it. Run, watch the tree grow, replay it at any budget.").format(
+               task=_(TASK.label)) if TASK.model_dir is not None else
+           _("Your model answers a question in thought steps; a search strategy spends more "
+             "compute on it. Run, watch the tree grow, replay it at any budget."))
 
 SUGGESTED = {p.text: p for p in TASK.teaching_problems}
 row1 = st.columns([2.2, 1.9, 1.9, 0.8, 0.8] if SUGGESTED else [3.2, 1.9, 0.8, 0.8],
@@ -274,7 +280,7 @@ row1 = st.columns([2.2, 1.9, 1.9, 0.8, 0.8] if SUGGESTED else [3.2, 1.9, 0.8, 0.
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
 # A free-form question is a paragraph: a box of a few lines (Ctrl+Enter applies it).
 (row1[0].text_area if TASK.model_dir is None else row1[0].text_input)(
-    "Problem", **bind("problem"), help=TASK.input_hint[:1].upper() + TASK.input_hint[1:] + ".",
+    _("Problem"), **bind("problem"), help=common.sentence(_(TASK.input_hint)),
     **({"height": 100} if TASK.model_dir is None else {}))
 if SUGGESTED:  # shows the suggestion on show, or none when the problem is one's own
     try:
@@ -282,16 +288,17 @@ if SUGGESTED:  # shows the suggestion on show, or none when the problem is one's
     except ProblemError:
         typed = None
     ss[SUGGEST] = typed if typed in SUGGESTED else None
-    row1[1].selectbox("Suggested problems", list(SUGGESTED), key=SUGGEST, index=None,
-                      on_change=pick_suggestion, disabled=running, placeholder="Pick one…",
-                      format_func=lambda t: f"{t} · {SUGGESTED[t].label}",
+    row1[1].selectbox(_("Suggested problems"), list(SUGGESTED), key=SUGGEST, index=None,
+                      on_change=pick_suggestion, disabled=running, placeholder=_("Pick one…"),
+                      format_func=lambda t: f"{t} · {_(SUGGESTED[t].label)}",
                       help=suggestion_help(TASK))
     row1 = [row1[0]] + row1[2:]
 DRAW_OK = can_draw()
-row1[1].button("Draw from held-out set", on_click=draw_problem, disabled=running or not DRAW_OK,
+row1[1].button(_("Draw from held-out set"), on_click=draw_problem, disabled=running or not DRAW_OK,
                icon=":material/casino:", width="stretch",
-               help="A random problem the model never saw in training." if DRAW_OK else
-               f"The {TASK.label} task's held-out problems are not on this machine.")
+               help=_("A random problem the model never saw in training.") if DRAW_OK else
+               _("The {task} task's held-out problems are not on this machine.").format(
+                   task=_(TASK.label)))
 problem, parse_error = None, None
 try:
     problem = TASK.canonical(ss["problem"])
@@ -303,26 +310,30 @@ mcts_row = ss["strategy"] == "mcts"
 cols = st.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
 c1, c2, c3, c4 = cols[:4]
 c5 = cols[-1]
-strategy = c1.selectbox("Strategy", PAGE_STRATEGIES, **bind("strategy"),
-                        format_func=STRATEGY_LABELS.get, help=STRATEGY_HELP)
+strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
+                        format_func=lambda s: _(STRATEGY_LABELS[s]), help=_(STRATEGY_HELP))
 knob = KNOB_KEY[strategy]
-c2.number_input(BUDGET_KNOB[strategy][:1].upper() + BUDGET_KNOB[strategy][1:], 1,
-                MAX_BUDGET[strategy], step=1, **bind(knob), help=KNOB_HELP[strategy])
+c2.number_input(common.sentence(_(BUDGET_KNOB[strategy]), stop=""), 1,
+                MAX_BUDGET[strategy], step=1, **bind(knob),
+                help=_(KNOB_HELP[strategy]).format(**DEFAULTS[strategy]))
 if TASK_SCORERS:
-    c3.selectbox("Scorer", TASK_SCORERS, **bind("scorer"), format_func=SCORERS.get,
+    c3.selectbox(_("Scorer"), TASK_SCORERS, **bind("scorer"),
+                 format_func=lambda s: _(SCORERS[s]),
                  help=scorer_help(TASK))
 else:  # nothing can score on this backend and task: only self-consistency runs
-    c3.selectbox("Scorer", ["none"], disabled=True, key="tree_scorer_none",
+    c3.selectbox(_("Scorer"), ["none"], disabled=True, key="tree_scorer_none",
+                 format_func=lambda s: _("none"),
                  help=scorer_help(TASK))
-c5.selectbox("Colour nodes by", TASK_COLOURS, **bind("color"), format_func=COLOURS.get,
-             help="The fill of every node in the tree: the run's own values (beam's path "
+c5.selectbox(_("Colour nodes by"), TASK_COLOURS, **bind("color"),
+             format_func=lambda k: _(COLOURS[k]),
+             help=_("The fill of every node in the tree: the run's own values (beam's path "
                   "score, MCTS's Q, the share of self-consistency's chains), or a verifier's "
                   "score of the path to the node: the learned PRM or ORM (a small model's "
                   "estimate, which can be wrong) or the exact step checker (1 when every step "
                   "is valid), to see where the learned verifier disagrees. Scoring for the "
-                  "colours is not charged to the run.")
+                  "colours is not charged to the run."))
 if strategy == "mcts":
-    c4.number_input("Exploration c", 0.0, 100.0, step=0.1, **bind("c"), help=C_HELP)
+    c4.number_input(_("Exploration c"), 0.0, 100.0, step=0.1, **bind("c"), help=_(C_HELP))
 common.write_url(PARAMS, active=["problem", "strategy", knob]
                  + (["scorer"] if ss["scorer"] is not None else [])
                  + (["c"] if strategy == "mcts" else [])
@@ -331,16 +342,17 @@ if TASK.name == "freeform":
     from ui.problem_sets import problem_sets
     problem_sets(TASK, "problem", disabled=running)
 if parse_error:
-    st.error(f"Cannot read the problem: {parse_error}")
+    st.error(_("Cannot read the problem: {error}").format(error=parse_error))
 # A scorer that needs token log-probabilities on a backend without them: said, not run.
 NO_SCORER = ss["scorer"] is None and strategy != "majority"
 if NO_SCORER:
-    st.warning(f"This model's backend returns no token log-probabilities, so the confidence "
-               f"scorer is off and {STRATEGY_LABELS[strategy]} has no scorer on the "
-               f"{TASK.label} task; self-consistency still runs.")
+    st.warning(_("This model's backend returns no token log-probabilities, so the confidence "
+                 "scorer is off and {strategy} has no scorer on the {task} task; "
+                 "self-consistency still runs.").format(strategy=_(STRATEGY_LABELS[strategy]),
+                                                         task=_(TASK.label)))
 elif NO_LOGPROBS and strategy != "majority" and "confidence" in task_scorers(TASK):
-    st.caption("Model confidence is not offered as a scorer: this model's backend returns no "
-               "token log-probabilities.")
+    st.caption(_("Model confidence is not offered as a scorer: this model's backend returns "
+                 "no token log-probabilities."))
 
 # The model loads only now (cached after the first time): the controls above are already on
 # screen while a cold server imports torch and reads the weights.
@@ -378,7 +390,7 @@ if policy is not None:
     worker_for(policy)  # the inference process starts (and loads its model) before the first Run
 b1, b2 = row1[2], row1[3]
 can_run = policy is not None and problem is not None and not running and not NO_SCORER
-if b1.button("Run", type="primary", disabled=not can_run, key="tree_run_button",
+if b1.button(_("Run"), type="primary", disabled=not can_run, key="tree_run_button",
              width="stretch") and can_run:
     launch()  # (a click on a stale, still enabled button during a run starts nothing)
 elif first_visit and st.query_params.get("run") == "1" and can_run:
@@ -395,7 +407,7 @@ def stop_run() -> None:
 
 
 if running:
-    b2.button("Stop", key="tree_stop", width="stretch", on_click=stop_run)
+    b2.button(_("Stop"), key="tree_stop", width="stretch", on_click=stop_run)
 
 # ----------------------------------------------------------------------- a finished run
 if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
@@ -408,9 +420,9 @@ if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
     elif run.events():
         set_result(run.partial_result(), "run")
 if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id:
-    st.error(f"The run failed: {common.md(run.error)}"
-             + (". What it logged before failing is shown below." if run.events() else
-                ". Nothing was sampled."))
+    st.error((_("The run failed: {error}. What it logged before failing is shown below.")
+              if run.events() else _("The run failed: {error}. Nothing was sampled.")).format(
+                 error=common.md(run.error)))
 
 
 # ------------------------------------------------------------------------------ live view
@@ -424,33 +436,34 @@ if res is not None and res.task != TASK.name:
     res = None  # a result of the task picked before: its tree is not this task's
 colour = None
 if res is not None and not running and ss["color"] != "run":
-    label = COLOURS[ss["color"]]
+    label = _(COLOURS[ss["color"]])
     try:
-        with st.spinner(f"Scoring every node's path: {label}…"):
+        with st.spinner(_("Scoring every node's path: {label}…").format(label=label)):
             colour = (ss["color"], tree_path_scores(res.tree, ss["color"]))
     except Exception as e:  # a missing or broken verifier: the run's own colours, and why
-        st.warning(f"Cannot colour by {label}: {type(e).__name__}: {e}")
+        st.warning(_("Cannot colour by {label}: {error}").format(
+            label=label, error=f"{type(e).__name__}: {e}"))
 if res is not None and not running:
     replay_panel(res, ss.get(SOURCE, "run"), policy, colour)
 elif not running and problem is not None:
     empty_tree_panel(problem)
 
 # ------------------------------------------------------------------------ export / import
-with st.expander("Export / import a run", expanded=False):
+with st.expander(_("Export / import a run"), expanded=False):
     if res is not None:
         d1, d2 = st.columns(2)
-        d1.download_button("Download run (JSON)", data=res.to_json,
+        d1.download_button(_("Download run (JSON)"), data=res.to_json,
                            file_name=f"thoughtscope-{res.strategy}.json",
                            mime="application/json", on_click="ignore", key="tree_download",
-                           help="The whole run: settings, event log, tree, answer and compute. "
-                                "Load it below to replay it.")
-        d2.download_button("Download tree (GraphML)", data=res.tree.to_graphml,
+                           help=_("The whole run: settings, event log, tree, answer and "
+                                  "compute. Load it below to replay it."))
+        d2.download_button(_("Download tree (GraphML)"), data=res.tree.to_graphml,
                            file_name=f"thoughtscope-{res.strategy}.graphml",
                            mime="application/graphml+xml", on_click="ignore",
                            key="tree_download_graphml",
-                           help="The final tree for graph tools (networkx, igraph, Gephi, "
-                                "yEd): every node's fields as attributes, an edge per step.")
-    up = st.file_uploader("Load a run (JSON) to replay it", type=["json"], key="tree_upload",
+                           help=_("The final tree for graph tools (networkx, igraph, Gephi, "
+                                  "yEd): every node's fields as attributes, an edge per step."))
+    up = st.file_uploader(_("Load a run (JSON) to replay it"), type=["json"], key="tree_upload",
                           disabled=running, max_upload_size=50)
     if up is not None and up.file_id != ss.get(UPLOAD_ID):
         ss[UPLOAD_ID] = up.file_id
@@ -465,4 +478,4 @@ with st.expander("Export / import a run", expanded=False):
             common.set_url("at", None)
             st.rerun()
     if up is not None and ss.get(UPLOAD_ERR):
-        st.error(f"Could not load {up.name}: {ss[UPLOAD_ERR]}")
+        st.error(_("Could not load {name}: {error}").format(name=up.name, error=ss[UPLOAD_ERR]))

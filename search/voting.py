@@ -16,10 +16,11 @@ import random
 from dataclasses import dataclass
 from typing import Optional
 
+from i18n import N_
 from search.tasks.answers import vote_key
 
-TIE_RULE = ("ties are broken uniformly at random (seeded by the run's seed and the problem); "
-            "in expectation a t-way tie counts 1/t")
+TIE_RULE = N_("ties are broken uniformly at random (seeded by the run's seed and the problem); "
+              "in expectation a t-way tie counts 1/t")
 
 
 def tie_seed(seed: int, problem: str = "") -> int:

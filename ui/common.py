@@ -210,7 +210,7 @@ def problem_and_policy(text: str) -> tuple[Optional[str], Any]:
         problem = current_task().canonical(text)
     except ProblemError as e:
         problem = None
-        st.error(f"Cannot read the problem: {md(e)}")
+        st.error(_("Cannot read the problem: {error}").format(error=md(e)))
     if model_error:
         st.info(model_error)
     elif pending_note() is not None:
@@ -245,8 +245,8 @@ def get_policy(task: Optional[str] = None):
         return load_spec(spec, task)
     if no_bundled_model(task):
         raise BackendSettingsError(
-            f"The {get_task(task).label} task has no bundled model: pick a local model folder "
-            "or a server under Model in the sidebar.")
+            _("The {task} task has no bundled model: pick a local model folder or a server "
+              "under Model in the sidebar.").format(task=_(get_task(task).label)))
     path = str(default_model_path(task))
     policy = _policy(path, None, task)
     _loaded.add(path)
@@ -279,14 +279,15 @@ def policy_or_none(task: Optional[str] = None) -> tuple[Any, Optional[str]]:
     except Exception as e:  # a missing/broken model folder must not take the app down
         if model_spec().backend != "bundled":
             from ui.model_picker import one_line
-            return None, (f"The model {model_spec().label()} could not be loaded: "
-                          f"{type(e).__name__}: {one_line(e)}")
+            return None, _("The model {model} could not be loaded: {error}").format(
+                model=model_spec().label(), error=f"{type(e).__name__}: {one_line(e)}")
         from search.models.hf import default_model_path
         env = f"THOUGHTSCOPE_MODEL_{task.upper()}"
-        return None, (f"No model could be loaded from {default_model_path(task)} "
-                      f"({type(e).__name__}: {e}). Train it with `python -m search train "
-                      f"--task {task}`, copy the bundled model there, or set {env} to a folder "
-                      "with a Hugging Face causal LM.")
+        return None, _("No model could be loaded from {path} ({error}). Train it with "
+                       "`{command}`, copy the bundled model there, or set {env} to a folder "
+                       "with a Hugging Face causal LM.").format(
+            path=default_model_path(task), error=f"{type(e).__name__}: {e}",
+            command=f"python -m search train --task {task}", env=env)
 
 
 def model_key(task: Optional[str] = None) -> str:
@@ -338,6 +339,13 @@ def plural(n: float, word: str, many: Optional[str] = None) -> str:
     """``word`` as it goes after the number ``n``: "1 node", "2 nodes" (``many`` for
     irregular plurals)."""
     return word if n == 1 else (many or word + "s")
+
+
+def sentence(text: str, stop: str = ".") -> str:
+    """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
+    from a lower-case phrase; a Chinese phrase is left as it is)."""
+    end = "" if text.endswith((".", "。", stop)) else stop
+    return text[:1].upper() + text[1:] + end
 
 
 def format_params(n: int) -> str:
@@ -483,7 +491,7 @@ def sampling_settings() -> dict:
     return {k: ss.get(k, v) for k, v in SAMPLING_DEFAULTS.items()}
 
 
-LOADING = "loading the model…"
+LOADING = N_("loading the model…")
 
 
 def _task_params() -> list[UrlParam]:
@@ -505,12 +513,14 @@ def sidebar(uses_model: bool = True):
     with st.sidebar:
         st.radio("Language · 语言", list(LANGUAGES), **bind(LANG), horizontal=True,
                  format_func=LANGUAGES.get)
-        st.selectbox("Task", list(TASKS), **bind(TASK), format_func=task_label,
-                     help="The kind of problem every page works on; each task has its own "
-                          "bundled model. Arithmetic: expressions solved one operation per "
-                          "step. Game of 24: combine four numbers with + - * / to make 24, "
-                          "two numbers per step (Yao et al. 2023's Tree-of-Thoughts benchmark).")
-        st.markdown("#### Model")
+        st.selectbox(_("Task"), list(TASKS), **bind(TASK),
+                     format_func=lambda name: _(task_label(name)),
+                     help=_("The kind of problem every page works on; each task has its own "
+                            "bundled model. Arithmetic: expressions solved one operation per "
+                            "step. Game of 24: combine four numbers with + - * / to make 24, "
+                            "two numbers per step (Yao et al. 2023's Tree-of-Thoughts "
+                            "benchmark)."))
+        st.markdown("#### " + _("Model"))
         if uses_model:
             from ui.model_picker import model_picker
             model_picker()
@@ -518,15 +528,15 @@ def sidebar(uses_model: bool = True):
         if model_loaded():
             model_card(slot, uses_model)  # no wait: draw it now, not after a long page
         elif uses_model:
-            slot.caption(LOADING)
-        st.markdown("#### Sampling (all pages)")
-        st.slider("Temperature", 0.0, 1.5, step=0.05, **bind(TEMPERATURE),
-                  help="0 is greedy decoding; higher spreads the samples.")
+            slot.caption(_(LOADING))
+        st.markdown("#### " + _("Sampling (all pages)"))
+        st.slider(_("Temperature"), 0.0, 1.5, step=0.05, **bind(TEMPERATURE),
+                  help=_("0 is greedy decoding; higher spreads the samples."))
         st.slider("Top-p", 0.05, 1.0, step=0.05, **bind(TOP_P),
-                  help="Nucleus sampling: keep the smallest set of tokens whose probability "
-                       "reaches p (1.0 keeps all).")
-        st.number_input("Seed", 0, MAX_SEED, step=1, **bind(SEED),
-                        help="Same seed and settings give the same run.")
+                  help=_("Nucleus sampling: keep the smallest set of tokens whose probability "
+                         "reaches p (1.0 keeps all)."))
+        st.number_input(_("Seed"), 0, MAX_SEED, step=1, **bind(SEED),
+                        help=_("Same seed and settings give the same run."))
     write_url(LANG_PARAMS + SAMPLING_PARAMS + _task_params())
     from ui.model_picker import write_url as write_model_url
     write_model_url()
@@ -538,20 +548,21 @@ def model_card(slot, uses_model: bool = True) -> None:
     (or the load error). On a page that uses no model, a model not loaded yet is not loaded
     for the card."""
     if not uses_model and not model_loaded():
-        slot.caption("This page uses no model.")
+        slot.caption(_("This page uses no model."))
         return
     policy, err = policy_or_none()
     with slot.container():
         if policy is None:  # the page says why and how to fix it; the sidebar names it only
-            st.markdown(":red[**No model loaded** for this task]")
-            st.caption(err if not uses_model else "See the message on the page.")
+            st.markdown(":red[" + _("**No model loaded** for this task") + "]")
+            st.caption(err if not uses_model else _("See the message on the page."))
         else:
             from search.models.base import capabilities
             from ui.model_picker import capability_lines
             n = getattr(policy, "n_parameters", 0) or 0
             st.markdown(f"**{md(policy.name)}**  \n"
-                        + (f"{format_params(n)} parameters · " if n > 0 else "")
-                        + f"device **{md(policy.device)}**")
+                        + (_("{n} parameters").format(n=format_params(n)) + " · "
+                           if n > 0 else "")
+                        + _("device **{device}**").format(device=md(policy.device)))
             line, notes = capability_lines(capabilities(policy))
             st.caption(line)
             for note in notes:

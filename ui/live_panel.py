@@ -10,6 +10,7 @@ import time
 import streamlit as st
 
 from search.strategies import STRATEGIES
+from i18n import _, ngettext
 from ui.common import plural
 from ui.live import LiveView
 from ui.replay import task_marks
@@ -25,8 +26,11 @@ SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no to
 def progress_line(tokens: int, nodes: int, seconds: float, label: str) -> str:
     """The live status line. ``nodes``: thought steps (``SearchTree.n_steps``, the root, the
     problem, not counted), the count the replay's status line and the CLI report."""
-    return (f"{label}: **{tokens}** generated {plural(tokens, 'token')} · **{nodes}** "
-            f"{plural(nodes, 'node')} · **{seconds:.1f} s** elapsed")
+    return (label + ": "
+            + ngettext("**{n}** generated token", "**{n}** generated tokens", tokens).format(
+                n=tokens)
+            + " · " + ngettext("**{n}** node", "**{n}** nodes", nodes).format(n=nodes)
+            + " · " + _("**{s} s** elapsed").format(s=f"{seconds:.1f}"))
 
 
 def live_panel(run_key: str) -> None:
@@ -64,18 +68,20 @@ def _live_fragment(run_key: str) -> None:
         figs = _figures(view, r.spec.strategy)
         view.drawn(figs, now, time.perf_counter() - t0)
     place = r.queue_position()
-    label = f"Running {STRATEGIES[r.spec.strategy]}"
+    label = _("Running {strategy}").format(strategy=_(STRATEGIES[r.spec.strategy]))
     if place is not None and not r.worker.ready.is_set():
-        st.info(f"Starting the model worker (loading the model) · **{r.elapsed():.1f} s** "
-                "waited")
+        st.info(_("Starting the model worker (loading the model) · **{s} s** waited").format(
+            s=f"{r.elapsed():.1f}"))
     elif place is not None:
-        st.info(f"Queued, position {place}: {place - 1} other "
-                f"{plural(place - 1, 'run')} ahead, one run at a time on this model · "
-                f"**{r.elapsed():.1f} s** waited")
+        st.info(ngettext("Queued, position {place}: {ahead} other run ahead, one run at a time "
+                         "on this model · **{s} s** waited",
+                         "Queued, position {place}: {ahead} other runs ahead, one run at a time "
+                         "on this model · **{s} s** waited", place - 1).format(
+                             place=place, ahead=place - 1, s=f"{r.elapsed():.1f}"))
     else:
         tree = view.tree
         st.info(progress_line(tree.compute.generated_tokens, tree.n_steps, r.elapsed(), label)
-                + (" · stopping…" if r.stop.is_set() else ""))
+                + (" · " + _("stopping…") if r.stop.is_set() else ""))
     left, right = st.columns([3, 2])
     left.plotly_chart(view.figures[0], key="tree_live_chart", config=TREE_CONFIG)
     right.plotly_chart(view.figures[1], key="tree_live_tally", config=SMALL_CONFIG)
@@ -92,4 +98,5 @@ def empty_tree_panel(problem: str) -> None:
     from search.tree import SearchTree
     st.plotly_chart(tree_figure(SearchTree(problem), height=220), key="tree_empty_chart",
                     config=SMALL_CONFIG)
-    st.caption("Press **Run**: the tree grows from the problem as the strategy samples steps.")
+    st.caption(_("Press **Run**: the tree grows from the problem as the strategy samples "
+                 "steps."))

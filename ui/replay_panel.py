@@ -37,6 +37,7 @@ from search.strategies import BUDGET_KNOB, STRATEGIES
 from search.models.base import capabilities
 from search.tree import SearchResult
 from search.voting import TIE_RULE
+from i18n import N_, _, ngettext
 from ui import common
 from ui.common import md, plural
 from ui.node_panel import NODE, node_panel
@@ -53,7 +54,7 @@ PLAY_FRAMES = 25     # at most this many frames from 0 to the end of the log
 PLAY_TOTAL = 4.0     # seconds from 0 to the end (longer only when a frame would be < 0.2 s)
 TREE_CONFIG = {"scrollZoom": True, "displaylogo": False}
 SMALL_CONFIG = {"displayModeBar": False}  # small charts: nothing to zoom, no toolbar
-SLIDER_HELP = ("The budget slider under this line replays the run's event log up to that many "
+SLIDER_HELP = N_("The budget slider under this line replays the run's event log up to that many "
                "generated tokens; no model is called. It stops only where the tree changed: "
                "for self-consistency each chain appears whole, at the moment its tokens are "
                "spent.")
@@ -78,10 +79,14 @@ def status_line(state: ReplayState) -> str:
     abstained = state.votes.abstained
     votes = len(state.tree.votes) - abstained
     ans = "–" if state.answer is None else md(state.answer)
-    verdict = {True: " :green[correct]", False: " :red[wrong]", None: ""}[state.correct]
-    return (f"At **{b}** of {total} generated {plural(total, 'token')}: "
-            f"**{n} {plural(n, 'node')}** · **{votes} {plural(votes, 'vote')}** · "
-            f"**{abstained} abstained** · answer **{ans}**{verdict}")
+    verdict = {True: " :green[" + _("correct") + "]", False: " :red[" + _("wrong") + "]",
+               None: ""}[state.correct]
+    return (ngettext("At **{b}** of {total} generated token",
+                     "At **{b}** of {total} generated tokens", total).format(b=b, total=total)
+            + ": " + ngettext("**{n} node**", "**{n} nodes**", n).format(n=n)
+            + " · " + ngettext("**{n} vote**", "**{n} votes**", votes).format(n=votes)
+            + " · " + _("**{n} abstained**").format(n=abstained)
+            + " · " + _("answer **{answer}**").format(answer=ans) + verdict)
 
 
 def answer_rule(res: SearchResult) -> str:
@@ -89,22 +94,24 @@ def answer_rule(res: SearchResult) -> str:
     tally's tallest bar (MCTS by visits, beam by the best score)."""
     final = res.config.get("final")
     if res.strategy == "mcts" and final != "vote":
-        return ("MCTS answers along the most-visited path from the root (★), which need not be "
-                "the tally's tallest bar: the tally counts the answers its rollouts reached.")
+        return _("MCTS answers along the most-visited path from the root (★), which need not "
+                 "be the tally's tallest bar: the tally counts the answers its rollouts "
+                 "reached.")
     if res.strategy in ("tot", "tot_dfs"):
-        return ("Tree of Thoughts answers with its best-valued finished chain (★), which need "
-                "not be the tally's tallest bar: the tally counts the finished chains it kept.")
+        return _("Tree of Thoughts answers with its best-valued finished chain (★), which "
+                 "need not be the tally's tallest bar: the tally counts the finished chains it "
+                 "kept.")
     if res.strategy == "beam" and final != "vote":
-        return ("Beam search answers with its best-scoring finished chain (★), which need not "
-                "be the tally's tallest bar: the tally counts every finished chain.")
+        return _("Beam search answers with its best-scoring finished chain (★), which need "
+                 "not be the tally's tallest bar: the tally counts every finished chain.")
     if res.strategy == "dvts" and final != "vote":
-        return ("DVTS answers with its best-scoring finished chain (★), which need not be the "
-                "tally's tallest bar: the tally sums the verifier's scores of every finished "
-                "chain.")
+        return _("DVTS answers with its best-scoring finished chain (★), which need not be "
+                 "the tally's tallest bar: the tally sums the verifier's scores of every "
+                 "finished chain.")
     if res.strategy == "best_of_n":
-        return ("Best-of-N answers with the chain its verifier scores highest (★), which need "
-                "not be the tally's tallest bar: the tally counts every chain's answer.")
-    return "The answer is the tally's largest bar (★)."
+        return _("Best-of-N answers with the chain its verifier scores highest (★), which "
+                 "need not be the tally's tallest bar: the tally counts every chain's answer.")
+    return _("The answer is the tally's largest bar (★).")
 
 
 def mcts_note(res: SearchResult) -> str:
@@ -115,10 +122,15 @@ def mcts_note(res: SearchResult) -> str:
     selects = [e for e in res.tree.events if e.type == "select"]
     again = sum(1 for e in selects if e.data.get("path") and nodes[e.data["path"][-1]].terminal)
     done = len(selects)
-    return (f"{done} {plural(done, 'simulation')}: {done - again} expanded a node (sampled "
-            f"next steps and a rollout); {again} selected a finished chain already in the tree "
-            "and backed its value up again, sampling nothing. So more simulations need not "
-            "mean more votes once the tree's chains are finished.")
+    return ngettext(
+        "{n} simulation: {expanded} expanded a node (sampled next steps and a rollout); "
+        "{again} selected a finished chain already in the tree and backed its value up again, "
+        "sampling nothing. So more simulations need not mean more votes once the tree's "
+        "chains are finished.",
+        "{n} simulations: {expanded} expanded a node (sampled next steps and a rollout); "
+        "{again} selected a finished chain already in the tree and backed its value up again, "
+        "sampling nothing. So more simulations need not mean more votes once the tree's "
+        "chains are finished.", done).format(n=done, expanded=done - again, again=again)
 
 
 def frame_seconds(positions: list[int]) -> float:
@@ -165,13 +177,13 @@ def replay_panel(result: SearchResult, source: str, policy: Any = None,
 
 def _play_button(result: SearchResult) -> None:
     if st.session_state.get(PLAYING):
-        st.button("Pause", icon=":material/pause:", on_click=_pause, key="tree_pause",
-                  width="stretch", help="Stop the replay where it is.")
+        st.button(_("Pause"), icon=":material/pause:", on_click=_pause, key="tree_pause",
+                  width="stretch", help=_("Stop the replay where it is."))
     else:
-        st.button("Play", icon=":material/play_arrow:", on_click=_play, args=(result,),
+        st.button(_("Play"), icon=":material/play_arrow:", on_click=_play, args=(result,),
                   key="tree_play", disabled=total_tokens(result) == 0, width="stretch",
-                  help="Replay the run from the start: the budget moves to the end over a "
-                       "few seconds.")
+                  help=_("Replay the run from the start: the budget moves to the end over a "
+                         "few seconds."))
 
 
 def _replay_view(res: SearchResult, source: str, timer_on: bool,
@@ -204,20 +216,21 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
     # under them: two short rows between the controls and the tree.
     state = state_at(res, budget)
     if res.extra.get("halted"):  # a backend failed mid-search: said above the tree, not below
-        st.warning(f"**Partial result**: the model's backend failed mid-search, so the run "
-                   f"ended with what its completed calls sampled. {md(res.extra['halted'])}",
+        st.warning(_("**Partial result**: the model's backend failed mid-search, so the run "
+                     "ended with what its completed calls sampled. {error}").format(
+                         error=md(res.extra['halted'])),
                    icon=":material/cloud_off:")
     play, line = st.columns([1, 7], vertical_alignment="bottom")
     with play:
         _play_button(res)
     with line:
-        st.markdown(status_line(state), help=SLIDER_HELP)
+        st.markdown(status_line(state), help=_(SLIDER_HELP))
         if total > 0 and playing:  # a display of PLAY_AT: its value coming back is never read
             ss[PLAY_SLIDER] = budget
-            st.select_slider("Budget: generated tokens (playing)", positions, key=PLAY_SLIDER,
+            st.select_slider(_("Budget: generated tokens (playing)"), positions, key=PLAY_SLIDER,
                              disabled=True, label_visibility="collapsed")
         elif total > 0:
-            st.select_slider("Budget: generated tokens (replays the log, no model calls)",
+            st.select_slider(_("Budget: generated tokens (replays the log, no model calls)"),
                              positions, key=AT, label_visibility="collapsed")
 
     # The node the user clicked (a new chart selection) becomes the inspected node.
@@ -257,7 +270,7 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                                      tied=[] if res.strategy in TOT else vr.tied,
                                      abstained=vr.abstained, weighted=weighted, right=right),
                         key="tree_tally", config=SMALL_CONFIG)
-        st.caption(answer_rule(res) + f" Tie rule: {TIE_RULE}.")
+        st.caption(answer_rule(res) + " " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE)))
         node_panel(res, state, nid)
     if end_of_play:
         st.rerun()  # the whole page: drops the timer, Pause turns back into Play
@@ -271,23 +284,23 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
         st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
                                          curve["tokens_per_chain"]), key="tree_curve",
                         config=SMALL_CONFIG)
-        st.caption("Exact maj@k over all k-subsets of this run's chains (one problem). "
-                   + ("The run itself used a weighted vote; this curve is the plain vote."
-                      if res.config.get("weighted") else ""))
+        st.caption(_("Exact maj@k over all k-subsets of this run's chains (one problem).")
+                   + (" " + _("The run itself used a weighted vote; this curve is the plain "
+                              "vote.") if res.config.get("weighted") else ""))
         return
     if res.strategy in ("majority", "weighted"):  # no curve: no chain finished with a vote
-        st.caption("Exact maj@k needs chains that voted; this run has none yet.")
+        st.caption(_("Exact maj@k needs chains that voted; this run has none yet."))
         return
     traj = trajectory(res)
     if traj is None:
-        st.caption("P(correct) vs budget is not available: the gold answer is unknown.")
+        st.caption(_("P(correct) vs budget is not available: the gold answer is unknown."))
         return
     st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
                     key="tree_curve", config=SMALL_CONFIG)
-    st.caption(f"{STRATEGIES.get(res.strategy, res.strategy)}: its finished chains are not "
-               "independent samples, so maj@k does not apply and one "
-               "run gives no P(correct). Shown instead: whether this run's answer was right at "
-               "each budget. Curves over many problems are on the Scaling page.")
+    st.caption(_("{strategy}: its finished chains are not independent samples, so maj@k does "
+                 "not apply and one run gives no P(correct). Shown instead: whether this run's "
+                 "answer was right at each budget. Curves over many problems are on the "
+                 "Scaling page.").format(strategy=_(STRATEGIES.get(res.strategy, res.strategy))))
 
 
 def _model_label(spec: Any) -> str:
@@ -296,58 +309,63 @@ def _model_label(spec: Any) -> str:
         return str(spec)
     b = spec.get("backend")
     if b == "openai":
-        return f"{spec.get('model')} (server {spec.get('base_url')})"
+        return _("{model} (server {url})").format(model=spec.get('model'),
+                                                  url=spec.get('base_url'))
     if b == "hf":
-        return f"{spec.get('model')} (local folder)"
-    return "bundled"
+        return _("{model} (local folder)").format(model=spec.get('model'))
+    return _("bundled")
 
 
 def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     """The run's settings line and its answer/compute metrics."""
     cfg = res.config
-    knob_name = BUDGET_KNOB.get(res.strategy, "budget")
+    knob_name = _(BUDGET_KNOB.get(res.strategy, N_("budget")))
     size = next((cfg[k] for k in ("n", "width", "simulations", "breadth") if k in cfg), None)
     if res.strategy == "tot_dfs":
         size = cfg.get("max_states")
-    src = "loaded from a file" if source == "file" else "last run"
+    src = _("loaded from a file") if source == "file" else _("last run")
     shown = " ".join(res.problem.split())
     shown = shown if len(shown) <= 80 else shown[:79].rstrip() + "…"  # a free-form paragraph
-    st.markdown(f"**{src}** · {md(shown)} · {md(STRATEGIES.get(res.strategy, res.strategy))}"
+    st.markdown(f"**{src}** · {md(shown)} · "
+                f"{md(_(STRATEGIES.get(res.strategy, res.strategy)))}"
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
-                f"top-p={md(cfg.get('top_p'))} · seed {md(cfg.get('seed'))} · "
-                f"scorer {md(cfg.get('scorer') or 'none')}"
-                + (f" · model {md(_model_label(cfg.get('model')))}" if cfg.get("model") else "")
-                + (" · **stopped early**" if res.stopped else ""))
+                f"top-p={md(cfg.get('top_p'))} · "
+                + _("seed {seed}").format(seed=md(cfg.get('seed'))) + " · "
+                + _("scorer {scorer}").format(scorer=md(cfg.get('scorer') or _('none')))
+                + (" · " + _("model {model}").format(model=md(_model_label(cfg.get('model'))))
+                   if cfg.get("model") else "")
+                + (" · **" + _("stopped early") + "**" if res.stopped else ""))
     if res.strategy == "mcts":
         st.caption(mcts_note(res))
     c = res.compute
     m = st.columns(6 if c.verifier_passes else 5)
     if c.verifier_passes:
-        m[5].metric("Verifier passes · tokens", f"{c.verifier_passes} · {c.verifier_tokens:,}",
-                    help="A learned verifier costs compute too: its batched forward passes "
-                         "and the tokens it read (each distinct path once per run; an "
-                         "implicit ORM/PRM runs two models, both counted). Not part of "
-                         "generated tokens or the FLOPs beside it.")
-    m[0].metric("Answer", "–" if res.answer is None else res.answer,
-                None if res.correct is None else ("correct" if res.correct else "wrong"),
+        m[5].metric(_("Verifier passes · tokens"),
+                    f"{c.verifier_passes} · {c.verifier_tokens:,}",
+                    help=_("A learned verifier costs compute too: its batched forward passes "
+                           "and the tokens it read (each distinct path once per run; an "
+                           "implicit ORM/PRM runs two models, both counted). Not part of "
+                           "generated tokens or the FLOPs beside it."))
+    m[0].metric(_("Answer"), "–" if res.answer is None else res.answer,
+                None if res.correct is None else (_("correct") if res.correct else _("wrong")),
                 delta_color="green" if res.correct else "red", delta_arrow="off")
-    m[1].metric("Gold", "?" if res.gold is None else res.gold)
-    m[2].metric("Generated tokens", f"{res.compute.generated_tokens:,}",
-                help="Tokens the model wrote, over all chains and steps: the compute meter "
-                     "every strategy spends from, so strategies compare at equal compute.")
+    m[1].metric(_("Gold"), "?" if res.gold is None else res.gold)
+    m[2].metric(_("Generated tokens"), f"{res.compute.generated_tokens:,}",
+                help=_("Tokens the model wrote, over all chains and steps: the compute meter "
+                       "every strategy spends from, so strategies compare at equal compute."))
     measured = policy is None or capabilities(policy).forward_passes
-    passes = res.compute.forward_passes if measured or res.compute.forward_passes else "n/a"
-    m[3].metric("Model calls · passes",
+    passes = res.compute.forward_passes if measured or res.compute.forward_passes else _("n/a")
+    m[3].metric(_("Model calls · passes"),
                 f"{res.compute.model_calls} · {passes}",
-                help="Model calls: batched requests to the model (one call can sample many "
-                     "chains at once). Forward passes: runs of the network over a whole batch, "
-                     "one to read the prompt plus one per generated token position; n/a for "
-                     "a server, which reports tokens only.")
+                help=_("Model calls: batched requests to the model (one call can sample many "
+                       "chains at once). Forward passes: runs of the network over a whole "
+                       "batch, one to read the prompt plus one per generated token position; "
+                       "n/a for a server, which reports tokens only."))
     flops = (f"{res.compute.flops(policy.n_parameters):.2e}" if policy is not None
              and source == "run" and policy.n_parameters > 0 else
-             "n/a" if policy is not None and source == "run" else "–")
+             _("n/a") if policy is not None and source == "run" else "–")
     m[4].metric("FLOPs", flops,
-                help="Estimated floating-point operations of the policy: 2 × model "
-                     "parameters × tokens processed (prompt + generated); a learned "
-                     "verifier's are not included. Shown for runs made with the loaded model "
-                     "only; n/a when its size is unknown (a server).")
+                help=_("Estimated floating-point operations of the policy: 2 × model "
+                       "parameters × tokens processed (prompt + generated); a learned "
+                       "verifier's are not included. Shown for runs made with the loaded "
+                       "model only; n/a when its size is unknown (a server)."))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
+from i18n import N_
 from search.models.base import Policy, capabilities
 from search.scoring import (SCORERS, VERIFIER_SCORERS, has_learned_verifier, make_scorer,
                             value_scorer_for)
@@ -21,18 +22,19 @@ from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 
 STRATEGIES = {
-    "majority": "self-consistency (majority vote over N chains)",
-    "beam": "step-level beam search",
-    "mcts": "MCTS over steps (UCT)",
-    "tot": "Tree of Thoughts BFS (keep the b best-valued states per depth)",
-    "tot_dfs": "Tree of Thoughts DFS (value threshold, pruning, backtracking)",
-    "best_of_n": "best-of-N (the verifier's best-scored of N chains)",
-    "weighted": "verifier-weighted majority vote over N chains",
-    "dvts": "DVTS (diverse verifier tree search: N/M independent subtrees, each greedy by the verifier)",
+    "majority": N_("self-consistency (majority vote over N chains)"),
+    "beam": N_("step-level beam search"),
+    "mcts": N_("MCTS over steps (UCT)"),
+    "tot": N_("Tree of Thoughts BFS (keep the b best-valued states per depth)"),
+    "tot_dfs": N_("Tree of Thoughts DFS (value threshold, pruning, backtracking)"),
+    "best_of_n": N_("best-of-N (the verifier's best-scored of N chains)"),
+    "weighted": N_("verifier-weighted majority vote over N chains"),
+    "dvts": N_("DVTS (diverse verifier tree search: N/M independent subtrees, each greedy by "
+               "the verifier)"),
 }
-BUDGET_KNOB = {"majority": "chains N", "beam": "beam width", "mcts": "simulations",
-               "tot": "breadth b", "tot_dfs": "states expanded", "best_of_n": "chains N",
-               "weighted": "chains N", "dvts": "chains N"}
+BUDGET_KNOB = {"majority": N_("chains N"), "beam": N_("beam width"), "mcts": N_("simulations"),
+               "tot": N_("breadth b"), "tot_dfs": N_("states expanded"),
+               "best_of_n": N_("chains N"), "weighted": N_("chains N"), "dvts": N_("chains N")}
 MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512,
               "tot": tot.MAX_BREADTH, "tot_dfs": tot.MAX_STATES,
               "best_of_n": majority.MAX_CHAINS, "weighted": majority.MAX_CHAINS,

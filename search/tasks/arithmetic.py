@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from i18n import N_
 from search.tasks.answers import canonical_answer
 from search.tasks.base import REPO_ROOT, ProblemError, Task
 from search.tasks.base import Problem as _BaseProblem
@@ -544,18 +545,19 @@ class TeachingProblem:
 # example 8*7+6 taught little there: MCTS's root had one child and the vote said 60.
 # tests/test_teaching_problems.py checks each reason on the bundled model.
 TEACHING_PROBLEMS = (
-    TeachingProblem("5+(8-3)", "default", "one chain slips, the vote fixes it",
-                    "One sampled chain answers wrong, the vote of 16 (7 right) is right, and "
-                    "beam search and MCTS branch at the first step and find 10."),
-    TeachingProblem("3*(27-6)", "greedy_wrong", "even the greedy chain is wrong",
-                    "The model's most likely (greedy) chain is wrong and only 4 of 16 sampled "
-                    "chains are right, yet the vote is right: their slips disagree."),
-    TeachingProblem("6*8-4", "vote_fails", "voting fails, search does not",
-                    "The wrong chains agree (the vote says 40, 4 of 16 chains say 44), while "
-                    "beam search and MCTS find 44."),
-    TeachingProblem("48-3+24+34-3", "long", "four steps: deep trees",
-                    "Four operations: the trees grow deep and a slip early on carries through "
-                    "every later step; 6 of 16 chains are right and the vote still is."),
+    TeachingProblem("5+(8-3)", "default", N_("one chain slips, the vote fixes it"),
+                    N_("One sampled chain answers wrong, the vote of 16 (7 right) is right, and "
+                       "beam search and MCTS branch at the first step and find 10.")),
+    TeachingProblem("3*(27-6)", "greedy_wrong", N_("even the greedy chain is wrong"),
+                    N_("The model's most likely (greedy) chain is wrong and only 4 of 16 sampled "
+                       "chains are right, yet the vote is right: their slips disagree.")),
+    TeachingProblem("6*8-4", "vote_fails", N_("voting fails, search does not"),
+                    N_("The wrong chains agree (the vote says 40, 4 of 16 chains say 44), while "
+                       "beam search and MCTS find 44.")),
+    TeachingProblem("48-3+24+34-3", "long", N_("four steps: deep trees"),
+                    N_("Four operations: the trees grow deep and a slip early on carries "
+                       "through every later step; 6 of 16 chains are right and the vote still "
+                       "is.")),
 )
 DEFAULT_PROBLEM = TEACHING_PROBLEMS[0].text
 
@@ -625,7 +627,7 @@ class ArithmeticTask(Task):
     reaches the answer), else 0.0."""
 
     name = "arithmetic"
-    label = "Arithmetic"
+    label = N_("Arithmetic")
     step_delimiter = STEP_DELIMITER
     step_tokens = 24    # a step is at most ~12 tokens; this caps runaways
     chain_tokens = 120  # a whole chain is at most ~60 tokens
@@ -639,7 +641,7 @@ class ArithmeticTask(Task):
     word_tokens = (ANSWER_PREFIX,)
     example = DEFAULT_PROBLEM  # the page's default problem (the seed example 8*7+6 is a hint)
     teaching_problems = TEACHING_PROBLEMS
-    input_hint = "an expression with + - * and parentheses, e.g. 8*7+6"
+    input_hint = N_("an expression with + - * and parentheses, e.g. 8*7+6")
     train_recipe: dict = {}
     # Facts the model card quotes (``search.models.card``).
     level_ops = LEVEL_OPS

@@ -69,6 +69,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from i18n import N_
 from search.tasks.base import REPO_ROOT, Problem, ProblemError, Task
 
 DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "gsm8k"
@@ -350,7 +351,7 @@ class FreeformTask(Task):
     """Any typed question, steps separated by ``step_delimiter`` (module docstring)."""
 
     name = "freeform"
-    label = "Free-form question"
+    label = N_("Free-form question")
     step_delimiter = "\n\n"
     step_tokens = 256
     chain_tokens = 2048
@@ -361,8 +362,8 @@ class FreeformTask(Task):
     word_tokens = ()
     example = ("A robe takes 2 bolts of blue fiber and half that much white fiber. "
                "How many bolts in total does it take?")
-    input_hint = "Type any question; the model's answer is read from \\boxed{...}, " \
-                 "'The answer is ...' or its last line."
+    input_hint = N_("Type any question; the model's answer is read from \\boxed{...}, "
+                    "'The answer is ...' or its last line.")
     train_recipe: dict = {}
 
     def __init__(self, step_delimiter: str = "\n\n", data_dir: Optional[Path] = None):

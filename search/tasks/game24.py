@@ -54,6 +54,7 @@ from itertools import combinations_with_replacement
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
+from i18n import N_
 from search.tasks.base import REPO_ROOT, Problem, ProblemError, Task
 
 TARGET = Fraction(24)
@@ -790,7 +791,7 @@ class Game24Task(Task):
     """Game of 24 behind the Task interface (see the module docstring for every format)."""
 
     name = "game24"
-    label = "Game of 24"
+    label = N_("Game of 24")
     step_delimiter = STEP_DELIMITER
     # Longest plausible step, e.g. "(-24/5)*(-5/13)=24/13 (left: 1/2 24/13 13)", is ~40 chars.
     step_tokens = 48
@@ -801,7 +802,7 @@ class Game24Task(Task):
     alphabet = "0123456789+-*/()= \n"
     word_tokens = (ANSWER_PREFIX, " (left: ")
     example = "4 9 10 13"
-    input_hint = "four whole numbers from 1 to 13, e.g. 4 9 10 13: make 24 with + - * /"
+    input_hint = N_("four whole numbers from 1 to 13, e.g. 4 9 10 13: make 24 with + - * /")
     # Model shape and schedule of the bundled policy (``search.models.train``): chains run to
     # ~130 tokens with the prompt, so a 192-token context; steps sized to fit 30 minutes of the
     # 2-core CPU (2800 steps: 20.1 min with torch's 2 threads, a test run beside it; measured in
