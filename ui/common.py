@@ -166,14 +166,16 @@ def model_spec():
 @st.cache_resource(show_spinner="Loading the model…")
 def _policy(path: str, device: Optional[str], task: str = TASK_DEFAULT):
     from search.models.hf import load_bundled
-    return load_bundled(device, task=task)
+    from search.models.worker import wrap_local  # one inference worker serves every session
+    return wrap_local(load_bundled(device, task=task))
 
 
 @st.cache_resource(show_spinner="Loading the model…")
 def _spec_policy(backend: str, model: str, base_url: str, api_key_env: str,
                  device: Optional[str], task: str):
     from search.models.backends import ModelSpec, load_policy
-    return load_policy(ModelSpec(backend, model, base_url, api_key_env, device), task)
+    from search.models.worker import wrap_local  # a local model: one worker; a server: as is
+    return wrap_local(load_policy(ModelSpec(backend, model, base_url, api_key_env, device), task))
 
 
 _loaded: set = set()  # model paths (bundled) and (spec, task) pairs this process has loaded

@@ -506,6 +506,8 @@ def worker_for(policy) -> Optional[InferenceWorker]:
     if os.environ.get("THOUGHTSCOPE_RUNS", "") == "thread":
         return None
     from search.models.hf import HFPolicy
+    from search.models.worker import unwrap
+    policy = unwrap(policy)  # the app's WorkerPolicy: the process loads the model it wraps
     if type(policy) is not HFPolicy or not os.path.isdir(policy.path):
         return None
     delim = getattr(policy, "step_delimiter", "\n")  # a task's steps: "\n\n" for free-form

@@ -1,0 +1,423 @@
+"""One model, many sessions: a single inference worker thread per model serves every session's
+``Policy.sample`` calls through a queue, fairly, and merges only what stays exact.
+
+Why a worker: thirty sessions that each call the model from their own thread each start
+torch's intra-op thread pool (2 threads on 2 cores: 60 threads on 2 cores) and fight for the
+cores and the GIL; one thread that owns the model, with the torch thread count set for the
+machine (:func:`worker_threads`), runs one call at a time at full speed while the sessions'
+Python (strategies, trees, pages) runs beside it. ``benchmarks/load_test.py`` measures both.
+
+How a call travels::
+
+    session thread --WorkerPolicy.sample--> _Ticket --> its session's FIFO --+
+                                                                              | round robin
+    session thread <--- its own copy of the SampleBatch <--- worker thread <--+ over sessions
+
+* **Fair**: every session (by default: the calling thread, so each live run or page script is
+  one; or an explicit key, :meth:`WorkerPolicy.session`) has its own FIFO of jobs; the worker
+  takes one job from each session with pending work in turn (round robin), so a session that
+  queued 100 calls does not make a session with one call wait behind all 100.
+* **Merged only where exact**: a job is one ``sample`` call of the wrapped policy. Identical
+  calls (the same prefixes, n, temperature, top_p, seed, stop and max_new_tokens) that are
+  pending or running at the same time are computed once and every caller gets its own deep
+  copy of the batch, because the call is a pure function of its arguments (a reproducible
+  backend: ``Capabilities.reproducible``; a non-reproducible one is never merged). This is
+  what a class produces: thirty students who press Run on the default problem with the default
+  seed make the same calls. Calls that differ are **not** merged into one forward batch, and run
+  back to back: the wrapped ``HFPolicy`` draws every token of a call from one
+  ``torch.Generator`` seeded by the call's ``seed`` (``HFPolicy._sample``), one
+  ``torch.multinomial`` over all the call's rows, so a row's samples depend on which other rows
+  share the batch and in what order (and left-padding to another batch's longest prefix changes
+  float32 sums in their last bits); a merged batch would give each session other samples than
+  the same seeded run alone (``benchmarks/load_test.py`` prints how many differ), breaking
+  replay, export and the tests' "replay equals live". Exact merging of distinct calls needs a
+  sampler with one generator per request and batch-invariant kernels; not built.
+* **Cancelled work is dropped**: a caller's ``interrupt`` (the live run's Stop,
+  ``ui.live.solve_stoppable``) is polled while its call waits; a cancelled ticket leaves the
+  queue at once and its caller gets ``Interrupted``. A job whose every caller cancelled is
+  skipped, or, when running on an interruptible policy (``HFPolicy``), abandoned within one
+  decoding step. :meth:`WorkerPolicy.cancel` / :meth:`WorkerPolicy.close` do the same for a
+  whole session (a session that closes). The worker keeps serving the others.
+* **Errors reach only their caller**: an exception from the wrapped policy (``BackendError``,
+  ``ValueError``...) is raised in the thread(s) that made that very call, never in another's.
+* **Sessions never see each other's results**: each caller gets its own objects.
+
+The OpenAI-compatible policy is already a remote server (vLLM/SGLang batch many sessions' calls
+themselves and scale out over replicas): the app passes it through unwrapped
+(:func:`wrap_local`); that is the scale-out path.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import os
+import threading
+import time
+from collections import OrderedDict, deque
+from typing import Any, Callable, Hashable, Optional
+
+from search.models.base import Interrupted, SampleBatch, Stop, capabilities, check_sample_args
+
+POLL_SECONDS = 0.05  # how often a waiting caller polls its ``interrupt``
+
+
+def worker_threads(cpus: Optional[int] = None) -> int:
+    """Torch intra-op threads for an inference worker on a machine with ``cpus`` cores
+    (default: this one): half the cores, at least 1, at most 8, leaving the rest to the
+    sessions' Python (the same rule as ``ui.live.worker_threads``, measured there: 16 chains
+    0.44-0.57 s with 1 thread against 2.8-3.7 s with 2 while another job used a core)."""
+    n = cpus if cpus is not None else (os.cpu_count() or 1)
+    return max(1, min(8, n // 2))
+
+
+class WorkerClosed(RuntimeError):
+    """The inference worker was closed (``InferenceWorker.close``) before the call ran."""
+
+
+class _Ticket:
+    """One caller's wait for one job: its result is its own copy."""
+    __slots__ = ("session", "interrupt", "done", "result", "error", "cancelled", "job")
+
+    def __init__(self, session: Hashable, interrupt: Optional[Callable[[], bool]]):
+        self.session, self.interrupt = session, interrupt
+        self.done = threading.Event()
+        self.result: Optional[SampleBatch] = None
+        self.error: Optional[BaseException] = None
+        self.cancelled = False
+        self.job: Optional[_Job] = None
+
+    def wants_stop(self) -> bool:
+        if self.cancelled:
+            return True
+        try:
+            return bool(self.interrupt is not None and self.interrupt())
+        except Exception:  # a broken stop flag must not break the worker
+            return False
+
+
+class _Job:
+    """One call of the wrapped policy, waited for by one ticket or more (identical calls)."""
+    __slots__ = ("key", "kwargs", "tickets", "running")
+
+    def __init__(self, key: tuple, kwargs: dict):
+        self.key, self.kwargs = key, kwargs
+        self.tickets: list[_Ticket] = []
+        self.running = False
+
+    def abandoned(self) -> bool:
+        return all(t.wants_stop() for t in self.tickets)
+
+
+class InferenceWorker:
+    """The one thread that calls ``policy.sample`` (module docstring). Thread-safe.
+
+    Args:
+        policy: the Policy to serve (any object with ``sample``).
+        threads: torch intra-op threads, set by the worker thread when it starts
+            (``torch.set_num_threads``: process-wide in effect); None: :func:`worker_threads`;
+            0: leave torch's setting alone (a remote or fake policy).
+        merge: compute identical concurrent calls once (only for a reproducible policy).
+    Attributes: ``stats`` (dict: ``jobs`` run, ``merged`` tickets answered by another's job,
+    ``dropped`` jobs skipped because every caller cancelled, ``interrupted`` jobs abandoned
+    mid-call).
+    """
+
+    def __init__(self, policy, threads: Optional[int] = None, merge: bool = True):
+        self.policy = policy
+        self.threads = worker_threads() if threads is None else int(threads)
+        self.merge = bool(merge) and capabilities(policy).reproducible
+        self._cv = threading.Condition()
+        self._queues: "OrderedDict[Hashable, deque[_Job]]" = OrderedDict()  # session -> FIFO
+        self._jobs: dict[tuple, _Job] = {}  # key -> pending or running job (merge targets)
+        self._closed = False
+        self.stats = {"jobs": 0, "merged": 0, "dropped": 0, "interrupted": 0}
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name=f"thoughtscope-infer-{getattr(policy, 'name', '')}")
+        self._thread.start()
+
+    # ------------------------------------------------------------------ callers' side
+    def call(self, session: Hashable, prefixes: list[str], n: int, temperature: float,
+             top_p: float, seed: int, stop: Stop, max_new_tokens: int,
+             interrupt: Optional[Callable[[], bool]] = None) -> SampleBatch:
+        """Queue one ``sample`` call for ``session`` and wait for its result (the caller's own
+        copy). Raises what the policy raised for this call, ``Interrupted`` when ``interrupt``
+        returned True or the session was cancelled before the result came, WorkerClosed after
+        ``close``."""
+        kwargs = dict(prefixes=list(prefixes), n=int(n), temperature=float(temperature),
+                      top_p=float(top_p), seed=int(seed), stop=stop,
+                      max_new_tokens=int(max_new_tokens))
+        key = (tuple(kwargs["prefixes"]), kwargs["n"], kwargs["temperature"], kwargs["top_p"],
+               kwargs["seed"], stop, kwargs["max_new_tokens"])
+        ticket = _Ticket(session, interrupt)
+        with self._cv:
+            if self._closed:
+                raise WorkerClosed(_closed_message())
+            job = self._jobs.get(key) if self.merge else None
+            if job is not None and not job.abandoned():
+                self.stats["merged"] += 1
+            else:
+                job = _Job(key, kwargs)
+                if self.merge:
+                    self._jobs[key] = job
+                self._queues.setdefault(session, deque()).append(job)
+            job.tickets.append(ticket)
+            ticket.job = job
+            self._cv.notify_all()
+        if interrupt is None:
+            ticket.done.wait()
+        else:
+            while not ticket.done.wait(POLL_SECONDS):
+                if ticket.wants_stop():
+                    self._cancel_tickets([ticket])
+        if ticket.error is not None:
+            raise ticket.error
+        return ticket.result
+
+    def cancel(self, session: Hashable) -> int:
+        """Cancel every call of ``session`` that waits or runs: its callers get
+        ``Interrupted`` now; jobs no other session waits for are dropped (a running one is
+        abandoned within one decoding step on an interruptible policy). Returns the number
+        of calls cancelled."""
+        with self._cv:
+            tickets = [t for job in self._all_jobs() for t in job.tickets
+                       if t.session == session and not t.done.is_set()]
+        self._cancel_tickets(tickets)
+        return len(tickets)
+
+    def pending(self, session: Optional[Hashable] = None) -> int:
+        """Jobs queued and not started (of ``session``, or of all sessions)."""
+        with self._cv:
+            if session is not None:
+                return len(self._queues.get(session, ()))
+            return sum(len(q) for q in self._queues.values())
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop taking calls; callers still waiting get WorkerClosed; the call in progress
+        finishes first. Waits up to ``timeout`` seconds for the thread."""
+        with self._cv:
+            self._closed = True
+            jobs = [j for q in self._queues.values() for j in q]
+            self._queues.clear()
+            for j in jobs:
+                self._jobs.pop(j.key, None)
+            self._cv.notify_all()
+        for j in jobs:
+            for t in j.tickets:
+                _finish(t, error=WorkerClosed(_closed_message()))
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive() and not self._closed
+
+    def _all_jobs(self) -> list[_Job]:
+        jobs = [j for q in self._queues.values() for j in q]
+        return jobs + [j for j in self._jobs.values() if j.running and j not in jobs]
+
+    def _cancel_tickets(self, tickets: list[_Ticket]) -> None:
+        with self._cv:
+            for t in tickets:
+                if t.done.is_set():
+                    continue
+                t.cancelled = True
+                job = t.job
+                if job is not None and not job.running and job.abandoned():
+                    self._remove(job)
+                    self.stats["dropped"] += 1
+            self._cv.notify_all()
+        for t in tickets:
+            _finish(t, error=Interrupted("the session stopped its call"))
+
+    def _remove(self, job: _Job) -> None:
+        """Take a job that has not started out of its queue (under the lock)."""
+        for q in self._queues.values():
+            try:
+                q.remove(job)
+                break
+            except ValueError:
+                continue
+        if self._jobs.get(job.key) is job:
+            del self._jobs[job.key]
+
+    # ------------------------------------------------------------------ the worker thread
+    def _next_job(self) -> Optional[_Job]:
+        """The next job by round robin over sessions (under the lock; None when closed)."""
+        while True:
+            if self._closed:
+                return None
+            for session in list(self._queues):
+                q = self._queues[session]
+                job = q.popleft() if q else None
+                # This session goes to the back of the order: round robin.
+                self._queues.move_to_end(session)
+                if not q:
+                    del self._queues[session]
+                if job is None:
+                    continue
+                if job.abandoned():
+                    if self._jobs.get(job.key) is job:
+                        del self._jobs[job.key]
+                    self.stats["dropped"] += 1
+                    continue
+                job.running = True
+                return job
+            self._cv.wait()
+
+    def _loop(self) -> None:
+        if self.threads > 0:
+            import torch
+            torch.set_num_threads(self.threads)
+        interruptible = getattr(self.policy, "interruptible", False)
+        while True:
+            with self._cv:
+                job = self._next_job()
+            if job is None:
+                return
+            result, error = None, None
+            try:
+                if interruptible:
+                    result = self.policy.sample(**job.kwargs, interrupt=job.abandoned)
+                else:
+                    result = self.policy.sample(**job.kwargs)
+            except Interrupted as e:
+                error = e
+                self.stats["interrupted"] += 1
+            except BaseException as e:  # goes to this job's callers only
+                error = e
+            with self._cv:
+                job.running = False
+                if self._jobs.get(job.key) is job:
+                    del self._jobs[job.key]  # later identical calls run anew
+                tickets = [t for t in job.tickets if not t.done.is_set()]
+                self.stats["jobs"] += 1
+            last = len(tickets) - 1
+            for i, t in enumerate(tickets):
+                if error is not None:  # a copy each: one exception object is raised once
+                    _finish(t, error=error if i == last else copy.copy(error))
+                else:  # each caller its own objects; the last one takes the original
+                    _finish(t, result=result if i == last else copy.deepcopy(result))
+
+
+def _finish(ticket: _Ticket, result: Optional[SampleBatch] = None,
+            error: Optional[BaseException] = None) -> None:
+    if ticket.done.is_set():
+        return
+    ticket.result, ticket.error = result, error
+    ticket.done.set()
+
+
+def _closed_message() -> str:
+    from i18n import _
+    return _("The model's inference worker was closed; reload the page.")
+
+
+_WORKERS: dict[int, InferenceWorker] = {}
+_WORKERS_LOCK = threading.Lock()
+
+
+def worker_for(policy, threads: Optional[int] = None) -> InferenceWorker:
+    """The process-wide InferenceWorker of ``policy`` (one per policy object, i.e. per loaded
+    model; started on first use, a closed one replaced)."""
+    with _WORKERS_LOCK:
+        w = _WORKERS.get(id(policy))
+        if w is None or not w.alive or w.policy is not policy:
+            w = _WORKERS[id(policy)] = InferenceWorker(policy, threads=threads)
+        return w
+
+
+_sessions = itertools.count(1)
+
+
+class WorkerPolicy:
+    """A Policy (``search.models.base.Policy``) whose ``sample`` goes through the model's
+    InferenceWorker; everything else (``name``, ``n_parameters``, ``device``,
+    ``capabilities``, ``render_chat``, ``tokenizer``, ...) is the wrapped policy's.
+
+    Args:
+        policy: the policy to serve (an ``HFPolicy``; a WorkerPolicy is unwrapped first).
+        worker: the InferenceWorker to use (default: the process-wide one of ``policy``).
+        session: whose calls these are, for fairness and cancelling; None: the calling
+            thread's (each live run, page script or load-test session is a thread).
+    ``sample`` takes ``interrupt`` (``interruptible = True``): polled while the call waits and
+    runs; True drops the call (``Interrupted``). Results equal ``policy.sample`` called alone
+    with the same arguments.
+    """
+    interruptible = True
+
+    def __init__(self, policy, worker: Optional[InferenceWorker] = None,
+                 session: Optional[Hashable] = None):
+        policy = unwrap(policy)
+        self.inner = policy
+        self.worker = worker if worker is not None else worker_for(policy)
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("inner", "worker", "_session"):  # not set yet (copy/pickle)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def n_parameters(self) -> int:
+        return self.inner.n_parameters
+
+    @property
+    def device(self) -> str:
+        return self.inner.device
+
+    @property
+    def capabilities(self):
+        return capabilities(self.inner)
+
+    @property
+    def session_key(self) -> Hashable:
+        """The session this view's calls count for (the calling thread's when unset)."""
+        return self._session if self._session is not None else \
+            ("thread", threading.get_ident())
+
+    def session(self, key: Optional[Hashable] = None) -> "WorkerPolicy":
+        """A view of the same worker whose calls count as session ``key`` (default: a new
+        one), with its own :meth:`cancel`/:meth:`close`."""
+        return WorkerPolicy(self.inner, self.worker,
+                            key if key is not None else ("session", next(_sessions)))
+
+    def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
+               top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
+               max_new_tokens: int = 64,
+               interrupt: Optional[Callable[[], bool]] = None) -> SampleBatch:
+        """``policy.sample`` with the same arguments, run by the worker (see
+        ``search.models.base.Policy.sample``; the arguments are checked here, so a bad call
+        fails in its caller without queueing). Raises ``Interrupted`` when ``interrupt``
+        returned True or the session was cancelled first."""
+        check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
+        if interrupt is not None and interrupt():
+            raise Interrupted("stopped before the call was queued")
+        return self.worker.call(self.session_key, prefixes, n, temperature, top_p, seed, stop,
+                                max_new_tokens, interrupt)
+
+    def cancel(self) -> int:
+        """Cancel this session's waiting and running calls (``InferenceWorker.cancel``)."""
+        return self.worker.cancel(self.session_key)
+
+    close = cancel  # a session that closes cancels its pending work
+
+
+def unwrap(policy):
+    """The policy a WorkerPolicy wraps (``policy`` itself when it is not one)."""
+    while isinstance(policy, WorkerPolicy):
+        policy = policy.inner
+    return policy
+
+
+def wrap_local(policy):
+    """``policy`` behind its model's InferenceWorker when it runs in this process (a local
+    Hugging Face model, the bundled one included: ``capabilities(policy).backend == "hf"``);
+    a remote server's policy (``"openai"``) passes through unchanged: the server batches and
+    scales out itself."""
+    if isinstance(policy, WorkerPolicy) or capabilities(policy).backend != "hf":
+        return policy
+    return WorkerPolicy(policy)
