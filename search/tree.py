@@ -23,6 +23,23 @@ Event types (``Event.type``) and their payload (``Event.data``):
 - ``final``     the strategy's answer: ``answer, path`` (the chosen chain)
 - ``discard``   generated tokens that became no node (a sampled chain ran past ``max_depth``):
                 ``id`` (the node where it was cut), ``tokens``
+
+Events a person adds in the app (``search.edits``, the human in the loop; ``author`` is
+``"human"``). They generate nothing, so they charge no generated tokens:
+
+- ``edit``      a person rewrote a step: ``id, text, terminal, answer, correct, score, weight,
+                valid, author``. The node takes the new text and ending (recomputed by the
+                task), ``tokens`` 0 and ``logprob`` 0 (no model wrote it) and ``author``; its
+                ``score`` is the run's scorer's score of the new path (None without one). Votes
+                its chains cast get the new ``answer`` and, when ``weight`` is not None, that
+                weight; when the step is no longer terminal they are withdrawn. ``valid`` is the
+                task's exact step checker's verdict (None without a checker): for the log reader
+- ``prune``     a person cut a subtree: ``id, author``. The node and every descendant get
+                ``pruned`` True (they stay in the tree and the log); votes cast by chains ending
+                in them are withdrawn (``SearchTree.withdrawn``), and no new sample merges into
+                a pruned node (``same_step``), so a continued search never extends one
+- ``continue``  a person asked for more chains from node ``id``: ``id, chains, author`` (a
+                marker; the chains' own events follow)
 """
 from __future__ import annotations
 
@@ -97,6 +114,8 @@ class Node:
     visits: int = 0
     value_sum: float = 0.0
     children: list = field(default_factory=list)
+    pruned: bool = False  # cut by a person (``prune``): kept, but no vote, selection or merge
+    author: str = "model"  # "human" after an ``edit``: its text was typed, not generated
 
     @property
     def q(self) -> float:
@@ -130,6 +149,7 @@ class SearchTree:
         self.final: Optional[dict] = None
         self.last_select: Optional[list[int]] = None
         self.discarded_tokens = 0  # generated but cut off (see the ``discard`` event)
+        self.withdrawn: list[dict] = []  # votes taken back by ``prune``/``edit``, in order
 
     # ----------------------------------------------------------------------- applying events
     def apply(self, ev: Event) -> None:
@@ -160,9 +180,37 @@ class SearchTree:
             self.final = dict(d)
         elif t == "discard":
             self.discarded_tokens += d["tokens"]
+        elif t == "edit":
+            self._apply_edit(d)
+        elif t == "prune":
+            cut = set(self.subtree(d["id"]))
+            for nid in cut:
+                self.nodes[nid].pruned = True
+            self._withdraw(lambda v: v["leaf"] in cut)
+        elif t == "continue":
+            pass  # a marker: the continuation's own events follow
         else:
             raise ValueError(f"unknown event type {t!r}")
         self.compute = ev.compute.copy()
+
+    def _withdraw(self, gone) -> None:
+        """Move the votes for which ``gone(vote)`` holds from ``votes`` to ``withdrawn``."""
+        self.withdrawn += [v for v in self.votes if gone(v)]
+        self.votes = [v for v in self.votes if not gone(v)]
+
+    def _apply_edit(self, d: dict) -> None:
+        n = self.nodes[d["id"]]
+        n.text, n.terminal, n.answer, n.correct = d["text"], d["terminal"], d["answer"], d["correct"]
+        n.tokens, n.logprob, n.score = 0, 0.0, d.get("score")
+        n.author = d.get("author", "human")
+        if not n.terminal:  # its chains no longer end here: their votes are taken back
+            self._withdraw(lambda v: v["leaf"] == n.id)
+            return
+        for v in self.votes:
+            if v["leaf"] == n.id:
+                v["answer"] = n.answer
+                if d.get("weight") is not None:
+                    v["weight"] = d["weight"]
 
     def emit(self, type_: str, **data: Any) -> Event:
         ev = Event(type_, data, self.compute.copy())
@@ -180,9 +228,10 @@ class SearchTree:
         return nid
 
     def child_with_text(self, parent: int, text: str) -> Optional[int]:
-        """The first child of ``parent`` whose text is ``text`` (None if there is none)."""
+        """The first child of ``parent`` that is not pruned and whose text is ``text`` (None if
+        there is none)."""
         for c in self.nodes[parent].children:
-            if self.nodes[c].text == text:
+            if self.nodes[c].text == text and not self.nodes[c].pruned:
                 return c
         return None
 
@@ -190,10 +239,11 @@ class SearchTree:
                   answer: Optional[str]) -> Optional[int]:
         """The child of ``parent`` that a new sample merges into: same text *and* same ending
         (terminal or not, and the same answer). A chain that ended after ``8*7=56`` and one
-        that went on from ``8*7=56`` are two nodes, so no chain is cut by another's ending."""
+        that went on from ``8*7=56`` are two nodes, so no chain is cut by another's ending.
+        A pruned child is never merged into (a new node is made beside it)."""
         for c in self.nodes[parent].children:
             n = self.nodes[c]
-            if n.text == text and n.terminal == terminal and n.answer == answer:
+            if n.text == text and n.terminal == terminal and n.answer == answer and not n.pruned:
                 return c
         return None
 
@@ -215,6 +265,15 @@ class SearchTree:
             path.append(nid)
             nid = self.nodes[nid].parent
         return path[::-1]
+
+    def subtree(self, nid: int) -> list[int]:
+        """``nid`` and all its descendants, parents before children."""
+        out, todo = [], [nid]
+        while todo:
+            i = todo.pop(0)
+            out.append(i)
+            todo += self.nodes[i].children
+        return out
 
     def steps_to(self, nid: int) -> list[str]:
         return [self.nodes[i].text for i in self.path_to(nid)]
@@ -239,7 +298,8 @@ class SearchTree:
     def snapshot(self) -> dict:
         """Comparable plain-data view of the tree state (for tests and export)."""
         return {"nodes": {i: {k: v for k, v in asdict(n).items()} for i, n in self.nodes.items()},
-                "votes": self.votes, "beams": self.beams, "final": self.final,
+                "votes": self.votes, "withdrawn": self.withdrawn, "beams": self.beams,
+                "final": self.final,
                 "discarded_tokens": self.discarded_tokens,
                 "compute": asdict(self.compute)}
 

@@ -92,10 +92,11 @@ def _vote(tree: SearchTree, nid: int) -> None:
 
 
 def answer_by_visits(tree: SearchTree) -> tuple[Optional[str], list[int]]:
-    """Follow the most-visited child (ties: higher Q, then lower id) to a terminal node."""
+    """Follow the most-visited child (ties: higher Q, then lower id) to a terminal node.
+    Pruned children (``search.edits``) are passed over."""
     node, path = 0, []
-    while tree.nodes[node].children:
-        node = max(tree.nodes[node].children,
+    while any(not tree.nodes[ch].pruned for ch in tree.nodes[node].children):
+        node = max((ch for ch in tree.nodes[node].children if not tree.nodes[ch].pruned),
                    key=lambda ch: (tree.nodes[ch].visits, tree.nodes[ch].q, -ch))
         path.append(node)
         if tree.nodes[node].terminal:
