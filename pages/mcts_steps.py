@@ -1,93 +1,143 @@
-"""MCTS step by step (issue 10 item 2): one MCTS run on a problem, then Step / Back / Run to end
-through its simulations, each in its four phases (selection, expansion, rollout,
-backpropagation). Stepping replays the run's event log (``ui.mcts_steps``): no model call.
+"""Step by step (issue 10 item 2): one MCTS run, then Step / Back / Run to end through its
+simulations, each in its four phases (selection, expansion, rollout, backpropagation); or one
+beam-search run, through its steps, each in three phases (propose, score, keep). Stepping
+replays the run's event log (``ui.mcts_steps``, ``ui.beam_steps``): no model call.
 """
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from i18n import _
 from search.strategies import DEFAULTS
 from search.tree import SearchTree
-from ui import common
-from ui.common import UrlParam, bind, current_task, int_in, md, write_url
-from ui.mcts_steps import (MCTSLogError, highlighted, phase_rows, positions, sentence,
-                           simulations, uct_c)
-from viz.tree import tree_figure
+from ui import beam_steps, common, presenter
+from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
+from ui.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
+                           positions, sentence, simulations, uct_c)
+from viz.tree import tree_figure, tree_height
 
 SCOPE = "mcts_steps"
-RUN = "ms_run"  # (settings key, result, simulations) of the last run
+RUN = "ms_run"  # (settings key, result, simulations) of the last MCTS run
 POS = "ms_pos"  # index into positions()
-PARAMS = [UrlParam("ms_problem", "", str),
-          UrlParam("ms_sims", DEFAULTS["mcts"]["budget"], int_in(1, 64))]
+BEAM_RUN = "ms_beam_run"  # (settings key, result, steps) of the last beam run
+BEAM_POS = "ms_beam_pos"
+STRATEGIES = ("mcts", "beam")
+PARAMS = [UrlParam("ms_strategy", "mcts", one_of(STRATEGIES)),
+          UrlParam("ms_problem", "", str),
+          UrlParam("ms_sims", DEFAULTS["mcts"]["budget"], int_in(1, 64)),
+          UrlParam("ms_width", DEFAULTS["beam"]["budget"], int_in(1, 16))]
+FIG_WIDTH = 900  # px: the tree spans the main column
 
-st.title("MCTS step by step")
-st.caption("One MCTS run, then each simulation in its four phases: selection by UCT, expansion, "
-           "rollout and backpropagation. Stepping replays the run's event log; the model is "
-           "called only by Run.")
+st.title(_("Step by step"))
 common.url_params(SCOPE, PARAMS)
 ss = st.session_state
 TASK = current_task()
 if not ss["ms_problem"]:
     ss["ms_problem"] = TASK.example
-c1, c2 = st.columns([3, 1])
-with c1:
-    st.text_input("Problem", **bind("ms_problem"))
-with c2:
-    st.number_input("Simulations", 1, 64, **bind("ms_sims"))
+st.radio(_("Search"), STRATEGIES, horizontal=True, **bind("ms_strategy"),
+         format_func=lambda s: {"mcts": _("MCTS"), "beam": _("Beam search")}[s])
+BEAM = ss["ms_strategy"] == "beam"
+if BEAM:
+    st.caption(_("One step-level beam search run, then each depth in three phases: the beam's "
+                 "candidates proposed, scored, and the best kept. Stepping replays the run's "
+                 "event log; the model is called only by Run."))
+else:
+    st.caption(_("One MCTS run, then each simulation in its four phases: selection by UCT, "
+                 "expansion, rollout and backpropagation. Stepping replays the run's event "
+                 "log; the model is called only by Run."))
+with presenter.controls(_("Problem and settings")):
+    c1, c2 = st.columns([3, 1])
+    with c1:
+        st.text_input(_("Problem"), **bind("ms_problem"))
+    with c2:
+        if BEAM:
+            st.number_input(_("Beam width"), 1, 16, **bind("ms_width"))
+        else:
+            st.number_input(_("Simulations"), 1, 64, **bind("ms_sims"))
 write_url(PARAMS)
 
 problem, policy = common.problem_and_policy(ss["ms_problem"])
 sampling = common.sampling_settings()
-key = (TASK.name, problem, int(ss["ms_sims"]), tuple(sorted(sampling.items())),
+size = int(ss["ms_width"] if BEAM else ss["ms_sims"])
+key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))
-if st.button("Run", type="primary", disabled=problem is None or policy is None, key="ms_go"):
+run_key, pos_key = (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
+if st.button(_("Run"), type="primary", disabled=problem is None or policy is None, key="ms_go"):
     from search.solve import solve
     try:
-        with st.spinner("Running MCTS…"):
-            res = solve(problem, "mcts", int(ss["ms_sims"]), policy=policy, task=TASK.name,
+        with st.spinner(_("Running beam search…") if BEAM else _("Running MCTS…")):
+            res = solve(problem, ss["ms_strategy"], size, policy=policy, task=TASK.name,
                         **sampling)
-        ss[RUN] = (key, res, simulations(res))
-        ss[POS] = 0
-    except (ValueError, MCTSLogError) as e:
-        st.error(f"Cannot run MCTS: {md(e)}")
+        ss[run_key] = (key, res, beam_steps.steps(res) if BEAM else simulations(res))
+        ss[pos_key] = 0
+    except (ValueError, MCTSLogError, beam_steps.BeamLogError) as e:
+        st.error(_("Cannot run the search: {error}").format(error=md(e)))
 
-stored = ss.get(RUN)
+stored = ss.get(run_key)
 if stored is None or stored[0] != key:
-    st.info("Press **Run** to run MCTS once; then step through its simulations.")
+    st.info(_("Press **Run** to run the search once; then step through it."))
     st.stop()
-_, res, sims = stored
-stops = positions(sims)
+_key, res, parts = stored
+stops = beam_steps.positions(parts) if BEAM else positions(parts)
 if not stops:
-    st.info("The run has no simulation to show.")
+    st.info(_("The run has no step to show."))
     st.stop()
 
 
 def _move(delta: int | None) -> None:
-    n = len(positions(ss[RUN][2]))
-    ss[POS] = n - 1 if delta is None else max(0, min(n - 1, ss.get(POS, 0) + delta))
+    beam = ss["ms_strategy"] == "beam"
+    run, at = (BEAM_RUN, BEAM_POS) if beam else (RUN, POS)
+    n = len((beam_steps.positions if beam else positions)(ss[run][2]))
+    ss[at] = n - 1 if delta is None else max(0, min(n - 1, ss.get(at, 0) + delta))
 
 
-pos = max(0, min(len(stops) - 1, int(ss.get(POS, 0))))
-b1, b2, b3, _ = st.columns([1, 1, 1, 3])
-b1.button("Back", key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
-b2.button("Step", key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
-b3.button("Run to end", key="ms_end", on_click=_move, args=(None,),
+pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
+b1, b2, b3, _gap = st.columns([1, 1, 1, 3])
+b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
+b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
+b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
           disabled=pos == len(stops) - 1)
 
 i, phase = stops[pos]
-sim = sims[i]
-tree = SearchTree.replay(res.problem, res.tree.events, max_events=sim.ends[phase],
-                         task=res.task)
-st.markdown(f"**Simulation {i + 1} of {len(sims)} · {phase}**")
-st.caption(sentence(sim, phase, uct_c(res)))
-st.plotly_chart(tree_figure(tree, mcts=True, final_path=highlighted(sim, phase),
-                            selected=sim.leaf if phase == "expansion" else
-                            (sim.evaluated if phase == "rollout" else None), height=420),
-                key="ms_tree")
-st.caption("Orange (the legend's \"chosen chain\"): the path this phase works on; the ringed "
-           "node: the node expanded or evaluated.")
-st.dataframe(pd.DataFrame(phase_rows(sim, phase, tree)), hide_index=True, key="ms_table")
-if pos == len(stops) - 1:
-    st.markdown(f"**Answer {md(res.answer or '–')}** (the most-visited chain after "
-                f"{len(sims)} simulations)")
+style = presenter.style()
+last = pos == len(stops) - 1
+if BEAM:
+    step = parts[i]
+    tree = SearchTree.replay(res.problem, res.tree.events, max_events=step.ends[phase],
+                             task=res.task)
+    st.markdown(_("**Depth {d} of {n} · {phase}**").format(
+        d=step.depth, n=len(parts), phase=_(beam_steps.PHASE_NAMES[phase])))
+    st.caption(beam_steps.sentence(step, phase, int(res.config.get("expansions", 0))))
+    st.plotly_chart(tree_figure(tree, color_by="score",
+                                highlight=beam_steps.highlighted(step, phase),
+                                final_path=(tree.final or {}).get("path", ()) if last else (),
+                                height=tree_height(tree, row_px=style.row_px), width=FIG_WIDTH,
+                                style=style), key="ms_tree")
+    st.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
+                 "(keep). Colour: the scorer's path score."))
+    st.dataframe(pd.DataFrame(beam_steps.phase_rows(step, phase, tree)), hide_index=True,
+                 key="ms_table")
+    if last:
+        st.markdown(_("**Answer {answer}** (the best-scoring finished chain after {n} "
+                      "depths)").format(answer=md(res.answer or "–"), n=len(parts)))
+else:
+    sim = parts[i]
+    tree = SearchTree.replay(res.problem, res.tree.events, max_events=sim.ends[phase],
+                             task=res.task)
+    st.markdown(_("**Simulation {i} of {n} · {phase}**").format(
+        i=i + 1, n=len(parts), phase=_(PHASE_NAMES[phase])))
+    st.caption(sentence(sim, phase, uct_c(res)))
+    st.plotly_chart(tree_figure(tree, mcts=True, highlight=highlighted(sim, phase),
+                                labels=node_labels(sim, phase, tree),
+                                selected=sim.leaf if phase == "expansion" else
+                                (sim.evaluated if phase == "rollout" else None),
+                                height=tree_height(tree, row_px=style.row_px), width=FIG_WIDTH,
+                                style=style), key="ms_tree")
+    st.caption(_("Highlighted: the path this phase works on; the ringed node: the node "
+                 "expanded or evaluated. Beside the path: Q + exploration bonus and N "
+                 "(selection), Q and N before → after (backpropagation)."))
+    st.dataframe(pd.DataFrame(phase_rows(sim, phase, tree)), hide_index=True, key="ms_table")
+    if last:
+        st.markdown(_("**Answer {answer}** (the most-visited chain after {n} "
+                      "simulations)").format(answer=md(res.answer or "–"), n=len(parts)))

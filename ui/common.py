@@ -56,7 +56,7 @@ PAGES = [
     ("pages/voting_lab.py", N_("Voting lab"), ":material/how_to_vote:"),
     ("pages/verifiers.py", N_("Verifiers"), ":material/fact_check:"),
     ("pages/compare.py", N_("Compare"), ":material/compare_arrows:"),
-    ("pages/mcts_steps.py", N_("MCTS step by step"), ":material/timeline:"),
+    ("pages/mcts_steps.py", N_("Step by step"), ":material/timeline:"),
     ("pages/history.py", N_("History"), ":material/history:"),
 ]
 NO_MODEL_PAGES = {"voting_lab"}  # url paths of pages that never load the model
@@ -107,8 +107,9 @@ def frame():
 
 
 def page_config() -> None:
+    from ui import presenter
     st.set_page_config(page_title="Thoughtscope", page_icon=":material/visibility:",
-                       layout="wide")
+                       layout="wide", initial_sidebar_state=presenter.sidebar_state())
     compact()  # trimmed padding: more of every page on a 1280x720 screen
 
 
@@ -515,6 +516,8 @@ def sidebar(uses_model: bool = True):
     with st.sidebar:
         st.radio("Language · 语言", list(LANGUAGES), **bind(LANG), horizontal=True,
                  format_func=LANGUAGES.get)
+        from ui import presenter
+        presenter.sidebar_toggle()  # presenter mode: larger, colour-blind-safe, folded away
         st.selectbox(_("Task"), list(TASKS), **bind(TASK),
                      format_func=lambda name: _(task_label(name)),
                      help=_("The kind of problem every page works on; each task has its own "

@@ -27,10 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from i18n import N_, _, ngettext
 from search.strategies.blocks import uct_terms
 from search.tree import SearchResult, SearchTree
 
 PHASES = ("selection", "expansion", "rollout", "backpropagation")
+# What each phase is called on the page (N_: translated where shown).
+PHASE_NAMES = {"selection": N_("selection"), "expansion": N_("expansion"),
+               "rollout": N_("rollout"), "backpropagation": N_("backpropagation")}
 
 
 class MCTSLogError(ValueError):
@@ -190,59 +194,93 @@ def phase_rows(sim: Simulation, phase: str, tree: SearchTree) -> list[dict]:
     tree after the phase, for the step texts). Selection: UCT terms before the simulation
     (inf bonus: unvisited). Expansion: each distinct sampled child, new or merged. Rollout:
     the chain's nodes and the value on the evaluated node. Backpropagation: Q and N before
-    -> after."""
+    -> after. Column names are translated (Q, N and UCT stay as they are); values are data."""
     def text(nid: int) -> str:
         return tree.nodes[nid].text if nid in tree.nodes else ""
 
+    node, step, root_text = _("node"), _("step"), _("(root)")
     if phase == "selection":  # the root (no UCT: it is where every selection starts), the path
-        root = {"node": 0, "step": "(root)", "Q": None, "bonus": None, "UCT": None,
-                "N": sim.root_visits, "N parent": None}
-        return [root] + [{"node": t["id"], "step": text(t["id"]), "Q": round(t["Q"], 4),
-                 "bonus": round(t["bonus"], 4), "UCT": round(t["uct"], 4), "N": t["N"],
-                 "N parent": t["N_parent"]} for t in sim.selection]
+        root = {node: 0, step: root_text, "Q": None, _("bonus"): None, "UCT": None,
+                "N": sim.root_visits, _("N parent"): None}
+        return [root] + [{node: t["id"], step: text(t["id"]), "Q": round(t["Q"], 4),
+                 _("bonus"): round(t["bonus"], 4), "UCT": round(t["uct"], 4), "N": t["N"],
+                 _("N parent"): t["N_parent"]} for t in sim.selection]
     if phase == "expansion":
-        return [{"node": nid, "step": text(nid),
-                 "samples": sim.expansion.count(nid),
-                 "new": "yes" if nid in sim.expansion_new else "merged"}
+        return [{node: nid, step: text(nid),
+                 _("samples"): sim.expansion.count(nid),
+                 _("new"): _("yes") if nid in sim.expansion_new else _("merged")}
                 for nid in dict.fromkeys(sim.expansion)]
     if phase == "rollout":
         ids = list(dict.fromkeys(sim.rollout)) or [sim.evaluated]
-        return [{"node": nid, "step": text(nid),
-                 "value": round(sim.value, 4) if nid == sim.evaluated else None}
+        return [{node: nid, step: text(nid),
+                 _("value"): round(sim.value, 4) if nid == sim.evaluated else None}
                 for nid in ids]
     if phase == "backpropagation":
-        return [{"node": nid, "step": text(nid) if nid else "(root)",
-                 "Q before": round(sim.before[nid][0], 4), "Q after": round(sim.after[nid][0], 4),
-                 "N before": sim.before[nid][1], "N after": sim.after[nid][1]}
+        return [{node: nid, step: text(nid) if nid else root_text,
+                 _("Q before"): round(sim.before[nid][0], 4),
+                 _("Q after"): round(sim.after[nid][0], 4),
+                 _("N before"): sim.before[nid][1], _("N after"): sim.after[nid][1]}
                 for nid in sim.backprop_path]
     raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
 
 
 def sentence(sim: Simulation, phase: str, c: float) -> str:
-    """One sentence saying what the phase does in this simulation (plain text)."""
+    """One sentence saying what the phase does in this simulation (plain text, translated)."""
     if phase == "selection":
-        return (f"From the root, follow the child with the highest UCT = Q + {c:g}·sqrt(ln N "
-                f"parent / N) (an unvisited child comes first) down to node {sim.leaf}.")
+        return _("From the root, follow the child with the highest UCT = Q + {c}·sqrt(ln N "
+                 "parent / N) (an unvisited child comes first) down to node {leaf}.").format(
+            c=f"{c:g}", leaf=sim.leaf)
     if phase == "expansion":
         if not sim.expansion:
-            return (f"Node {sim.leaf} ends its chain, so there is nothing to expand: it is "
-                    "evaluated again as it is.")
-        return (f"Sample {len(sim.expansion)} next steps of node {sim.leaf} in one model call: "
-                f"{len(sim.expansion_new)} new "
-                f"{'child' if len(sim.expansion_new) == 1 else 'children'}, identical samples "
-                "merged.")
+            return _("Node {leaf} ends its chain, so there is nothing to expand: it is "
+                     "evaluated again as it is.").format(leaf=sim.leaf)
+        return ngettext(
+            "Sample {k} next steps of node {leaf} in one model call: {new} new child, "
+            "identical samples merged.",
+            "Sample {k} next steps of node {leaf} in one model call: {new} new children, "
+            "identical samples merged.", len(sim.expansion_new)).format(
+            k=len(sim.expansion), leaf=sim.leaf, new=len(sim.expansion_new))
     if phase == "rollout":
         if not sim.rollout:
-            return (f"Node {sim.evaluated} already ends its chain: the scorer values it as it "
-                    f"is ({sim.value:.3f}).")
-        return (f"Roll the new step out to the end of its chain in one model call; the scorer "
-                f"values the finished chain at node {sim.evaluated}: {sim.value:.3f}.")
+            return _("Node {node} already ends its chain: the scorer values it as it is "
+                     "({value}).").format(node=sim.evaluated, value=f"{sim.value:.3f}")
+        return _("Roll the new step out to the end of its chain in one model call; the scorer "
+                 "values the finished chain at node {node}: {value}.").format(
+            node=sim.evaluated, value=f"{sim.value:.3f}")
     if phase == "backpropagation":
-        return (f"Add the value {sim.value:.3f} to every node from the root to node "
-                f"{sim.evaluated}: each visit count N grows by 1 and Q is the new mean.")
+        return _("Add the value {value} to every node from the root to node {node}: each "
+                 "visit count N grows by 1 and Q is the new mean.").format(
+            value=f"{sim.value:.3f}", node=sim.evaluated)
     raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
 
 
 def uct_c(result: SearchResult) -> float:
     """The run's exploration constant c."""
     return float(result.config.get("c", result.extra.get("c", 1.0)))
+
+
+def node_labels(sim: Simulation, phase: str, tree: SearchTree) -> dict[int, str]:
+    """Text written beside the nodes a phase works on (``viz.tree.tree_figure``'s ``labels``),
+    so the numbers are on the tree itself: in selection each path node's step with its UCT
+    terms before the simulation (Q + bonus, N; "unvisited" for an infinite bonus); in
+    backpropagation each path node's Q and N before -> after. Other phases: none (the nodes
+    keep their own text)."""
+    def text(nid: int) -> str:
+        n = tree.nodes[nid]
+        return (n.answer or "∅") if n.terminal else n.text
+
+    if phase == "selection":
+        out = {}
+        for t in sim.selection:
+            if t["N"] == 0:
+                out[t["id"]] = _("{step}: unvisited, N 0").format(step=text(t["id"]))
+            else:
+                out[t["id"]] = _("{step}: Q {q} + {bonus}, N {n}").format(
+                    step=text(t["id"]), q=f"{t['Q']:.2f}", bonus=f"{t['bonus']:.2f}", n=t["N"])
+        return out
+    if phase == "backpropagation":
+        return {nid: _("Q {q0}→{q1}, N {n0}→{n1}").format(
+                    q0=f"{sim.before[nid][0]:.2f}", q1=f"{sim.after[nid][0]:.2f}",
+                    n0=sim.before[nid][1], n1=sim.after[nid][1])
+                for nid in sim.backprop_path if nid}
+    return {}

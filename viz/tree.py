@@ -51,24 +51,26 @@ import plotly.graph_objects as go
 
 from search.tree import Node, SearchTree
 from viz.axes import fmt_fixed
+from viz.palette import DEFAULT_STYLE, TreeStyle
 
 GL_THRESHOLD = 1000      # switch to WebGL markers past this many nodes
-LABEL_PX = 14            # font size of the text beside the nodes (legible on a projector)
+# The default style's sizes and colours (viz.palette.DEFAULT_STYLE), by their old names.
+LABEL_PX = DEFAULT_STYLE.label_px  # px, the text beside the nodes (legible on a projector)
 CHAR_PX = 0.52 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
-ROW_PX = 26              # rows closer than this (px) carry no text but the chosen chain's
+ROW_PX = DEFAULT_STYLE.row_px  # rows closer than this (px) carry no text but the chosen chain's
 MAX_LABEL_CHARS = 60     # the most text beside a node, however wide its column (then "…")
 HOVER_WIDTH = 80         # characters per line of a node's text on hover (wrapped at spaces)
 HOVER_LINES = 12         # lines of a node's text on hover at most (then "…")
 WIDTH_HINT = 480         # px: the figure's usual width (the Search tree page's tree column)
 ELBOW = 0.82             # where an edge bends, as a fraction of the column from the parent
-COLORSCALE = "Viridis"
-PATH_COLOR = "#ff7f0e"
-CORRECT_COLOR = "#2ca02c"
-WRONG_COLOR = "#d62728"
-NONE_COLOR = "#b0b0b0"
-UNKNOWN_COLOR = "#555555"
-TEXT_COLOR = "#262730"
-EDGE_COLOR = "#c8c8c8"
+COLORSCALE = DEFAULT_STYLE.colorscale
+PATH_COLOR = DEFAULT_STYLE.path
+CORRECT_COLOR = DEFAULT_STYLE.correct
+WRONG_COLOR = DEFAULT_STYLE.wrong
+NONE_COLOR = DEFAULT_STYLE.none
+UNKNOWN_COLOR = DEFAULT_STYLE.unknown
+TEXT_COLOR = DEFAULT_STYLE.text
+EDGE_COLOR = DEFAULT_STYLE.edge
 MARGIN = dict(l=10, r=10, t=10, b=110)  # px; the bottom holds the colour bar and legend
 # What the fill colour shows: the colour bar's title and the legend name of nodes without it.
 COLOR_BY = {
@@ -113,19 +115,20 @@ def rows(tree: SearchTree) -> int:
     return max(1, sum(1 for n in tree.nodes.values() if not n.children))
 
 
-def tree_height(tree: SearchTree, lo: int = 420, hi: int = 2000) -> int:
+def tree_height(tree: SearchTree, lo: int = 420, hi: int = 2000, row_px: int = ROW_PX) -> int:
     """A figure height (px) that gives each of the tree's rows (and the text above the top one)
     ``ROW_PX`` + 2 px, so every step keeps its text, within [lo, hi]: up to about 70 rows keep
     every label (a Game-of-24 ToT b=5 run has 50-60; at 1100 px only the chosen chain kept
-    its labels); larger trees label the chosen chain and show the rest on hover."""
-    return int(min(hi, max(lo, (rows(tree) + 0.6) * (ROW_PX + 2) + MARGIN["t"] + MARGIN["b"])))
+    its labels); larger trees label the chosen chain and show the rest on hover. ``row_px``:
+    the style's row spacing (``TreeStyle.row_px``; a projector's is larger)."""
+    return int(min(hi, max(lo, (rows(tree) + 0.6) * (row_px + 2) + MARGIN["t"] + MARGIN["b"])))
 
 
-def label_chars(depth: int, width: int = WIDTH_HINT) -> int:
+def label_chars(depth: int, width: int = WIDTH_HINT, char_px: float = CHAR_PX) -> int:
     """Characters of text that fit beside a node when ``depth + 1`` columns (plus room for the
-    last column's text) share ``width`` px: at least 4."""
+    last column's text) share ``width`` px, ``char_px`` px a character: at least 4."""
     column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
-    return max(4, min(MAX_LABEL_CHARS, int((ELBOW * column_px - 6) / CHAR_PX)))
+    return max(4, min(MAX_LABEL_CHARS, int((ELBOW * column_px - 6) / char_px)))
 
 
 def short_label(text: str, max_chars: int) -> str:
@@ -197,7 +200,9 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 height: int = 560, color_by: Optional[str] = None,
                 width: int = WIDTH_HINT, labels: Optional[Mapping[int, str]] = None,
                 dead_ends: Collection[int] = (),
-                values: Optional[Mapping[int, float]] = None) -> go.Figure:
+                values: Optional[Mapping[int, float]] = None,
+                highlight: Iterable[int] = (),
+                style: Optional[TreeStyle] = None) -> go.Figure:
     """Plotly figure of ``tree`` (see the module docstring for the encoding).
 
     mcts: size by visits and show N, Q on hover (else size by count).
@@ -213,9 +218,13 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     (known exactly, e.g. by the task's solvability check): drawn as a crossed circle
     ("dead end" in the legend). values: node id -> score in [0, 1] of the path to the node,
     for a ``color_by`` of PASSED_IN (computed by the caller, e.g. a learned PRM's path scores;
-    a node missing from it is grey). Raises ValueError for an unknown ``color_by``, or one of
-    PASSED_IN without ``values``.
+    a node missing from it is grey). highlight: node ids whose edge from their parent is drawn
+    like the chosen chain (any set of edges, e.g. a stepper's candidates or kept beams; the
+    nodes keep their text). style: sizes and colours (``viz.palette.TreeStyle``; default
+    ``DEFAULT_STYLE``, ``PRESENTER_STYLE`` for a projector). Raises ValueError for an unknown
+    ``color_by``, or one of PASSED_IN without ``values``.
     """
+    s = style or DEFAULT_STYLE
     color_by = color_by or ("q" if mcts else "score")
     if color_by not in COLOR_BY:
         raise ValueError(f"color_by must be one of {', '.join(COLOR_BY)}, got {color_by!r}")
@@ -235,12 +244,14 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     kind = "scattergl" if big else "scatter"
     depth = int(max(xs))
     y_lo, y_hi = min(ys), max(ys)
-    plot_px = max(1, height - MARGIN["t"] - MARGIN["b"])
-    # Text beside every node while the rows are at least ROW_PX apart.
-    all_text = (y_hi - y_lo + 1.6) * ROW_PX <= plot_px and not big
-    chars = label_chars(depth, width)
+    margin_b = int(MARGIN["b"] * s.legend_px / DEFAULT_STYLE.legend_px)
+    plot_px = max(1, height - MARGIN["t"] - margin_b)
+    # Text beside every node while the rows are at least row_px apart.
+    all_text = (y_hi - y_lo + 1.6) * s.row_px <= plot_px and not big
+    chars = label_chars(depth, width, s.char_px)
     path = [i for i in final_path if i in tree.nodes]
-    labelled = set(range(len(nodes))) if all_text else {0, *path,
+    lit = [i for i in dict.fromkeys(highlight) if i in tree.nodes and i != 0]
+    labelled = set(range(len(nodes))) if all_text else {0, *path, *lit,
                                                         *([selected] if selected else [])}
     # Room on the right of the deepest column for its text: as long as its longest label
     # there (answers are short), at most a column; the columns share what is left, so the
@@ -248,9 +259,9 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     deepest = max((len(short_label(label(n), chars)) for n in nodes
                    if xs[n.id] == depth and n.id in labelled), default=0)
     column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
-    room = min(ELBOW * 1.05, max(0.25, (deepest * CHAR_PX + 24) / column_px))
+    room = min(ELBOW * 1.05, max(0.25, (deepest * s.char_px + 24) / column_px))
     chars = min(MAX_LABEL_CHARS,
-                max(chars, int((ELBOW * (width - 20) / (depth + room + 0.15) - 6) / CHAR_PX)))
+                max(chars, int((ELBOW * (width - 20) / (depth + room + 0.15) - 6) / s.char_px)))
 
     def trace(**kw) -> dict:
         return dict(type=kind, **kw)
@@ -261,8 +272,17 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         x, y = _elbow(xs[n.parent], ys[n.parent], xs[n.id], ys[n.id])
         ex += x
         ey += y
-    traces = [trace(x=ex, y=ey, mode="lines", line=dict(color=EDGE_COLOR, width=1.5),
+    traces = [trace(x=ex, y=ey, mode="lines", line=dict(color=s.edge, width=s.edge_width),
                     hoverinfo="skip", showlegend=False, name="edges")]
+    if lit:  # one elbow per highlighted node, from its parent
+        hx, hy = [], []
+        for i in lit:
+            x, y = _elbow(xs[tree.nodes[i].parent], ys[tree.nodes[i].parent], xs[i], ys[i])
+            hx += x
+            hy += y
+        traces.append(trace(x=hx, y=hy, mode="lines",
+                            line=dict(color=s.path, width=s.path_width),
+                            hoverinfo="skip", name="highlighted"))
 
     if path:
         px, py = [], []
@@ -270,7 +290,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             x, y = _elbow(xs[a], ys[a], xs[b], ys[b])
             px += x[:-1]
             py += y[:-1]
-        traces.append(trace(x=px, y=py, mode="lines", line=dict(color=PATH_COLOR, width=5),
+        traces.append(trace(x=px, y=py, mode="lines",
+                            line=dict(color=s.path, width=s.path_width),
                             hoverinfo="skip", name="chosen chain"))
 
     # Node fill value and size. Every chain passes through exactly one child of the root, so
@@ -294,9 +315,9 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
 
     def size(n: Node) -> float:
         # (The root's count stays 0: every chain starts there, so it is sized by all of them.)
-        # At most ROW_PX: a node never covers the row above or below.
+        # At most row_px: a node never covers the row above or below.
         m = n.visits if mcts else (chains if n.id == 0 else n.count)
-        return min(float(ROW_PX - 4), 8.0 + 2.5 * math.sqrt(max(0, m)))
+        return min(float(s.row_px - 4), s.node_min + s.node_per_sqrt * math.sqrt(max(0, m)))
 
     def hover(group: list[Node]) -> list[str]:
         def colour(n: Node) -> Optional[str]:
@@ -308,14 +329,14 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 for n in group]
 
     def markers(group: list[Node], name: str, symbol: str, line: dict, grow: float = 0.0,
-                text_color: str = TEXT_COLOR, legend: bool = True,
+                text_color: Optional[str] = None, legend: bool = True,
                 text_at: str = "top right") -> None:
         """One marker trace per fill (coloured by value, or grey without one); both halves
         share ``name`` and a single legend entry (none when not ``legend``)."""
         valued = [n for n in group if value(n) is not None]
         plain = [n for n in group if value(n) is None]
         first = legend
-        for part, fill in ((valued, None), (plain, NONE_COLOR)):
+        for part, fill in ((valued, None), (plain, s.none)):
             if not part:
                 continue
             marker = dict(symbol=symbol, size=[size(n) + grow for n in part], line=line)
@@ -330,7 +351,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                       customdata=[n.id for n in part], hovertext=hover(part),
                       hoverinfo="text", name=name, legendgroup=name, showlegend=first)
             if any(text):
-                font = dict(size=LABEL_PX, color=text_color)
+                font = dict(size=s.label_px, color=text_color or s.text)
                 if not big:
                     font["shadow"] = "auto"  # a halo in the background's colour: edges pass
                 t.update(text=text, textposition=text_at, textfont=font)
@@ -344,13 +365,13 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     markers([n for n in live if value(n) is not None], "step", "circle", thin, legend=False)
     markers([n for n in live if value(n) is None], none_name, "circle", thin)
     markers([n for n in inner if n.id in dead], "dead end (no right answer reachable)",
-            "circle-x", dict(color=WRONG_COLOR, width=1.5))
+            "circle-x", dict(color=s.wrong, width=s.edge_width))
 
     # Terminal answers: the outline (and shape) gives the verdict, the fill the value.
     leaves = [n for n in nodes if n.terminal]
-    for verdict, color, symbol, name in ((True, CORRECT_COLOR, "circle", "correct answer"),
-                                         (False, WRONG_COLOR, "diamond", "wrong answer"),
-                                         (None, UNKNOWN_COLOR, "circle", "answer (gold unknown)")):
+    for verdict, color, symbol, name in ((True, s.correct, "circle", "correct answer"),
+                                         (False, s.wrong, "diamond", "wrong answer"),
+                                         (None, s.unknown, "circle", "answer (gold unknown)")):
         group = [n for n in leaves if n.correct is verdict]
         if group:
             markers(group, name, symbol, dict(color=color, width=2.5), grow=2.0,
@@ -358,7 +379,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
 
     if selected is not None and selected in tree.nodes:
         traces.append(trace(x=[xs[selected]], y=[ys[selected]], mode="markers",
-                            marker=dict(symbol="square-open", color="black", size=ROW_PX + 2,
+                            marker=dict(symbol="square-open", color="black", size=s.row_px + 2,
                                         line=dict(width=2)),
                             customdata=[selected], hoverinfo="skip", name="selected",
                             showlegend=False))
@@ -369,17 +390,18 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     y_range = [y_lo - 0.6, y_hi + 1.0]
     layout_ = dict(
         height=height, dragmode="pan",
-        margin=dict(MARGIN, t=50 if title else MARGIN["t"]),
+        margin=dict(MARGIN, t=50 if title else MARGIN["t"], b=margin_b),
         plot_bgcolor="white", clickmode="event+select", hovermode="closest", uirevision="tree",
         # Under the plot: the colour bar, then the legend (it may wrap to a second line).
-        legend=dict(orientation="h", yanchor="top", y=-62 / plot_px, xanchor="left", x=0.0,
-                    font=dict(size=12)),
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0,
+        legend=dict(orientation="h", yanchor="top", y=-62 * s.legend_px / 12 / plot_px,
+                    xanchor="left", x=0.0, font=dict(size=s.legend_px)),
+        coloraxis=dict(colorscale=s.colorscale, cmin=0.0, cmax=1.0,
                        colorbar=dict(title=dict(text=cbar_title, side="top",
-                                                font=dict(size=12)),
+                                                font=dict(size=s.legend_px)),
                                      orientation="h", thickness=10, len=min(1.0, 260 / width),
                                      x=0.0, xanchor="left", y=-4 / plot_px, yanchor="top",
-                                     tickfont=dict(size=11), tickvals=[0, 0.5, 1])),
+                                     tickfont=dict(size=s.legend_px - 1),
+                                     tickvals=[0, 0.5, 1])),
         xaxis=dict(visible=False, range=x_range, fixedrange=False),
         yaxis=dict(visible=False, range=y_range))
     if title:

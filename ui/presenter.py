@@ -1,0 +1,90 @@
+"""Presenter mode (issue 10 item 6): one sidebar toggle for a class on a projector (streamlit).
+
+When it is on: the page's text, buttons and tables' neighbours are set larger (CSS below), the
+tree figures use ``viz.palette.PRESENTER_STYLE`` (larger text and nodes, a thick black chosen
+chain, Okabe-Ito blue / vermillion answers and the Cividis scale, checked to stay apart under
+simulated protanopia, deuteranopia and tritanopia: ``tests/test_presenter.py``), the sidebar
+starts collapsed and a page's controls fold into a closed expander (``controls``).
+
+State: ``st.session_state[PRESENTER]`` (bool), mirrored in the URL as ``?presenter=1`` (absent
+when off), so a teacher's bookmark opens the projector view. ``ui.common.sidebar`` draws the
+toggle (``sidebar_toggle``) and ``ui.common.page_config`` asks ``sidebar_state``. Viz stays
+pure: pages pass ``style()`` to ``viz.tree.tree_figure``.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from i18n import _
+from ui.common import UrlParam, bind, url_params, write_url
+from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE, TreeStyle
+
+PRESENTER = "presenter"  # session-state key and URL parameter
+
+
+def _parse(s: str) -> bool:
+    if s in ("1", "true", "on"):
+        return True
+    if s in ("0", "false", "off"):
+        return False
+    raise ValueError(f"presenter must be 1 or 0, got {s!r}")
+
+
+PARAMS = [UrlParam(PRESENTER, False, _parse, lambda v: "1" if v else "0")]
+
+# Projector CSS: Streamlit's body text is 1rem (16 px); at the back of a room 1.3rem reads.
+# Scoped to the main column (the sidebar keeps its size: it is folded away anyway).
+CSS = """<style>
+[data-testid='stMainBlockContainer'] [data-testid='stMarkdownContainer'] p,
+[data-testid='stMainBlockContainer'] [data-testid='stMarkdownContainer'] li {font-size: 1.35rem;
+  line-height: 1.45;}
+[data-testid='stMainBlockContainer'] [data-testid='stCaptionContainer'],
+[data-testid='stMainBlockContainer'] [data-testid='stCaptionContainer'] p {font-size: 1.15rem;
+  color: #222;}
+[data-testid='stMainBlockContainer'] h1 {font-size: 2.6rem;}
+[data-testid='stMainBlockContainer'] .stButton button p,
+[data-testid='stMainBlockContainer'] [data-testid='stWidgetLabel'] p {font-size: 1.25rem;}
+[data-testid='stMainBlockContainer'] .stButton button {min-height: 3rem; padding: 0.4rem 1.2rem;}
+</style>"""
+
+
+def on() -> bool:
+    """Whether presenter mode is on in this session (the URL's ``presenter=1`` before the
+    sidebar has run)."""
+    ss = st.session_state
+    if PRESENTER in ss:
+        return bool(ss[PRESENTER])
+    try:
+        return _parse(st.query_params.get(PRESENTER, "0"))
+    except ValueError:
+        return False
+
+
+def style() -> TreeStyle:
+    """The tree figure's style for this session: ``PRESENTER_STYLE`` when presenter mode is
+    on, else ``DEFAULT_STYLE``."""
+    return PRESENTER_STYLE if on() else DEFAULT_STYLE
+
+
+def sidebar_state() -> str:
+    """``st.set_page_config``'s ``initial_sidebar_state``: folded away in presenter mode."""
+    return "collapsed" if on() else "auto"
+
+
+def sidebar_toggle() -> None:
+    """Draw the toggle (call inside ``st.sidebar``), keep it in the URL (only when on) and add
+    the projector CSS when on."""
+    url_params(PRESENTER, PARAMS)
+    st.toggle(_("Presenter mode"), **bind(PRESENTER),
+              help=_("For a projector: larger text and tree nodes, colours that people with "
+                     "colour-blindness tell apart, and the controls folded away."))
+    write_url(PARAMS, active=[PRESENTER] if st.session_state[PRESENTER] else [])
+    if st.session_state[PRESENTER]:
+        st.html(CSS)
+
+
+def controls(label: str):
+    """A container for a page's controls: an expander, closed in presenter mode (open
+    otherwise), so the projected screen shows the result:
+    ``with presenter.controls(_("Settings")):``."""
+    return st.expander(label, expanded=False) if on() else st.container()
