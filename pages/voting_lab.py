@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from i18n import N_, _
 from search.simulate import exact_majority_curve, monte_carlo_majority
 from ui.checks import show_url_warnings
 from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
@@ -21,14 +22,14 @@ TABLE_KS = [1, 2, 4, 8, 16, 32, 64]  # rows of the table: those up to the k pick
 TRIAL_CHOICES = [1_000, 10_000, 100_000]
 M_MAX = 20
 MODES = {
-    "spread": "spread evenly over m wrong answers",
-    "same": "all wrong answers the same (m = 1)",
-    "popular": "one popular wrong answer (half of the wrong votes)",
+    "spread": N_("spread evenly over m wrong answers"),
+    "same": N_("all wrong answers the same (m = 1)"),
+    "popular": N_("one popular wrong answer (half of the wrong votes)"),
 }
 PRESETS = {
-    "Seed example: p = 0.55, m = 6": dict(vl_p=0.55, vl_m=6, vl_mode="spread"),
-    "Voting hurts: p = 0.4, m = 1": dict(vl_p=0.4, vl_m=1, vl_mode="same"),
-    "Plurality rescues p = 0.3 (m = 6)": dict(vl_p=0.3, vl_m=6, vl_mode="spread"),
+    N_("Seed example: p = 0.55, m = 6"): dict(vl_p=0.55, vl_m=6, vl_mode="spread"),
+    N_("Voting hurts: p = 0.4, m = 1"): dict(vl_p=0.4, vl_m=1, vl_mode="same"),
+    N_("Plurality rescues p = 0.3 (m = 6)"): dict(vl_p=0.3, vl_m=6, vl_mode="spread"),
 }
 
 PARAMS = [
@@ -57,32 +58,34 @@ def apply_preset(values: dict) -> None:
         st.session_state[k] = v
 
 
-st.title("Voting lab")
-st.markdown(
+st.title(_("Voting lab"))
+st.markdown(_(
     "A simulated solver answers correctly with probability **p**; otherwise it gives one of "
     "**m** wrong answers. Ask it **k** times and take the most common answer (ties broken at "
     "random). This is self-consistency (Wang et al. 2023) without a language model, and "
-    "Condorcet's jury theorem when m = 1.")
+    "Condorcet's jury theorem when m = 1."))
 
 show_url_warnings(SCOPE, PARAMS)
 url_params(SCOPE, PARAMS)
 ss = st.session_state
 
-st.write("Presets:")
+st.write(_("Presets:"))
 cols = st.columns(len(PRESETS))
 for i, (col, (name, values)) in enumerate(zip(cols, PRESETS.items())):
-    col.button(name, on_click=apply_preset, args=(values,), key=f"vl_preset_{i}")
+    col.button(_(name), on_click=apply_preset, args=(values,), key=f"vl_preset_{i}")
 
 c1, c2 = st.columns(2)
 with c1:
-    st.slider("p: probability that one answer is right", 0.0, 1.0, step=0.01, **bind("vl_p"))
-    st.radio("Wrong answers", list(MODES), format_func=MODES.get, **bind("vl_mode"))
+    st.slider(_("p: probability that one answer is right"), 0.0, 1.0, step=0.01,
+              **bind("vl_p"))
+    st.radio(_("Wrong answers"), list(MODES), format_func=lambda k: _(MODES[k]),
+             **bind("vl_mode"))
 with c2:
     same = ss["vl_mode"] == "same"
-    st.slider("m: number of different wrong answers", 1, M_MAX, **bind("vl_m"), disabled=same,
-              help="Ignored (m = 1) when all wrong answers are the same.")
-    st.select_slider("Largest number of votes k", K_CHOICES, **bind("vl_k"))
-    st.select_slider("Monte Carlo trials per point", TRIAL_CHOICES, **bind("vl_trials"),
+    st.slider(_("m: number of different wrong answers"), 1, M_MAX, **bind("vl_m"),
+              disabled=same, help=_("Ignored (m = 1) when all wrong answers are the same."))
+    st.select_slider(_("Largest number of votes k"), K_CHOICES, **bind("vl_k"))
+    st.select_slider(_("Monte Carlo trials per point"), TRIAL_CHOICES, **bind("vl_trials"),
                      format_func=lambda v: f"{v:,}")
 write_url(PARAMS)
 
@@ -91,8 +94,8 @@ m = 1 if mode == "same" else int(ss["vl_m"])
 weights = None
 if mode == "popular":
     if m == 1:
-        st.info("With m = 1 there is only one wrong answer: 'one popular wrong answer' is the "
-                "same as 'all wrong answers the same'.")
+        st.info(_("With m = 1 there is only one wrong answer: 'one popular wrong answer' is "
+                  "the same as 'all wrong answers the same'."))
     else:
         weights = tuple([float(m - 1)] + [1.0] * (m - 1))  # the first takes half the wrong mass
 seed = int(sampling_settings()["seed"])
@@ -107,29 +110,35 @@ mc_lo, mc_hi = mc_wilson(mc_mean, trials)  # the one interval: on the chart and 
 
 # ---- what the picture says
 if p in (0.0, 1.0):
-    st.info(f"p = {p:g} is an edge case: every answer is {'right' if p else 'wrong'}, so every "
-            f"vote is too and the curve is flat at {p:.0%}.")
+    st.info((_("p = {p} is an edge case: every answer is right, so every vote is too and the "
+               "curve is flat at {flat}.") if p else
+             _("p = {p} is an edge case: every answer is wrong, so every vote is too and the "
+               "curve is flat at {flat}.")).format(p=f"{p:g}", flat=f"{p:.0%}"))
 elif m == 1 and p < 0.5:
-    st.error(f"**Voting makes things worse here.** With a single wrong answer and p = {p:.2f} "
-             f"< 0.5, the wrong answer gets more votes than the right one on average, so the "
-             f"majority of more votes is wrong more reliably: accuracy falls from {exact[0]:.3f} "
-             f"with one vote to {exact[-1]:.3f} with {k_max} (Condorcet's jury theorem in "
-             "reverse).", icon=":material/trending_down:")
+    st.error(_("**Voting makes things worse here.** With a single wrong answer and p = {p} "
+               "< 0.5, the wrong answer gets more votes than the right one on average, so the "
+               "majority of more votes is wrong more reliably: accuracy falls from {first} "
+               "with one vote to {last} with {k} (Condorcet's jury theorem in reverse).").format(
+                 p=f"{p:.2f}", first=f"{exact[0]:.3f}", last=f"{exact[-1]:.3f}", k=k_max),
+             icon=":material/trending_down:")
 elif m == 1 and p == 0.5:
-    st.info("With one wrong answer and p = 0.5 the vote is a coin flip whatever k is.")
+    st.info(_("With one wrong answer and p = 0.5 the vote is a coin flip whatever k is."))
 elif p > q_max:
-    st.success(f"The right answer (p = {p:.2f}) is more likely than any single wrong answer "
-               f"(at most {q_max:.3f} each), so it wins the vote more and more often: "
-               f"{exact[0]:.3f} with one vote, {exact[-1]:.3f} with {k_max}."
-               + (" Note p < 0.5: a plurality only has to beat each wrong answer separately."
-                  if p < 0.5 else ""), icon=":material/trending_up:")
+    st.success(_("The right answer (p = {p}) is more likely than any single wrong answer "
+                 "(at most {q} each), so it wins the vote more and more often: {first} with "
+                 "one vote, {last} with {k}.").format(
+                   p=f"{p:.2f}", q=f"{q_max:.3f}", first=f"{exact[0]:.3f}",
+                   last=f"{exact[-1]:.3f}", k=k_max)
+               + (" " + _("Note p < 0.5: a plurality only has to beat each wrong answer "
+                          "separately.") if p < 0.5 else ""), icon=":material/trending_up:")
 elif p == q_max:
-    st.info(f"The right answer is exactly as likely as the most popular wrong answer "
-            f"({q_max:.3f}): more votes do not separate them.")
+    st.info(_("The right answer is exactly as likely as the most popular wrong answer "
+              "({q}): more votes do not separate them.").format(q=f"{q_max:.3f}"))
 else:
-    st.warning(f"A wrong answer is more likely than the right one ({q_max:.3f} > p = {p:.2f}): "
-               f"voting converges on that wrong answer, {exact[0]:.3f} with one vote, "
-               f"{exact[-1]:.3f} with {k_max}.", icon=":material/trending_down:")
+    st.warning(_("A wrong answer is more likely than the right one ({q} > p = {p}): voting "
+                 "converges on that wrong answer, {first} with one vote, {last} with {k}.").format(
+                   q=f"{q_max:.3f}", p=f"{p:.2f}", first=f"{exact[0]:.3f}",
+                   last=f"{exact[-1]:.3f}", k=k_max), icon=":material/trending_down:")
 
 left, right = st.columns([2.2, 1])
 with left:
@@ -137,28 +146,30 @@ with left:
                         mc_high=mc_hi, trials=trials)
     st.plotly_chart(fig, key="vl_fig")
 with right:
-    st.markdown("**Exact accuracy of the vote**")
+    st.markdown("**" + _("Exact accuracy of the vote") + "**")
     table_ks = [k for k in TABLE_KS if k <= k_max]
     exact_t = exact_majority_curve(p, m, table_ks, weights=weights)
     mc_t = {k: (a, lo, hi) for k, a, lo, hi in zip(mc_ks, mc_mean, mc_lo, mc_hi)}
+    votes_col = _("votes")
     table = pd.DataFrame({
-        "votes": table_ks,
-        "exact": [f"{v:.3f}" for v in exact_t],
-        f"Monte Carlo [{INTERVAL_LABEL}]": [
+        votes_col: table_ks,
+        _("exact"): [f"{v:.3f}" for v in exact_t],
+        _("Monte Carlo [{interval}]").format(interval=_(INTERVAL_LABEL)): [
             f"{mc_t[k][0]:.3f} [{mc_t[k][1]:.3f}, {mc_t[k][2]:.3f}]" if k in mc_t else "–"
             for k in table_ks],
     })
-    st.table(table.set_index("votes"))
-    st.caption("Ties: a t-way tie for the top that contains the right answer counts 1/t "
-               "(a uniformly random tie-break). That is why 2 votes equal 1 vote here.")
-with st.expander("How is this computed?"):
-    st.markdown(
+    st.table(table.set_index(votes_col))
+    st.caption(_("Ties: a t-way tie for the top that contains the right answer counts 1/t "
+                 "(a uniformly random tie-break). That is why 2 votes equal 1 vote here."))
+with st.expander(_("How is this computed?")):
+    st.markdown(_(
         "**Exact**: sum over the number *j* of right votes (binomial); given *j*, the other "
         "k − j votes spread over the wrong answers (multinomial), and the right answer wins "
         "when no wrong answer gets more than *j* votes, sharing the win 1/t when t answers tie "
         "at the top. A small dynamic program over the wrong answers adds this up exactly "
-        "(`search/simulate.py`).\n\n"
-        f"**Monte Carlo**: {trials:,} simulated votes per point (seed {seed}, from the sidebar), "
+        "(`search/simulate.py`).") + "\n\n" + _(
+        "**Monte Carlo**: {trials} simulated votes per point (seed {seed}, from the sidebar), "
         "dots with error bars, and in the table the estimate with its interval in brackets: "
         "both are the 95% Wilson score interval over the trials (Wilson 1927), which stays "
-        "honest when every trial agrees. They should straddle the exact line.")
+        "honest when every trial agrees. They should straddle the exact line.").format(
+            trials=f"{trials:,}", seed=seed))

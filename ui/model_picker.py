@@ -23,6 +23,7 @@ from typing import Optional
 
 import streamlit as st
 
+from i18n import N_, _
 from ui import common
 from ui.common import MODEL_SPEC, bind, one_of, set_url, text
 
@@ -30,8 +31,8 @@ CHOICE, FOLDER, BASE_URL, SERVED, KEY_ENV = ("model_choice", "model_folder", "mo
                                              "model_served", "model_key_env")
 PICK_ERROR = "model_pick_error"  # session state: the last Load/Connect's one-line error
 URL_DONE = "_url_loaded_model"
-CHOICES = {"bundled": "Bundled (task's model)", "hf": "Local folder",
-           "openai": "Server (OpenAI-compatible)"}
+CHOICES = {"bundled": N_("Bundled (task's model)"), "hf": N_("Local folder"),
+           "openai": N_("Server (OpenAI-compatible)")}
 URL_KEYS = ("backend", "base_url", "model")  # query parameters (never a key)
 MAX_FIELD = 500
 
@@ -139,30 +140,32 @@ def model_picker() -> None:
     _from_url()
     kw = bind(CHOICE)
     kw["on_change"] = _choice_changed
-    choice = st.radio("Model", list(CHOICES), format_func=CHOICES.get, **kw,
+    choice = st.radio(_("Model"), list(CHOICES), format_func=lambda c: _(CHOICES[c]), **kw,
                       label_visibility="collapsed",
-                      help="Bundled: the small model trained for the task (the free-form task "
-                           "has none). Local folder: any Hugging Face causal LM on this "
-                           "machine. Server: an OpenAI-compatible completions endpoint "
-                           "(vLLM, SGLang, llama.cpp, transformers serve).")
+                      help=_("Bundled: the small model trained for the task (the free-form "
+                             "task has none). Local folder: any Hugging Face causal LM on this "
+                             "machine. Server: an OpenAI-compatible completions endpoint "
+                             "(vLLM, SGLang, llama.cpp, transformers serve)."))
     if choice == "hf":
-        st.text_input("Model folder", **bind(FOLDER), placeholder="/path/to/model",
-                      help="A folder with config.json, the weights and the tokenizer.")
-        st.button("Load", on_click=_connect, key="model_load", icon=":material/upload:")
+        st.text_input(_("Model folder"), **bind(FOLDER), placeholder="/path/to/model",
+                      help=_("A folder with config.json, the weights and the tokenizer."))
+        st.button(_("Load"), on_click=_connect, key="model_load", icon=":material/upload:")
     elif choice == "openai":
-        st.text_input("Server URL", **bind(BASE_URL), placeholder="http://127.0.0.1:8000/v1",
-                      help="The server's OpenAI API root, ending in /v1.")
-        st.text_input("Model name", **bind(SERVED), placeholder="the name the server serves",
-                      help="The model name the server lists at /v1/models.")
-        st.text_input("API key variable", **bind(KEY_ENV),
-                      help="The NAME of the environment variable (on the machine running "
-                           "this app) that holds the server's API key. The key itself is "
-                           "never typed here, stored, or put in links or exports.")
-        st.button("Connect", on_click=_connect, key="model_connect", icon=":material/link:")
+        st.text_input(_("Server URL"), **bind(BASE_URL), placeholder="http://127.0.0.1:8000/v1",
+                      help=_("The server's OpenAI API root, ending in /v1."))
+        st.text_input(_("Model name"), **bind(SERVED),
+                      placeholder=_("the name the server serves"),
+                      help=_("The model name the server lists at /v1/models."))
+        st.text_input(_("API key variable"), **bind(KEY_ENV),
+                      help=_("The NAME of the environment variable (on the machine running "
+                             "this app) that holds the server's API key. The key itself is "
+                             "never typed here, stored, or put in links or exports."))
+        st.button(_("Connect"), on_click=_connect, key="model_connect", icon=":material/link:")
     if ss.get(PICK_ERROR):  # typed text inside: shown as text (md), never as markup or links
         st.error(common.md(ss[PICK_ERROR]))
     elif choice != "bundled" and not _in_use(typed_spec()):
-        st.caption("Not in use yet: press " + ("Load." if choice == "hf" else "Connect."))
+        st.caption(_("Not in use yet: press Load.") if choice == "hf" else
+                   _("Not in use yet: press Connect."))
 
 
 def pending_note() -> Optional[str]:
@@ -173,19 +176,22 @@ def pending_note() -> Optional[str]:
     choice = ss.get(CHOICE, "bundled")
     if choice == "bundled" or _in_use(typed_spec()):
         return None
-    what, button = ("local folder", "Load") if choice == "hf" else ("server", "Connect")
     spec = common.model_spec()
-    using = "the bundled model" if spec.backend == "bundled" else spec.label()
-    return (f"The {what} in the sidebar is not in use yet (press {button} there); runs use "
-            f"{using}.")
+    using = _("the bundled model") if spec.backend == "bundled" else spec.label()
+    return (_("The local folder in the sidebar is not in use yet (press Load there); runs use "
+              "{using}.") if choice == "hf" else
+            _("The server in the sidebar is not in use yet (press Connect there); runs use "
+              "{using}.")).format(using=using)
 
 
 def capability_lines(caps) -> tuple[str, list[str]]:
     """What a backend supports (``search.models.base.Capabilities``) as one summary line and
     its ``notes`` (one line each: what is degraded and why)."""
-    yes = {True: "yes", False: "no"}
-    ctx = f"{caps.context_length:,} tokens" if caps.context_length else "unknown"
-    line = (f"log-probabilities **{yes[caps.logprobs]}** · reproducible seeds "
-            f"**{yes[caps.reproducible]}** · batched **{yes[caps.batched]}** · chat template "
-            f"**{yes[caps.chat_template]}** · context **{ctx}**")
+    yes = {True: _("yes"), False: _("no")}
+    ctx = (_("{n} tokens").format(n=f"{caps.context_length:,}") if caps.context_length
+           else _("unknown"))
+    line = _("log-probabilities **{logprobs}** · reproducible seeds **{seeds}** · batched "
+             "**{batched}** · chat template **{chat}** · context **{context}**").format(
+        logprobs=yes[caps.logprobs], seeds=yes[caps.reproducible], batched=yes[caps.batched],
+        chat=yes[caps.chat_template], context=ctx)
     return line, list(caps.notes)

@@ -49,6 +49,7 @@ from typing import Collection, Iterable, Mapping, Optional, Sequence
 import igraph as ig
 import plotly.graph_objects as go
 
+from i18n import N_, _, ngettext
 from search.tree import Node, SearchTree
 from viz.axes import fmt_fixed
 from viz.palette import DEFAULT_STYLE, TreeStyle
@@ -74,13 +75,14 @@ EDGE_COLOR = DEFAULT_STYLE.edge
 MARGIN = dict(l=10, r=10, t=10, b=110)  # px; the bottom holds the colour bar and legend
 # What the fill colour shows: the colour bar's title and the legend name of nodes without it.
 COLOR_BY = {
-    "q": ("Q: mean value backed up (0–1)", "not visited"),
-    "score": ("path score by the scorer (0–1)", "not scored"),
-    "share": ("share of chains through the node", "no chains yet"),
+    "q": (N_("Q: mean value backed up (0–1)"), N_("not visited")),
+    "score": (N_("path score by the scorer (0–1)"), N_("not scored")),
+    "share": (N_("share of chains through the node"), N_("no chains yet")),
     # Scores passed in by the caller (``values``), one per node's path:
-    "prm": ("learned PRM score of the path (0–1)", "not scored"),
-    "orm": ("learned ORM: P(chain ends right) (0–1)", "not scored"),
-    "checker": ("perfect process verifier: every step valid (1) or not (0)", "not checked"),
+    "prm": (N_("learned PRM score of the path (0–1)"), N_("not scored")),
+    "orm": (N_("learned ORM: P(chain ends right) (0–1)"), N_("not scored")),
+    "checker": (N_("perfect process verifier: every step valid (1) or not (0)"),
+                N_("not checked")),
 }
 # The colourings whose values the caller computes and passes in (``tree_figure(values=...)``).
 PASSED_IN = ("prm", "orm", "checker")
@@ -164,28 +166,33 @@ def _fmt(v: Optional[float], digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
 
-HOVER_NAME = {"prm": "learned PRM", "orm": "learned ORM", "checker": "exact checker"}
+HOVER_NAME = {"prm": N_("learned PRM"), "orm": N_("learned ORM"),
+              "checker": N_("exact checker")}
 
 
 def _hover(n: Node, mcts: bool, share: Optional[float] = None,
            colour: Optional[str] = None) -> str:
     text = "<br>".join(html.escape(line, quote=False)
-                       for line in hover_lines(n.text if n.id else f"problem: {n.text}"))
-    lines = [f"<b>#{n.id}</b> {text}", f"depth {n.depth} · {n.tokens} "
-             f"token{'' if n.tokens == 1 else 's'} · log p {fmt_fixed(n.logprob, 2)}"]
-    stats = f"score {_fmt(n.score)} · count {n.count}"
+                       for line in hover_lines(n.text if n.id else
+                                               _("problem: {text}").format(text=n.text)))
+    lines = [f"<b>#{n.id}</b> {text}",
+             _("depth {depth}").format(depth=n.depth) + " · "
+             + ngettext("{n} token", "{n} tokens", n.tokens).format(n=n.tokens)
+             + f" · log p {fmt_fixed(n.logprob, 2)}"]
+    stats = _("score {score} · count {count}").format(score=_fmt(n.score), count=n.count)
     if share is not None:
-        stats += f" ({share:.0%} of chains)"
+        stats += " " + _("({share} of chains)").format(share=f"{share:.0%}")
     if mcts:
         stats += f" · N {n.visits} · Q {n.q:.3f}"
     lines.append(stats)
     if n.terminal:
-        verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
-        lines.append(f"answer {html.escape(str(n.answer), quote=False)} ({verdict})")
+        verdict = {True: _("correct"), False: _("wrong"), None: _("gold unknown")}[n.correct]
+        lines.append(_("answer {answer} ({verdict})").format(
+            answer=html.escape(str(n.answer), quote=False), verdict=verdict))
     if colour:
         lines.append(colour)
     if n.kind == "rollout":
-        lines.append("<i>rollout step</i>")
+        lines.append("<i>" + _("rollout step") + "</i>")
     return "<br>".join(lines)
 
 
@@ -230,7 +237,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         raise ValueError(f"color_by must be one of {', '.join(COLOR_BY)}, got {color_by!r}")
     if color_by in PASSED_IN and values is None:
         raise ValueError(f"color_by={color_by!r} needs the scores passed in as values")
-    cbar_title, none_name = COLOR_BY[color_by]
+    cbar_title, none_name = (_(t) for t in COLOR_BY[color_by])
     labels = labels or {}
     dead = set(dead_ends)
 
@@ -324,7 +331,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             if color_by not in PASSED_IN:
                 return None
             v = value(n)
-            return f"{HOVER_NAME[color_by]} {_fmt(v)}" if n.id else None
+            return f"{_(HOVER_NAME[color_by])} {_fmt(v)}" if n.id else None
         return [_hover(n, mcts, share(n) if color_by == "share" else None, colour(n))
                 for n in group]
 
@@ -362,16 +369,17 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     thin = dict(color="white", width=0.5)
     # Inner nodes: coloured ones carry no legend entry (the colour bar explains them).
     live = [n for n in inner if n.id not in dead]
-    markers([n for n in live if value(n) is not None], "step", "circle", thin, legend=False)
+    markers([n for n in live if value(n) is not None], _("step"), "circle", thin, legend=False)
     markers([n for n in live if value(n) is None], none_name, "circle", thin)
-    markers([n for n in inner if n.id in dead], "dead end (no right answer reachable)",
+    markers([n for n in inner if n.id in dead], _("dead end (no right answer reachable)"),
             "circle-x", dict(color=s.wrong, width=s.edge_width))
 
     # Terminal answers: the outline (and shape) gives the verdict, the fill the value.
     leaves = [n for n in nodes if n.terminal]
-    for verdict, color, symbol, name in ((True, s.correct, "circle", "correct answer"),
-                                         (False, s.wrong, "diamond", "wrong answer"),
-                                         (None, s.unknown, "circle", "answer (gold unknown)")):
+    for verdict, color, symbol, name in ((True, s.correct, "circle", _("correct answer")),
+                                         (False, s.wrong, "diamond", _("wrong answer")),
+                                         (None, s.unknown, "circle",
+                                          _("answer (gold unknown)"))):
         group = [n for n in leaves if n.correct is verdict]
         if group:
             markers(group, name, symbol, dict(color=color, width=2.5), grow=2.0,

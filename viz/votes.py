@@ -10,6 +10,7 @@ from typing import Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 
+from i18n import _, ngettext
 from viz.axes import linear_axis
 
 GOLD_COLOR = "#2ca02c"
@@ -66,25 +67,30 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         type="bar", x=[html.escape(a, quote=False) for a in answers], y=votes,
         marker=dict(color=colors, line=dict(color=outline, width=3)),
         text=labels, textposition="outside", cliponaxis=False,
-        hovertext=[f"answer {html.escape(a, quote=False)}: {_n(v, 'vote')}"
-                   + (" · right" if right is not None and a in good
-                      else " · gold" if a == gold else "") + (" · winner" if a == winner else "")
+        hovertext=[ngettext("answer {answer}: {n} vote", "answer {answer}: {n} votes", v).format(
+                       answer=html.escape(a, quote=False), n=f"{v:g}")
+                   + (" · " + _("right") if right is not None and a in good
+                      else " · " + _("gold") if a == gold else "")
+                   + (" · " + _("winner") if a == winner else "")
                    for a, v in items],
-        hoverinfo="text", name="votes")
+        hoverinfo="text", name=_("votes"))
     notes = []
     if right is not None:
-        notes.append("green = right answer" + ("" if good & set(tally) else " (none voted)"))
+        notes.append(_("green = right answer") if good & set(tally)
+                     else _("green = right answer (none voted)"))
     elif gold is not None:
-        notes.append(f"green = gold answer {gold}"
-                     + ("" if gold in tally else " (no votes)"))
+        notes.append((_("green = gold answer {gold}") if gold in tally
+                      else _("green = gold answer {gold} (no votes)")).format(gold=gold))
     if winner is not None:
-        notes.append(f"★ = chosen answer {winner}")
+        notes.append(_("★ = chosen answer {answer}").format(answer=winner))
     if len(tied) > 1:
-        notes.append(f"tie between {', '.join(tied)}")
+        notes.append(_("tie between {answers}").format(answers=", ".join(tied)))
     if abstained:
-        notes.append(f"{_n(abstained, 'chain')} without an answer abstained")
+        notes.append(ngettext("{n} chain without an answer abstained",
+                              "{n} chains without an answer abstained", abstained).format(
+                                  n=f"{abstained:g}"))
     if tie_rule:
-        notes.append("Tie rule: " + tie_rule)
+        notes.append(_("Tie rule: {rule}").format(rule=_(tie_rule)))
     # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
     lines = [html.escape(l, quote=False)  # plotly text is HTML; quotes need no escaping
              for note in notes for l in textwrap.wrap(note, NOTE_WIDTH)]
@@ -93,17 +99,18 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
                         xanchor="left", showarrow=False, align="left",
                         font=dict(size=11, color="#555"))]
     if not items:
-        empty = ("no votes yet" if not abstained
-                 else "no answers yet: every chain so far abstained")
+        empty = (_("no votes yet") if not abstained
+                 else _("no answers yet: every chain so far abstained"))
         annotations.append(dict(text=empty, xref="paper", yref="paper", x=0.5, y=0.5,
                                 showarrow=False, font=dict(size=14, color="#888")))
     layout = dict(
         height=height + 14 * len(lines), margin=dict(l=10, r=10, t=30, b=60 + 14 * len(lines)),
         plot_bgcolor="white",
-        title=dict(text="weighted vote tally" if weighted else "vote tally", font=dict(size=14)),
-        xaxis=dict(type="category", title=dict(text="answer")),
+        title=dict(text=_("weighted vote tally") if weighted else _("vote tally"),
+                   font=dict(size=14)),
+        xaxis=dict(type="category", title=dict(text=_("answer"))),
         # Whole votes only (no "0.5 votes" tick); weights at 1-2-5 steps.
-        yaxis=dict(title=dict(text="weight" if weighted else "votes"), gridcolor="#eee",
+        yaxis=dict(title=dict(text=_("weight") if weighted else _("votes")), gridcolor="#eee",
                    rangemode="tozero",
                    **linear_axis(0, max([1.0, *map(float, votes)]), max_ticks=6,
                                  integer=not weighted)),
@@ -119,11 +126,11 @@ def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Opti
     line = dict(type="scatter", x=list(ks), y=list(p_correct), mode="lines+markers",
                 line=dict(color="#1f77b4"), name="maj@k",
                 hovertemplate="k=%{x}: P(correct)=%{y:.3f}<extra></extra>")
-    xt = "chains k"
+    xt = _("chains k")
     if tokens_per_chain:
-        xt += f" (≈{tokens_per_chain:.0f} generated tokens each)"
+        xt = _("chains k (≈{n} generated tokens each)").format(n=f"{tokens_per_chain:.0f}")
     layout = dict(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
-                  title=dict(text="P(correct) of majority vote vs chains (this problem)",
+                  title=dict(text=_("P(correct) of majority vote vs chains (this problem)"),
                              font=dict(size=14)),
                   xaxis=dict(title=dict(text=xt), gridcolor="#eee",  # whole chains only
                              **linear_axis(min(ks, default=1), max(ks, default=1),
@@ -133,7 +140,8 @@ def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Opti
                              tickvals=[0, 0.25, 0.5, 0.75, 1], gridcolor="#eee"),
                   showlegend=False)
     if mark_k:
-        _mark(layout, mark_k, f"budget: {_n(mark_k, 'chain')}", min(ks, default=0),
+        _mark(layout, mark_k, ngettext("budget: {n} chain", "budget: {n} chains", mark_k).format(
+            n=f"{mark_k:g}"), min(ks, default=0),
               max(ks, default=0))
     return _figure([line], layout)
 
@@ -145,18 +153,20 @@ def run_trajectory_figure(tokens: Sequence[int], correct: Sequence[Optional[bool
     This is one run's trajectory, not an estimate of a probability."""
     ys = [1 if c else 0 for c in correct]
     line = dict(type="scatter", x=list(tokens), y=ys, mode="lines", line=dict(shape="hv"),
-                name="correct?", hovertemplate="%{x} tokens: %{y}<extra></extra>")
+                name=_("correct?"), hovertemplate=_("%{x} tokens: %{y}") + "<extra></extra>")
     layout = dict(height=height, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
-                  title=dict(text="this run's answer correct? vs budget (one run)",
+                  title=dict(text=_("this run's answer correct? vs budget (one run)"),
                              font=dict(size=14)),
-                  xaxis=dict(title=dict(text="generated tokens"), gridcolor="#eee",
+                  xaxis=dict(title=dict(text=_("generated tokens")), gridcolor="#eee",
                              **linear_axis(min(tokens, default=0), max(tokens, default=1),
                                            integer=True)),
-                  yaxis=dict(tickvals=[0, 1], ticktext=["wrong / none", "correct"],
+                  yaxis=dict(tickvals=[0, 1], ticktext=[_("wrong / none"), _("correct")],
                              range=[-0.2, 1.2]),
                   showlegend=False)
     if mark_tokens is not None:
-        _mark(layout, mark_tokens, f"budget: {_n(mark_tokens, 'token')}", min(tokens, default=0),
+        _mark(layout, mark_tokens, ngettext("budget: {n} token", "budget: {n} tokens",
+                                            mark_tokens).format(n=f"{mark_tokens:g}"),
+              min(tokens, default=0),
               max(tokens, default=0))
     return _figure([line], layout)
 

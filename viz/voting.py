@@ -12,11 +12,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from i18n import N_, _
 from viz.axes import log_axis
 from viz.curves import PERCENT_AXIS
 
 PALETTE = qualitative.Plotly
-INTERVAL_LABEL = "95% Wilson interval"
+INTERVAL_LABEL = N_("95% Wilson interval")
 
 
 def mc_wilson(mc_mean: Sequence[float], trials: int,
@@ -49,33 +50,36 @@ def voting_figure(ks: Sequence[int], exact: Sequence[float], p: float,
     ks = np.asarray(ks, dtype=float)
     fig = go.Figure()
     fig.add_trace(go.Scatter(
-        x=ks, y=exact, mode="lines", name="exact", line=dict(color=PALETTE[0], width=3),
-        hovertemplate="%{x:g} votes<br>exact accuracy %{y:.3f}<extra></extra>"))
+        x=ks, y=exact, mode="lines", name=_("exact"), line=dict(color=PALETTE[0], width=3),
+        hovertemplate=_("%{x:g} votes<br>exact accuracy %{y:.3f}") + "<extra></extra>"))
     if mc_ks is not None and mc_mean is not None:
         mean = np.asarray(mc_mean, float)
         bars = mc_low is not None and mc_high is not None
-        parts = ([f"{trials:,} trials each"] if trials else []) + ([interval_label] if bars else [])
-        lab = "Monte Carlo" + (f" ({', '.join(parts)})" if parts else "")
+        interval_label = _(interval_label)
+        parts = (([_("{n} trials each").format(n=f"{trials:,}")] if trials else [])
+                 + ([interval_label] if bars else []))
+        lab = _("Monte Carlo") + (f" ({', '.join(parts)})" if parts else "")
         if bars:
             lo, hi = np.asarray(mc_low, float), np.asarray(mc_high, float)
             error_y = dict(type="data", symmetric=False, array=hi - mean, arrayminus=mean - lo,
                            visible=True, thickness=1.5, width=4)
             custom = np.stack([lo, hi], axis=1)
-            hover = ("%{x:g} votes<br>simulated %{y:.3f}<br>" + interval_label +
+            hover = (_("%{x:g} votes<br>simulated %{y:.3f}") + "<br>" + interval_label +
                      " [%{customdata[0]:.3f}, %{customdata[1]:.3f}]<extra></extra>")
         else:
             error_y, custom = None, None
-            hover = "%{x:g} votes<br>simulated %{y:.3f}<extra></extra>"
+            hover = _("%{x:g} votes<br>simulated %{y:.3f}") + "<extra></extra>"
         fig.add_trace(go.Scatter(
             x=np.asarray(mc_ks, float), y=mean, mode="markers", name=lab,
             marker=dict(color=PALETTE[1], size=9), error_y=error_y, customdata=custom,
             hovertemplate=hover))
     fig.add_hline(y=p, line=dict(color="gray", dash="dot"),
-                  annotation_text=f"one vote: p = {p:.2f}", annotation_position="bottom right")
+                  annotation_text=_("one vote: p = {p}").format(p=f"{p:.2f}"),
+                  annotation_position="bottom right")
     fig.update_layout(
         title=title, height=height,
-        xaxis=dict(log_axis([1.0, *ks.tolist()], "pow2"), title="votes k (log₂ scale)"),
-        yaxis=dict(PERCENT_AXIS, title="P(majority vote is correct)", range=[-0.02, 1.02]),
+        xaxis=dict(log_axis([1.0, *ks.tolist()], "pow2"), title=_("votes k (log₂ scale)")),
+        yaxis=dict(PERCENT_AXIS, title=_("P(majority vote is correct)"), range=[-0.02, 1.02]),
         legend=dict(orientation="h", y=-0.2, x=0),
         margin=dict(l=60, r=20, t=50 if title else 20, b=40),
     )

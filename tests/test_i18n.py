@@ -1,0 +1,289 @@
+"""English and Simplified Chinese (issue 10 item 7): every page drawn in 中文 shows no English
+left (a short allow-list of technical terms, names and identifiers aside), the catalogue
+i18n/zh.po translates every string the code marks with the same ``{placeholders}``, is in step
+with the code (``python -m i18n extract`` adds and drops nothing), and English pages stay
+English.
+
+Pages are driven with AppTest through app.py on the tiny random model of conftest.py (the page
+tests' small settings), every page of ``ui.common.PAGES`` (a new page is covered when it is
+listed), the Search tree page also after a finished run of each of self-consistency, beam search
+and MCTS. What a page shows is read from the element protos: every string field (titles,
+markdown, captions, labels, help texts, options, placeholders, metrics, alerts, expanders, tabs,
+table cells and column names) and, from each plotly chart's JSON, the title, axis and colour-bar
+titles, legend names, annotations, tick labels and hover texts.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from google.protobuf.message import Message
+from streamlit.testing.v1 import AppTest
+
+import i18n
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+TIMEOUT = 240
+
+# Technical terms kept as they are in Chinese (DESIGN.md: maj@k, pass@k, UCT, PRM stay), names
+# of people, tools, models and formats, units and variable names. Compared in lower case.
+ALLOWED = {
+    # the field's technical names
+    "maj", "pass", "bon", "uct", "puct", "prm", "orm", "top", "json", "mcts", "tot", "bfs",
+    "dfs", "dvts", "flops", "graphml", "log", "logprob", "logprobs", "api", "url", "urls",
+    "cpu", "gpu", "cuda", "lm", "kv", "eos", "csv", "sqlite", "ci", "auc", "roc", "id",
+    # papers' authors and tools
+    "wilson", "condorcet", "yao", "wang", "snell", "lightman", "brown", "hugging", "face",
+    "openai", "vllm", "sglang", "llama", "cpp", "transformers", "serve", "networkx", "igraph",
+    "gephi", "yed", "gsm8k", "python",
+    # model names and their parts
+    "arith", "gpt2", "tiny", "game24",
+    # units, plotly's own
+    "ms", "s", "px", "mb", "gb", "extra", "br", "sup", "sub", "pow", "nan",
+}
+# Inline code (commands, file and variable names), URLs, plotly's %{...} hover fields, HTML
+# tags and entities, Streamlit's :material/...: icons and :colour[ directives, markdown escapes.
+STRIP = re.compile(
+    r"`[^`]*`|https?://\S+|%\{[^}]*\}|<[^>]*>|&\w+;|:material/\w+:|:(red|green|orange|blue|"
+    r"gray|grey|violet|rainbow|primary)\[|\\(?=\S)")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
+# Fields of element protos that are not text a person reads.
+SKIP_FIELDS = {"id", "key", "form_id", "icon", "type", "theme", "data", "arrow_data", "styler",
+               "uuid", "css", "element_id", "url", "src", "selection_mode", "column_order",
+               "page_script_hash", "page", "color", "width", "height", "format", "language",
+               "default", "value", "set_value", "raw_value", "widget_id", "component_name",
+               "args", "json_args", "path", "page_name", "script_hash", "anchor", "cursor",
+               "editing_mode", "placeholder_icon", "config", "mime", "file_name", "tag",
+               "delta_color", "accept_new_options", "vertical_alignment", "body" + "_html"}
+
+
+# ------------------------------------------------------------------------ what a page shows
+def _plotly_texts(fig: dict) -> list[str]:
+    out = []
+
+    def title(t):
+        t = t.get("text") if isinstance(t, dict) else t
+        if isinstance(t, str) and t:
+            out.append(t)
+
+    layout = fig.get("layout", {})
+    title(layout.get("title"))
+    for k, v in layout.items():
+        if re.match(r"[xy]axis\d*$", k) and isinstance(v, dict):
+            title(v.get("title"))
+            out += [str(t) for t in v.get("ticktext") or []]
+        if k == "coloraxis" and isinstance(v, dict):
+            title(v.get("colorbar", {}).get("title"))
+    title(layout.get("legend", {}).get("title"))
+    out += [a["text"] for a in layout.get("annotations") or [] if a.get("text")]
+    for tr in fig.get("data", []):
+        if tr.get("name") and tr.get("showlegend") is not False:
+            out.append(tr["name"])
+        for f in ("hovertemplate", "hovertext", "text"):
+            v = tr.get(f)
+            out += [v] if isinstance(v, str) else [x for x in v or [] if isinstance(x, str)]
+        title((tr.get("marker") or {}).get("colorbar", {}).get("title"))
+    return out
+
+
+def _proto_texts(msg: Message, out: list[str]) -> None:
+    for fd, val in msg.ListFields():
+        if fd.name == "spec":  # a plotly chart's figure
+            out += _plotly_texts(json.loads(val))
+            continue
+        if fd.name in SKIP_FIELDS:
+            continue
+        items = val if fd.is_repeated else [val]
+        if fd.type == fd.TYPE_MESSAGE:
+            for v in items:
+                if isinstance(v, Message):
+                    _proto_texts(v, out)
+        elif fd.type == fd.TYPE_STRING:
+            out += [s for s in items if s]
+
+
+def _table_texts(node, out: list[str]) -> None:
+    """Column names and text cells of a dataframe or table element."""
+    try:
+        df = node.value
+    except Exception:
+        return
+    if hasattr(df, "columns"):
+        out += [str(c) for c in df.columns]
+        out += [str(i) for i in getattr(df.index, "names", []) if i]
+        for col in df.columns:
+            out += [v for v in df[col].tolist() if isinstance(v, str)]
+
+
+def visible_texts(at: AppTest) -> list[str]:
+    """Every string the page shows (see the module docstring), CSS blocks left out."""
+    out: list[str] = []
+
+    def walk(node):
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            _proto_texts(proto, out)
+        if getattr(node, "type", None) in ("dataframe", "table", "arrow_data_frame"):
+            _table_texts(node, out)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return [t for t in out if not t.lstrip().startswith("<style")]
+
+
+def english_words(text: str) -> list[str]:
+    """Words of ``text`` that read as English: Latin letters, two or more, not allowed."""
+    text = STRIP.sub(" ", text)
+    return [w for w in WORD.findall(text)
+            if len(w) > 1 and w.lower().strip("'’") not in ALLOWED]
+
+
+def english_left(texts: list[str]) -> list[str]:
+    return sorted({t[:160] for t in texts if english_words(t)})
+
+
+# --------------------------------------------------------------------------------- the app
+@pytest.fixture(autouse=True)
+def navigation_only(monkeypatch):
+    """As in tests/test_page_tree.py: every AppTest run routed like a server's later runs."""
+    from streamlit.runtime import pages_manager
+    init = pages_manager.PagesManager.__init__
+
+    def patched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        pages_manager.PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(pages_manager.PagesManager, "__init__", patched)
+
+
+@pytest.fixture
+def small(tiny_model_dir, monkeypatch, tmp_path):
+    """The tiny random model for every page; no learned verifiers (quick pools)."""
+    monkeypatch.setenv("THOUGHTSCOPE_MODEL", str(tiny_model_dir))
+    monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", str(tmp_path / "no_orm"))
+    monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", str(tmp_path / "no_prm"))
+
+
+# The page tests' small settings (session state), so pools sample in seconds.
+SMALL_STATE = {"sc_problems": 10, "sc_n": 4, "tp_problems": 5, "tp_n": 4, "tp_temps": [0.4, 1.0],
+               "tp_budget": 4, "vf_problems": 5, "vf_n": 4, "n": 4, "width": 2, "sims": 3}
+
+
+def open_page(path: str, lang: str, **state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).switch_page(path)
+    at.session_state["lang"] = lang
+    for k, v in {**SMALL_STATE, **state}.items():
+        at.session_state[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def run_search(at: AppTest) -> None:
+    """Press Run on the Search tree page and rerun until the background run has finished."""
+    at.button(key="tree_run_button").click().run()
+    assert not at.exception, at.exception
+    run = at.session_state["tree_run"]
+    t0 = time.monotonic()
+    while not run.done:
+        assert time.monotonic() - t0 < TIMEOUT, "the run did not finish in time"
+        time.sleep(0.2)
+    at.run()
+    assert not at.exception, at.exception
+    assert run.error is None, run.error
+
+
+def page_paths() -> list[str]:
+    from ui.common import PAGES
+    return [path for path, _title, _icon in PAGES]
+
+
+# ------------------------------------------------------------------------------ the tests
+def test_the_detector_sees_english_and_lets_technical_terms_pass():
+    assert english_words("Run the search") == ["Run", "the", "search"]
+    assert english_words("运行 maj@k · pass@k · UCT · PRM · ORM · top-p 0.9 · MCTS") == []
+    assert english_words("模型 **arith\\-gpt2\\-tiny** · `python -m search train`") == []
+    assert english_words(":red[**未加载模型**]") == []
+    assert english_words("%{x} 令牌<br>答案 %{y}<extra></extra>") == []
+    assert english_words("答案 votes") == ["votes"]
+
+
+@pytest.mark.parametrize("path", page_paths())
+def test_every_page_in_chinese_shows_no_english(path, small):
+    at = open_page(path, "zh")
+    left = english_left(visible_texts(at))
+    assert not left, f"{path}: English left in 中文:\n" + "\n".join(left)
+
+
+@pytest.mark.parametrize("strategy", ["majority", "beam", "mcts"])
+def test_search_tree_results_in_chinese_show_no_english(strategy, small):
+    at = open_page("pages/tree.py", "zh", strategy=strategy)
+    run_search(at)
+    texts = visible_texts(at)
+    assert any("令牌" in t for t in texts), "no finished run on the page"
+    left = english_left(texts)
+    assert not left, f"{strategy} run: English left in 中文:\n" + "\n".join(left)
+
+
+def _catalogue():
+    from babel.messages.pofile import read_po
+    with i18n.catalogue_path("zh").open("rb") as f:
+        return read_po(f, locale="zh")
+
+
+PLACEHOLDER = re.compile(r"(?<!%)\{(\w*)[^{}]*\}")
+
+
+def test_every_string_has_a_translation_with_the_same_placeholders():
+    cat = _catalogue()
+    bad = []
+    for m in cat:
+        if not m.id:
+            continue
+        ids = m.id if isinstance(m.id, (tuple, list)) else (m.id,)
+        strs = m.string if isinstance(m.string, (tuple, list)) else (m.string,)
+        if m.fuzzy or not all(strs):
+            bad.append(f"untranslated: {ids[0]!r}")
+            continue
+        want = sorted(PLACEHOLDER.findall(ids[-1]))
+        for s in strs:
+            if sorted(PLACEHOLDER.findall(s)) != want:
+                bad.append(f"placeholders differ: {ids[0]!r} -> {s!r}")
+    assert len(cat) > 300, len(cat)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_catalogue_is_in_step_with_the_code(tmp_path):
+    """``python -m i18n extract`` on a copy finds exactly the catalogue's msgids."""
+    from i18n.__main__ import template
+    tpl = {m.id if isinstance(m.id, str) else tuple(m.id) for m in template() if m.id}
+    have = {m.id if isinstance(m.id, str) else tuple(m.id) for m in _catalogue() if m.id}
+    assert not tpl - have, f"in the code, not in i18n/zh.po: {sorted(map(str, tpl - have))}"
+    assert not have - tpl, f"in i18n/zh.po, not in the code: {sorted(map(str, have - tpl))}"
+    out = subprocess.run([sys.executable, "-m", "i18n", "check"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:]
+
+
+def test_english_pages_show_no_chinese(small):
+    for path in page_paths():
+        at = open_page(path, "en")
+        texts = visible_texts(at)
+        han = [t[:120] for t in texts if re.search(r"[\u4e00-\u9fff]", t)
+               and "语言" not in t and t != "中文"]  # the language switch names itself
+        assert not han, f"{path} in English shows Chinese: {han}"
+
+
+def test_the_url_language_opens_chinese(small):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception, at.exception
+    with i18n.using("zh"):
+        assert at.title[0].value == i18n._("Search tree") == "搜索树"
