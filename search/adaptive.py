@@ -1,0 +1,486 @@
+"""Adaptive compute for self-consistency: stop sampling when the vote is settled, and spend a
+problem set's budget where the vote is split.
+
+Self-consistency (``search.strategies.majority``) samples a fixed N chains per problem. Most
+problems do not need them all: when the first chains agree, more chains rarely change the
+answer. This module decides, between batches of chains, whether to stop, by one of two rules:
+
+``certain`` (deterministic, exact). With a budget of N chains, u used, the leading answer on
+    ``a`` votes and the runner-up on ``b`` (0 when there is none), stop iff
+
+        a > b + (N - u)
+
+    : even if every remaining chain voted for the runner-up (or any other answer), the leader
+    would still win alone. Abstentions only help the leader. So the answer is *always* the one
+    the full budget would have given (it never needs the tie rule); only tokens are saved.
+
+``beta`` (probabilistic; Adaptive-Consistency, Aggarwal, Madaan, Yang & Mausam 2023, "Let's
+    Sample Step by Step: Adaptive-Consistency for Efficient Reasoning and Coding with LLMs",
+    EMNLP, Sec. 2.2 "Beta stopping criterion"). Read the answers as draws from a categorical
+    distribution; keep only the two largest tallies a >= b and put a uniform prior on the
+    leader's share x = p1 / (p1 + p2). Its posterior is Beta(a + 1, b + 1), and the rule stops
+    when the posterior probability that the leader is the mode of the two exceeds a
+    threshold C (the paper's default C = 0.95):
+
+        P(p1 > p2 | a, b) = int_{1/2}^{1} x^a (1 - x)^b dx / B(a + 1, b + 1)  >=  C.
+
+    This is the integral of the authors' released code (``BetaStoppingCriteria``: the ratio of
+    two quadratures of x^a (1 - x)^b). We compute it *exactly* instead of by quadrature: for
+    integer tallies the regularised incomplete beta function is a binomial tail
+    (I_x(alpha, beta) = P(Binomial(alpha + beta - 1, x) >= alpha); Abramowitz & Stegun 1964,
+    26.5.24), so
+
+        P(p1 > p2 | a, b) = P(Binomial(a + b + 1, 1/2) <= a)
+                          = sum_{j=0}^{a} C(a + b + 1, j) / 2^(a + b + 1),
+
+    summed in Python integers (no quadrature error, no SciPy; ``tests/test_adaptive.py`` checks
+    it against SciPy's ``betainc`` where SciPy is installed and against a Monte Carlo estimate
+    of the same posterior probability). The deterministic rule is applied too (it is free).
+
+Both rules are checked only between batches of ``batch_size`` chains (one batched policy call
+each), so a run spends whole batches; the cost of a run is the generated tokens of the chains it
+sampled.
+
+Difficulty-aware allocation over a problem set (:func:`allocate`): given a total token budget,
+every problem first gets ``first`` chains; then, round after round, every problem whose stop rule
+has not fired (and that has fewer than ``max_chains``) gets ``step`` more chains, the most split
+vote first (lowest ``beta`` probability), until the stop rules have all fired or the budget
+cannot pay for another chain. A chain is only started when the tokens left cover the most a chain
+may cost (``max_chain_tokens``, the task's cap), so the budget is never exceeded.
+
+On pools of chains sampled once (``search.pools``), :func:`simulate_pools` replays both rules over
+random orders of each pool (a stated Monte Carlo average), so the Scaling page and
+``benchmarks/bench_adaptive.py`` compare adaptive and fixed-N voting at equal compute without
+sampling again. :func:`run` is the live strategy: self-consistency that stops early.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from search.scaling import curve_with_ci
+from search.tasks.answers import vote_key
+from search.voting import vote
+
+STOP_RULES = ("none", "certain", "beta")
+DEFAULT_THRESHOLD = 0.95  # Aggarwal et al. 2023's default C; the benchmark chooses ours
+SIM_ORDERS = 32  # random orders per pool in simulate_pools (Monte Carlo over chain orders)
+
+
+# ---------------------------------------------------------------------------------------------
+# the two stop rules
+
+
+def top_two(answers: Sequence[Optional[str]]) -> tuple[Optional[str], int, int]:
+    """(leading answer, its votes a, the runner-up's votes b) over ``answers`` (None abstains;
+    answers are compared by ``search.tasks.answers.vote_key``, as the vote does). With no vote:
+    (None, 0, 0); with one answer: b = 0. When the top tallies tie, a == b and the leader named
+    is the smallest key (the rules never stop on a tie)."""
+    counts = Counter(vote_key(x) for x in answers if x is not None)
+    counts.pop(None, None)
+    if not counts:
+        return None, 0, 0
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    a = ranked[0][1]
+    b = ranked[1][1] if len(ranked) > 1 else 0
+    return ranked[0][0], a, b
+
+
+def cannot_be_overtaken(a: int, b: int, remaining: int) -> bool:
+    """The deterministic rule: True iff a leader on ``a`` votes stays the sole winner whatever
+    the ``remaining`` chains (>= 0) vote, when the runner-up has ``b``: a > b + remaining."""
+    if min(a, b, remaining) < 0:
+        raise ValueError("vote counts and remaining chains must be >= 0")
+    return a > b + remaining
+
+
+def beta_probability(a: int, b: int) -> float:
+    """P(p1 > p2 | a, b) of Adaptive-Consistency's Beta criterion (module docstring; Aggarwal
+    et al. 2023, Sec. 2.2): the posterior probability, under a uniform prior on the leader's
+    share of the top two, that the answer with ``a`` votes is more likely than the one with
+    ``b``. Exact: sum_{j<=a} C(a+b+1, j) / 2^(a+b+1). 0.5 when a == b; 1 - 2^-(a+1) when b = 0.
+    ValueError for negative or non-integer counts."""
+    for v in (a, b):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"vote counts must be integers >= 0, got {v!r}")
+    return _beta_probability(int(a), int(b))
+
+
+@lru_cache(maxsize=65536)
+def _beta_probability(a: int, b: int) -> float:
+    m = a + b + 1
+    return float(Fraction(sum(math.comb(m, j) for j in range(a + 1)), 1 << m))
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When to stop sampling chains for one problem.
+
+    kind: ``none`` (spend the whole budget), ``certain`` (the deterministic rule) or ``beta``
+        (the Beta criterion at ``threshold``, plus the deterministic rule);
+    threshold: C in (0.5, 1) for ``beta``;
+    min_chains: never stop before this many chains (>= 1).
+    ValueError for another kind or a threshold outside (0.5, 1)."""
+    kind: str = "beta"
+    threshold: float = DEFAULT_THRESHOLD
+    min_chains: int = 1
+
+    def __post_init__(self):
+        if self.kind not in STOP_RULES:
+            raise ValueError(f"stop rule must be one of {', '.join(STOP_RULES)}, got {self.kind!r}")
+        if not 0.5 < float(self.threshold) < 1.0:
+            raise ValueError(f"threshold must be in (0.5, 1), got {self.threshold}")
+        if self.min_chains < 1:
+            raise ValueError("min_chains must be >= 1")
+
+    def label(self) -> str:
+        """A short name: ``maj`` / ``certain`` / ``beta C=0.95``."""
+        return {"none": "fixed N", "certain": "certain"}.get(
+            self.kind, f"beta C={self.threshold:g}")
+
+
+@dataclass
+class Decision:
+    """One check of a stop rule: stop (bool), why ("certain", "beta", "budget" or "" when it
+    goes on), the leader and its votes a, the runner-up's b, the Beta probability and the
+    chains used so far."""
+    stop: bool
+    reason: str
+    leader: Optional[str]
+    a: int
+    b: int
+    probability: float
+    used: int
+
+
+def decide(answers: Sequence[Optional[str]], budget: int, rule: StopRule) -> Decision:
+    """Whether to stop after the chains ``answers`` (in sample order, None abstains) with a
+    budget of ``budget`` chains: at the budget always ("budget"); before ``rule.min_chains``
+    never; else ``certain`` when the leader cannot be overtaken by the chains left, ``beta``
+    when the Beta probability reaches the threshold (kind ``beta`` only)."""
+    used = len(answers)
+    leader, a, b = top_two(answers)
+    p = beta_probability(a, b)
+    if used >= budget:
+        return Decision(True, "budget", leader, a, b, p, used)
+    if rule.kind == "none" or used < rule.min_chains:
+        return Decision(False, "", leader, a, b, p, used)
+    if cannot_be_overtaken(a, b, budget - used):
+        return Decision(True, "certain", leader, a, b, p, used)
+    if rule.kind == "beta" and p >= rule.threshold:
+        return Decision(True, "beta", leader, a, b, p, used)
+    return Decision(False, "", leader, a, b, p, used)
+
+
+# ---------------------------------------------------------------------------------------------
+# one problem, chains in a known order
+
+
+@dataclass
+class Outcome:
+    """One adaptive run over a sequence of chains: chains used, generated tokens spent, the
+    vote's winner (``search.voting.vote`` over the used chains, seeded tie rule), the stop
+    reason and the last decision."""
+    used: int
+    tokens: float
+    answer: Optional[str]
+    reason: str
+    decision: Decision
+
+
+def run_on_chains(answers: Sequence[Optional[str]], tokens: Sequence[float], budget: int,
+                  rule: StopRule, batch_size: int = 1, seed: int = 0,
+                  problem: str = "") -> Outcome:
+    """Self-consistency over the chains ``answers``/``tokens`` taken in order, ``batch_size`` at
+    a time, stopping when ``decide`` says so (checked after each batch) or at ``budget`` chains
+    (at most len(answers)). Returns the Outcome; the vote is ``search.voting.vote`` with
+    ``seed`` and ``problem`` (as the live strategy). ValueError for budget or batch_size < 1,
+    or answers and tokens of different lengths."""
+    if len(answers) != len(tokens):
+        raise ValueError("one token count per chain is needed")
+    if budget < 1 or batch_size < 1:
+        raise ValueError("budget and batch_size must be >= 1")
+    budget = min(budget, len(answers))
+    used = 0
+    while True:
+        used = min(budget, used + batch_size)
+        d = decide(answers[:used], budget, rule)
+        if d.stop:
+            break
+    return Outcome(used, float(sum(tokens[:used])),
+                   vote(list(answers[:used]), seed=seed, problem=problem).winner, d.reason, d)
+
+
+def live_stop(tree, budget: int, rule: StopRule,
+              should_stop: Optional[Callable[[], bool]] = None) -> Callable[[], bool]:
+    """A ``should_stop`` for ``search.strategies.majority`` (polled between batches) that fires
+    when ``rule`` stops on the votes cast so far in ``tree`` (``tree.votes``) or when the
+    caller's ``should_stop`` does. The rule's last decision is kept in ``.decisions``."""
+    decisions: list[Decision] = []
+
+    def check() -> bool:
+        if should_stop is not None and should_stop():
+            return True
+        votes = tree.votes
+        if not votes:
+            return False
+        d = decide([v["answer"] for v in votes], budget, rule)
+        decisions.append(d)
+        return d.stop
+    check.decisions = decisions  # type: ignore[attr-defined]
+    return check
+
+
+def run(problem: str, policy, n: int = 16, rule: StopRule = StopRule(), batch_size: int = 4,
+        sampling=None, gold: Optional[str] = None, tree=None,
+        should_stop: Optional[Callable[[], bool]] = None, task=None):
+    """Self-consistency on ``problem`` with at most ``n`` chains, sampled ``batch_size`` per
+    batched call, that stops as soon as ``rule`` fires between batches (the module docstring's
+    rules). Returns ``search.strategies.majority.run``'s SearchResult (strategy ``majority``, so
+    replay and export treat it as self-consistency) with ``config['stop']``,
+    ``config['threshold']`` and ``extra['early_stop']`` = {"reason": "certain" / "beta" /
+    "budget", "chains": chains sampled, "budget": n, "probability": the Beta probability at
+    the stop}; ``stopped`` is True only when the caller's ``should_stop`` stopped it."""
+    from search.strategies import majority
+    from search.strategies.blocks import Sampling
+    from search.tasks import get_task
+    from search.strategies.blocks import check_tree
+    t = get_task(task)
+    sampling = sampling or Sampling()
+    tree = check_tree(tree, problem, t)
+    user = [False]
+
+    def caller() -> bool:
+        user[0] = bool(should_stop and should_stop())
+        return user[0]
+    check = live_stop(tree, n, rule, caller)
+    cfg = majority.MajorityConfig(n=n, batch_size=min(batch_size, n))
+    result = majority.run(problem, policy, cfg, sampling=sampling, gold=gold, tree=tree,
+                          should_stop=check, task=t)
+    answers = [v["answer"] for v in tree.votes]
+    d = decide(answers, n, rule)
+    result.stopped = user[0]
+    result.config.update(stop=rule.kind, threshold=rule.threshold, min_chains=rule.min_chains)
+    result.extra["early_stop"] = {"reason": d.reason if d.stop else "stopped",
+                                  "chains": len(answers), "budget": n,
+                                  "probability": d.probability}
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# pools: Monte Carlo over chain orders
+
+
+def _credit(pool, winner: Optional[str]) -> float:
+    """1.0 when ``winner`` is a right answer of ``pool`` (a chain with that answer passed the
+    gold check), else 0.0."""
+    if winner is None:
+        return 0.0
+    right = getattr(pool, "correct", None)
+    key = vote_key(winner)
+    if right is not None and len(right) == len(pool.answers):
+        return float(any(r and a is not None and vote_key(a) == key
+                         for a, r in zip(pool.answers, right)))
+    return float(pool.gold is not None and key == vote_key(pool.gold))
+
+
+def _tie_credit(pool, answers: Sequence[Optional[str]]) -> float:
+    """Expected credit of the vote over ``answers`` with ties broken uniformly (a t-way tie
+    with r right answers earns r/t), as ``search.scaling.maj_at_k`` credits it."""
+    res = vote(list(answers))
+    if res.winner is None:
+        return 0.0
+    tied = res.tied or [res.winner]
+    return sum(_credit(pool, t) for t in tied) / len(tied)
+
+
+def simulate_pools(pools: Sequence, budget: int, rule: StopRule, batch_size: int = 1,
+                   orders: int = SIM_ORDERS, seed: int = 0) -> dict:
+    """Adaptive self-consistency replayed on pools of sampled chains (``search.pools.ChainPool``:
+    answers, tokens, correct, gold), without sampling.
+
+    For each pool, ``orders`` uniformly random orders of its chains (numpy default_rng(seed +
+    problem index)); in each, :func:`run_on_chains` with ``budget`` chains at most (<= the pool
+    size n) and ``batch_size`` per batch. A run's credit is the expected correctness of its
+    vote with ties broken uniformly (r/t for a t-way tie with r right answers, as maj@k's exact
+    estimator ``search.scaling.maj_at_k``), so with rule ``none`` the average over orders is an
+    unbiased Monte Carlo estimate of maj@budget. Everything is a Monte Carlo average over
+    orders (stated; the fixed-N baseline should come from the exact estimator).
+
+    Returns a dict: per_problem [P] accuracy, chains [P] and tokens [P] (means over orders),
+    mean, ci_low, ci_high (95% Wilson over problems, ``search.scaling.curve_with_ci``),
+    mean_chains, mean_tokens, stops (reason -> share of runs). ValueError when budget exceeds a
+    pool's size."""
+    acc, chains, toks = [], [], []
+    reasons: Counter = Counter()
+    for i, pool in enumerate(pools):
+        n = len(pool.answers)
+        if budget > n:
+            raise ValueError(f"budget {budget} exceeds the pool size {n}")
+        rng = np.random.default_rng(seed + i)
+        a_sum = c_sum = t_sum = 0.0
+        for _ in range(orders):
+            order = rng.permutation(n)[:budget]
+            ans = [pool.answers[j] for j in order]
+            tk = [float(pool.tokens[j]) for j in order]
+            out = run_on_chains(ans, tk, budget, rule, batch_size)
+            a_sum += _tie_credit(pool, ans[:out.used])
+            c_sum += out.used
+            t_sum += out.tokens
+            reasons[out.reason] += 1
+        acc.append(a_sum / orders)
+        chains.append(c_sum / orders)
+        toks.append(t_sum / orders)
+    acc_a = np.asarray(acc, dtype=np.float64)
+    ci = curve_with_ci(acc_a[:, None])
+    total = max(1, sum(reasons.values()))
+    return {"per_problem": acc_a, "chains": np.asarray(chains), "tokens": np.asarray(toks),
+            "mean": float(ci["mean"][0]), "ci_low": float(ci["ci_low"][0]),
+            "ci_high": float(ci["ci_high"][0]), "mean_chains": float(np.mean(chains)),
+            "mean_tokens": float(np.mean(toks)),
+            "stops": {k: v / total for k, v in sorted(reasons.items())}}
+
+
+def adaptive_series(pools: Sequence, budget: int, thresholds: Sequence[float],
+                    batch_size: int = 1, orders: int = SIM_ORDERS, seed: int = 0,
+                    name: str = "adaptive self-consistency") -> dict:
+    """A "points" series for ``viz.curves.accuracy_figure``: adaptive self-consistency with at
+    most ``budget`` chains, the deterministic rule first (``certain``), then the Beta criterion
+    at each of ``thresholds`` (ascending: more tokens, higher accuracy), each simulated on
+    ``pools`` (:func:`simulate_pools`). x values: mean generated tokens per problem ("tokens")
+    and mean chains sampled ("samples"); ``budgets`` holds each point's rule label."""
+    rules = [StopRule("certain")] + [StopRule("beta", float(c)) for c in sorted(thresholds)]
+    sims = [simulate_pools(pools, budget, r, batch_size, orders, seed) for r in rules]
+    return {"name": name, "kind": "points", "key": "adaptive",
+            "samples": [s["mean_chains"] for s in sims],
+            "tokens": [s["mean_tokens"] for s in sims],
+            "mean": [s["mean"] for s in sims], "ci_low": [s["ci_low"] for s in sims],
+            "ci_high": [s["ci_high"] for s in sims],
+            "budgets": [r.label() for r in rules], "knob": "stop rule",
+            "rules": rules, "sims": sims}
+
+
+# ---------------------------------------------------------------------------------------------
+# difficulty-aware allocation over a problem set
+
+Draw = Callable[[int, int], Sequence[tuple]]  # (problem index, m) -> m (answer, tokens) pairs
+
+
+@dataclass
+class Allocation:
+    """What :func:`allocate` spent: per problem its chains' answers and tokens (in sample
+    order), the vote's winner, the tokens spent in all, and the rounds run."""
+    answers: list = field(default_factory=list)
+    tokens: list = field(default_factory=list)
+    winners: list = field(default_factory=list)
+    spent: float = 0.0
+    rounds: int = 0
+
+    @property
+    def chains(self) -> list[int]:
+        return [len(a) for a in self.answers]
+
+
+def allocate(n_problems: int, draw: Draw, budget_tokens: float, max_chain_tokens: float,
+             rule: StopRule = StopRule(), first: int = 2, step: int = 1,
+             max_chains: int = 64) -> Allocation:
+    """Difficulty-aware allocation of a total token budget over ``n_problems`` problems.
+
+    Rule (in order): (1) every problem gets ``first`` chains; (2) each round, the problems whose
+    stop rule has not fired (``decide`` with ``max_chains`` as each problem's budget: the
+    deterministic rule, and the Beta criterion for ``rule.kind == "beta"``) and that have fewer
+    than ``max_chains`` chains get ``step`` more chains each, the most split vote first (lowest
+    Beta probability, ties by problem index); (3) it ends when no problem is unsettled or the
+    budget cannot pay for another chain. Compute never exceeds ``budget_tokens``: a chain is
+    only drawn while the tokens left are at least ``max_chain_tokens`` (the most one chain may
+    cost: the task's ``chain_tokens``), so with few tokens left some problems may get fewer than
+    ``first`` chains (none at all: no answer).
+
+    draw(i, m) samples m more chains of problem i and returns m (answer or None, generated
+    tokens) pairs; ValueError if one costs more than ``max_chain_tokens`` (the bound the
+    guarantee rests on). Returns an :class:`Allocation` (winners by ``search.voting.vote``,
+    seed 0)."""
+    if n_problems < 0 or first < 1 or step < 1 or max_chains < 1:
+        raise ValueError("n_problems >= 0, first, step and max_chains >= 1 are needed")
+    if max_chain_tokens <= 0 or budget_tokens < 0:
+        raise ValueError("max_chain_tokens must be > 0 and budget_tokens >= 0")
+    out = Allocation(answers=[[] for _ in range(n_problems)],
+                     tokens=[[] for _ in range(n_problems)])
+
+    def give(i: int, m: int) -> bool:
+        """Draw up to m chains for problem i while the budget covers them; False when the
+        budget ran out."""
+        for _ in range(m):
+            if budget_tokens - out.spent < max_chain_tokens:
+                return False
+            ((ans, tok),) = list(draw(i, 1))
+            if tok > max_chain_tokens:
+                raise ValueError(f"a chain cost {tok} tokens, above max_chain_tokens "
+                                 f"{max_chain_tokens}")
+            out.answers[i].append(ans)
+            out.tokens[i].append(tok)
+            out.spent += float(tok)
+        return True
+
+    ok = True
+    for i in range(n_problems):
+        ok = give(i, min(first, max_chains)) and ok
+        if not ok:
+            break
+    while ok:
+        open_ = [(decide(out.answers[i], max_chains, rule), i) for i in range(n_problems)]
+        open_ = [(d.probability, i) for d, i in open_ if not d.stop]
+        if not open_:
+            break
+        out.rounds += 1
+        for _, i in sorted(open_):
+            if not give(i, min(step, max_chains - len(out.answers[i]))):
+                ok = False
+                break
+    out.winners = [vote(list(a)).winner for a in out.answers]
+    return out
+
+
+def allocate_on_pools(pools: Sequence, budget_tokens: float, max_chain_tokens: float,
+                      rule: StopRule = StopRule(), first: int = 2, step: int = 1,
+                      max_chains: Optional[int] = None, orders: int = 8,
+                      seed: int = 0) -> dict:
+    """:func:`allocate` replayed on pools (each problem draws its pool's chains in a random
+    order, numpy default_rng(seed + order)), averaged over ``orders`` orders (Monte Carlo).
+    Credit per problem: the vote over its chains with ties broken uniformly (r/t), as
+    :func:`simulate_pools`. ``max_chains`` defaults to the smallest pool size.
+    Returns per_problem [P], mean, ci_low, ci_high (95% Wilson over problems), mean_tokens
+    (spent per problem), mean_chains, max_spent (the largest total spent over the orders)."""
+    sizes = [len(p.answers) for p in pools]
+    cap = min(sizes) if max_chains is None else min(max_chains, min(sizes))
+    per = np.zeros(len(pools))
+    spent, chains = [], []
+    for o in range(orders):
+        rng = np.random.default_rng(seed + o)
+        perms = [rng.permutation(n) for n in sizes]
+        pos = [0] * len(pools)
+
+        def draw(i: int, m: int) -> list[tuple]:
+            got = []
+            for _ in range(m):
+                j = perms[i][pos[i]]
+                pos[i] += 1
+                got.append((pools[i].answers[j], float(pools[i].tokens[j])))
+            return got
+        res = allocate(len(pools), draw, budget_tokens, max_chain_tokens, rule, first, step,
+                       cap)
+        per += [_tie_credit(p, a) for p, a in zip(pools, res.answers)]
+        spent.append(res.spent)
+        chains.append(np.mean(res.chains) if pools else 0.0)
+    per /= max(1, orders)
+    ci = curve_with_ci(per[:, None])
+    return {"per_problem": per, "mean": float(ci["mean"][0]), "ci_low": float(ci["ci_low"][0]),
+            "ci_high": float(ci["ci_high"][0]),
+            "mean_tokens": float(np.mean(spent)) / max(1, len(pools)),
+            "mean_chains": float(np.mean(chains)), "max_spent": float(np.max(spent))}
