@@ -219,6 +219,14 @@ def set_result(result: SearchResult, source: str) -> None:
     reset(result, ss.pop(PENDING_AT, None))
 
 
+def adopt_edit(result: SearchResult) -> None:
+    """Show a run a person changed in the node inspector (``search.edits``: edit, prune,
+    continue; its source stays), at the end of its log."""
+    ss[RESULT] = result
+    ss[RESULT_SEQ] = ss.get(RESULT_SEQ, 0) + 1
+    reset(result)
+
+
 def draw_problem() -> None:
     ss["problem"] = random.choice(TASK.split("heldout")).text
 
@@ -444,7 +452,7 @@ if res is not None and not running and ss["color"] != "run":
         st.warning(_("Cannot colour by {label}: {error}").format(
             label=label, error=f"{type(e).__name__}: {e}"))
 if res is not None and not running:
-    replay_panel(res, ss.get(SOURCE, "run"), policy, colour)
+    replay_panel(res, ss.get(SOURCE, "run"), policy, colour, on_edit=adopt_edit)
 elif not running and problem is not None:
     empty_tree_panel(problem)
 

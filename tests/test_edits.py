@@ -210,3 +210,54 @@ def test_an_old_export_without_edit_events_still_loads():
     # ... and can be edited like a fresh run.
     res = edit_step(res, 2, "Answer: 61")
     assert res.tally == {"61": 1.0} and res.answer == "61"
+
+
+# ------------------------------------------------------------------ the Search tree page
+from tests.test_page_tree import (chart, model_env, navigation_only, new_app,  # noqa: E402,F401
+                                  run_once, status_line, texts)
+
+
+def test_page_edit_a_step_see_it_in_the_tree_then_continue_with_more_chains():
+    at = new_app()
+    res = run_once(at, n=8)
+    tree = res.tree
+    leaf = max(_answer_leaves(tree), key=lambda l: tree.nodes[l].count)
+    k = sum(1 for v in tree.votes if v["leaf"] == leaf)
+    at.number_input(key="tree_node").set_value(leaf).run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="tree_edit_text").value == tree.nodes[leaf].text
+    # Bad input: one line, nothing changed.
+    at.text_input(key="tree_edit_text").input("   ")
+    at.button(key="tree_edit_save").click().run()
+    assert not at.exception, at.exception
+    assert any(e.startswith("Not changed: the step is empty") for e in texts(at.error))
+    assert at.session_state["tree_result"].tree.nodes[leaf].text == tree.nodes[leaf].text
+    # Edit the answer: the tree shows the typed step (marked ✎), the tally moves its votes.
+    at.text_input(key="tree_edit_text").input("Answer: 77")
+    at.button(key="tree_edit_save").click().run()
+    assert not at.exception, at.exception
+    shown = at.session_state["tree_result"]
+    assert shown.tree.nodes[leaf].text == "Answer: 77" and shown.tree.nodes[leaf].author == "human"
+    assert "✎ 77" in json.dumps(chart(at, "tree_chart"), ensure_ascii=False)
+    assert shown.tally.get("77") == k
+    bars = chart(at, "tree_tally")["data"][0]
+    assert dict(zip(bars.get("x", []), bars.get("y", []))) == shown.tally
+    assert "written by" in next(m for m in texts(at.markdown) if m.startswith("| property |"))
+    assert f"answer **{shown.answer}**" in status_line(at)
+    # Continue from the root: 4 more chains, one vote each, in the same log.
+    votes = len(shown.tree.votes)
+    tokens = shown.compute.generated_tokens
+    at.number_input(key="tree_node").set_value(0).run()
+    at.number_input(key="tree_more").set_value(4)
+    at.button(key="tree_continue").click().run()
+    assert not at.exception, at.exception
+    grown = at.session_state["tree_result"]
+    assert len(grown.tree.votes) == votes + 4
+    assert grown.compute.generated_tokens > tokens
+    assert [e.type for e in grown.tree.events].count("continue") == 1
+    total = grown.compute.generated_tokens
+    assert status_line(at).startswith(f"At **{total}** of {total} generated tokens")
+    assert _view(_replayed(grown)) == _view(grown.tree)
+    # The download is the grown run: it loads back with the edit and the new chains.
+    back = SearchResult.from_json(grown.to_json())
+    assert _view(back.tree) == _view(grown.tree)

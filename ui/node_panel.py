@@ -21,10 +21,12 @@ block with wrapped lines: the model's text is data, never rendered as markdown.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import streamlit as st
 
+from i18n import N_, _
+from search.edits import HUMAN, MAX_MORE_CHAINS, MAX_STEP_CHARS, EditError
 from search.strategies.blocks import uct_terms
 from search.tasks import ProblemError, get_task
 from search.tree import Node, SearchResult
@@ -32,7 +34,7 @@ from ui.common import md
 from ui.verifier_panel import path_step_scores
 from ui.replay import ReplayState
 from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity
-from viz.tree import short_label
+from viz.tree import node_label, short_label
 
 SHORT_TEXT = 60  # characters of a node's text in the table; a longer or multi-line text: below
 
@@ -95,6 +97,11 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
                  ("log-probability", f"{fmt_num(n.logprob, 3)} (mean "
                                      f"{fmt_num(n.mean_logprob, 3)} per token)")]
     rows += state_rows(tree, nid)
+    if n.author == HUMAN:  # search.edits: typed by a person, not generated
+        rows.append((_("written by"), _("a person (typed in the inspector; no generated "
+                                        "tokens)")))
+    if n.pruned:
+        rows.append((_("pruned"), _("yes: kept in the log, its chains do not vote")))
     if n.score is not None:
         rows.append((SCORE_LABEL.get(res.strategy, "score"), fmt_num(n.score)))
     if res.strategy == "majority":
@@ -194,8 +201,11 @@ def _state_hint(tree) -> str:
             "and whether a right answer is still reachable from it.")
 
 
-def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int]) -> None:
-    """The inspector: a node-id box (the tree's clicks fill it) and the node's rows."""
+def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int], policy: Any = None,
+               on_change: Optional[Callable[[SearchResult], None]] = None) -> None:
+    """The inspector: a node-id box (the tree's clicks fill it) and the node's rows; with
+    ``on_change`` (the page's way to show a changed result), the human-in-the-loop controls
+    below them (``edit_panel``; ``policy``: the loaded model, for Continue)."""
     st.markdown("##### Node inspector")
     st.number_input("Node id", 0, len(res.tree.nodes) - 1, value=None, step=1, key=NODE,
                     placeholder="click a node in the tree",
@@ -220,3 +230,129 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int]) -> Non
         st.caption("Full text" + (" of the problem" if nid == 0 else " of the step"))
         st.code(whole, language=None, wrap_lines=True)
     _verifier_view(state.tree, nid)
+    if on_change is not None:
+        edit_panel(res, state, nid, policy, on_change)
+
+
+# ------------------------------------------------------------------ the human in the loop
+def edit_labels(tree, labels: Optional[dict] = None) -> dict:
+    """``labels`` (node id -> the text beside a node, ``viz.tree.tree_figure``) with the
+    people's marks added: "✎ " before a step a person wrote, "✂ " before a pruned node (its
+    task label, or ``viz.tree.node_label``, after the mark)."""
+    out = dict(labels or {})
+    for nid, n in tree.nodes.items():
+        mark = "✂ " if n.pruned else "✎ " if n.author == HUMAN else None
+        if mark is not None:
+            out[nid] = mark + out.get(nid, node_label(n))
+    return out
+
+
+EDIT_TEXT, EDIT_FOR, EDIT_MSG = "tree_edit_text", "tree_edit_for", "tree_edit_msg"
+MORE, EDIT_RERUN = "tree_more", "tree_edit_rerun"
+EDIT_HELP = N_(
+    "Rewrite this step, or prune it and everything below it, then sample more chains. Every "
+    "change is an event of the run's log (marked as written by a person), so the budget "
+    "slider, the export and an import replay it.  \n"
+    "**Edit**: the step takes your text; the task reads it again (an answer line ends the "
+    "chain and gets checked against the gold answer), the run's scorer scores it again, and "
+    "the steps below it, written after the old text, are pruned. The chains that ended at an "
+    "edited answer now vote for its new answer.  \n"
+    "**Prune**: the step and its subtree stay in the tree and the log (marked ✂), but their "
+    "chains no longer vote and no new chain grows from them.  \n"
+    "**Continue**: sample more whole chains from the chosen step with the run's settings; "
+    "each votes (MCTS also backs its value up; beam search and Tree of Thoughts add them to "
+    "their finished chains). The answer is then decided again by the strategy's own rule.  \n"
+    "Your text costs no generated tokens: the meter counts only what the model writes.")
+
+
+def _apply(fn: Callable[[], SearchResult], res: SearchResult, nid: int,
+           on_change: Callable[[SearchResult], None], done: str) -> None:
+    """Run one change (a callback: before the next script run); a bad input is one line in
+    EDIT_MSG (kind, text, id of the run's tree, node id) and changes nothing."""
+    ss = st.session_state
+    key = (id(res.tree), nid)
+    try:
+        new = fn()
+    except EditError as e:
+        ss[EDIT_MSG] = ("error", _("Not changed: {why}.").format(why=str(e)), key)
+        return
+    except Exception as e:  # the model failing mid-call: say so, keep the run on show
+        ss[EDIT_MSG] = ("error", _("Continue failed: {why}").format(
+            why=" ".join(str(e).split()) or type(e).__name__), key)
+        return
+    on_change(new)
+    ss[NODE] = nid
+    ss[EDIT_MSG] = ("ok", done, key)
+    ss[EDIT_RERUN] = True  # the whole page shows the changed run (the summary, the export)
+
+
+def _save_edit(res, nid, on_change):
+    from search.edits import edit_step
+    text = st.session_state.get(EDIT_TEXT, "")
+    _apply(lambda: edit_step(res, nid, text), res, nid, on_change,
+           _("Step #{id} edited: the tree, votes and answer are updated.").format(id=nid))
+
+
+def _prune(res, nid, on_change):
+    from search.edits import prune
+    _apply(lambda: prune(res, nid), res, nid, on_change,
+           _("Node #{id} and its subtree are pruned.").format(id=nid))
+
+
+def _continue(res, nid, policy, on_change):
+    from search.edits import continue_search
+    k = st.session_state.get(MORE) or 4
+    _apply(lambda: continue_search(res, policy, nid, int(k)), res, nid, on_change,
+           _("{k} more chains sampled from node #{id}.").format(k=int(k), id=nid))
+
+
+def edit_panel(res: SearchResult, state: ReplayState, nid: int, policy: Any,
+               on_change: Callable[[SearchResult], None]) -> None:
+    """Edit the inspected step, prune its subtree, or continue the search from it
+    (``search.edits``: the semantics). Only at the end of the log: an edit is appended to the
+    whole run, not to the run as it stood at an earlier budget. Bad input gets one line
+    (``EditError``) and changes nothing."""
+    ss = st.session_state
+    if ss.pop(EDIT_RERUN, False):
+        st.rerun(scope="app")
+    st.markdown("###### " + _("Human in the loop"), help=_(EDIT_HELP))
+    if state.budget < state.total:
+        st.caption(_("Move the budget slider to the end to edit, prune or continue: changes "
+                     "are added to the end of the run's log."))
+        return
+    node = res.tree.nodes[nid]
+    msg = ss.get(EDIT_MSG)
+    if msg is not None and msg[2] == (id(res.tree), nid):  # about this node of this run
+        (st.success if msg[0] == "ok" else st.error)(md(msg[1]))
+    if node.pruned:
+        st.caption(_("Node #{id} is pruned: pick another node to edit or continue from."
+                     ).format(id=nid))
+        return
+    if ss.get(EDIT_FOR) != (id(res.tree), nid):  # a new node: its text in the box
+        ss[EDIT_FOR] = (id(res.tree), nid)
+        ss[EDIT_TEXT] = node.text
+    if nid != 0:
+        # No max_chars: the browser would cut a longer paste silently; the check says why.
+        st.text_input(_("Step text"), key=EDIT_TEXT,
+                      help=_("One step, at most {n} characters; an answer line (for example "
+                             "\"Answer: 10\") ends the chain.").format(n=MAX_STEP_CHARS))
+        e1, e2 = st.columns(2)
+        e1.button(_("Save edit"), key="tree_edit_save", on_click=_save_edit,
+                  args=(res, nid, on_change), icon=":material/edit:", width="stretch")
+        e2.button(_("Prune subtree"), key="tree_prune", on_click=_prune,
+                  args=(res, nid, on_change), icon=":material/content_cut:", width="stretch",
+                  help=_("Cut this step and everything below it: they stay in the log but "
+                         "no longer vote."))
+    can = not node.terminal and policy is not None
+    c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
+    c1.number_input(_("More chains"), 1, MAX_MORE_CHAINS, value=4, step=1, key=MORE,
+                    help=_("Whole chains to sample from this step, in one batched call, with "
+                           "the run's temperature, top-p and seed."))
+    c2.button(_("Continue from node #{id}").format(id=nid), key="tree_continue",
+              on_click=_continue, args=(res, nid, policy, on_change), disabled=not can,
+              type="primary", icon=":material/play_arrow:", width="stretch")
+    if node.terminal:
+        st.caption(_("This step ends its chain: continue from an unfinished step (or the "
+                     "root, node 0)."))
+    elif policy is None:
+        st.caption(_("Continue needs a loaded model."))

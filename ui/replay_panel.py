@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import streamlit as st
 
@@ -40,7 +40,7 @@ from search.voting import TIE_RULE
 from i18n import N_, _, ngettext
 from ui import common
 from ui.common import md, plural
-from ui.node_panel import NODE, node_panel
+from ui.node_panel import NODE, edit_labels, node_panel
 from ui.replay import (ReplayState, is_right, is_weighted, majority_curve, snap, state_at,
                        stops, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
@@ -163,15 +163,18 @@ def _pause() -> None:
 
 
 def replay_panel(result: SearchResult, source: str, policy: Any = None,
-                 colour: Optional[tuple[str, dict]] = None) -> None:
+                 colour: Optional[tuple[str, dict]] = None,
+                 on_edit: Optional[Callable[[SearchResult], None]] = None) -> None:
     """Draw the replay of ``result`` (``source``: "run" or "file"; ``policy``: the loaded model,
     for the FLOP estimate of a run made with it; ``colour``: (a ``viz.tree.COLOR_BY`` key of
-    ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own)."""
+    ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own;
+    ``on_edit``: how the page shows a run changed in the node inspector (``search.edits``:
+    edit, prune, continue), None for no such controls)."""
     ss = st.session_state
     playing = bool(ss.get(PLAYING))
     period = frame_seconds(stops(result))
     st.fragment(_replay_view, run_every=period if playing else None)(result, source, playing,
-                                                                      colour)
+                                                                      colour, policy, on_edit)
     summary(result, source, policy)
 
 
@@ -187,7 +190,8 @@ def _play_button(result: SearchResult) -> None:
 
 
 def _replay_view(res: SearchResult, source: str, timer_on: bool,
-                 colour: Optional[tuple[str, dict]] = None) -> None:
+                 colour: Optional[tuple[str, dict]] = None, policy: Any = None,
+                 on_edit: Optional[Callable[[SearchResult], None]] = None) -> None:
     """The fragment (``timer_on``: whether it was registered with the Play timer)."""
     ss = st.session_state
     if bool(ss.get(PLAYING)) != timer_on:
@@ -249,6 +253,7 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
     with left:
         # Sized to the whole run's tree: the figure keeps its height while the slider moves.
         labels, dead = task_marks(state.tree)
+        labels = edit_labels(state.tree, labels)  # a person's steps ✎ and pruned nodes ✂
         fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
                           selected=nid, color_by=colour[0] if colour
                           else STRATEGY_COLOR.get(res.strategy),
@@ -271,7 +276,7 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                                      abstained=vr.abstained, weighted=weighted, right=right),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(answer_rule(res) + " " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE)))
-        node_panel(res, state, nid)
+        node_panel(res, state, nid, policy, on_edit)
     if end_of_play:
         st.rerun()  # the whole page: drops the timer, Pause turns back into Play
 
