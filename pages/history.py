@@ -6,38 +6,41 @@ from datetime import datetime, timezone
 
 import streamlit as st
 
+from i18n import _, ngettext
 from search import history
 from search.strategies import STRATEGIES
 from search.tasks import TASKS
-from ui.common import md
+from ui.common import md, task_label
 from ui.history import open_in_tree
 
 ANY = "(any)"
 PICK, CONFIRM = "hist_pick", "hist_confirm_delete"  # picked run id; id awaiting a confirm
 LIMIT = 500
 
-st.title("History")
-st.caption(f"Every finished run of the Search tree page is saved in "
-           f"{md(history.db_path())} (set THOUGHTSCOPE_DATA to keep it elsewhere). Newest "
-           f"first; open one to replay it.")
+st.title(_("History"))
+st.caption(_("Every finished run of the Search tree page is saved in {path} (set "
+             "THOUGHTSCOPE_DATA to keep it elsewhere). Newest first; open one to replay "
+             "it.").format(path=md(history.db_path())))
 ss = st.session_state
 f1, f2, f3 = st.columns(3)
-task = f1.selectbox("Task", [ANY, *TASKS], key="hist_task")
-strategy = f2.selectbox("Strategy", [ANY, *STRATEGIES], key="hist_strategy",
-                        format_func=lambda s: s if s == ANY else STRATEGIES[s].split(" (")[0])
-text = f3.text_input("Search", key="hist_text", placeholder="problem, answer or model")
+task = f1.selectbox(_("Task"), [ANY, *TASKS], key="hist_task",
+                    format_func=lambda t: _("(any)") if t == ANY else _(task_label(t)))
+strategy = f2.selectbox(_("Strategy"), [ANY, *STRATEGIES], key="hist_strategy",
+                        format_func=lambda s: _("(any)") if s == ANY
+                        else _(STRATEGIES[s]).split(" (")[0].split("（")[0])
+text = f3.text_input(_("Search"), key="hist_text", placeholder=_("problem, answer or model"))
 
 try:
     rows = history.list_runs(task=None if task == ANY else task,
                              strategy=None if strategy == ANY else strategy,
                              text=text.strip() or None, limit=LIMIT)
 except history.HistoryError as e:
-    st.error(f"The run history cannot be read: {e}")
+    st.error(_("The run history cannot be read: {error}").format(error=e))
     st.stop()
 
 if not rows:
-    st.info("No saved runs match." if (task != ANY or strategy != ANY or text.strip()) else
-            "No saved runs yet: finish a run on the Search tree page and it appears here.")
+    st.info(_("No saved runs match.") if (task != ANY or strategy != ANY or text.strip()) else
+            _("No saved runs yet: finish a run on the Search tree page and it appears here."))
     st.stop()
 
 
@@ -45,22 +48,22 @@ def _when(t: float) -> str:
     return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-st.dataframe([{"id": r.id, "saved": _when(r.created), "task": r.task, "problem": r.problem,
-               "strategy": r.strategy, "answer": r.answer,
-               "correct": "–" if r.correct is None else ("yes" if r.correct else "no"),
-               "generated tokens": r.generated_tokens, "stopped": "yes" if r.stopped else "",
-               "model": r.model} for r in rows],
+st.dataframe([{"id": r.id, _("saved"): _when(r.created), _("task"): r.task,
+               _("problem"): r.problem, _("strategy"): r.strategy, _("answer"): r.answer,
+               _("correct"): "–" if r.correct is None else (_("yes") if r.correct else _("no")),
+               _("generated tokens"): r.generated_tokens,
+               _("stopped"): _("yes") if r.stopped else "", _("model"): r.model} for r in rows],
              hide_index=True, key="hist_table")
-st.caption(f"{len(rows)} run{'' if len(rows) == 1 else 's'}"
-           + (f" (the newest {LIMIT})" if len(rows) == LIMIT else ""))
+st.caption(ngettext("{n} run", "{n} runs", len(rows)).format(n=len(rows))
+           + (" " + _("(the newest {n})").format(n=LIMIT) if len(rows) == LIMIT else ""))
 
 by_id = {r.id: r for r in rows}
-pick = st.selectbox("Run", list(by_id), key=PICK,
+pick = st.selectbox(_("Run"), list(by_id), key=PICK,
                     format_func=lambda i: f"#{i} · {by_id[i].strategy} · {by_id[i].problem} "
                                           f"→ {by_id[i].answer}")
 row = by_id[pick]
 b1, b2, b3 = st.columns(3)
-if b1.button("Open in the Search tree", key="hist_open", width="stretch"):
+if b1.button(_("Open in the Search tree"), key="hist_open", width="stretch"):
     try:
         loaded = history.load(row.id)
     except history.HistoryError as e:
@@ -73,15 +76,15 @@ except history.HistoryError as e:
     data = None
     b2.error(str(e))
 if data is not None:
-    b2.download_button("Download JSON", data=data, file_name=f"thoughtscope-run-{row.id}.json",
+    b2.download_button(_("Download JSON"), data=data, file_name=f"thoughtscope-run-{row.id}.json",
                        mime="application/json", on_click="ignore", key="hist_download",
                        width="stretch")
-if b3.button("Delete", key="hist_delete", width="stretch"):
+if b3.button(_("Delete"), key="hist_delete", width="stretch"):
     ss[CONFIRM] = row.id
 if ss.get(CONFIRM) == row.id:
-    st.warning(f"Delete run #{row.id} for good?")
+    st.warning(_("Delete run #{id} for good?").format(id=row.id))
     c1, c2 = st.columns(2)
-    if c1.button("Yes, delete it", key="hist_delete_yes", type="primary"):
+    if c1.button(_("Yes, delete it"), key="hist_delete_yes", type="primary"):
         ss[CONFIRM] = None
         try:
             history.delete(row.id)
@@ -89,6 +92,6 @@ if ss.get(CONFIRM) == row.id:
             st.error(str(e))
         else:
             st.rerun()
-    if c2.button("Cancel", key="hist_delete_no"):
+    if c2.button(_("Cancel"), key="hist_delete_no"):
         ss[CONFIRM] = None
         st.rerun()

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from i18n import N_, _, ngettext
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
@@ -26,8 +27,8 @@ TEMP_CHOICES = [0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.5, 2.0]
 TEMP_DEFAULT = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.5]
 N_CHOICES = [4, 8, 16, 32]
 PROBLEMS_MIN, PROBLEMS_MAX = 5, 100
-ESTIMATORS = {"maj": "self-consistency (maj@k)", "pass": "pass@k",
-              "best_conf": "best-of-k, model confidence"}
+ESTIMATORS = {"maj": N_("self-consistency (maj@k)"), "pass": "pass@k",
+              "best_conf": N_("best-of-k, model confidence")}
 SHORT = {"maj": "maj@{k}", "pass": "pass@{k}", "best_conf": "best-of-{k}"}
 HEAVY_CHAINS = 6000
 
@@ -50,23 +51,25 @@ PARAMS = [
              lambda v: "1" if v else "0"),
 ]
 
-st.title("Temperature: accuracy against diversity")
+st.title(_("Temperature: accuracy against diversity"))
 st.markdown(
-    "Low temperature makes each chain more likely right but the chains agree with each other, "
+    _("Low temperature makes each chain more likely right but the chains agree with each other, "
     "so extra samples add little; high temperature spreads the answers, which voting can use "
     "until the chains become mostly noise. Every temperature gets its own pool of chains per "
-    "problem; accuracy at every budget comes from that pool.")
+    "problem; accuracy at every budget comes from that pool."))
 
 setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
 ss = st.session_state
 TASK = current_task()
 
 pool_controls("tp", (PROBLEMS_MIN, PROBLEMS_MAX), 5, N_CHOICES,
-              problems_help="The first P problems of the fixed held-out split. Every "
-                            "temperature needs a pool for each problem: keep it small on a CPU.",
-              ).selectbox("Accuracy measure", list(ESTIMATORS), format_func=ESTIMATORS.get,
+              problems_help=_("The first P problems of the fixed held-out split. Every "
+                              "temperature needs a pool for each problem: keep it small on a "
+                              "CPU."),
+              ).selectbox(_("Accuracy measure"), list(ESTIMATORS),
+                          format_func=lambda e: _(ESTIMATORS[e]),
                           **bind("tp_est"))
-st.multiselect("Temperatures", TEMP_CHOICES, **bind("tp_temps"),
+st.multiselect(_("Temperatures"), TEMP_CHOICES, **bind("tp_temps"),
                format_func=lambda t: f"{t:g}")
 
 P, n = int(ss["tp_problems"]), int(ss["tp_n"])
@@ -74,32 +77,35 @@ temps = sorted(float(t) for t in ss["tp_temps"])
 ks = budgets_up_to(n)
 if ss["tp_budget"] not in ks:
     fixed = max([k for k in ks if k <= ss["tp_budget"]] or [ks[0]])
-    st.info(f"The budget {ss['tp_budget']} is not one of the budgets {ks} for n = {n}; "
-            f"showing {fixed}.")
+    st.info(_("The budget {budget} is not one of the budgets {ks} for n = {n}; showing "
+              "{fixed}.").format(budget=ss['tp_budget'], ks=ks, n=n, fixed=fixed))
     ss["tp_budget"] = fixed
-budget = st.select_slider("Budget: samples per problem", ks, **bind("tp_budget"))
-st.checkbox("Show 95% intervals on the curves", **bind("tp_bands"),
-            help=f"Wilson score intervals over problems: light bands for up to {MAX_BANDS} "
-                 "temperatures; beyond that, error bars in each curve's colour, set a little "
-                 "apart so they do not overlap.")
+budget = st.select_slider(_("Budget: samples per problem"), ks, **bind("tp_budget"))
+st.checkbox(_("Show 95% intervals on the curves"), **bind("tp_bands"),
+            help=_("Wilson score intervals over problems: light bands for up to {n} "
+                   "temperatures; beyond that, error bars in each curve's colour, set a little "
+                   "apart so they do not overlap.").format(n=MAX_BANDS))
 write_url(PARAMS)
 
 if not temps:
-    st.warning("Pick at least one temperature.")
+    st.warning(_("Pick at least one temperature."))
     st.stop()
 sampling = sampling_settings()
 top_p, seed = sampling["top_p"], sampling["seed"]
 policy, model = model_or_stop()
-st.caption(f"Task **{TASK.label}** · model **{policy.name}** · top-p {top_p:g} · seed {seed} "
-           "(sidebar; the sidebar's temperature is not used here: this page sweeps it)")
+st.caption(_("Task **{task}** · model **{model}** · top-p {top_p} · seed {seed} (sidebar; the "
+             "sidebar's temperature is not used here: this page sweeps it)").format(
+               task=_(TASK.label), model=policy.name, top_p=f"{top_p:g}", seed=seed))
 chains = P * n * len(temps)
 if chains > HEAVY_CHAINS and policy.device == "cpu":
-    st.warning(f"{len(temps)} temperatures × {P} problems × {n} chains = {chains:,} chains on a "
-               "CPU: the first sampling may take minutes (then it is cached).")
+    st.warning(_("{t} temperatures × {p} problems × {n} chains = {chains} chains on a CPU: the "
+                 "first sampling may take minutes (then it is cached).").format(
+                   t=len(temps), p=P, n=n, chains=f"{chains:,}"))
 
 problems = heldout(P)
 pools_by_t = sample_or_stop(
-    P * len(temps), f"Sampling {n} chains per problem at {len(temps)} temperatures:",
+    P * len(temps), _("Sampling {n} chains per problem at {t} temperatures:").format(
+        n=n, t=len(temps)),
     lambda bar: {t: cached_pools(policy, TASK.name, model, problems, n, t, top_p, seed, bar)[0]
                  for t in temps})
 
@@ -113,33 +119,37 @@ best_t, best_acc = best_temperature(temps, acc, col)
 c = curves[best_t]
 lo, hi = c["ci_low"][col], c["ci_high"][col]
 shown = pct_interval(best_acc, lo, hi)  # "62.5% [48.1, 75.0]"
-value, _, ci = shown.partition(" ")
-ci = f" {ci} (95% Wilson interval over problems)" if ci else ""
+value, _sep, ci = shown.partition(" ")
+ci = " " + _("{ci} (95% Wilson interval over problems)").format(ci=ci) if ci else ""
 label = SHORT[est].format(k=budget)
 others = ", ".join(f"T={t:g}: {acc[i, col]:.1%}" for i, t in enumerate(temps) if t != best_t)
-msg = (f"At **{budget} sample{'s' if budget > 1 else ''} per problem** the best temperature is "
-       f"**{best_t:g}**: {label} = **{value}**{ci} on {heldout_label(P)}" +
-       (f" ({others})." if others else "."))
+msg = (ngettext("At **{budget} sample per problem** the best temperature is **{t}**: {label} = "
+                "**{value}**{ci} on {problems}",
+                "At **{budget} samples per problem** the best temperature is **{t}**: {label} = "
+                "**{value}**{ci} on {problems}", budget).format(
+           budget=budget, t=f"{best_t:g}", label=label, value=value, ci=ci,
+           problems=heldout_label(P)) + (f" ({others})." if others else "."))
 if len(temps) > 1 and np.isfinite(lo):
     close = [t for i, t in enumerate(temps) if t != best_t and acc[i, col] >= lo]
     if close:
-        msg += (f" Temperatures {', '.join(f'{t:g}' for t in close)} are inside its 95% interval: "
-                "with this many problems they are not distinguishable.")
+        msg += " " + _("Temperatures {temps} are inside its 95% interval: with this many "
+                       "problems they are not distinguishable.").format(
+                           temps=", ".join(f"{t:g}" for t in close))
 st.markdown(msg)
 if len(temps) > 1:
     best_1 = best_temperature(temps, acc, 0)[0]
     if best_1 != best_t:
-        st.markdown(f"For a single sample the best temperature here is **{best_1:g}**, not "
-                    f"{best_t:g}: extra samples only help a vote when they disagree, so larger "
-                    "budgets tend to favour higher temperatures (check the intervals before "
-                    "reading much into a small difference).")
+        st.markdown(_("For a single sample the best temperature here is **{t1}**, not {t}: "
+                      "extra samples only help a vote when they disagree, so larger budgets tend "
+                      "to favour higher temperatures (check the intervals before reading much "
+                      "into a small difference).").format(t1=f"{best_1:g}", t=f"{best_t:g}"))
 
-tab_map, tab_curves, tab_div = st.tabs(["Heatmap", "Curves", "Answer diversity"])
+tab_map, tab_curves, tab_div = st.tabs([_("Heatmap"), _("Curves"), _("Answer diversity")])
 with tab_map:
     st.plotly_chart(temperature_heatmap(temps, ks, acc, budget=budget,
                                         label=SHORT[est].format(k="k")), key="tp_heat")
-    st.caption("Rings mark the best temperature at each budget; the red outline is the budget "
-               "slider's column.")
+    st.caption(_("Rings mark the best temperature at each budget; the red outline is the "
+                 "budget slider's column."))
 with tab_curves:
     colors = temperature_colors(len(temps))
     series = []
@@ -149,20 +159,22 @@ with tab_curves:
             s["ci_low"] = s["ci_high"] = np.full(len(ks), np.nan)
         series.append(s)
     st.plotly_chart(accuracy_figure(series, x="samples", budget=budget,
-                                    budget_label=f"budget: {budget}"), key="tp_curves")
-    st.caption("Click a temperature in the legend to hide it (with its interval); double-click "
-               "to show it alone." + (
-                   " Error bars are shifted a little sideways per temperature so they do not "
-                   "overlap; each belongs to the budget it sits beside."
+                                    budget_label=_("budget: {n}").format(n=budget)),
+                    key="tp_curves")
+    st.caption(_("Click a temperature in the legend to hide it (with its interval); "
+                 "double-click to show it alone.") + (
+                   " " + _("Error bars are shifted a little sideways per temperature so they "
+                           "do not overlap; each belongs to the budget it sits beside.")
                    if ss["tp_bands"] and len(temps) > MAX_BANDS else ""))
 with tab_div:
     div = {t: answer_diversity(pools_by_t[t]) for t in temps}
     st.plotly_chart(diversity_figure(temps, [div[t]["distinct"] for t in temps],
                                      [div[t]["entropy"] for t in temps],
                                      [div[t]["no_answer"] for t in temps], n=n), key="tp_div")
-    st.caption(f"Mean over {P} problems of the {n} chains' parsed answers: distinct answers and "
-               "the Shannon entropy of their distribution in bits (0 when all agree; at most "
-               f"log₂ {n} = {np.log2(n):.0f}). Chains without an answer are left out of both.")
+    st.caption(_("Mean over {p} problems of the {n} chains' parsed answers: distinct answers "
+                 "and the Shannon entropy of their distribution in bits (0 when all agree; at "
+                 "most log₂ {n} = {max_bits}). Chains without an answer are left out of "
+                 "both.").format(p=P, n=n, max_bits=f"{np.log2(n):.0f}"))
 
 # ---- export
 rows = []
@@ -171,6 +183,6 @@ for t in temps:
                        estimator=ESTIMATORS[est], problems=P, pool_n=n, top_p=top_p, seed=seed,
                        model=policy.name, distinct_answers=div[t]["distinct"],
                        answer_entropy_bits=div[t]["entropy"], no_answer=div[t]["no_answer"])
-st.download_button("Download accuracy by temperature (CSV)", pd.DataFrame(rows).to_csv(index=False),
+st.download_button(_("Download accuracy by temperature (CSV)"), pd.DataFrame(rows).to_csv(index=False),
                    file_name=f"thoughtscope_temperature_{TASK.name}_P{P}_n{n}.csv", mime="text/csv",
                    key="tp_csv")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from i18n import _
 from ui.common import UrlParam
 
 
@@ -26,8 +27,8 @@ def url_warnings(scope: str, params: list[UrlParam]) -> list[str]:
             p.parse(raw)
         except (ValueError, TypeError) as e:
             shown = raw if len(raw) <= 40 else raw[:40] + "…"
-            out.append(f"Ignored {p.key}={shown} from the link ({e}); using "
-                       f"{p.show(p.default)}.")
+            out.append(_("Ignored {setting} from the link ({error}); using {default}.").format(
+                setting=f"{p.key}={shown}", error=e, default=p.show(p.default)))
     return out
 
 

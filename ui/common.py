@@ -313,7 +313,7 @@ def current_capabilities():
     from search.models.base import Capabilities, capabilities
     if model_spec().backend == "bundled" and not model_loaded():
         return Capabilities()
-    policy, _ = policy_or_none()
+    policy, _err = policy_or_none()
     return None if policy is None else capabilities(policy)
 
 
@@ -342,6 +342,13 @@ def plural(n: float, word: str, many: Optional[str] = None) -> str:
     """``word`` as it goes after the number ``n``: "1 node", "2 nodes" (``many`` for
     irregular plurals)."""
     return word if n == 1 else (many or word + "s")
+
+
+def sentence(text: str, stop: str = ".") -> str:
+    """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
+    from a lower-case phrase; a Chinese phrase is left as it is)."""
+    end = "" if text.endswith((".", "。", stop)) else stop
+    return text[:1].upper() + text[1:] + end
 
 
 def sentence(text: str, stop: str = ".") -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from i18n import _
 from search import history
 from search.tree import SearchResult
 
@@ -30,10 +31,10 @@ def save_finished(result: SearchResult, run_id) -> None:
             model = ""
         history.save(result, model=model)
     except history.HistoryError as e:
-        st.warning(f"The run was not saved in the history: {e}")
+        st.warning(_("The run was not saved in the history: {error}").format(error=e))
     except Exception as e:  # noqa: BLE001 - the page must keep going
-        st.warning(f"The run was not saved in the history: {type(e).__name__}: "
-                   f"{' '.join(str(e).split())}")
+        st.warning(_("The run was not saved in the history: {error}").format(
+            error=f"{type(e).__name__}: {' '.join(str(e).split())}"))
 
 
 def open_in_tree(result: SearchResult) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import streamlit as st
 
+from i18n import N_, _, ngettext
 from search.tasks import Problem
 from ui.checks import show_url_warnings
 from ui.common import model_key
@@ -24,8 +25,8 @@ from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, pol
 from ui.sampling import ProgressBar
 
 T = TypeVar("T")
-PROBLEMS_HELP = "The first P problems of the fixed held-out split (never trained on)."
-N_HELP = "The largest budget; every smaller budget is estimated from this pool."
+PROBLEMS_HELP = N_("The first P problems of the fixed held-out split (never trained on).")
+N_HELP = N_("The largest budget; every smaller budget is estimated from this pool.")
 
 
 def pool_params(prefix: str, problems: int, problems_range: tuple[int, int], n: int,
@@ -60,13 +61,14 @@ def pool_controls(prefix: str, problems_range: tuple[int, int], problems_step: i
     hi = problems_max(problems_range)
     lo = min(problems_range[0], hi)
     if st.session_state[key] > hi:
-        st.info(f"{task.label} has {hi} held-out problems; using {hi}.")
+        st.info(_("{task} has {n} held-out problems; using {n}.").format(task=_(task.label),
+                                                                         n=hi))
         st.session_state[key] = hi
     c1, c2, c3 = st.columns([1, 1, 1.3])
-    c1.number_input("Held-out problems", lo, hi,
-                    step=problems_step, **bind(f"{prefix}_problems"), help=problems_help)
-    c2.selectbox("Chains per problem (pool size n)", n_choices, **bind(f"{prefix}_n"),
-                 help=n_help)
+    c1.number_input(_("Held-out problems"), lo, hi,
+                    step=problems_step, **bind(f"{prefix}_problems"), help=_(problems_help))
+    c2.selectbox(_("Chains per problem (pool size n)"), n_choices, **bind(f"{prefix}_n"),
+                 help=_(n_help))
     return c3
 
 
@@ -89,7 +91,8 @@ def heldout(n: int) -> list[Problem]:
 
 def heldout_label(n: int) -> str:
     """How a page names its problems: "50 held-out Arithmetic problems"."""
-    return f"{n} held-out {current_task().label} {plural(n, 'problem')}"
+    return ngettext("{n} held-out {task} problem", "{n} held-out {task} problems", n).format(
+        n=n, task=_(current_task().label))
 
 
 def value_scorers(task) -> dict[str, str]:
@@ -98,14 +101,14 @@ def value_scorers(task) -> dict[str, str]:
     where its weights are present (``search.models.value``). Empty when there is none."""
     out = {}
     if task.state_value(task.example, []) is not None:
-        out["perfect"] = "perfect value (exact solvability)"
+        out["perfect"] = _("perfect value (exact solvability)")
     try:
         from search.models.value import value_dir
     except ImportError:  # no learned values in this checkout
         return out
     d = value_dir(task)
     if d is not None and (d / "config.json").exists():
-        out["learned"] = "learned value (a small model)"
+        out["learned"] = _("learned value (a small model)")
     return out
 
 
@@ -143,7 +146,7 @@ def scorer_key(task, scorer: Optional[str]) -> str:
 
 
 def sample_or_stop(total: int, label: str, work: Callable[[ProgressBar], T],
-                   what: str = "Sampling failed", stop: bool = True) -> Optional[T]:
+                   what: str = N_("Sampling failed"), stop: bool = True) -> Optional[T]:
     """``work(bar)`` under a progress bar of ``total`` units labelled ``label``. A failure (a
     model error must not take the page down) becomes the message "<what>: <error>", then
     st.stop (or, when not ``stop``, None is returned and the page goes on)."""
@@ -151,7 +154,7 @@ def sample_or_stop(total: int, label: str, work: Callable[[ProgressBar], T],
     try:
         return work(bar)
     except Exception as e:
-        st.error(f"{what}: {type(e).__name__}: {e}")
+        st.error(f"{_(what)}: {type(e).__name__}: {e}")
         if stop:
             st.stop()  # (the bar goes in ``finally``)
         return None

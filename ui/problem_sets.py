@@ -34,23 +34,25 @@ def problem_sets(task, target: str, disabled: bool = False) -> None:
     """An expander with the GSM8K picker and the JSONL upload; a pick sets
     ``st.session_state[target]`` (the page's problem setting)."""
     ss = st.session_state
-    with st.expander("Problem sets: GSM8K, or your own JSONL file", expanded=False):
+    with st.expander(_("Problem sets: GSM8K, or your own JSONL file"), expanded=False):
         c1, c2 = st.columns(2)
         try:
             gsm = task.split("validation")
         except FileNotFoundError as e:  # DataMissing: the data folder is not here
-            c1.caption(f"No GSM8K problems on this machine: {e}")
+            c1.caption(_("No GSM8K problems on this machine: {error}").format(error=e))
         else:
-            c1.selectbox(f"GSM8K problem (validation split, {len(gsm)})", list(range(len(gsm))),
-                         index=None, key=GSM8K_PICK, placeholder="pick a question",
+            c1.selectbox(_("GSM8K problem (validation split, {n})").format(n=len(gsm)),
+                         list(range(len(gsm))),
+                         index=None, key=GSM8K_PICK, placeholder=_("pick a question"),
                          format_func=lambda i: f"{i + 1}. {_short(gsm[i].text)}",
                          on_change=_pick, args=(GSM8K_PICK, gsm, target), disabled=disabled,
-                         help="GSM8K (Cobbe et al. 2021), grade-school word problems; the "
-                              "gold answer is known, so the run's answer is judged.")
-        up = c2.file_uploader("Your problems (JSONL: question, answer)", type=["jsonl", "json"],
+                         help=_("GSM8K (Cobbe et al. 2021), grade-school word problems; the "
+                                "gold answer is known, so the run's answer is judged."))
+        up = c2.file_uploader(_("Your problems (JSONL: question, answer)"), type=["jsonl", "json"],
                               key=UPLOAD, disabled=disabled, max_upload_size=MAX_UPLOAD_MB,
-                              help='One JSON object per line: {"question": "...", "answer": '
-                                   '"..."}; a GSM8K-style answer is read after its ####.')
+                              help=_('One JSON object per line: {"question": "...", '
+                                     '"answer": "..."}; a GSM8K-style answer is read after '
+                                     'its ####.'))
         if up is not None and up.file_id != ss.get(UPLOAD_ID):
             ss[UPLOAD_ID], ss[UPLOAD_ERR], ss[UPLOADED] = up.file_id, None, None
             try:
@@ -61,10 +63,11 @@ def problem_sets(task, target: str, disabled: bool = False) -> None:
                 task.remember(problems)
                 ss[UPLOADED] = problems
         if up is not None and ss.get(UPLOAD_ERR):
-            c2.error(f"Could not read {up.name}: {ss[UPLOAD_ERR]}")
+            c2.error(_("Could not read {name}: {error}").format(name=up.name,
+                                                               error=ss[UPLOAD_ERR]))
         mine = ss.get(UPLOADED) if up is not None else None
         if mine:
-            c2.selectbox(f"Your problem ({len(mine)})", list(range(len(mine))), index=None,
-                         key=UPLOAD_PICK, placeholder="pick a question",
+            c2.selectbox(_("Your problem ({n})").format(n=len(mine)), list(range(len(mine))),
+                         index=None, key=UPLOAD_PICK, placeholder=_("pick a question"),
                          format_func=lambda i: f"{i + 1}. {_short(mine[i].text)}",
                          on_change=_pick, args=(UPLOAD_PICK, mine, target), disabled=disabled)
