@@ -21,6 +21,7 @@ from i18n import N_, _
 from ui import common
 from ui.model_picker import pending_note
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
+from search import caps
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.history import save_finished
@@ -472,12 +473,12 @@ with st.expander(_("Export / import a run"), expanded=False):
                            help=_("The final tree for graph tools (networkx, igraph, Gephi, "
                                   "yEd): every node's fields as attributes, an edge per step."))
     up = st.file_uploader(_("Load a run (JSON) to replay it"), type=["json"], key="tree_upload",
-                          disabled=running, max_upload_size=50)
+                          disabled=running, max_upload_size=max(1, int(caps.current().upload_mb)))
     if up is not None and up.file_id != ss.get(UPLOAD_ID):
         ss[UPLOAD_ID] = up.file_id
         ss[UPLOAD_ERR] = None
         try:
-            loaded = SearchResult.from_json(up.getvalue().decode("utf-8", errors="replace"))
+            loaded = caps.load_run(up.getvalue())  # the upload and events caps, then the file
         except Exception as e:  # any damage in a user's file: say so, keep going
             ss[UPLOAD_ERR] = str(e) or type(e).__name__
         else:

@@ -16,7 +16,8 @@ reached, a model name it does not serve) exits with status 2 and a one-line mess
 never a traceback. A server that dies mid-search ends the run with the strategy's partial
 result, labelled ``halted`` (``search.resume``), printed, with exit status 3 (PARTIAL_EXIT); a
 backend that fails before anything was sampled (a prompt over the model's context) exits 1 with
-one line.
+one line. A run stopped by a resource cap (``search.caps``: nodes, events, memory) is printed
+the same way, labelled ``capped``, with exit status 3.
 """
 from __future__ import annotations
 
@@ -97,6 +98,12 @@ def backend_info(spec, policy) -> dict:
             "capabilities": caps}
 
 
+def _capped(r) -> "str | None":
+    """One line when a resource cap (``search.caps``) stopped the run, else None."""
+    from search.caps import message
+    return message(r.extra["capped"]) if r.extra.get("capped") else None
+
+
 def cmd_solve(a) -> dict:
     from search.models.backends import load_policy
     from search.resume import solve_resilient
@@ -118,7 +125,7 @@ def cmd_solve(a) -> dict:
            "verifier_tokens": r.compute.verifier_tokens, "scorer": r.config.get("scorer"),
            "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
            "tie_rule": r.extra.get("tie_rule"), "stopped": r.stopped,
-           "halted": r.extra.get("halted"), **backend_info(spec, policy)}
+           "halted": r.extra.get("halted"), "capped": _capped(r), **backend_info(spec, policy)}
     if not out["capabilities"]["forward_passes"]:
         out["forward_passes"] = None  # a server reports tokens only: not measured
     for knob in ("expansions", "k", "c", "width", "final"):
@@ -141,6 +148,8 @@ def _print_solve(o: dict) -> None:
     mark = {True: "correct", False: "wrong", None: "unknown"}[o["correct"]]
     if o.get("halted"):
         print(f"PARTIAL RESULT: the run stopped early: {o['halted']}")
+    if o.get("capped"):
+        print(f"PARTIAL RESULT: {o['capped']}")
     for note in o.get("capabilities", {}).get("notes", []):
         print(f"note ({o['backend']} backend): {note}")
     print(f"{o['problem']} = ?   answer {o['answer']} ({mark}; gold {o['gold']})")
@@ -422,9 +431,9 @@ def main(argv=None) -> int:
         print(out["markdown"])
     else:
         print(json.dumps(out, indent=1))
-    if a.cmd == "solve" and out.get("halted"):
+    if a.cmd == "solve" and (out.get("halted") or out.get("capped")):
         if a.json:  # the JSON holds it; a person reading the terminal sees it too
-            print(f"partial result: {out['halted']}", file=sys.stderr)
+            print(f"partial result: {out.get('halted') or out['capped']}", file=sys.stderr)
         return PARTIAL_EXIT  # the output is printed, and scripts can tell it is partial
     return 0
 

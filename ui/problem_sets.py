@@ -12,11 +12,12 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import _
+from search import caps
 from search.tasks import ProblemError
 
 GSM8K_PICK, UPLOAD, UPLOAD_ID = "ff_gsm8k_pick", "ff_upload", "ff_upload_id"
 UPLOADED, UPLOAD_ERR, UPLOAD_PICK = "ff_uploaded", "ff_upload_error", "ff_upload_pick"
-MAX_UPLOAD_MB = 20
+MAX_UPLOAD_MB = caps.Caps().upload_mb  # the default; the cap in force is caps.current()
 SHOWN_CHARS = 90  # characters of a question in the pickers' lists
 
 
@@ -50,15 +51,17 @@ def problem_sets(task, target: str, disabled: bool = False) -> None:
                          help=_("GSM8K (Cobbe et al. 2021), grade-school word problems; the "
                                 "gold answer is known, so the run's answer is judged."))
         up = c2.file_uploader(_("Your problems (JSONL: question, answer)"), type=["jsonl", "json"],
-                              key=UPLOAD, disabled=disabled, max_upload_size=MAX_UPLOAD_MB,
+                              key=UPLOAD, disabled=disabled,
+                              max_upload_size=max(1, int(caps.current().upload_mb)),
                               help=_('One JSON object per line: {"question": "...", '
                                      '"answer": "..."}; a GSM8K-style answer is read after '
                                      'its ####.'))
         if up is not None and up.file_id != ss.get(UPLOAD_ID):
             ss[UPLOAD_ID], ss[UPLOAD_ERR], ss[UPLOADED] = up.file_id, None, None
             try:
+                caps.check_upload(up.getvalue())
                 problems = task.parse_problems(up.getvalue())
-            except ProblemError as e:  # UploadError: one line naming the bad line
+            except (ProblemError, caps.CapError) as e:  # one line: the bad line, or the size
                 ss[UPLOAD_ERR] = str(e)
             else:
                 task.remember(problems)

@@ -224,6 +224,10 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                      "ended with what its completed calls sampled. {error}").format(
                          error=md(res.extra['halted'])),
                    icon=":material/cloud_off:")
+    if res.extra.get("capped"):  # a resource cap (search.caps) ended the run: said above the tree
+        from search.caps import message as cap_message
+        st.warning(_("**Partial result**: {why}.").format(why=md(cap_message(res.extra["capped"]))),
+                   icon=":material/block:")
     play, line = st.columns([1, 7], vertical_alignment="bottom")
     with play:
         _play_button(res)

@@ -89,6 +89,23 @@ def check_scorer(scorer: Optional[str], task: TaskLike = None) -> None:
 
 def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] = None,
                  sampling: Sampling = Sampling(), gold: Optional[str] = None,
+                 tree: Optional[SearchTree] = None, should_stop: ShouldStop = None,
+                 task: TaskLike = None, caps=None, **knobs) -> SearchResult:
+    """``_run_strategy`` (same arguments; its docstring lists the knobs) under the resource
+    caps (``search.caps``: ``caps`` or the limits in force, ``Caps.from_env()``): the tree is
+    checked at every poll of ``should_stop``, and a run past a cap ends there with the
+    strategy's own partial result, ``stopped`` and ``extra["capped"]``."""
+    from search import caps as resource_caps
+    if tree is None:
+        tree = SearchTree(problem, get_task(task).name)
+    guard = resource_caps.Guard(tree, should_stop, caps)
+    result = _run_strategy(name, problem, policy, budget, sampling, gold=gold, tree=tree,
+                           should_stop=guard, task=task, **knobs)
+    return guard.label(result)
+
+
+def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] = None,
+                 sampling: Sampling = Sampling(), gold: Optional[str] = None,
                  scorer: Optional[str] = None, weighted: bool = False,
                  expansions: Optional[int] = None, k: Optional[int] = None,
                  c: Optional[float] = None, final: Optional[str] = None,
