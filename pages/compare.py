@@ -10,7 +10,11 @@ Wilson intervals (``ui.compare_set``).
 """
 from __future__ import annotations
 
+import re
+
 import streamlit as st
+
+from i18n import _
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
 from ui import common
@@ -28,7 +32,7 @@ RESULTS = "cmp_results"  # (settings key, [SearchResult]) of the last comparison
 
 
 def _label(s: str) -> str:
-    return "(none)" if s == NONE else STRATEGIES[s].split(" (")[0]
+    return _("(none)") if s == NONE else re.split(r" \(|（", _(STRATEGIES[s]))[0]
 
 
 PARAMS = [UrlParam("cmp_problem", "", str)]
@@ -41,28 +45,29 @@ PARAMS += [UrlParam("cmp_split", "validation", one_of(SPLITS)),
            UrlParam("cmp_n", 20, int_in(1, MAX_SET))]
 SET_RESULTS = "cmp_set_results"  # {settings key: runs[problem][strategy]} of the problem set
 
-st.title("Compare strategies at equal compute")
-st.caption("Run up to three strategies on one problem; each is shown as it stood after the same "
-           "number of generated tokens, so the comparison is at equal compute. Curves over many "
-           "problems are on the Scaling page.")
+st.title(_("Compare strategies at equal compute"))
+st.caption(_("Run up to three strategies on one problem; each is shown as it stood after the "
+             "same number of generated tokens, so the comparison is at equal compute. Curves "
+             "over many problems are on the Scaling page."))
 common.url_params(SCOPE, PARAMS)
 ss = st.session_state
 TASK = current_task()
 if not ss["cmp_problem"]:
     ss["cmp_problem"] = TASK.example
-st.text_input("Problem", **bind("cmp_problem"), help=TASK.input_hint[:1].upper()
-              + TASK.input_hint[1:] + ".")
+st.text_input(_("Problem"), **bind("cmp_problem"),
+              help=common.sentence(_(TASK.input_hint)))
 cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
     with col:
-        st.selectbox(f"Strategy {i + 1}", PICKS, format_func=_label, **bind(f"cmp_s{i}"))
+        st.selectbox(_("Strategy {i}").format(i=i + 1), PICKS, format_func=_label, **bind(f"cmp_s{i}"))
         s = ss[f"cmp_s{i}"]
         if s == NONE:
             continue
         hi = MAX_BUDGET[s]
         ss[f"cmp_b{i}"] = max(1, min(int(ss[f"cmp_b{i}"]), hi))
-        st.number_input(BUDGET_KNOB[s].capitalize(), 1, hi, **bind(f"cmp_b{i}"))
+        st.number_input(common.sentence(_(BUDGET_KNOB[s]), stop=""), 1, hi,
+                        **bind(f"cmp_b{i}"))
         chosen.append((s, int(ss[f"cmp_b{i}"])))
 write_url(PARAMS)
 
@@ -70,18 +75,19 @@ problem, policy = common.problem_and_policy(ss["cmp_problem"])
 sampling = common.sampling_settings()
 key = (TASK.name, problem, tuple(chosen), tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))
-if st.button("Run all", type="primary", disabled=problem is None or policy is None
+if st.button(_("Run all"), type="primary", disabled=problem is None or policy is None
              or not chosen, key="cmp_run"):
     from search.resume import solve_resilient
-    bar = st.progress(0.0, text="Running…")
+    bar = st.progress(0.0, text=_("Running…"))
     results = []
     try:
         for j, (s, b) in enumerate(chosen):
-            bar.progress(j / len(chosen), text=f"Running {_label(s)} ({j + 1}/{len(chosen)})…")
+            bar.progress(j / len(chosen), text=_("Running {strategy} ({i}/{n})…").format(
+                strategy=_label(s), i=j + 1, n=len(chosen)))
             results.append(solve_resilient(problem, s, b, policy=policy, task=TASK.name,
                                            **sampling))
     except ValueError as e:  # a setting this model or task cannot run (one line)
-        st.error(f"Cannot run {_label(s)}: {md(e)}")
+        st.error(_("Cannot run {strategy}: {error}").format(strategy=_label(s), error=md(e)))
         results = None
     bar.empty()
     if results is not None:
@@ -91,21 +97,21 @@ def _show_one() -> None:
     """The single-problem comparison: every run cut at the budget slider's value."""
     stored = ss.get(RESULTS)
     if stored is None or stored[0] != key:
-        st.info("Press **Run all** to run the strategies above with the sidebar's temperature, "
-                "top-p and seed.")
+        st.info(_("Press **Run all** to run the strategies above with the sidebar's "
+                  "temperature, top-p and seed."))
         return
     results = stored[1]
     totals = [total_tokens(r) for r in results]
     equal = equal_budget(results)
     hi = max(totals)
     if hi <= 0:
-        st.warning("No run generated any token.")
+        st.warning(_("No run generated any token."))
         return
-    budget = st.slider("Budget: generated tokens (every run cut here)", 0, hi,
+    budget = st.slider(_("Budget: generated tokens (every run cut here)"), 0, hi,
                        min(equal, hi), key="cmp_budget",
-                       help=f"Starts at the equal-compute point: {equal:,} tokens, the smallest "
-                            "total of the runs. A run that spent fewer tokens than the budget is "
-                            "shown whole.")
+                       help=_("Starts at the equal-compute point: {n} tokens, the smallest "
+                              "total of the runs. A run that spent fewer tokens than the budget "
+                              "is shown whole.").format(n=f"{equal:,}"))
     cols = st.columns(len(results))
     for i, (col, res, total) in enumerate(zip(cols, results, totals)):
         state = state_at(res, budget)
@@ -128,7 +134,7 @@ def _show_one() -> None:
 
 
 def _split_label(s: str) -> str:
-    return "validation" if s == "validation" else "held-out (report only)"
+    return _("validation") if s == "validation" else _("held-out (report only)")
 
 
 def _show_set() -> None:
@@ -140,39 +146,42 @@ def _show_set() -> None:
     from ui.compare_set import equal_compute_rows, rows_csv, run_set
     from viz.compare import equal_compute_figure
     st.divider()
-    st.header("On a problem set")
-    st.caption("Each strategy above runs once on each problem (seed = the sidebar's seed + the "
-               "problem's index). On every problem all runs are cut at that problem's "
-               "equal-compute point, the smallest total of generated tokens among them, and the "
-               "answer standing there is scored.")
+    st.header(_("On a problem set"))
+    st.caption(_("Each strategy above runs once on each problem (seed = the sidebar's seed + "
+                 "the problem's index). On every problem all runs are cut at that problem's "
+                 "equal-compute point, the smallest total of generated tokens among them, and "
+                 "the answer standing there is scored."))
     c1, c2 = st.columns(2)
     with c1:
-        st.selectbox("Split", SPLITS, format_func=_split_label, **bind("cmp_split"),
-                     help="Validation: where choices are made. Held-out: only reported.")
+        st.selectbox(_("Split"), SPLITS, format_func=_split_label, **bind("cmp_split"),
+                     help=_("Validation: where choices are made. Held-out: only reported."))
     try:
         size = min(MAX_SET, TASK.split_size(ss["cmp_split"]))
     except (ValueError, OSError) as e:  # a task without fixed splits on this machine
-        st.info(f"No {_split_label(ss['cmp_split'])} problems for this task: {md(e)}")
+        st.info(_("No {split} problems for this task: {error}").format(
+            split=_split_label(ss['cmp_split']), error=md(e)))
         return
     if size < 1:
-        st.info(f"No {_split_label(ss['cmp_split'])} problems for this task.")
+        st.info(_("No {split} problems for this task.").format(
+            split=_split_label(ss['cmp_split'])))
         return
     ss["cmp_n"] = max(1, min(int(ss["cmp_n"]), size))
     with c2:
-        st.number_input("Problems", 1, size, **bind("cmp_n"))
+        st.number_input(_("Problems"), 1, size, **bind("cmp_n"))
     split, n = ss["cmp_split"], int(ss["cmp_n"])
     set_key = key[:1] + key[2:] + (split, n)
     cache = ss.setdefault(SET_RESULTS, {})
-    if st.button("Run on the set", disabled=policy is None or not chosen, key="cmp_set_run"):
+    if st.button(_("Run on the set"), disabled=policy is None or not chosen, key="cmp_set_run"):
         problems = TASK.split(split, n)
-        bar = st.progress(0.0, text="Running on the set…")
+        bar = st.progress(0.0, text=_("Running on the set…"))
 
         def progress(done: int, total: int) -> None:
-            bar.progress(done / total, text=f"Running on the set: {done}/{total} runs…")
+            bar.progress(done / total, text=_("Running on the set: {done}/{total} runs…").format(
+                done=done, total=total))
         try:
             runs = run_set(problems, chosen, policy, TASK.name, progress=progress, **sampling)
         except ValueError as e:  # a setting this model or task cannot run (one line)
-            st.error(f"Cannot run on the set: {md(e)}")
+            st.error(_("Cannot run on the set: {error}").format(error=md(e)))
             runs = None
         bar.empty()
         if runs is not None:
@@ -180,27 +189,29 @@ def _show_set() -> None:
             cache[set_key] = runs
     runs = cache.get(set_key)
     if runs is None:
-        st.info("Press **Run on the set** to run the strategies above on "
-                f"{n} {_split_label(split)} problems.")
+        st.info(_("Press **Run on the set** to run the strategies above on {n} {split} "
+                  "problems.").format(n=n, split=_split_label(split)))
         return
     rows = equal_compute_rows(runs, [_label(r.strategy) for r in runs[0]])
     if split == "heldout":
-        st.warning("Held-out problems: report these numbers only; choose settings on the "
-                   "validation split.")
+        st.warning(_("Held-out problems: report these numbers only; choose settings on the "
+                     "validation split."))
     st.plotly_chart(equal_compute_figure(rows, _split_label(split)), key="cmp_set_fig")
     table = pd.DataFrame([{
-        "Strategy": r["strategy"],
-        "Accuracy at equal compute": f"{100 * r['accuracy_equal']:.1f}%",
-        "95% interval": f"[{100 * r['ci_low_equal']:.1f}, {100 * r['ci_high_equal']:.1f}]",
-        "Tokens at equal compute": f"{r['tokens_equal']:.1f}",
-        "Accuracy, whole runs": f"{100 * r['accuracy_uncut']:.1f}%",
-        "95% interval, whole": f"[{100 * r['ci_low_uncut']:.1f}, {100 * r['ci_high_uncut']:.1f}]",
-        "Tokens, whole runs": f"{r['tokens_uncut']:.1f}"} for r in rows])
+        _("Strategy"): r["strategy"],
+        _("Accuracy at equal compute"): f"{100 * r['accuracy_equal']:.1f}%",
+        _("95% interval"): f"[{100 * r['ci_low_equal']:.1f}, {100 * r['ci_high_equal']:.1f}]",
+        _("Tokens at equal compute"): f"{r['tokens_equal']:.1f}",
+        _("Accuracy, whole runs"): f"{100 * r['accuracy_uncut']:.1f}%",
+        _("95% interval, whole"): f"[{100 * r['ci_low_uncut']:.1f}, "
+                                  f"{100 * r['ci_high_uncut']:.1f}]",
+        _("Tokens, whole runs"): f"{r['tokens_uncut']:.1f}"} for r in rows])
     st.dataframe(table, hide_index=True, key="cmp_set_table")
-    st.caption(f"{len(runs)} {_split_label(split)} problems. Intervals: {CI_METHOD}. Tokens are "
-               "the generated tokens per problem (mean) spent by the cut: at most the "
-               "equal-compute point, less where a run logs a whole chain at once.")
-    st.download_button("Download CSV", rows_csv(rows, split), file_name="compare_set.csv",
+    st.caption(_("{n} {split} problems. Intervals: {method}. Tokens are the generated tokens "
+                 "per problem (mean) spent by the cut: at most the equal-compute point, less "
+                 "where a run logs a whole chain at once.").format(
+                   n=len(runs), split=_split_label(split), method=_(CI_METHOD)))
+    st.download_button(_("Download CSV"), rows_csv(rows, split), file_name="compare_set.csv",
                        mime="text/csv", key="cmp_set_csv")
 
 

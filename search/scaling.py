@@ -34,6 +34,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from i18n import N_
+
 __all__ = [
     "Pool",
     "maj_at_k",
@@ -270,8 +272,8 @@ def _as_matrix(per_problem: Any) -> np.ndarray:
     return x
 
 
-CI_METHOD = ("95% Wilson score interval over problems (Wilson 1927), the mean accuracy of P "
-             "problems read as a proportion of P")
+CI_METHOD = N_("95% Wilson score interval over problems (Wilson 1927), the mean accuracy of P "
+               "problems read as a proportion of P")
 
 
 def wilson_interval(successes: Any, n: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
