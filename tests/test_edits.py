@@ -261,3 +261,16 @@ def test_page_edit_a_step_see_it_in_the_tree_then_continue_with_more_chains():
     # The download is the grown run: it loads back with the edit and the new chains.
     back = SearchResult.from_json(grown.to_json())
     assert _view(back.tree) == _view(grown.tree)
+
+
+def test_mcts_answer_by_visits_passes_over_a_pruned_branch(bundled_policy):
+    res = _run(bundled_policy, "mcts", 8)
+    tree = res.tree
+    first = res.tree.final["path"][0]
+    assert len(tree.nodes[0].children) >= 2  # the default problem branches at the root
+    res = prune(res, first)
+    path = tree.final["path"]
+    assert not any(tree.nodes[i].pruned for i in path)
+    from ui.replay import state_at
+    st = state_at(res)
+    assert st.path == path and not any(st.tree.nodes[i].pruned for i in st.path)
