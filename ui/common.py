@@ -51,6 +51,7 @@ WIDGET_PREFIX = "w_"  # widget key of a setting: WIDGET_PREFIX + its key (see bi
 # shows them in the session's language.
 PAGES = [
     ("pages/tree.py", N_("Search tree"), ":material/account_tree:"),
+    ("pages/lesson.py", N_("Lesson"), ":material/school:"),
     ("pages/scaling.py", N_("Scaling"), ":material/trending_up:"),
     ("pages/temperature.py", N_("Temperature"), ":material/thermostat:"),
     ("pages/voting_lab.py", N_("Voting lab"), ":material/how_to_vote:"),

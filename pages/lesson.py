@@ -1,0 +1,46 @@
+"""Lesson (issue 10 item 1): a 10-minute guided walk for a class through test-time compute,
+every step live on the bundled arithmetic model. Layout only; the steps, their numbers and the
+"try it yourself" links are in ``ui.lesson``.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from i18n import _
+from ui import common, lesson
+
+PARAMS = lesson.params()
+common.url_params("lesson", PARAMS)
+lesson.init_state()
+ss = st.session_state
+
+st.title(_("Lesson: thinking longer"))
+st.caption(_("Six short steps for a class, each run live on the bundled model (arithmetic task, "
+             "temperature {t:g}, top-p {p:g}, seed {s}: the settings the problems were chosen "
+             "at; the sidebar's sampling settings apply to the other pages).").format(
+    t=lesson.LESSON_SAMPLING["temperature"], p=lesson.LESSON_SAMPLING["top_p"],
+    s=lesson.LESSON_SAMPLING["seed"]))
+
+i = int(ss[lesson.STEP])
+top = st.columns([1, 1, 4, 2.4], vertical_alignment="bottom")
+top[0].button(_("Back"), key="ls_back", on_click=lesson.move, args=(-1,), disabled=i == 1,
+              icon=":material/arrow_back:", width="stretch")
+top[1].button(_("Next"), key="ls_next", on_click=lesson.move, args=(1,),
+              disabled=i == len(lesson.STEPS), icon=":material/arrow_forward:", width="stretch",
+              type="primary")
+top[2].progress(i / len(lesson.STEPS), text=lesson.progress_text(i))
+SUGGESTED = {p.text: p for p in lesson.task().teaching_problems}
+# Plain problem texts as options (a translated format_func would differ between the script
+# and a test's thread); what each one shows is in the help.
+top[3].selectbox(_("Problem"), lesson.lesson_problems(), **common.bind(lesson.PROBLEM),
+                 help=_("Problems chosen on the validation split for what they show (step 6 "
+                        "uses its own):") + "  \n" + "  \n".join(
+                     f"**{t}**: {_(SUGGESTED[t].label)}" for t in lesson.lesson_problems()))
+common.write_url(PARAMS)
+
+policy, error = common.policy_or_none(lesson.TASK_NAME)
+if policy is None:
+    st.error(error)
+    st.stop()
+st.subheader(f"{i}. {_(lesson.STEPS[i - 1].title)}")
+lesson.draw_step(i, policy, common.model_key(lesson.TASK_NAME), ss[lesson.PROBLEM])

@@ -1,0 +1,303 @@
+"""The Lesson page (issue 10 item 1), driven through the real app (app.py) with AppTest on the
+bundled model.
+
+Every number the lesson shows is recomputed here independently: runs with ``search.solve``,
+held-out pools with ``search.pools.sample_pools`` (the chunks and seeds ``ui.sampling``
+documents), accuracies with ``search.scaling.maj_at_k`` / ``pass_at_k``, verifier verdicts with
+the task's step checker. Then: the guess stays hidden until revealed, Back/Next and the progress
+line, the URL's step reopens the step, and "Try it yourself" opens the expert page with the
+step's settings.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from search.pools import sample_pools
+from search.scaling import maj_at_k, pass_at_k
+from search.solve import solve
+from search.tasks import get_task
+from tests.conftest import ROOT
+from tests.test_page_tree import navigation_only  # noqa: F401  (autouse fixture)
+
+APP = str(ROOT / "app.py")
+TASK = get_task("arithmetic")
+PROBLEM = TASK.example  # the lesson's default problem: the task's DEFAULT_PROBLEM
+FAILS = next(p for p in TASK.teaching_problems if p.lesson == "vote_fails")
+SAMPLING = dict(temperature=0.8, top_p=1.0, seed=0)
+P, N = 50, 16
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+@pytest.fixture(scope="module")
+def pools(bundled_policy):
+    """(pools of 16 chains at T=0.8, pools of 1 greedy chain) on the first 50 held-out problems,
+    sampled like ui.sampling.cached_pools: chunks of 10 problems, chunk seed = seed*1_000_003 +
+    its first index, one batched call per chunk."""
+    probs = TASK.split("heldout", P)
+
+    def sample(n: int, temperature: float):
+        out = []
+        for start in range(0, P, 10):
+            got, _ = sample_pools(probs[start:start + 10], bundled_policy, n,
+                                  temperature=temperature, top_p=1.0, seed=start,
+                                  problems_per_call=10, task="arithmetic")
+            out += got
+        return out
+    return sample(N, 0.8), sample(1, 0.0)
+
+
+def maj(pools_, k: int) -> float:
+    return float(np.mean([maj_at_k(p.answers, p.gold, k) for p in pools_]))
+
+
+def new_lesson(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page("pages/lesson.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def goto(at: AppTest, step: int) -> AppTest:
+    while at.session_state["ls_step"] < step:
+        at.button(key="ls_next").click().run()
+        assert not at.exception, at.exception
+    return at
+
+
+def charts(at: AppTest) -> dict:
+    """chart key -> its plotly figure (JSON)."""
+    return {e.proto.id.rsplit("-", 1)[-1]: json.loads(e.proto.spec)
+            for e in at.get("plotly_chart")}
+
+
+def values(v) -> list:
+    """A plotly JSON array: a list, or {"bdata": base64, "dtype": ...} (binary-encoded)."""
+    if isinstance(v, dict) and "bdata" in v:
+        import base64
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
+    return list(v)
+
+
+def page_text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [f"{m.label} {m.value} {m.delta}" for m in at.metric]
+    return "\n".join(parts)
+
+
+def progress(at: AppTest) -> tuple[int, str]:
+    p = at.get("progress")[0].proto
+    return p.value, p.text
+
+
+# ------------------------------------------------------------------------------- steps
+def test_lesson_is_in_the_navigation_and_search_tree_stays_the_default():
+    from ui.common import PAGES
+    files = [p[0] for p in PAGES]
+    assert files[0] == "pages/tree.py" and files[1] == "pages/lesson.py"
+    assert PAGES[1][1] == "Lesson"
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    assert [t.value for t in at.title] == ["Search tree"]
+
+
+def test_step1_the_greedy_chain_and_how_often_answering_at_once_is_right(pools):
+    at = new_lesson()
+    assert progress(at) == (16, "Step 1 of 6: One answer at once")
+    greedy = solve(PROBLEM, "majority", 1, temperature=0.0, top_p=1.0, seed=0)
+    m = at.metric[0]
+    assert m.value == greedy.answer and m.delta == ("right" if greedy.answer == greedy.gold
+                                                     else "wrong")
+    tree = charts(at)["ls_fig_answer"]
+    assert tree["data"], "no tree drawn"
+    acc = float(np.mean([p.correct[0] for p in pools[1]]))
+    assert f"right on **{pct(acc)}** of 50 held-out problems" in page_text(at)
+    assert f"{greedy.compute.generated_tokens} generated tokens" in page_text(at)
+
+
+def test_step2_tally_and_the_guess_is_hidden_until_revealed(pools):
+    at = goto(new_lesson(), 2)
+    vote = solve(PROBLEM, "majority", N, **SAMPLING)
+    tally = Counter(v["answer"] for v in vote.tree.votes if v["answer"] is not None)
+    fig = charts(at)["ls_fig_vote_tally"]["data"][0]
+    assert dict(zip(values(fig["x"]), values(fig["y"]))) == {a: float(c) for a, c in tally.items()}
+    assert "ls_fig_vote_tree" in charts(at)
+    one, sixteen = maj(pools[0], 1), maj(pools[0], N)
+    assert f"right **{pct(one)}** of the time" in page_text(at)
+    # hidden: no metric, the number appears nowhere yet
+    assert not at.metric and pct(sixteen) not in page_text(at)
+    at.slider(key="w_ls_guess").set_value(70).run()
+    at.button(key="ls_reveal").click().run()
+    assert not at.exception, at.exception
+    m = at.metric[0]
+    assert m.label == "Vote of 16 chains" and m.value == pct(sixteen)
+    assert m.delta == f"{100 * sixteen - 70:+.1f} points against the guess"
+    assert at.slider(key="w_ls_guess").disabled  # the guess is locked once revealed
+    at.button(key="ls_hide").click().run()
+    assert not at.metric and pct(sixteen) not in page_text(at)
+
+
+def test_step3_the_dial_moves_the_marker_and_reads_the_curve(pools):
+    at = goto(new_lesson(), 3)
+    before = charts(at)["ls_fig_dial"]
+    names = [t.get("name") for t in before["data"]]
+    assert any(n and n.startswith("self-consistency") for n in names), names
+    assert any(n and n.startswith("pass@k") for n in names), names
+    maj_trace = next(t for t in before["data"] if t.get("mode") == "lines+markers"
+                     and t.get("name", "").startswith("self-consist"))
+    assert np.allclose(values(maj_trace["y"]), [maj(pools[0], k) for k in range(1, N + 1)])
+    at.select_slider(key="w_ls_dial").set_value(8).run()
+    assert not at.exception, at.exception
+    pas = float(np.mean([pass_at_k(p.n, sum(p.correct), 8) for p in pools[0]]))
+    assert (f"At **8** chains per problem" in page_text(at)
+            and f"the vote is right **{pct(maj(pools[0], 8))}**" in page_text(at)
+            and f"(pass@8) **{pct(pas)}**" in page_text(at)), page_text(at)
+    assert charts(at)["ls_fig_dial"]["layout"] != before["layout"]  # the marker moved
+    gain = maj(pools[0], 16) - maj(pools[0], 8)
+    assert f"8 → 16: {100 * gain:+.1f}" in page_text(at)
+
+
+def test_step4_tree_search_mcts_and_beam():
+    at = goto(new_lesson(), 4)
+    mcts = solve(PROBLEM, "mcts", 16, **SAMPLING)
+    m = at.metric[0]
+    assert m.label == "MCTS (16 simulations)" and m.value == mcts.answer
+    fig = charts(at)["ls_fig_tree"]
+    assert fig["data"]
+    assert f"{mcts.compute.generated_tokens} generated tokens" in page_text(at)
+    at.radio(key="w_ls_search").set_value("beam").run()
+    beam = solve(PROBLEM, "beam", 4, **SAMPLING)
+    assert at.metric[0].label == "beam search (beam width 4)"
+    assert at.metric[0].value == beam.answer
+    assert f"{beam.compute.generated_tokens} generated tokens" in page_text(at)
+
+
+def test_step5_the_perfect_verifier_and_the_learned_prm():
+    from search.scoring import has_learned_verifier
+    at = goto(new_lesson(), 5)
+    vote = solve(PROBLEM, "majority", N, **SAMPLING)
+    chk = TASK.step_checker(PROBLEM)
+    tree = vote.tree
+    kept = [v["answer"] for v in tree.votes if v["answer"] is not None and chk.chain_valid(
+        [tree.nodes[i].text for i in tree.path_to(v["leaf"])])]
+    text = page_text(at)
+    assert f"accepts **{len(kept)}** of 16 chains" in text, text
+    assert f"They answer {', '.join(sorted(set(kept)))}." in text
+    figs = charts(at)
+    checker = figs["ls_fig_checker"]
+    assert "perfect process verifier" in json.dumps(checker)
+    if has_learned_verifier("arithmetic", "prm"):
+        assert "ls_fig_prm" in figs and "learned PRM" in json.dumps(figs["ls_fig_prm"])
+        assert "The learned PRM likes best a chain that answers" in text
+
+
+def test_step6_when_voting_fails_on_a_validation_problem(pools):
+    at = goto(new_lesson(), 6)
+    assert progress(at) == (100, "Step 6 of 6: When voting fails")
+    assert at.button(key="ls_next").disabled
+    vote = solve(FAILS.text, "majority", N, **SAMPLING)
+    assert vote.answer != vote.gold  # the vote is wrong there, shown as it is
+    tally = Counter(v["answer"] for v in vote.tree.votes if v["answer"] is not None)
+    fig = charts(at)["ls_fig_fails_tally"]["data"][0]
+    assert dict(zip(values(fig["x"]), values(fig["y"]))) == {a: float(c) for a, c in tally.items()}
+    text = page_text(at)
+    assert (f"says **{vote.answer}** ({tally[vote.answer]} votes); the right answer "
+            f"{vote.gold} has {tally[vote.gold]}") in text, text
+    mcts = solve(FAILS.text, "mcts", 16, **SAMPLING)
+    assert f"MCTS on the same problem answers **{mcts.answer}**" in text
+    lost = sum(1 for p in pools[0] if any(p.correct) and maj_at_k(p.answers, p.gold, 16) == 0)
+    assert f"on **{lost}** of 50" in text
+    assert "chosen on the validation split" in text
+
+
+# -------------------------------------------------------------------------- navigation
+def test_back_next_progress_and_the_url():
+    at = new_lesson()
+    assert at.button(key="ls_back").disabled
+    at.button(key="ls_next").click().run()
+    assert at.session_state["ls_step"] == 2 and at.query_params["ls_step"] == "2"
+    assert progress(at)[1] == "Step 2 of 6: Sample many times and vote"
+    at.button(key="ls_next").click().run()
+    at.button(key="ls_back").click().run()
+    assert at.session_state["ls_step"] == 2 and at.query_params["ls_step"] == "2"
+    assert [h.value for h in at.subheader] == ["2. Sample many times and vote"]
+
+
+def test_the_url_step_reopens_that_step():
+    at = new_lesson({"ls_step": "4", "ls_problem": "3*(27-6)"})
+    assert at.session_state["ls_step"] == 4
+    assert progress(at)[1] == "Step 4 of 6: Tree search"
+    mcts = solve("3*(27-6)", "mcts", 16, **SAMPLING)
+    assert at.metric[0].value == mcts.answer
+    bad = new_lesson({"ls_step": "9"})  # out of range: the first step
+    assert bad.session_state["ls_step"] == 1
+
+
+def test_moving_back_and_next_does_not_sample_again(monkeypatch):
+    at = goto(new_lesson(), 2)
+    import search.solve as solve_mod
+    import search.pools as pools_mod
+    calls = []
+    monkeypatch.setattr(solve_mod, "solve", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(pools_mod, "sample_pools", lambda *a, **k: calls.append(a))
+    at.button(key="ls_back").click().run()
+    at.button(key="ls_next").click().run()
+    assert not at.exception and calls == []
+
+
+def test_try_it_opens_the_search_tree_with_the_steps_settings():
+    at = goto(new_lesson(), 4)
+    at.radio(key="w_ls_search").set_value("beam").run()
+    at.button(key="ls_try_tree").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Search tree"]
+    ss = at.session_state
+    assert (ss["problem"], ss["strategy"], ss["width"], ss["scorer"]) == (PROBLEM, "beam", 4,
+                                                                          "confidence")
+    assert (ss["temperature"], ss["top_p"], ss["seed"], ss["task"]) == (0.8, 1.0, 0, "arithmetic")
+    assert at.query_params["strategy"] == "beam" and at.query_params["width"] == "4"
+
+
+def test_try_it_from_step1_is_greedy_and_from_the_dial_opens_scaling():
+    at = new_lesson()
+    at.button(key="ls_try_answer").click().run()
+    ss = at.session_state
+    assert [t.value for t in at.title] == ["Search tree"]
+    assert (ss["strategy"], ss["n"], ss["temperature"]) == ("majority", 1, 0.0)
+    at = goto(new_lesson(), 3)
+    at.select_slider(key="w_ls_dial").set_value(8).run()
+    at.button(key="ls_try_dial").click().run()
+    assert not at.exception, at.exception
+    ss = at.session_state
+    assert at.title[0].value.startswith("Scaling")
+    assert (ss["sc_problems"], ss["sc_n"], ss["sc_budget"], ss["sc_curves"]) == (50, 16, 8,
+                                                                                ["maj", "pass"])
+
+
+def test_every_step_draws_in_chinese():
+    """Every step draws in Chinese (the strings are H7's to translate: the progress line is
+    whatever the catalogue says for it). One fresh app per step, opened on the lesson at that
+    step by its URL (?lang=zh&ls_step=i): AppTest formats a selectbox's options in the test's
+    thread, in English, so a second script run in Chinese cannot be driven (the sidebar's
+    translated task picker no longer matches)."""
+    import i18n
+    from ui.lesson import progress_text
+    for step in range(1, 7):
+        at = AppTest.from_file(APP, default_timeout=300)
+        at.query_params["lang"] = "zh"
+        at.query_params["ls_step"] = str(step)
+        at.switch_page("pages/lesson.py").run()
+        assert not at.exception, at.exception
+        with i18n.using("zh"):
+            assert progress(at)[1] == progress_text(step)
+        assert at.get("plotly_chart"), f"step {step}: no figure"

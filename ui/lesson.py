@@ -1,0 +1,477 @@
+"""The Lesson page (issue 10 item 1): a 10-minute guided walk for a class, every step live on
+the bundled arithmetic model (streamlit).
+
+Six steps (``STEPS``), one story: two students at an exam, one answers at once, one spends time
+checking.
+
+1. ``answer``   one answer at once: the greedy chain (temperature 0) on the lesson's problem,
+                and how often answering at once is right on the held-out problems;
+2. ``vote``     sample 16 chains and vote: the tree and the tally; then predict-then-reveal,
+                the class guesses how often the vote of 16 chains is right on the held-out
+                problems before the number is shown (``REVEALED``);
+3. ``dial``     the budget dial: maj@k and pass@k against generated tokens from the same pools
+                (the Scaling page's estimators and figure); each doubling adds less;
+4. ``tree``     tree search: MCTS or beam search on the same problem (the Search tree
+                page's figure);
+5. ``verifier`` a verifier that checks steps: the vote's tree coloured by the perfect process
+                verifier (exact step check) and by the learned PRM;
+6. ``fails``    when voting fails: a problem chosen on the VALIDATION split whose wrong chains
+                agree, its tally, and what MCTS answers there.
+
+Everything runs at the lesson's own sampling settings (``LESSON_SAMPLING``: those the teaching
+problems were chosen at), not the sidebar's, so the story a teacher prepared is the one the
+class sees. Results are cached (``st.cache_data``): moving Back and Next never samples again.
+Held-out pools are ``ui.sampling.cached_pools`` with the Scaling page's chunks and seeds, so
+"Try it yourself" on the dial opens the Scaling page on the very same chains.
+
+Session state / URL: ``STEP`` (1..6, ``ls_step``) and ``PROBLEM`` (``ls_problem``, a teaching
+problem) are in the URL; ``GUESS``, ``REVEALED``, ``DIAL`` and ``SEARCH`` live in the session.
+Figures come from the expert pages' viz functions (``viz.tree``, ``viz.votes``,
+``viz.curves``); this module draws, the numbers come from ``search``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import streamlit as st
+
+from i18n import N_, _, ngettext
+from search.strategies import DEFAULTS
+from ui import common
+from ui.common import UrlParam, int_in, one_of
+
+TASK_NAME = "arithmetic"
+LESSON_SAMPLING = {"temperature": 0.8, "top_p": 1.0, "seed": 0}
+HELDOUT_PROBLEMS = 50   # the Scaling page's default: its pools are the lesson's pools
+CHAINS = 16             # the vote of the lesson (and the Scaling page's default pool size)
+DIAL_CHOICES = [1, 2, 4, 8, 16]
+SEARCHES = {"mcts": N_("MCTS"), "beam": N_("beam search")}
+
+STEP, PROBLEM = "ls_step", "ls_problem"
+GUESS, REVEALED, DIAL, SEARCH = "ls_guess", "ls_revealed", "ls_dial", "ls_search"
+TREE_PAGE, SCALING_PAGE = "pages/tree.py", "pages/scaling.py"
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str
+    title: str  # N_-marked: shown through _()
+
+
+STEPS = (
+    Step("answer", N_("One answer at once")),
+    Step("vote", N_("Sample many times and vote")),
+    Step("dial", N_("The budget dial")),
+    Step("tree", N_("Tree search")),
+    Step("verifier", N_("A verifier that checks steps")),
+    Step("fails", N_("When voting fails")),
+)
+
+
+def task():
+    from search.tasks import get_task
+    return get_task(TASK_NAME)
+
+
+def lesson_problems() -> list[str]:
+    """The problems a teacher may pick for steps 1-5: the task's teaching problems (chosen on
+    the validation split), the default first; the one that shows a failing vote is step 6's."""
+    return [p.text for p in task().teaching_problems if p.lesson != "vote_fails"]
+
+
+def fails_problem():
+    """Step 6's problem: the teaching problem whose wrong chains agree (``vote_fails``)."""
+    for p in task().teaching_problems:
+        if p.lesson == "vote_fails":
+            return p
+    raise LookupError("the arithmetic task has no vote_fails teaching problem")
+
+
+def params() -> list[UrlParam]:
+    return [UrlParam(STEP, 1, int_in(1, len(STEPS))),
+            UrlParam(PROBLEM, task().example, one_of(lesson_problems()))]
+
+
+def progress_text(i: int) -> str:
+    """"Step 3 of 6: The budget dial" for the 1-based step ``i``."""
+    return _("Step {i} of {n}: {title}").format(i=i, n=len(STEPS), title=_(STEPS[i - 1].title))
+
+
+def move(delta: int) -> None:
+    """Back (-1) / Next (+1), kept within the steps (a button's callback)."""
+    ss = st.session_state
+    ss[STEP] = max(1, min(len(STEPS), int(ss.get(STEP, 1)) + delta))
+
+
+def pct(x: float) -> str:
+    """An accuracy in [0, 1] as the lesson prints it: "58.5%"."""
+    return f"{100 * x:.1f}%"
+
+
+# ------------------------------------------------------------------------------ the numbers
+@st.cache_data(show_spinner=False, max_entries=128)
+def _run(_policy: Any, model: str, problem: str, strategy: str, budget: int,
+         temperature: float, top_p: float, seed: int):
+    from search.solve import solve
+    return solve(problem, strategy, budget, policy=_policy, task=TASK_NAME,
+                 temperature=temperature, top_p=top_p, seed=seed)
+
+
+def run(policy: Any, model: str, problem: str, strategy: str, budget: int,
+        temperature: Optional[float] = None):
+    """``search.solve.solve`` of ``problem`` with ``strategy`` at ``budget`` (its other knobs
+    at ``DEFAULTS``), at the lesson's sampling settings (``temperature`` overrides: 0 is
+    greedy), cached under ``model`` (``ui.common.model_key``)."""
+    s = LESSON_SAMPLING
+    return _run(policy, model, problem, strategy, int(budget),
+                float(s["temperature"] if temperature is None else temperature),
+                float(s["top_p"]), int(s["seed"]))
+
+
+def heldout_pools(policy: Any, model: str, n: int = CHAINS, temperature: Optional[float] = None):
+    """(pools, stats): ``n`` chains for each of the first ``HELDOUT_PROBLEMS`` held-out problems,
+    through ``ui.sampling.cached_pools`` (the Scaling page's chunks and seeds: the same chains
+    it shows at these settings)."""
+    from ui.sampling import cached_pools
+    s = LESSON_SAMPLING
+    t = task()
+    return cached_pools(policy, TASK_NAME, model, t.split("heldout", HELDOUT_PROBLEMS), n,
+                        float(s["temperature"] if temperature is None else temperature),
+                        float(s["top_p"]), int(s["seed"]))
+
+
+def accuracy(pools: Sequence, k: int, which: str = "maj") -> float:
+    """Mean over problems of ``which`` ("maj": maj@k, "pass": pass@k) at budget ``k``
+    (``search.sweeps.pool_series``: the Scaling page's exact estimators)."""
+    from search.sweeps import pool_series
+    return float(pool_series(list(pools), [int(k)], which)["mean"][0])
+
+
+def doubling_gains(pools: Sequence, ks: Sequence[int] = DIAL_CHOICES) -> list[tuple[int, float]]:
+    """[(k, maj@2k - maj@k)] for each doubling in ``ks``: what one more doubling buys."""
+    from search.sweeps import pool_series
+    m = pool_series(list(pools), list(ks), "maj")["mean"]
+    return [(int(ks[i]), float(m[i + 1] - m[i])) for i in range(len(ks) - 1)]
+
+
+def lost_votes(pools: Sequence) -> int:
+    """Problems where some chain of the pool is right but the vote of all its chains is
+    surely wrong (maj@n = 0: no tie gives the right answer a chance)."""
+    from search.scaling import maj_at_k
+    return sum(1 for p in pools if any(p.correct) and maj_at_k(p.answers, p.gold, p.n) == 0)
+
+
+def verifier_picks(tree) -> dict:
+    """What the two verifiers make of a self-consistency tree: ``checker`` and ``prm`` (node
+    id -> path score, ``ui.verifier_panel.tree_path_scores``; ``prm`` None when the task has no
+    learned PRM), ``kept`` (answers of the chains the perfect process verifier accepts, one per
+    chain), ``prm_best`` (the leaf the learned PRM scores highest, lowest id on a tie; None
+    without a PRM or an answer)."""
+    from search.scoring import has_learned_verifier
+    from ui.verifier_panel import tree_path_scores
+    checker = tree_path_scores(tree, "checker")
+    leaves = [v["leaf"] for v in tree.votes if v["answer"] is not None]
+    kept = [tree.nodes[l].answer for l in leaves if checker.get(l, 0.0) >= 1.0]
+    prm, best = None, None
+    if has_learned_verifier(TASK_NAME, "prm"):
+        prm = tree_path_scores(tree, "prm")
+        best = max(sorted(set(leaves)), key=lambda l: prm.get(l, 0.0), default=None)
+    return {"checker": checker, "prm": prm, "kept": kept, "prm_best": best}
+
+
+# ----------------------------------------------------------------------------- try it
+def try_it_target(step: str, problem: str, dial: int = 4,
+                  search: str = "mcts") -> tuple[str, dict, dict]:
+    """Where "Try it yourself" of ``step`` leads: (page file, session-state values, query
+    parameters). The values are the expert page's own settings (its ``UrlParam`` keys) plus the
+    sidebar's task and sampling settings, so that page shows what the lesson showed."""
+    s = LESSON_SAMPLING
+    sidebar = {common.TASK: TASK_NAME, common.TEMPERATURE: s["temperature"],
+               common.TOP_P: s["top_p"], common.SEED: s["seed"]}
+    tree = {"problem": problem, "strategy": "majority", "n": CHAINS}
+    if step == "answer":
+        tree["n"] = 1
+        sidebar[common.TEMPERATURE] = 0.0
+    elif step == "tree":
+        tree = {"problem": problem, "strategy": search, "scorer": "confidence"}
+        if search == "mcts":
+            tree.update(sims=DEFAULTS["mcts"]["budget"], c=DEFAULTS["mcts"]["c"])
+        else:
+            tree["width"] = DEFAULTS["beam"]["budget"]
+    elif step == "verifier":
+        from search.scoring import has_learned_verifier
+        tree["color"] = "prm" if has_learned_verifier(TASK_NAME, "prm") else "checker"
+    elif step == "fails":
+        tree["problem"] = fails_problem().text
+    if step == "dial":
+        page = SCALING_PAGE
+        values = {"sc_problems": HELDOUT_PROBLEMS, "sc_n": CHAINS, "sc_x": "tokens",
+                  "sc_budget": int(dial), "sc_curves": ["maj", "pass"], "sc_vsearch": False,
+                  "sc_measured": False}
+        query = {k: ",".join(v) if isinstance(v, list) else
+                 ("1" if v else "0") if isinstance(v, bool) else str(v)
+                 for k, v in values.items()}
+    else:
+        page, values = TREE_PAGE, tree
+        query = {k: common.show_float(v) if isinstance(v, float) else str(v)
+                 for k, v in values.items()}
+    values = {**sidebar, **values}
+    query = {**{k: common.show_float(v) if isinstance(v, float) else str(v)
+                for k, v in sidebar.items()}, **query}
+    return page, values, query
+
+
+def try_it(step: str, problem: str) -> None:
+    """The "Try it yourself" button: sets the expert page's settings and switches to it."""
+    ss = st.session_state
+    page, values, query = try_it_target(step, problem, ss.get(DIAL, 4), ss.get(SEARCH, "mcts"))
+    name = _("Scaling") if page == SCALING_PAGE else _("Search tree")
+    if st.button(_("Try it yourself on the {page} page").format(page=name),
+                 key=f"ls_try_{step}", icon=":material/open_in_new:",
+                 help=_("Opens the expert page with the settings of this step (it sets the "
+                        "sidebar's sampling settings to the lesson's).")):
+        for k, v in values.items():
+            ss[k] = v
+        st.switch_page(page, query_params=query)
+
+
+# ----------------------------------------------------------------------------- the steps
+def _chain_text(tree, path: Sequence[int]) -> str:
+    return "  \n".join(f"`{common.md(tree.nodes[i].text)}`" for i in path if i in tree.nodes)
+
+
+def _right_word(ok: Optional[bool]) -> str:
+    return _("no answer") if ok is None else (_("right") if ok else _("wrong"))
+
+
+def step_answer(policy: Any, model: str, problem: str) -> None:
+    from ui.replay import state_at
+    from viz.tree import tree_figure
+    st.markdown(_("Two students sit the same exam. **Student A answers at once**: the first "
+                  "answer that comes to mind. **Student B takes time**: tries several ways and "
+                  "checks. A language model can do either. Here is student A: the model's single "
+                  "most likely chain of thought (greedy decoding, temperature 0)."))
+    res = run(policy, model, problem, "majority", 1, temperature=0.0)
+    state = state_at(res)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(tree_figure(state.tree, final_path=state.path, color_by="share",
+                                    height=300), key="ls_fig_answer")
+    with right:
+        st.markdown(_("**Problem** {p} · right answer **{g}**").format(
+            p=common.md(problem), g=common.md(res.gold)))
+        st.markdown(_chain_text(state.tree, state.path))
+        st.metric(_("Student A's answer"), state.answer or "–", _right_word(state.correct),
+                  delta_color="normal" if state.correct else "inverse")
+        st.caption(_("{t} generated tokens: one pass, no checking.").format(
+            t=res.compute.generated_tokens))
+        pools, _stats = heldout_pools(policy, model, n=1, temperature=0.0)
+        st.markdown(_("Answering at once is right on **{acc}** of {p} held-out problems.").format(
+            acc=pct(accuracy(pools, 1)), p=HELDOUT_PROBLEMS))
+    st.caption(_("Next: student B spends more compute on the same problem."))
+
+
+def step_vote(policy: Any, model: str, problem: str) -> None:
+    from ui.replay import state_at
+    from viz.tree import tree_figure
+    from viz.votes import tally_figure
+    ss = st.session_state
+    st.markdown(_("Student B samples **{n} chains** at temperature {t:g} (each a little "
+                  "different) and answers with the **majority vote**. Chains that agree share "
+                  "a branch; the tally counts the answers.").format(
+        n=CHAINS, t=LESSON_SAMPLING["temperature"]))
+    res = run(policy, model, problem, "majority", CHAINS)
+    state = state_at(res)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(tree_figure(state.tree, final_path=state.path, color_by="share",
+                                    height=330), key="ls_fig_vote_tree")
+    with right:
+        st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
+                                     tied=state.votes.tied, abstained=state.votes.abstained,
+                                     height=220), key="ls_fig_vote_tally")
+    pools, _stats = heldout_pools(policy, model)
+    one, vote16 = accuracy(pools, 1), accuracy(pools, CHAINS)
+    st.markdown(_("**Predict, then reveal.** On {p} held-out problems, one sampled chain is "
+                  "right **{one}** of the time. How often is the vote of {n} chains right?")
+                .format(p=HELDOUT_PROBLEMS, one=pct(one), n=CHAINS))
+    g1, g2, g3 = st.columns([3, 1, 2], vertical_alignment="bottom")
+    g1.slider(_("The class's guess (%)"), 0, 100, step=1, **common.bind(GUESS),
+              disabled=bool(ss[REVEALED]))
+    if not ss[REVEALED]:
+        g2.button(_("Reveal"), key="ls_reveal", type="primary",
+                  on_click=lambda: ss.__setitem__(REVEALED, True))
+    else:
+        g2.button(_("Hide again"), key="ls_hide",
+                  on_click=lambda: ss.__setitem__(REVEALED, False))
+        g3.metric(_("Vote of {n} chains").format(n=CHAINS), pct(vote16),
+                  _("{d:+.1f} points against the guess").format(d=100 * vote16 - ss[GUESS]),
+                  delta_color="off")
+        st.caption(_("maj@{n}, the exact expected accuracy of a vote of {n} of the sampled "
+                     "chains (ties broken at random), averaged over the {p} problems; one chain: "
+                     "maj@1 = {one}.").format(n=CHAINS, p=HELDOUT_PROBLEMS, one=pct(one)))
+
+
+def step_dial(policy: Any, model: str, problem: str) -> None:
+    from search.sweeps import mean_chain_tokens, pool_series
+    from viz.curves import accuracy_figure
+    ss = st.session_state
+    st.markdown(_("Compute is a **dial**: more chains cost more generated tokens. Turn it and "
+                  "read the accuracy off the curve. The x axis is logarithmic: each step is a "
+                  "doubling."))
+    pools, _stats = heldout_pools(policy, model)
+    tpc = mean_chain_tokens(pools)
+    st.select_slider(_("Budget: chains per problem"), DIAL_CHOICES, **common.bind(DIAL))
+    k = int(ss[DIAL])
+    ks = list(range(1, CHAINS + 1))
+    series = [dict(pool_series(pools, ks, "maj"), mark_dr=True),
+              pool_series(pools, ks, "pass")]
+    st.plotly_chart(accuracy_figure(series, x="tokens", budget=k * tpc,
+                                    budget_label=ngettext("budget: {k} chain", "budget: {k} chains",
+                                                          k).format(k=k), height=360),
+                    key="ls_fig_dial")
+    st.markdown(_("At **{k}** chains per problem (about {t:,.0f} generated tokens): the vote is "
+                  "right **{maj}**, and some chain is right (pass@{k}) **{pas}**.").format(
+        k=k, t=k * tpc, maj=pct(accuracy(pools, k)), pas=pct(accuracy(pools, k, "pass"))))
+    gains = doubling_gains(pools)
+    st.markdown(_("Each doubling buys less: {gains}. Accuracy grows with the *logarithm* of "
+                  "compute, and pass@k shows the ceiling a perfect judge could reach.").format(
+        gains=", ".join(f"{a} → {2 * a}: {100 * g:+.1f}" for a, g in gains)))
+    st.caption(_("{p} held-out problems, {n} chains each (points of accuracy per doubling; 95% "
+                 "Wilson bands).").format(p=HELDOUT_PROBLEMS, n=CHAINS))
+
+
+def step_tree(policy: Any, model: str, problem: str) -> None:
+    from ui.replay import state_at
+    from viz.tree import STRATEGY_COLOR, tree_figure, tree_height
+    ss = st.session_state
+    st.markdown(_("Voting samples whole chains. **Tree search** spends the budget step by step: "
+                  "it grows the promising branches and drops the others. MCTS picks the next "
+                  "step to try by UCT (value plus an exploration bonus); beam search keeps the "
+                  "best few partial chains."))
+    st.radio(_("Search"), list(SEARCHES), format_func=lambda s: _(SEARCHES[s]),
+             **common.bind(SEARCH), horizontal=True)
+    strategy = ss[SEARCH]
+    budget = DEFAULTS[strategy]["budget"]
+    res = run(policy, model, problem, strategy, budget)
+    vote = run(policy, model, problem, "majority", CHAINS)
+    state = state_at(res)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(tree_figure(state.tree, mcts=strategy == "mcts", final_path=state.path,
+                                    color_by=STRATEGY_COLOR[strategy],
+                                    height=min(400, tree_height(state.tree))),
+                        key="ls_fig_tree")
+    with right:
+        knob = (ngettext("{n} simulation", "{n} simulations", budget) if strategy == "mcts"
+                else ngettext("beam width {n}", "beam width {n}", budget)).format(n=budget)
+        st.metric(_("{search} ({knob})").format(search=_(SEARCHES[strategy]), knob=knob),
+                  res.answer or "–", _right_word(state.correct),
+                  delta_color="normal" if state.correct else "inverse")
+        st.markdown(_("{t} generated tokens, against {v} for the vote of {n} chains.").format(
+            t=res.compute.generated_tokens, v=vote.compute.generated_tokens, n=CHAINS))
+
+
+def step_verifier(policy: Any, model: str, problem: str) -> None:
+    from ui.replay import state_at
+    from viz.tree import tree_figure
+    st.markdown(_("Student B can also **check each step**. A *verifier* scores a chain step by "
+                  "step. The **perfect verifier** redoes every step's arithmetic exactly; a "
+                  "**learned PRM** (process reward model) is a small model trained to guess the "
+                  "same, and can be wrong. Here both look at the {n} chains of the vote.")
+                .format(n=CHAINS))
+    res = run(policy, model, problem, "majority", CHAINS)
+    tree = state_at(res).tree
+    picks = verifier_picks(tree)
+    cols = st.columns(2 if picks["prm"] is not None else 1)
+    kept_path = next((tree.path_to(v["leaf"]) for v in tree.votes if v["answer"] is not None
+                      and picks["checker"].get(v["leaf"], 0.0) >= 1.0), [])
+    with cols[0]:
+        st.plotly_chart(tree_figure(tree, final_path=kept_path, color_by="checker",
+                                    values=picks["checker"], height=330),
+                        key="ls_fig_checker")
+        kept = picks["kept"]
+        answers = sorted(set(kept))
+        st.markdown(ngettext("The perfect verifier accepts **{k}** of {n} chain (every step "
+                             "right).", "The perfect verifier accepts **{k}** of {n} chains "
+                             "(every step right).", CHAINS).format(k=len(kept), n=CHAINS)
+                    + " " + (_("They answer {a}.").format(a=", ".join(answers)) if answers
+                             else _("None is left to answer.")))
+    if picks["prm"] is not None:
+        best = picks["prm_best"]
+        with cols[1]:
+            st.plotly_chart(tree_figure(tree, final_path=tree.path_to(best) if best else [],
+                                        color_by="prm", values=picks["prm"], height=330),
+                            key="ls_fig_prm")
+            if best is not None:
+                ans = tree.nodes[best].answer
+                from ui.replay import is_right
+                st.markdown(_("The learned PRM likes best a chain that answers **{a}** (score "
+                              "{s:.2f}): {verdict}.").format(
+                    a=common.md(ans), s=picks["prm"][best],
+                    verdict=_right_word(is_right(TASK_NAME, res.problem, ans, res.gold))))
+    else:
+        st.caption(_("This checkout has no learned PRM for arithmetic: only the perfect verifier "
+                     "is shown."))
+
+
+def step_fails(policy: Any, model: str, problem: str) -> None:
+    from ui.replay import state_at
+    from viz.tree import tree_figure
+    from viz.votes import tally_figure
+    fp = fails_problem()
+    st.markdown(_("Voting assumes the wrong answers **disagree**. When most chains make the same "
+                  "slip, the majority is confidently wrong, and more chains only make it surer."))
+    res = run(policy, model, fp.text, "majority", CHAINS)
+    state = state_at(res)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(tree_figure(state.tree, final_path=state.path, color_by="share",
+                                    height=330), key="ls_fig_fails_tree")
+    with right:
+        st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
+                                     tied=state.votes.tied, abstained=state.votes.abstained,
+                                     height=220), key="ls_fig_fails_tally")
+    tally = state.votes.tally
+    win = state.answer
+    said = _("On **{p}** the vote of {n} chains says **{w}** ({wv:g} votes); the right answer "
+             "{g} has {gv:g}.").format(p=common.md(fp.text), n=CHAINS, w=common.md(win or "–"),
+                                       wv=tally.get(win, 0), g=common.md(res.gold),
+                                       gv=tally.get(res.gold, 0))
+    if state.correct:
+        said += " " + _("At these settings the vote is right here after all.")
+    mcts = run(policy, model, fp.text, "mcts", DEFAULTS["mcts"]["budget"])
+    from ui.replay import is_right
+    said += " " + _("MCTS on the same problem answers **{a}**: {verdict}.").format(
+        a=common.md(mcts.answer or "–"),
+        verdict=_right_word(None if mcts.answer is None else
+                            is_right(TASK_NAME, fp.text, mcts.answer, res.gold)))
+    st.markdown(said)
+    pools, _stats = heldout_pools(policy, model)
+    st.markdown(_("On the held-out problems it happens too: on **{k}** of {p}, some chain of "
+                  "{n} is right but the vote is surely wrong.").format(
+        k=lost_votes(pools), p=HELDOUT_PROBLEMS, n=CHAINS))
+    st.caption(_("{p} was chosen on the validation split (benchmarks/choose_teaching_problems.py, "
+                 "at the lesson's settings) because its wrong chains agree; the held-out "
+                 "numbers are only reported.").format(p=fp.text))
+
+
+DRAW = {"answer": step_answer, "vote": step_vote, "dial": step_dial, "tree": step_tree,
+        "verifier": step_verifier, "fails": step_fails}
+
+
+def init_state() -> None:
+    """The session-only settings' defaults (the guess, the reveal, the dial, the search)."""
+    ss = st.session_state
+    for k, v in ((GUESS, 50), (REVEALED, False), (DIAL, 4), (SEARCH, "mcts")):
+        if k not in ss:
+            ss[k] = v
+
+
+def draw_step(i: int, policy: Any, model: str, problem: str) -> None:
+    """Draw the 1-based step ``i`` (its text, figures and numbers), then its try-it button."""
+    step = STEPS[i - 1]
+    with st.spinner(_("Running the model…")):
+        DRAW[step.key](policy, model, problem)
+    try_it(step.key, problem)
