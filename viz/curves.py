@@ -30,6 +30,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from i18n import N_, _
 from viz.axes import linear_axis, log_axis, nice_ticks
 
 PALETTE = qualitative.Plotly
@@ -55,8 +56,8 @@ PERCENT_AXIS = dict(tickmode="array", tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
                     ticktext=["0%", "20%", "40%", "60%", "80%", "100%"])
 
 X_TITLES = {
-    "samples": "samples per problem (log₂ scale)",
-    "tokens": "generated tokens per problem (log scale)",
+    "samples": N_("samples per problem (log₂ scale)"),
+    "tokens": N_("generated tokens per problem (log scale)"),
 }
 
 
@@ -148,11 +149,13 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
         vtok = s.get("verifier_tokens")
         vt = np.asarray(vtok if vtok is not None else np.full_like(mean, np.nan), dtype=float)
         custom = np.stack([ks, toks, lo, hi, vt], axis=1)
-        hover = (f"<b>{s['name']}</b><br>samples %{{customdata[0]:.3g}}"
-                 "<br>generated tokens %{customdata[1]:,.0f}"
-                 + ("<br>verifier tokens read %{customdata[4]:,.0f}" if vtok is not None else "")
-                 + "<br>accuracy %{y:.1%}"
-                 "<br>95% CI %{customdata[2]:.1%} – %{customdata[3]:.1%}<extra></extra>")
+        rest = ("<br>" + _("generated tokens %{customdata[1]:,.0f}")
+                + ("<br>" + _("verifier tokens read %{customdata[4]:,.0f}")
+                   if vtok is not None else "")
+                + "<br>" + _("accuracy %{y:.1%}")
+                + "<br>" + _("95% CI %{customdata[2]:.1%} – %{customdata[3]:.1%}")
+                + "<extra></extra>")
+        hover = f"<b>{s['name']}</b><br>" + _("samples %{customdata[0]:.3g}") + rest
         kind = s.get("kind", "curve")
         group = f"s{i}"
         if kind == "curve":
@@ -168,17 +171,17 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
                                  arrayminus=mean[band] - lo[band], visible=True,
                                  color=rgba(color, CI_BAR_ALPHA), thickness=1.5, width=3),
                     customdata=custom[band], hovertemplate=hover, showlegend=False,
-                    legendgroup=group, name=f"{s['name']} 95% CI"))
+                    legendgroup=group, name=f"{s['name']} " + _("95% CI")))
             elif band.any():
                 edge = dict(BAND_EDGE, color=rgba(color, BAND_EDGE_ALPHA))
                 fig.add_trace(go.Scatter(x=xs[band], y=hi[band], mode="lines", line=edge,
                                          hoverinfo="skip", showlegend=False, legendgroup=group,
-                                         name=f"{s['name']} 95% CI (upper)"))
+                                         name=f"{s['name']} " + _("95% CI (upper)")))
                 fig.add_trace(go.Scatter(x=xs[band], y=lo[band], mode="lines", line=edge,
                                          fill="tonexty",
                                          fillcolor=rgba(color, BAND_FILL_ALPHA),
                                          hoverinfo="skip", showlegend=False, legendgroup=group,
-                                         name=f"{s['name']} 95% CI"))
+                                         name=f"{s['name']} " + _("95% CI")))
             fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=s["name"],
                                      line=dict(color=color, width=2.5, dash=s.get("dash")),
                                      marker=dict(size=6), customdata=custom,
@@ -186,10 +189,10 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
         else:
             err_hi = np.where(np.isfinite(hi), hi - mean, 0.0)
             err_lo = np.where(np.isfinite(lo), mean - lo, 0.0)
-            knob = s.get("knob", "budget")
+            knob = _(s.get("knob", N_("budget")))
             labels = [f"{knob} {b}" for b in s.get("budgets", [])] or [""] * len(mean)
-            point_hover = hover.replace("<br>samples %{customdata[0]:.3g}",
-                                        "<br>%{text}<br>≈ %{customdata[0]:.3g} chains of compute")
+            point_hover = (f"<b>{s['name']}</b><br>%{{text}}<br>"
+                           + _("≈ %{customdata[0]:.3g} chains of compute") + rest)
             fig.add_trace(go.Scatter(
                 x=xs, y=mean, mode="lines+markers", name=s["name"], text=labels,
                 line=dict(color=color, width=1.5, dash="dot"),
@@ -203,13 +206,15 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
                 j = int(np.nonzero(ks == k_dr)[0][0])
                 fig.add_trace(go.Scatter(
                     x=[xs[j]], y=[mean[j]], mode="markers",
-                    name=f"diminishing returns ({s['name']})",
+                    name=_("diminishing returns ({name})").format(name=s['name']),
                     marker=dict(symbol="star", size=18, color=color,
                                 line=dict(width=1.5, color="black")),
-                    hovertemplate=(f"<b>point of diminishing returns</b><br>{s['name']} at "
-                                   f"{k_dr:g} samples: from here on every doubling of the "
-                                   f"samples gains &lt; {dr_threshold * 100:g} point of "
-                                   "accuracy<extra></extra>"),
+                    hovertemplate=("<b>" + _("point of diminishing returns") + "</b><br>"
+                                   + _("{name} at {k} samples: from here on every doubling of "
+                                       "the samples gains &lt; {points} point of "
+                                       "accuracy").format(name=s['name'], k=f"{k_dr:g}",
+                                                          points=f"{dr_threshold * 100:g}")
+                                   + "<extra></extra>"),
                     legendgroup=group, showlegend=True))
     if budget is not None and budget > 0:
         fig.add_vline(x=budget, line=dict(color="black", width=1.5, dash="dash"))
@@ -218,10 +223,10 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
                            showarrow=False, xanchor="right", yanchor="top", xshift=-4,
                            bgcolor="rgba(255,255,255,0.8)")
         xs_all.append(budget)
-    xaxis = dict(log_axis(xs_all, X_TICKS[x]), title=X_TITLES[x])
+    xaxis = dict(log_axis(xs_all, X_TICKS[x]), title=_(X_TITLES[x]))
     fig.update_layout(
         title=title, height=height, xaxis=xaxis,
-        yaxis=dict(PERCENT_AXIS, title="accuracy", range=[-0.02, 1.02]),
+        yaxis=dict(PERCENT_AXIS, title=_("accuracy"), range=[-0.02, 1.02]),
         legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
         margin=dict(l=60, r=20, t=50 if title else 20, b=40), hovermode="closest",
     )
@@ -242,17 +247,19 @@ def diversity_figure(temperatures: Sequence[float], distinct: Sequence[float],
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     extra = np.asarray(no_answer if no_answer is not None else np.full(len(t), np.nan), float)
     fig.add_trace(go.Scatter(
-        x=t, y=distinct, mode="lines+markers", name="distinct answers per problem",
+        x=t, y=distinct, mode="lines+markers", name=_("distinct answers per problem"),
         line=dict(color=PALETTE[0], width=2.5), customdata=extra,
-        hovertemplate=("temperature %{x:g}<br>distinct answers %{y:.2f}"
-                       "<br>chains without an answer %{customdata:.0%}<extra></extra>")),
+        hovertemplate=(_("temperature %{x:g}<br>distinct answers %{y:.2f}"
+                         "<br>chains without an answer %{customdata:.0%}")
+                       + "<extra></extra>")),
         secondary_y=False)
     fig.add_trace(go.Scatter(
-        x=t, y=entropy_bits, mode="lines+markers", name="answer entropy (bits)",
+        x=t, y=entropy_bits, mode="lines+markers", name=_("answer entropy (bits)"),
         line=dict(color=PALETTE[1], width=2.5, dash="dash"),
-        hovertemplate="temperature %{x:g}<br>entropy %{y:.2f} bits<extra></extra>"),
+        hovertemplate=_("temperature %{x:g}<br>entropy %{y:.2f} bits") + "<extra></extra>"),
         secondary_y=True)
-    sub = f" (of {n} chains)" if n else ""
+    distinct_title = (_("distinct answers (of {n} chains)").format(n=n) if n
+                      else _("distinct answers"))
     # With n known both axes run from 0 to their maximum (n answers, log2 n bits), so the
     # height of each curve reads as "how far from all-different".
     # Explicit 1-2-5 ticks on both axes (``viz.axes.nice_ticks``): left to itself plotly gave
@@ -260,11 +267,11 @@ def diversity_figure(temperatures: Sequence[float], distinct: Sequence[float],
     top_d = float(n) if n else max([1.0, *[float(v) for v in distinct if math.isfinite(v)]])
     top_h = math.log2(n) if n and n > 1 else max(
         [1.0, *[float(v) for v in entropy_bits if math.isfinite(v)]])
-    fig.update_yaxes(title_text=f"distinct answers{sub}", secondary_y=False,
+    fig.update_yaxes(title_text=distinct_title, secondary_y=False,
                      range=[0, top_d * 1.04], **linear_axis(0, top_d, integer=True))
-    fig.update_yaxes(title_text="answer entropy (bits)", secondary_y=True, showgrid=False,
+    fig.update_yaxes(title_text=_("answer entropy (bits)"), secondary_y=True, showgrid=False,
                      range=[0, top_h * 1.04], **linear_axis(0, top_h))
-    fig.update_xaxes(title_text="temperature",
+    fig.update_xaxes(title_text=_("temperature"),
                      **linear_axis(float(min(t, default=0.0)), float(max(t, default=1.0))))
     fig.update_layout(height=height, legend=dict(orientation="h", y=-0.25, x=0),
                       margin=dict(l=60, r=60, t=20, b=40))

@@ -9,6 +9,8 @@ from typing import Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from i18n import _
+
 
 def best_temperature(temperatures: Sequence[float], acc: np.ndarray,
                      col: int) -> tuple[float, float]:
@@ -40,22 +42,22 @@ def temperature_heatmap(temperatures: Sequence[float], budgets: Sequence[int], a
         text=np.where(np.isfinite(a), np.char.mod("%.0f%%", np.nan_to_num(a) * 100), ""),
         texttemplate="%{text}", textfont=dict(size=12),
         colorbar=dict(title="accuracy", tickformat=".0%"),
-        hovertemplate=(f"temperature %{{y}}<br>budget %{{x}} samples<br>{label} %{{z:.1%}}"
+        hovertemplate=(_("temperature %{y}<br>budget %{x} samples") + f"<br>{label} %{{z:.1%}}"
                        "<extra></extra>"),
     ))
     if np.isfinite(a).any(axis=0).all():
         best_rows = [int(np.nanargmax(a[:, j])) for j in range(len(ks))]
         fig.add_trace(go.Scatter(
-            x=xcat, y=[ycat[i] for i in best_rows], mode="markers", name="best temperature",
+            x=xcat, y=[ycat[i] for i in best_rows], mode="markers", name=_("best temperature"),
             marker=dict(symbol="circle-open", size=34, color="white", line=dict(width=3)),
-            hovertemplate="best temperature at budget %{x}: %{y}<extra></extra>"))
+            hovertemplate=_("best temperature at budget %{x}: %{y}") + "<extra></extra>"))
     if budget is not None and int(budget) in ks:
         j = ks.index(int(budget))
         fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=-0.5, y1=len(temps) - 0.5,
                       line=dict(color="red", width=3), xref="x", yref="y")
     fig.update_layout(
-        height=height, xaxis=dict(title="budget: samples per problem", type="category"),
-        yaxis=dict(title="temperature", type="category"),
+        height=height, xaxis=dict(title=_("budget: samples per problem"), type="category"),
+        yaxis=dict(title=_("temperature"), type="category"),
         legend=dict(orientation="h", y=-0.2, x=0), margin=dict(l=60, r=20, t=20, b=40),
     )
     return fig

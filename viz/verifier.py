@@ -22,6 +22,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from i18n import N_, _, ngettext
+
 # One colour per scorer family (Okabe-Ito, readable by colour-blind viewers).
 COLORS = {"orm": "#0072B2", "prm": "#D55E00", "prm_last": "#D55E00", "prm_min": "#E69F00",
           "prm_prod": "#CC79A7", "confidence": "#009E73", "checker": "#000000",
@@ -30,13 +32,13 @@ DIAGONAL = "#9a9a9a"
 
 
 def _fmt(v: float, digits: int = 3) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+    return _("n/a") if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
 
 def reliability_figure(series: Sequence[Mapping], height: int = 430,
-                       x_title: str = "predicted P(right): mean score in the bin",
-                       y_title: str = "empirical share right",
-                       count_title: str = "items per bin") -> go.Figure:
+                       x_title: str = N_("predicted P(right): mean score in the bin"),
+                       y_title: str = N_("empirical share right"),
+                       count_title: str = N_("items per bin")) -> go.Figure:
     """Reliability diagram of one or more scorers.
 
     series: dicts with ``name`` (legend text, e.g. "learned ORM"), ``cal`` (a
@@ -51,7 +53,7 @@ def reliability_figure(series: Sequence[Mapping], height: int = 430,
         raise ValueError("reliability_figure needs at least one series")
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3],
                         vertical_spacing=0.06)
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name=_("perfect calibration"),
                              line=dict(color=DIAGONAL, dash="dash", width=1.5),
                              hoverinfo="skip"), row=1, col=1)
     peak = max(max(s["cal"]["count"]) for s in series) or 1
@@ -61,10 +63,13 @@ def reliability_figure(series: Sequence[Mapping], height: int = 430,
         centers = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:])]
         keep = [j for j, c in enumerate(cal["count"]) if c > 0]
         name = f"{s['name']} · ECE {_fmt(cal['ece'])}"
-        hover = [f"{s['name']}<br>scores {edges[j]:.1f}–{edges[j + 1]:.1f}: "
-                 f"{cal['count'][j]} item{'s' if cal['count'][j] != 1 else ''}<br>"
-                 f"mean score {cal['mean_score'][j]:.3f} · share right "
-                 f"{cal['positive_share'][j]:.3f}" for j in keep]
+        hover = [f"{s['name']}<br>" + ngettext(
+                     "scores {lo}–{hi}: {n} item<br>mean score {mean} · share right {share}",
+                     "scores {lo}–{hi}: {n} items<br>mean score {mean} · share right {share}",
+                     cal['count'][j]).format(
+                     lo=f"{edges[j]:.1f}", hi=f"{edges[j + 1]:.1f}", n=cal['count'][j],
+                     mean=f"{cal['mean_score'][j]:.3f}", share=f"{cal['positive_share'][j]:.3f}")
+                 for j in keep]
         fig.add_trace(go.Scatter(
             x=[cal["mean_score"][j] for j in keep], y=[cal["positive_share"][j] for j in keep],
             mode="lines+markers", name=name, legendgroup=name,
@@ -77,7 +82,8 @@ def reliability_figure(series: Sequence[Mapping], height: int = 430,
             marker_color=color, text=[str(c) if c else "" for c in cal["count"]],
             textposition="outside",
             cliponaxis=False, textfont=dict(size=10),
-            hovertemplate=f"{s['name']}<br>bin %{{x:.2f}} ± 0.05: %{{y}} items<extra></extra>"),
+            hovertemplate=f"{s['name']}<br>" + _("bin %{x:.2f} ± 0.05: %{y} items")
+                          + "<extra></extra>"),
             row=2, col=1)
     fig.update_layout(height=height, barmode="group", bargap=0.15, plot_bgcolor="white",
                       margin=dict(l=10, r=10, t=10, b=10), hovermode="closest",
@@ -85,9 +91,9 @@ def reliability_figure(series: Sequence[Mapping], height: int = 430,
                                   x=0.0, font=dict(size=12)))
     ticks = dict(tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0], gridcolor="#eeeeee")
     fig.update_xaxes(range=[0, 1], **ticks, row=1, col=1)
-    fig.update_xaxes(range=[0, 1], title_text=x_title, **ticks, row=2, col=1)
-    fig.update_yaxes(range=[-0.02, 1.02], title_text=y_title, **ticks, row=1, col=1)
-    fig.update_yaxes(title_text=count_title, range=[0, peak * 1.35], gridcolor="#eeeeee",
+    fig.update_xaxes(range=[0, 1], title_text=_(x_title), **ticks, row=2, col=1)
+    fig.update_yaxes(range=[-0.02, 1.02], title_text=_(y_title), **ticks, row=1, col=1)
+    fig.update_yaxes(title_text=_(count_title), range=[0, peak * 1.35], gridcolor="#eeeeee",
                      row=2, col=1)
     return fig
 
@@ -131,7 +137,7 @@ def roc_figure(curves: Sequence[Mapping], points: Sequence[Mapping] = (),
     optionally ``auc`` and ``color`` (the exact checker: accept or reject, nothing between).
     The chance diagonal is drawn dashed."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUC 0.5)",
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name=_("chance (AUC 0.5)"),
                              line=dict(color=DIAGONAL, dash="dash", width=1.5),
                              hoverinfo="skip"))
     for i, c in enumerate(curves):
@@ -140,8 +146,9 @@ def roc_figure(curves: Sequence[Mapping], points: Sequence[Mapping] = (),
             x=list(c["fpr"]), y=list(c["tpr"]), mode="lines",
             name=f"{c['name']} · AUC {_fmt(c.get('auc'))}",
             line=dict(color=color, width=2.2, dash=c.get("dash", "solid"), shape="linear"),
-            hovertemplate=f"{c['name']}<br>false-positive rate %{{x:.3f}}<br>true-positive "
-                          "rate %{y:.3f}<extra></extra>"))
+            hovertemplate=f"{c['name']}<br>" + _("false-positive rate %{x:.3f}<br>"
+                                                 "true-positive rate %{y:.3f}")
+                          + "<extra></extra>"))
     for p in points:
         auc = p.get("auc")
         label = p["name"] + (f" · AUC {_fmt(auc)}" if auc is not None else "")
@@ -149,17 +156,18 @@ def roc_figure(curves: Sequence[Mapping], points: Sequence[Mapping] = (),
             x=[p["fpr"]], y=[p["tpr"]], mode="markers", name=label,
             marker=dict(symbol="star", size=16, color=p.get("color", COLORS["checker"]),
                         line=dict(color="white", width=1)),
-            hovertemplate=f"{p['name']}<br>false-positive rate %{{x:.3f}}<br>true-positive "
-                          "rate %{y:.3f}<extra></extra>"))
+            hovertemplate=f"{p['name']}<br>" + _("false-positive rate %{x:.3f}<br>"
+                                                 "true-positive rate %{y:.3f}")
+                          + "<extra></extra>"))
     # The legend sits in the lower right, where ROC curves of any use leave room.
     fig.update_layout(height=height, plot_bgcolor="white", margin=dict(l=10, r=10, t=10, b=10),
                       legend=dict(yanchor="bottom", y=0.02, xanchor="right", x=0.99,
                                   bgcolor="rgba(255,255,255,0.85)", bordercolor="#dddddd",
                                   borderwidth=1, font=dict(size=12)),
-                      xaxis=dict(title="false-positive rate (wrong chains accepted)",
+                      xaxis=dict(title=_("false-positive rate (wrong chains accepted)"),
                                  range=[-0.01, 1.01], gridcolor="#eeeeee",
                                  tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0]),
-                      yaxis=dict(title="true-positive rate (right chains accepted)",
+                      yaxis=dict(title=_("true-positive rate (right chains accepted)"),
                                  range=[-0.01, 1.01], gridcolor="#eeeeee",
                                  tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0]))
     return fig

@@ -52,11 +52,12 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
+from i18n import N_
 from search.tasks import Task, get_task
 
 KINDS = {"orm": "learned ORM (outcome reward model)", "prm": "learned PRM (process reward model)"}
-AGGREGATIONS = {"last": "last step's score", "min": "minimum over steps",
-                "prod": "product over steps"}
+AGGREGATIONS = {"last": N_("last step's score"), "min": N_("minimum over steps"),
+                "prod": N_("product over steps")}
 
 
 def verifier_dir(task, kind: str) -> Optional[Path]:
