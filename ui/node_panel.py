@@ -18,6 +18,14 @@ disagree. The scores come from the verifier itself (cached), never charged to th
 A long text (a free-form step is a paragraph; a GSM8K question at the root) is cut in the table
 to ``SHORT_TEXT`` characters with "…" and shown whole below it (``full_text``) in a plain-text
 block with wrapped lines: the model's text is data, never rendered as markdown.
+
+The human in the loop (``edit_panel``, at the end of the log only): below the rows a person may
+edit the step's text, prune its subtree, or continue the search from it with more chains
+(``search.edits`` holds the logic and its semantics; each change is an event of the run's log,
+so the slider, the export and an import replay it). The changes run in button callbacks; the
+page's ``on_change`` shows the changed run, and the next run of this fragment reruns the whole
+page (summary, export). Bad input is one error line (``EditError``) and changes nothing. In
+the tree, ``edit_labels`` marks a person's steps ✎ and pruned nodes ✂.
 """
 from __future__ import annotations
 
