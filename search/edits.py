@@ -14,7 +14,9 @@ honest:
   recorded (``valid``). Its children were written after the old text, so they no longer follow
   from it: they are pruned first (``prune`` events). The chains that ended at an edited answer
   now vote its new answer (a weighted vote with the new score as weight); an edited step that
-  no longer ends its chain takes their votes back. MCTS's visits and values of the node are
+  no longer ends its chain takes their votes back. A step edited into an answer line casts no
+  vote of its own: the chains through it ended below it and are pruned, and a person's answer
+  is not a sampled chain. MCTS's visits and values of the node are
   those of its old text's simulations (kept: the log says what happened). The typed text is
   marked ``author="human"`` with 0 tokens: the meter counts only tokens the model generated.
 - **Prune** (``prune``): the node and its descendants stay in the tree and the log, marked
@@ -80,8 +82,11 @@ def check_step_text(tree: SearchTree, text: object) -> str:
         raise EditError("the step is empty: type its text (to remove it, prune it)")
     if len(s) > MAX_STEP_CHARS:
         raise EditError(f"the step is {len(s)} characters long; at most {MAX_STEP_CHARS}")
-    if get_task(tree.task).step_delimiter in s:
-        raise EditError("a step cannot contain a line break: write one step")
+    delim = get_task(tree.task).step_delimiter
+    if delim in s:
+        raise EditError("a step cannot contain a line break: write one step" if delim == "\n"
+                        else "a step cannot contain a blank line (it ends a step): write one "
+                             "step")
     return s
 
 

@@ -274,3 +274,33 @@ def test_mcts_answer_by_visits_passes_over_a_pruned_branch(bundled_policy):
     from ui.replay import state_at
     st = state_at(res)
     assert st.path == path and not any(st.tree.nodes[i].pruned for i in st.path)
+
+
+def test_a_middle_step_edited_into_an_answer_prunes_below_and_votes_nothing(bundled_policy):
+    res = _run(bundled_policy, budget=8)
+    tree = res.tree
+    mid = next(i for i, n in tree.nodes.items() if i and not n.terminal and n.children)
+    below = set(tree.subtree(mid)[1:])
+    gone = sum(1 for v in tree.votes if v["leaf"] in below)
+    n_votes = len(tree.votes)
+    res = edit_step(res, mid, "Answer: 10")
+    n = tree.nodes[mid]
+    assert n.terminal and n.answer == "10" and n.correct is True and n.author == "human"
+    assert all(tree.nodes[i].pruned for i in below)
+    assert len(tree.votes) == n_votes - gone and not any(v["leaf"] == mid for v in tree.votes)
+    assert _view(_replayed(res)) == _view(tree)
+
+
+def test_game24_steps_are_checked_by_the_task(tiny_game24_model_dir, monkeypatch):
+    """Another task: the edited step's answer and gold check are Game of 24's (exact)."""
+    from search.models.hf import HFPolicy
+    pol = HFPolicy(tiny_game24_model_dir, device="cpu")
+    res = solve("4 9 10 13", "majority", 2, policy=pol, seed=0, task="game24")
+    leaf = next((i for i, n in res.tree.nodes.items() if i and not n.children), None)
+    assert leaf is not None
+    res = edit_step(res, leaf, "Answer: (10-4)*(13-9)=24")
+    n = res.tree.nodes[leaf]
+    assert n.terminal and n.correct is True and n.author == "human"
+    res = edit_step(res, leaf, "Answer: (10+4)*(13-9)=24")
+    assert res.tree.nodes[leaf].correct is False
+    assert _view(_replayed(res)) == _view(res.tree)
