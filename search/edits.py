@@ -244,7 +244,8 @@ def continue_search(result: SearchResult, policy, nid: int, chains: int) -> Sear
         scorer = make_scorer("confidence")
     weighted = is_weighted(result)
     done = sum(1 for e in tree.events if e.type == "continue")
-    tree.emit("continue", id=nid, chains=chains, author=HUMAN)
+    tree.emit("continue", id=nid, chains=chains, author=HUMAN,
+              model=str(getattr(policy, "name", "") or "") or None)
     (conts,) = sample_chains(tree, policy, [nid], chains, sampling, CALL_BASE + done)
     kind = "rollout" if result.strategy == "mcts" else "step"
     leaves = [add_chain(tree, nid, c, result.gold, max_depth, kind) for c in conts]

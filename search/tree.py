@@ -38,8 +38,9 @@ Events a person adds in the app (``search.edits``, the human in the loop; ``auth
                 ``pruned`` True (they stay in the tree and the log); votes cast by chains ending
                 in them are withdrawn (``SearchTree.withdrawn``), and no new sample merges into
                 a pruned node (``same_step``), so a continued search never extends one
-- ``continue``  a person asked for more chains from node ``id``: ``id, chains, author`` (a
-                marker; the chains' own events follow)
+- ``continue``  a person asked for more chains from node ``id``: ``id, chains, author, model``
+                (the name of the model that sampled them, which may differ from the run's
+                when a loaded file is continued; a marker: the chains' own events follow)
 """
 from __future__ import annotations
 
