@@ -34,6 +34,10 @@ honest:
   their answer rule (the best-scored finished chain) is applied again. Then the answer is
   decided again (``answer_now``) and recorded.
 
+The run's resource caps (``search.caps``: nodes, events, estimated memory) hold for its
+continuations: a Continue on a tree already at a cap is refused, one at most MAX_MORE_CHAINS
+chains past it, as a run stops at most one batch past a cap.
+
 Bad input (an empty step, a step longer than ``MAX_STEP_CHARS``, a step with the task's step
 delimiter inside, the root, a pruned node, an answer to continue from) raises ``EditError``
 (a ValueError with a one-line message) before any event is written, so nothing is lost. Typed
@@ -239,6 +243,10 @@ def continue_search(result: SearchResult, policy, nid: int, chains: int) -> Sear
                             seed=int(cfg.get("seed", 0) or 0), max_depth=max_depth)
     except (TypeError, ValueError) as e:
         raise EditError(f"the run's sampling settings cannot be reused: {e}") from None
+    from search import caps
+    hit = caps.Guard(tree).over()  # a run's resource caps hold for its continuations too
+    if hit is not None:
+        raise EditError(caps.message(hit))
     scorer = _scorer(result)
     if result.strategy == "mcts" and scorer is None:
         scorer = make_scorer("confidence")

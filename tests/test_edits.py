@@ -304,3 +304,14 @@ def test_game24_steps_are_checked_by_the_task(tiny_game24_model_dir, monkeypatch
     res = edit_step(res, leaf, "Answer: (10+4)*(13-9)=24")
     assert res.tree.nodes[leaf].correct is False
     assert _view(_replayed(res)) == _view(res.tree)
+
+
+def test_continue_is_refused_at_a_resource_cap_and_changes_nothing(bundled_policy, monkeypatch):
+    res = _run(bundled_policy, budget=4)
+    monkeypatch.setenv("THOUGHTSCOPE_MAX_NODES", str(res.tree.n_steps))
+    before = res.to_json()
+    with pytest.raises(EditError, match="cap of"):
+        continue_search(res, bundled_policy, 0, 2)
+    assert res.to_json() == before
+    monkeypatch.delenv("THOUGHTSCOPE_MAX_NODES")
+    assert len(continue_search(res, bundled_policy, 0, 2).tree.votes) == 6
