@@ -49,6 +49,7 @@ import time
 from dataclasses import replace
 from typing import Optional
 
+from i18n import _
 from search.scoring import make_scorer
 from search.strategies.blocks import (Sampling, add_chain, backpropagate, evaluate, is_correct,
                                       prefetch, sample_chains, step_ending)
@@ -80,28 +81,29 @@ def check_step_text(tree: SearchTree, text: object) -> str:
     than MAX_STEP_CHARS characters, or one holding the task's step delimiter (a step is one
     step: the delimiter would split it in the prompt)."""
     if not isinstance(text, str):
-        raise EditError("the step must be text")
+        raise EditError(_("the step must be text"))
     s = text.strip()
     if not s:
-        raise EditError("the step is empty: type its text (to remove it, prune it)")
+        raise EditError(_("the step is empty: type its text (to remove it, prune it)"))
     if len(s) > MAX_STEP_CHARS:
-        raise EditError(f"the step is {len(s)} characters long; at most {MAX_STEP_CHARS}")
+        raise EditError(_("the step is {n} characters long; at most {most}").format(
+            n=len(s), most=MAX_STEP_CHARS))
     delim = get_task(tree.task).step_delimiter
     if delim in s:
-        raise EditError("a step cannot contain a line break: write one step" if delim == "\n"
-                        else "a step cannot contain a blank line (it ends a step): write one "
-                             "step")
+        raise EditError(_("a step cannot contain a line break: write one step") if delim == "\n"
+                        else _("a step cannot contain a blank line (it ends a step): write one "
+                               "step"))
     return s
 
 
 def _node(tree: SearchTree, nid: object, what: str) -> int:
     if isinstance(nid, bool) or not isinstance(nid, int) or nid not in tree.nodes:
-        raise EditError(f"there is no node {nid!r} in the tree")
+        raise EditError(_("there is no node {id} in the tree").format(id=repr(nid)))
     if nid == 0 and what != "continue":
-        raise EditError(f"the root is the problem itself: it cannot be {what}ed; type another "
-                        "problem instead")
+        raise EditError(_("the root is the problem itself: it cannot be edited or pruned; "
+                          "type another problem instead"))
     if tree.nodes[nid].pruned:
-        raise EditError(f"node #{nid} is pruned")
+        raise EditError(_("node #{id} is pruned").format(id=nid))
     return nid
 
 
@@ -191,7 +193,7 @@ def edit_step(result: SearchResult, nid: int, text: object) -> SearchResult:
     text = check_step_text(tree, text)
     node = tree.nodes[nid]
     if text == node.text:
-        raise EditError("the text is unchanged")
+        raise EditError(_("the text is unchanged"))
     task = get_task(tree.task)
     terminal, answer = step_ending(text, "step", node.depth, _max_depth(result), task)
     correct = None if (result.gold is None or not terminal) else is_correct(tree, answer)
@@ -232,17 +234,20 @@ def continue_search(result: SearchResult, policy, nid: int, chains: int) -> Sear
     nid = _node(tree, nid, "continue")
     if isinstance(chains, bool) or not isinstance(chains, int) \
             or not 1 <= chains <= MAX_MORE_CHAINS:
-        raise EditError(f"chains must be a whole number in [1, {MAX_MORE_CHAINS}]")
+        raise EditError(_("chains must be a whole number in [1, {most}]").format(
+            most=MAX_MORE_CHAINS))
     node = tree.nodes[nid]
     max_depth = _max_depth(result)
     if node.terminal or node.depth >= max_depth:
-        raise EditError(f"node #{nid} ends its chain: continue from an unfinished step")
+        raise EditError(_("node #{id} ends its chain: continue from an unfinished step").format(
+            id=nid))
     cfg = result.config
     try:
         sampling = Sampling(temperature=cfg.get("temperature", 0.8), top_p=cfg.get("top_p", 1.0),
                             seed=int(cfg.get("seed", 0) or 0), max_depth=max_depth)
     except (TypeError, ValueError) as e:
-        raise EditError(f"the run's sampling settings cannot be reused: {e}") from None
+        raise EditError(_("the run's sampling settings cannot be reused: {why}").format(
+            why=e)) from None
     from search import caps
     hit = caps.Guard(tree).over()  # a run's resource caps hold for its continuations too
     if hit is not None:
