@@ -17,6 +17,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from i18n import _
+from search.adaptive import ADAPTIVE_THRESHOLDS, CHOSEN, SIM_ORDERS, adaptive_series
 from search.models.verifier import AGGREGATIONS
 from search.pools import budgets_up_to
 from search.scaling import WEIGHTED_EXACT_LIMIT, WEIGHTED_MC_SUBSETS
@@ -99,6 +101,7 @@ PARAMS = [
     UrlParam("sc_mcts", [4, 8], _ints_of(MCTS_CHOICES), _join),
     UrlParam("sc_tot", [1, 5], _ints_of(TOT_CHOICES), _join),
     UrlParam("sc_tot_value", "perfect", one_of(["perfect", "learned"])),
+    UrlParam("sc_adaptive", True, _bool, lambda v: "1" if v else "0"),
 ]
 
 st.title("Scaling: accuracy against compute")
@@ -131,6 +134,13 @@ pool_controls("sc", (PROBLEMS_MIN, PROBLEMS_MAX), 10, N_CHOICES).radio(
 c_curves, c_agg = st.columns([3, 1])
 c_curves.multiselect("Curves", list(CURVES), format_func=lambda k: curve_label(k, AGG),
                      **bind("sc_curves"))
+st.checkbox(_("Adaptive self-consistency: stop sampling a problem once its vote is settled"),
+            **bind("sc_adaptive"),
+            help=_("Points at the mean generated tokens adaptive self-consistency spends with at "
+                   "most n chains per problem: the deterministic rule (stop when the leading "
+                   "answer can no longer be overtaken) and the Beta stopping criterion of "
+                   "Adaptive-Consistency (Aggarwal et al. 2023) at several thresholds. "
+                   "Replayed on the same pool, never sampled again."))
 if "prm" in VKINDS:
     c_agg.selectbox("PRM aggregation", list(AGGREGATIONS),
                     format_func=lambda a: f"{a}: {AGGREGATIONS[a]}", **bind("sc_agg"),
@@ -231,6 +241,57 @@ def pool_curves(keys: list[str]) -> list[dict]:
                  color=CURVE_COLORS[c]) for c in keys]
 
 
+ADAPTIVE_COLOR = "#222222"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _adaptive(_pools: list, key: tuple, budget: int) -> dict:
+    return adaptive_series(_pools, budget, ADAPTIVE_THRESHOLDS,
+                           batch_size=CHOSEN["batch_size"], min_chains=CHOSEN["min_chains"])
+
+
+def cached_adaptive(pools_: list, key: tuple, budget: int) -> dict:
+    """``search.adaptive.adaptive_series`` on the pools named by ``key``, cached: a slider move
+    never replays it."""
+    return _adaptive(list(pools_), tuple(key), int(budget))
+
+
+def show_adaptive(ad: dict, maj: dict, n_max: int) -> None:
+    """The adaptive points in numbers: accuracy, tokens and tokens saved against maj@n."""
+    acc_m, tok_m = float(maj["mean"][-1]), float(maj["tokens"][-1])
+    sims, rules = ad["sims"], ad["rules"]
+    chosen = next((i for i, r in enumerate(rules) if r.kind == "beta"
+                   and r.threshold == CHOSEN["threshold"]), len(rules) - 1)
+    s_c, s_b = sims[0], sims[chosen]
+    st.markdown(_(
+        "**Adaptive self-consistency** (at most {n} chains per problem, the vote checked after "
+        "every chain): the deterministic rule stops when the leading answer can no longer be "
+        "overtaken, so it gives maj@{n}'s answers: **{acc_c}** at {tok_c} generated tokens per "
+        "problem, **{saved_c} tokens saved** per problem ({pct_c} of maj@{n}'s {tok_m}). The "
+        "Beta criterion at C = {c} (threshold chosen on the validation split): **{acc_b}** at "
+        "{tok_b} tokens, **{saved_b} tokens saved** ({pct_b}), against maj@{n}'s {acc_m}.").format(
+            n=n_max, acc_c=f"{100 * s_c['mean']:.1f}%", tok_c=f"{s_c['mean_tokens']:,.0f}",
+            saved_c=f"{tok_m - s_c['mean_tokens']:,.0f}",
+            pct_c=f"{100 * (1 - s_c['mean_tokens'] / tok_m):.0f}%", tok_m=f"{tok_m:,.0f}",
+            c=f"{rules[chosen].threshold:g}", acc_b=f"{100 * s_b['mean']:.1f}%",
+            tok_b=f"{s_b['mean_tokens']:,.0f}", saved_b=f"{tok_m - s_b['mean_tokens']:,.0f}",
+            pct_b=f"{100 * (1 - s_b['mean_tokens'] / tok_m):.0f}%",
+            acc_m=f"{100 * acc_m:.1f}%"))
+    st.dataframe(pd.DataFrame([{
+        _("stop rule"): r.label(), _("chains per problem"): round(s_["mean_chains"], 2),
+        _("generated tokens per problem"): round(s_["mean_tokens"], 1),
+        _("accuracy"): f"{100 * s_['mean']:.1f}%",
+        _("95% CI"): f"{100 * s_['ci_low']:.1f}–{100 * s_['ci_high']:.1f}%",
+        _("tokens saved against maj@{n}").format(n=n_max): round(tok_m - s_["mean_tokens"], 1)}
+        for r, s_ in zip(rules, sims)]), hide_index=True)
+    st.caption(_("Adaptive points: a Monte Carlo average over {orders} random orders of each "
+                 "problem's pool of chains (the stop rule sees the chains in that order), with "
+                 "95% Wilson score intervals over problems (Wilson 1927); maj@{n} is the exact "
+                 "estimator on the same pool. Rules and the validation choice: "
+                 "search/adaptive.py, benchmarks/bench_adaptive.py.").format(
+                     orders=SIM_ORDERS, n=n_max))
+
+
 vcost = {}
 if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the pool)
     plain = [c for c in curves if c not in VERIFIER_CURVES]
@@ -242,6 +303,12 @@ if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the poo
             policy, TASK.name, model, problems, n, temperature, top_p, seed, VKINDS,
             verifier_key(TASK, VKINDS), bar), what="Scoring with the learned verifiers failed")
 series = pool_curves(curves)
+ADAPTIVE = None
+if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain orders, cached
+    ADAPTIVE = cached_adaptive(pools, POOL_KEY, n)
+    series.append(dict({k: v for k, v in ADAPTIVE.items() if k not in ("rules", "sims")},
+                       name=_("adaptive self-consistency (at most {n} chains)").format(n=n),
+                       color=ADAPTIVE_COLOR, symbol="star-triangle-up"))
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
     chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label))
 
@@ -292,7 +359,7 @@ with reading:
     if at_b:
         lines = []
         for s in at_b:
-            value, _, ci = pct_interval(s["mean"][0], s["ci_low"][0], s["ci_high"][0]).partition(" ")
+            value, _sep, ci = pct_interval(s["mean"][0], s["ci_low"][0], s["ci_high"][0]).partition(" ")
             lines.append(f"- {s['name']}: **{value}**" + (f" {ci} (95% CI)" if ci else ""))
         st.markdown(f"At **{budget} sample{'s' if budget > 1 else ''} per problem** "
                     f"(≈ {budget * tpc:,.0f} generated tokens per problem), on "
@@ -353,6 +420,10 @@ with notes:
                    f"tokens per problem, beside {n * tpc:,.0f} generated."
                    + (f" Verifier tokens per problem in the measured searches, by budget: "
                       f"{searched}." if searched else ""))
+
+if ADAPTIVE is not None:
+    with notes:
+        show_adaptive(ADAPTIVE, cached_pool_series(pools, POOL_KEY, [n], "maj", AGG), n)
 
 # ---- export
 rows = curve_rows(series, task=TASK.name, problems=P, pool_n=n, temperature=temperature,

@@ -71,6 +71,10 @@ from search.voting import vote
 STOP_RULES = ("none", "certain", "beta")
 DEFAULT_THRESHOLD = 0.95  # Aggarwal et al. 2023's default C; the benchmark chooses ours
 SIM_ORDERS = 32  # random orders per pool in simulate_pools (Monte Carlo over chain orders)
+# The Beta thresholds the Scaling page plots (beside the deterministic rule).
+ADAPTIVE_THRESHOLDS = (0.7, 0.8, 0.9, 0.95, 0.99)
+# Knobs chosen on the VALIDATION split by benchmarks/bench_adaptive.py (never on held-out).
+CHOSEN = {"threshold": 0.9, "min_chains": 3, "batch_size": 1, "budget": 16}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,7 +345,8 @@ def simulate_pools(pools: Sequence, budget: int, rule: StopRule, batch_size: int
     ci = curve_with_ci(acc_a[:, None])
     total = max(1, sum(reasons.values()))
     return {"per_problem": acc_a, "chains": np.asarray(chains), "tokens": np.asarray(toks),
-            "mean": float(ci["mean"][0]), "ci_low": float(ci["ci_low"][0]),
+            "mean": float(ci["mean"][0]), "stderr": float(ci["stderr"][0]),
+            "ci_low": float(ci["ci_low"][0]),
             "ci_high": float(ci["ci_high"][0]), "mean_chains": float(np.mean(chains)),
             "mean_tokens": float(np.mean(toks)),
             "stops": {k: v / total for k, v in sorted(reasons.items())}}
@@ -349,21 +354,25 @@ def simulate_pools(pools: Sequence, budget: int, rule: StopRule, batch_size: int
 
 def adaptive_series(pools: Sequence, budget: int, thresholds: Sequence[float],
                     batch_size: int = 1, orders: int = SIM_ORDERS, seed: int = 0,
-                    name: str = "adaptive self-consistency") -> dict:
+                    name: str = "adaptive self-consistency", min_chains: int = 1) -> dict:
     """A "points" series for ``viz.curves.accuracy_figure``: adaptive self-consistency with at
     most ``budget`` chains, the deterministic rule first (``certain``), then the Beta criterion
-    at each of ``thresholds`` (ascending: more tokens, higher accuracy), each simulated on
+    at each of ``thresholds`` (ascending: more tokens, higher accuracy), never stopping before
+    ``min_chains`` chains (the Beta rules; the deterministic one needs no minimum), each on
     ``pools`` (:func:`simulate_pools`). x values: mean generated tokens per problem ("tokens")
-    and mean chains sampled ("samples"); ``budgets`` holds each point's rule label."""
-    rules = [StopRule("certain")] + [StopRule("beta", float(c)) for c in sorted(thresholds)]
+    and mean chains sampled ("samples"); ``budgets`` holds each point's rule label; ``method``
+    is "monte-carlo" (over chain orders) for the CSV export; ``rules`` and ``sims`` keep each
+    point's StopRule and :func:`simulate_pools` result (drop them before ``curve_rows``)."""
+    rules = [StopRule("certain")] + [StopRule("beta", float(c), min_chains)
+                                     for c in sorted(thresholds)]
     sims = [simulate_pools(pools, budget, r, batch_size, orders, seed) for r in rules]
     return {"name": name, "kind": "points", "key": "adaptive",
             "samples": [s["mean_chains"] for s in sims],
             "tokens": [s["mean_tokens"] for s in sims],
-            "mean": [s["mean"] for s in sims], "ci_low": [s["ci_low"] for s in sims],
-            "ci_high": [s["ci_high"] for s in sims],
+            "mean": [s["mean"] for s in sims], "stderr": [s["stderr"] for s in sims],
+            "ci_low": [s["ci_low"] for s in sims], "ci_high": [s["ci_high"] for s in sims],
             "budgets": [r.label() for r in rules], "knob": "stop rule",
-            "rules": rules, "sims": sims}
+            "method": ["monte-carlo"] * len(rules), "rules": rules, "sims": sims}
 
 
 # ---------------------------------------------------------------------------------------------

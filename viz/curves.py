@@ -19,6 +19,8 @@ A *series* is a plain dict:
                (e.g. [1, 2, 4] and "beam width"), shown on hover
     verifier_tokens optional: tokens a learned verifier read per problem at each x (a verifier
                costs compute too; shown on hover, never on the x axis)
+    symbol     optional, for "points": the marker symbol (default "diamond"), e.g. so adaptive
+               self-consistency's points differ from measured searches
 """
 from __future__ import annotations
 
@@ -196,7 +198,8 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
             fig.add_trace(go.Scatter(
                 x=xs, y=mean, mode="lines+markers", name=s["name"], text=labels,
                 line=dict(color=color, width=1.5, dash="dot"),
-                marker=dict(size=11, symbol="diamond", line=dict(width=1, color="white")),
+                marker=dict(size=11, symbol=s.get("symbol", "diamond"),
+                            line=dict(width=1, color="white")),
                 error_y=dict(type="data", array=err_hi, arrayminus=err_lo, visible=True,
                              thickness=1.5, width=5),
                 customdata=custom, hovertemplate=point_hover, legendgroup=group))
