@@ -27,7 +27,8 @@ PARAMS = [UrlParam("ms_strategy", "mcts", one_of(STRATEGIES)),
           UrlParam("ms_problem", "", str),
           UrlParam("ms_sims", DEFAULTS["mcts"]["budget"], int_in(1, 64)),
           UrlParam("ms_width", DEFAULTS["beam"]["budget"], int_in(1, 16))]
-FIG_WIDTH = 900  # px: the tree spans the main column
+FIG_WIDTH = 540  # px: the tree's column (3/5 of the main column at 1280x720)
+FIG_WIDTH_PRESENTER = 720  # the same with the sidebar folded away
 
 st.title(_("Step by step"))
 common.url_params(SCOPE, PARAMS)
@@ -35,26 +36,22 @@ ss = st.session_state
 TASK = current_task()
 if not ss["ms_problem"]:
     ss["ms_problem"] = TASK.example
-st.radio(_("Search"), STRATEGIES, horizontal=True, **bind("ms_strategy"),
-         format_func=lambda s: {"mcts": _("MCTS"), "beam": _("Beam search")}[s])
 BEAM = ss["ms_strategy"] == "beam"
-if BEAM:
-    st.caption(_("One step-level beam search run, then each depth in three phases: the beam's "
-                 "candidates proposed, scored, and the best kept. Stepping replays the run's "
-                 "event log; the model is called only by Run."))
-else:
-    st.caption(_("One MCTS run, then each simulation in its four phases: selection by UCT, "
-                 "expansion, rollout and backpropagation. Stepping replays the run's event "
-                 "log; the model is called only by Run."))
 with presenter.controls(_("Problem and settings")):
-    c1, c2 = st.columns([3, 1])
-    with c1:
-        st.text_input(_("Problem"), **bind("ms_problem"))
-    with c2:
-        if BEAM:
-            st.number_input(_("Beam width"), 1, 16, **bind("ms_width"))
-        else:
-            st.number_input(_("Simulations"), 1, 64, **bind("ms_sims"))
+    c0, c1, c2 = st.columns([1.4, 3, 1], vertical_alignment="bottom")
+    c0.radio(_("Search"), STRATEGIES, horizontal=True, **bind("ms_strategy"),
+             format_func=lambda s: {"mcts": _("MCTS"), "beam": _("Beam search")}[s])
+    c1.text_input(_("Problem"), **bind("ms_problem"))
+    if BEAM:
+        c2.number_input(_("Beam width"), 1, 16, **bind("ms_width"))
+        st.caption(_("One step-level beam search run, then each depth in three phases: the "
+                     "beam's candidates proposed, scored, and the best kept. Stepping replays "
+                     "the run's event log; the model is called only by Run."))
+    else:
+        c2.number_input(_("Simulations"), 1, 64, **bind("ms_sims"))
+        st.caption(_("One MCTS run, then each simulation in its four phases: selection by UCT, "
+                     "expansion, rollout and backpropagation. Stepping replays the run's event "
+                     "log; the model is called only by Run."))
 write_url(PARAMS)
 
 problem, policy = common.problem_and_policy(ss["ms_problem"])
@@ -63,7 +60,8 @@ size = int(ss["ms_width"] if BEAM else ss["ms_sims"])
 key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))
 run_key, pos_key = (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
-if st.button(_("Run"), type="primary", disabled=problem is None or policy is None, key="ms_go"):
+b0, b1, b2, b3, where = st.columns([1, 1, 1, 1.4, 5], vertical_alignment="center")
+if b0.button(_("Run"), type="primary", disabled=problem is None or policy is None, key="ms_go"):
     from search.solve import solve
     try:
         with st.spinner(_("Running beam search…") if BEAM else _("Running MCTS…")):
@@ -93,7 +91,6 @@ def _move(delta: int | None) -> None:
 
 
 pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
-b1, b2, b3, _gap = st.columns([1, 1, 1, 3])
 b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
 b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
 b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
@@ -101,43 +98,48 @@ b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
 
 i, phase = stops[pos]
 style = presenter.style()
+fig_width = FIG_WIDTH_PRESENTER if presenter.on() else FIG_WIDTH
 last = pos == len(stops) - 1
+left, right = st.columns([3, 2])
 if BEAM:
     step = parts[i]
     tree = SearchTree.replay(res.problem, res.tree.events, max_events=step.ends[phase],
                              task=res.task)
-    st.markdown(_("**Depth {d} of {n} · {phase}**").format(
+    where.markdown(_("**Depth {d} of {n} · {phase}**").format(
         d=step.depth, n=len(parts), phase=_(beam_steps.PHASE_NAMES[phase])))
-    st.caption(beam_steps.sentence(step, phase, int(res.config.get("expansions", 0))))
-    st.plotly_chart(tree_figure(tree, color_by="score",
+    right.markdown(beam_steps.sentence(step, phase, int(res.config.get("expansions", 0))))
+    left.plotly_chart(tree_figure(tree, color_by="score",
                                 highlight=beam_steps.highlighted(step, phase),
                                 final_path=(tree.final or {}).get("path", ()) if last else (),
-                                height=tree_height(tree, row_px=style.row_px), width=FIG_WIDTH,
+                                height=tree_height(tree, lo=360, row_px=style.row_px),
+                                width=fig_width,
                                 style=style), key="ms_tree")
-    st.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
+    left.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
                  "(keep). Colour: the scorer's path score."))
-    st.dataframe(pd.DataFrame(beam_steps.phase_rows(step, phase, tree)), hide_index=True,
-                 key="ms_table")
+    right.dataframe(pd.DataFrame(beam_steps.phase_rows(step, phase, tree)), hide_index=True,
+                    key="ms_table")
     if last:
-        st.markdown(_("**Answer {answer}** (the best-scoring finished chain after {n} "
+        right.markdown(_("**Answer {answer}** (the best-scoring finished chain after {n} "
                       "depths)").format(answer=md(res.answer or "–"), n=len(parts)))
 else:
     sim = parts[i]
     tree = SearchTree.replay(res.problem, res.tree.events, max_events=sim.ends[phase],
                              task=res.task)
-    st.markdown(_("**Simulation {i} of {n} · {phase}**").format(
+    where.markdown(_("**Simulation {i} of {n} · {phase}**").format(
         i=i + 1, n=len(parts), phase=_(PHASE_NAMES[phase])))
-    st.caption(sentence(sim, phase, uct_c(res)))
-    st.plotly_chart(tree_figure(tree, mcts=True, highlight=highlighted(sim, phase),
+    right.markdown(sentence(sim, phase, uct_c(res)))
+    left.plotly_chart(tree_figure(tree, mcts=True, highlight=highlighted(sim, phase),
                                 labels=node_labels(sim, phase, tree),
                                 selected=sim.leaf if phase == "expansion" else
                                 (sim.evaluated if phase == "rollout" else None),
-                                height=tree_height(tree, row_px=style.row_px), width=FIG_WIDTH,
+                                height=tree_height(tree, lo=360, row_px=style.row_px),
+                                width=fig_width,
                                 style=style), key="ms_tree")
-    st.caption(_("Highlighted: the path this phase works on; the ringed node: the node "
+    left.caption(_("Highlighted: the path this phase works on; the ringed node: the node "
                  "expanded or evaluated. Beside the path: Q + exploration bonus and N "
-                 "(selection), Q and N before → after (backpropagation)."))
-    st.dataframe(pd.DataFrame(phase_rows(sim, phase, tree)), hide_index=True, key="ms_table")
+                 "(selection), Q before → after (backpropagation)."))
+    right.dataframe(pd.DataFrame(phase_rows(sim, phase, tree)), hide_index=True,
+                    key="ms_table")
     if last:
-        st.markdown(_("**Answer {answer}** (the most-visited chain after {n} "
+        right.markdown(_("**Answer {answer}** (the most-visited chain after {n} "
                       "simulations)").format(answer=md(res.answer or "–"), n=len(parts)))

@@ -14,7 +14,7 @@ from search.strategies.blocks import uct_terms
 from search.tasks import get_task
 from search.tree import SearchTree
 from tests.test_page_tree import APP, model_env, navigation_only, texts  # noqa: F401
-from ui.mcts_steps import PHASES, MCTSLogError, positions, simulations
+from ui.mcts_steps import PHASES, MCTSLogError, node_labels, positions, simulations
 
 PROBLEM = get_task("arithmetic").example  # 5+(8-3), the teaching default
 
@@ -80,6 +80,32 @@ def test_expansion_rollout_and_backprop_match_the_replay(run):
             assert s.after[nid] == (after.nodes[nid].q, after.nodes[nid].visits)
             assert s.before[nid] == (roll.nodes[nid].q, roll.nodes[nid].visits)
             assert s.after[nid][1] == s.before[nid][1] + 1
+
+
+def test_numbers_beside_the_path_are_the_replayed_trees(run):
+    """The tree's labels in selection (Q + bonus, N before the simulation) and in
+    backpropagation (Q before -> after) are the replayed trees' values, 2 decimals."""
+    res, sims = run
+    c = res.config["c"]
+
+    def short(x):
+        t = f"{x:.2f}"
+        return t[1:] if t.startswith("0.") else t
+
+    for s in sims:
+        before = replay(res, s.start)
+        labels = node_labels(s, "selection", replay(res, s.ends["selection"]))
+        assert sorted(labels) == sorted(s.path[1:])
+        for nid, text in labels.items():
+            t = uct_terms(before, nid, c)
+            assert text == ("N 0: ∞" if t["N"] == 0 else
+                            f"Q {short(t['Q'])}+{short(t['bonus'])} N {t['N']}")
+        roll, after = replay(res, s.ends["rollout"]), replay(res, s.ends["backpropagation"])
+        labels = node_labels(s, "backpropagation", after)
+        assert sorted(labels) == sorted(s.backprop_path[1:])
+        for nid, text in labels.items():
+            assert text == f"Q {short(roll.nodes[nid].q)}→{short(after.nodes[nid].q)}"
+        assert node_labels(s, "expansion", after) == {}
 
 
 def test_a_log_off_the_pattern_is_refused(run):

@@ -259,28 +259,25 @@ def uct_c(result: SearchResult) -> float:
     return float(result.config.get("c", result.extra.get("c", 1.0)))
 
 
-def node_labels(sim: Simulation, phase: str, tree: SearchTree) -> dict[int, str]:
-    """Text written beside the nodes a phase works on (``viz.tree.tree_figure``'s ``labels``),
-    so the numbers are on the tree itself: in selection each path node's step with its UCT
-    terms before the simulation (Q + bonus, N; "unvisited" for an infinite bonus); in
-    backpropagation each path node's Q and N before -> after. Other phases: none (the nodes
-    keep their own text)."""
-    def text(nid: int) -> str:
-        n = tree.nodes[nid]
-        return (n.answer or "∅") if n.terminal else n.text
+def _short(x: float) -> str:
+    """A value in 2 decimals without the leading zero (0.772 -> ".77"), to fit beside a node."""
+    t = f"{x:.2f}"
+    return t[1:] if t.startswith("0.") else t
 
+
+def node_labels(sim: Simulation, phase: str, tree: SearchTree) -> dict[int, str]:
+    """Short text written beside the nodes a phase works on (``viz.tree.tree_figure``'s
+    ``labels``; the step's text stays in the table and on hover), so the numbers are on the
+    tree itself: in selection each path node's UCT terms before the simulation ("Q .50+.83 N 2":
+    Q + exploration bonus, visits; "N 0: ∞" unvisited); in backpropagation each path node's Q
+    before -> after ("Q .77→.87"; every N grows by 1). Other phases: none (the nodes keep their
+    own text). Values drop the leading zero to fit a column at a projector's font size."""
     if phase == "selection":
-        out = {}
-        for t in sim.selection:
-            if t["N"] == 0:
-                out[t["id"]] = _("{step}: unvisited, N 0").format(step=text(t["id"]))
-            else:
-                out[t["id"]] = _("{step}: Q {q} + {bonus}, N {n}").format(
-                    step=text(t["id"]), q=f"{t['Q']:.2f}", bonus=f"{t['bonus']:.2f}", n=t["N"])
-        return out
+        return {t["id"]: (_("N 0: ∞") if t["N"] == 0 else _("Q {q}+{bonus} N {n}").format(
+                    q=_short(t["Q"]), bonus=_short(t["bonus"]), n=t["N"]))
+                for t in sim.selection}
     if phase == "backpropagation":
-        return {nid: _("Q {q0}→{q1}, N {n0}→{n1}").format(
-                    q0=f"{sim.before[nid][0]:.2f}", q1=f"{sim.after[nid][0]:.2f}",
-                    n0=sim.before[nid][1], n1=sim.after[nid][1])
+        return {nid: _("Q {q0}→{q1}").format(q0=_short(sim.before[nid][0]),
+                                            q1=_short(sim.after[nid][0]))
                 for nid in sim.backprop_path if nid}
     return {}

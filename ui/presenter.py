@@ -41,6 +41,7 @@ CSS = """<style>
 [data-testid='stMainBlockContainer'] [data-testid='stCaptionContainer'],
 [data-testid='stMainBlockContainer'] [data-testid='stCaptionContainer'] p {font-size: 1.15rem;
   color: #222;}
+[data-testid='stMainBlockContainer'] {padding-top: 3.5rem;}
 [data-testid='stMainBlockContainer'] h1 {font-size: 2.6rem;}
 [data-testid='stMainBlockContainer'] .stButton button p,
 [data-testid='stMainBlockContainer'] [data-testid='stWidgetLabel'] p {font-size: 1.25rem;}

@@ -182,7 +182,8 @@ def delta_e2000(lab1: tuple[float, float, float], lab2: tuple[float, float, floa
                      + rt * (dc / sc) * (dH / sh))
 
 
-def distances(colors: Mapping[str, str], kind: Optional[str] = None) -> dict[tuple[str, str], float]:
+def distances(colors: Mapping[str, str],
+              kind: Optional[str] = None) -> dict[tuple[str, str], float]:
     """CIEDE2000 between every pair of ``colors`` (name -> hex), as seen with normal vision
     (``kind`` None) or with ``kind`` (one of ``CVD_KINDS``)."""
     def lab(h: str):

@@ -1,0 +1,177 @@
+"""The Step by step page in a real browser at a projector's 1280x720 (issue 10 items 2 and 6):
+MCTS stepped through three simulations, every phase, then one beam step (propose, score,
+keep), the later shots in presenter mode; a screenshot of each. The server is
+``benchmarks.bench_live.streamlit_server``, the browser Debian's chromium (never ``playwright
+install``). The page is reached from the root by its sidebar link (a deep link as a fresh
+server's first request loses the first click).
+
+Screenshots go to ``$THOUGHTSCOPE_SHOTS`` when set (the session's closing note shows them), else
+to the test's temporary folder.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench_live import CHROMIUM, streamlit_server
+from tests.conftest import ROOT
+from ui.beam_steps import PHASES as BEAM_PHASES
+from ui.mcts_steps import PHASES
+
+HEALTH_TIMEOUT = 60      # s: server up
+PAGE_TIMEOUT = 90_000    # ms: first render (includes loading the model)
+RUN_TIMEOUT = 120_000    # ms: one MCTS or beam run on a slow, shared CPU
+UI_TIMEOUT = 30_000      # ms: one rerun after a click
+VIEWPORT = {"width": 1280, "height": 720}
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="browser test needs Debian's chromium at /usr/bin/chromium "
+           "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
+
+
+@pytest.fixture(scope="module")
+def server(request):
+    """A Streamlit server on a free port; the tiny random model when no bundled weights."""
+    from search.models.hf import BUNDLED_PATH
+    env = dict(os.environ)
+    if not env.get("THOUGHTSCOPE_MODEL") and not (BUNDLED_PATH / "model.safetensors").exists():
+        env["THOUGHTSCOPE_MODEL"] = str(request.getfixturevalue("tiny_model_dir"))
+    log = ROOT / "tests" / "artifacts" / "browser_steppers_server.log"
+    with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
+        yield url
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    out = Path(os.environ.get("THOUGHTSCOPE_SHOTS") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def key(k: str) -> str:
+    """CSS for the element drawn with ``key=k`` in the current script run."""
+    return f'.st-key-{k}:not([data-stale="true"])'
+
+
+def figure(page) -> dict:
+    """The tree figure's traces as the browser holds them: name -> number of points, and the
+    texts written beside nodes."""
+    deadline = time.monotonic() + UI_TIMEOUT / 1000
+    while True:
+        fig = page.evaluate("""(sel) => {
+            const el = document.querySelector(`${sel} .js-plotly-plot`);
+            if (!el || !el.data) return null;
+            const names = {}; const texts = [];
+            for (const t of el.data) {
+                names[t.name] = (t.x || []).filter(v => v !== null).length;
+                for (const s of (t.text || [])) if (s) texts.push(s);
+            }
+            const fonts = el.data.filter(t => t.textfont).map(t => t.textfont.size);
+            return {names: names, texts: texts, fonts: fonts};
+        }""", key("ms_tree"))
+        if fig is not None or time.monotonic() > deadline:
+            assert fig is not None, "the tree figure has no plotly data"
+            return fig
+        time.sleep(0.25)
+
+
+def table_rows(page) -> int:
+    """Rows of the phase's table (the data grid's aria-rowcount, header excluded)."""
+    loc = page.locator('[data-testid="stDataFrame"] [aria-rowcount]').first
+    return int(loc.get_attribute("aria-rowcount")) - 1
+
+
+def wait_label(page, pattern: str) -> str:
+    from playwright.sync_api import expect
+    loc = page.locator('[data-testid="stMarkdown"]').filter(has_text=re.compile(pattern)).first
+    expect(loc).to_be_visible(timeout=UI_TIMEOUT)
+    return loc.inner_text()
+
+
+def snap(page, shots: Path, name: str) -> None:
+    page.wait_for_timeout(400)  # the figure's last redraw
+    page.screenshot(path=str(shots / f"steppers_{name}.png"))
+
+
+def click(page, k: str) -> None:
+    page.locator(key(k) + " button").click()
+
+
+def test_mcts_three_simulations_and_a_beam_step(server, browser, shots):
+    from playwright.sync_api import expect
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        page.goto(server + "/", timeout=PAGE_TIMEOUT)
+        expect(page.get_by_role("heading", name="Search tree")).to_be_visible(
+            timeout=PAGE_TIMEOUT)
+        page.get_by_role("link", name="Step by step").click()
+        expect(page.get_by_role("heading", name="Step by step")).to_be_visible(
+            timeout=PAGE_TIMEOUT)
+        expect(page.locator(key("ms_go") + " button")).to_be_enabled(timeout=PAGE_TIMEOUT)
+        click(page, "ms_go")
+        first = wait_label(page, r"^Simulation 1 of \d+ · selection$")
+        n = int(re.search(r"of (\d+)", first).group(1))
+        assert n >= 3
+        nodes_before = 0
+        for sim in range(1, 4):
+            if sim == 3:  # the third simulation on the projector
+                page.locator(key("w_presenter")).get_by_text("Presenter mode").click()
+                expect(page).to_have_url(re.compile(r"[?&]presenter=1(&|$)"))
+                wait_label(page, rf"^Simulation 2 of {n} · backpropagation$")
+            for j, phase in enumerate(PHASES):
+                if (sim, j) != (1, 0):
+                    click(page, "ms_step")
+                wait_label(page, rf"^Simulation {sim} of {n} · {phase}$")
+                fig = figure(page)
+                nodes = sum(v for k, v in fig["names"].items()
+                            if k not in ("edges", "highlighted", "chosen chain", "selected"))
+                assert nodes >= max(1, nodes_before), (sim, phase, fig["names"])
+                nodes_before = nodes
+                assert table_rows(page) >= 1, (sim, phase)
+                if sim > 1 and phase in ("selection", "backpropagation"):
+                    # the path's numbers are written on the tree (Q and N)
+                    assert any(re.search(r"\b[QN] [.\d]", t) for t in fig["texts"]), fig["texts"]
+                    assert fig["names"].get("highlighted", 0) > 0
+                if sim == 3:
+                    assert set(fig["fonts"]) == {20}, fig["fonts"]  # PRESENTER_STYLE.label_px
+                snap(page, shots, f"mcts_sim{sim}_{j + 1}_{phase}")
+        # Back replays the log: the previous phase again
+        click(page, "ms_back")
+        wait_label(page, rf"^Simulation 3 of {n} · rollout$")
+        click(page, "ms_end")
+        wait_label(page, rf"^Simulation {n} of {n} · backpropagation$")
+        expect(page.get_by_text(re.compile(r"^Answer .+ \(the most-visited chain"))).to_be_visible()
+        snap(page, shots, "mcts_end")
+
+        # One beam step, in presenter mode (the controls are folded into an expander)
+        page.get_by_text("Problem and settings").click()  # presenter mode folded it
+        page.locator(key("w_ms_strategy")).get_by_text("Beam search").click()
+        expect(page.locator(key("ms_go") + " button")).to_be_enabled(timeout=UI_TIMEOUT)
+        page.get_by_text("Problem and settings").click()  # folded again for the projector
+        click(page, "ms_go")
+        first = wait_label(page, r"^Depth 1 of \d+ · propose$")
+        depths = int(re.search(r"of (\d+)", first).group(1))
+        for j, phase in enumerate(BEAM_PHASES):
+            if j:
+                click(page, "ms_step")
+            wait_label(page, rf"^Depth 1 of {depths} · {phase}$")
+            fig = figure(page)
+            assert fig["names"].get("highlighted", 0) > 0, (phase, fig["names"])
+            assert table_rows(page) >= 1
+            snap(page, shots, f"beam_depth1_{j + 1}_{phase}")
+        click(page, "ms_step")
+        wait_label(page, rf"^Depth 2 of {depths} · propose$")
+        snap(page, shots, "beam_depth2_1_propose")
+    finally:
+        try:
+            page.screenshot(path=str(shots / "steppers_last.png"), timeout=10_000)
+        except Exception:
+            pass
+        ctx.close()
