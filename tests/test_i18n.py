@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import time
+from typing import Iterable
 
 import pytest
 from google.protobuf.message import Message
@@ -36,21 +37,27 @@ ALLOWED = {
     # the field's technical names
     "maj", "pass", "bon", "uct", "puct", "prm", "orm", "top", "json", "mcts", "tot", "bfs",
     "dfs", "dvts", "flops", "graphml", "log", "logprob", "logprobs", "api", "url", "urls",
-    "cpu", "gpu", "cuda", "lm", "kv", "eos", "csv", "sqlite", "ci", "auc", "roc", "id",
+    "sqrt", "ln", "cpu", "gpu", "cuda", "lm", "kv", "eos", "csv", "sqlite", "ci", "auc", "roc", "id",
     # papers' authors and tools
     "wilson", "condorcet", "yao", "wang", "snell", "lightman", "brown", "hugging", "face",
     "openai", "vllm", "sglang", "llama", "cpp", "transformers", "serve", "networkx", "igraph",
     "gephi", "yed", "gsm8k", "python",
-    # model names and their parts
-    "arith", "gpt2", "tiny", "game24",
+    # "token" is the field's usual word in Chinese too (令牌 is rare)
+    "token", "tokens",
+    # the language switch names each language in itself: English · 中文
+    "english", "language",
+    # model names and their parts (tiny_model0: the tests' random model's folder)
+    "arith", "gpt2", "tiny", "game24", "model0",
     # units, plotly's own
     "ms", "s", "px", "mb", "gb", "extra", "br", "sup", "sub", "pow", "nan",
 }
-# Inline code (commands, file and variable names), URLs, plotly's %{...} hover fields, HTML
+# best-of-N (a technical name, like maj@k), inline code (commands, file and variable names),
+# URLs, file paths, environment variables, element ids, plotly's %{...} hover fields, HTML
 # tags and entities, Streamlit's :material/...: icons and :colour[ directives, markdown escapes.
 STRIP = re.compile(
-    r"`[^`]*`|https?://\S+|%\{[^}]*\}|<[^>]*>|&\w+;|:material/\w+:|:(red|green|orange|blue|"
-    r"gray|grey|violet|rainbow|primary)\[|\\(?=\S)")
+    r"best-of-[A-Za-z0-9]+|`[^`]*`|https?://\S+|[^\s\u4e00-\u9fff（）]*/[^\s\u4e00-\u9fff（）]*"
+    r"|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[0-9a-f]{32}\b|%\{[^}]*\}|<[^>]*>|&\w+;|:material/\w+:"
+    r"|:(red|green|orange|blue|gray|grey|violet|rainbow|primary)\[|\\(?=\S)")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
 # Fields of element protos that are not text a person reads.
 SKIP_FIELDS = {"id", "key", "form_id", "icon", "type", "theme", "data", "arrow_data", "styler",
@@ -144,8 +151,15 @@ def english_words(text: str) -> list[str]:
             if len(w) > 1 and w.lower().strip("'’") not in ALLOWED]
 
 
-def english_left(texts: list[str]) -> list[str]:
-    return sorted({t[:160] for t in texts if english_words(t)})
+def english_left(texts: list[str], model_texts: Iterable[str] = ()) -> list[str]:
+    """The texts with English words left. Words the model wrote (``model_texts``: its steps
+    and answers, shown as written, wrapped or cut short in the tree) do not count."""
+    wrote = {w.lower() for m in model_texts for w in WORD.findall(str(m))}
+
+    def theirs(w: str, t: str) -> bool:
+        return w.lower() in wrote or (f"{w}…" in t and any(m.startswith(w.lower())
+                                                             for m in wrote))
+    return sorted({t[:160] for t in texts if [w for w in english_words(t) if not theirs(w, t)]})
 
 
 # --------------------------------------------------------------------------------- the app
@@ -186,7 +200,15 @@ def open_page(path: str, lang: str, **state) -> AppTest:
 
 
 def run_search(at: AppTest) -> None:
-    """Press Run on the Search tree page and rerun until the background run has finished."""
+    """Press Run on the Search tree page and rerun until the background run has finished.
+
+    In the page's language: AppTest calls the widgets' ``format_func`` in the test's own thread,
+    where no session says the language, to find each widget's current option."""
+    with i18n.using(at.session_state["lang"]):
+        _run_search(at)
+
+
+def _run_search(at: AppTest) -> None:
     at.button(key="tree_run_button").click().run()
     assert not at.exception, at.exception
     run = at.session_state["tree_run"]
@@ -226,8 +248,10 @@ def test_search_tree_results_in_chinese_show_no_english(strategy, small):
     at = open_page("pages/tree.py", "zh", strategy=strategy)
     run_search(at)
     texts = visible_texts(at)
-    assert any("令牌" in t for t in texts), "no finished run on the page"
-    left = english_left(texts)
+    assert any(t.startswith("生成 token：") for t in texts), "no finished run on the page"
+    tree = at.session_state["tree_result"].tree  # the model's own text stays as it wrote it
+    wrote = [t for n in tree.nodes.values() for t in (n.text, str(n.answer)) if n.id]
+    left = english_left(texts, wrote)
     assert not left, f"{strategy} run: English left in 中文:\n" + "\n".join(left)
 
 

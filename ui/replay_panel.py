@@ -38,6 +38,7 @@ from search.models.base import capabilities
 from search.tree import SearchResult
 from search.voting import TIE_RULE
 from i18n import N_, _, ngettext
+from i18n import N_, _, ngettext
 from ui import common
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
@@ -58,6 +59,12 @@ SLIDER_HELP = N_("The budget slider under this line replays the run's event log 
                "generated tokens; no model is called. It stops only where the tree changed: "
                "for self-consistency each chain appears whole, at the moment its tokens are "
                "spent.")
+
+
+# The scorers' registry names as the summary line shows them (English: the name itself).
+SCORER_NAMES = (N_("confidence"), N_("checker"), N_("perfect"), N_("learned"),
+                N_("learned_checked"), N_("orm"), N_("prm"), N_("prm_last"), N_("prm_min"),
+                N_("prm_prod"))
 
 
 def reset(result: SearchResult, budget: Optional[int] = None) -> None:
@@ -340,7 +347,7 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · "
                 + _("seed {seed}").format(seed=md(cfg.get('seed'))) + " · "
-                + _("scorer {scorer}").format(scorer=md(cfg.get('scorer') or _('none')))
+                + _("scorer {scorer}").format(scorer=md(_(cfg.get('scorer') or 'none')))
                 + (" · " + _("model {model}").format(model=md(_model_label(cfg.get('model'))))
                    if cfg.get("model") else "")
                 + (" · **" + _("stopped early") + "**" if res.stopped else ""))

@@ -50,6 +50,7 @@ import igraph as ig
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
+from i18n import N_, _, ngettext
 from search.tree import Node, SearchTree
 from viz.axes import fmt_fixed
 from viz.palette import DEFAULT_STYLE, TreeStyle
@@ -187,8 +188,9 @@ def _hover(n: Node, mcts: bool, share: Optional[float] = None,
     lines.append(stats)
     if n.terminal:
         verdict = {True: _("correct"), False: _("wrong"), None: _("gold unknown")}[n.correct]
-        lines.append(_("answer {answer} ({verdict})").format(
-            answer=html.escape(str(n.answer), quote=False), verdict=verdict))
+        lines.append(_("answer {answer} ({verdict})").format(  # ∅: the chain gave none
+            answer="∅" if n.answer is None else html.escape(str(n.answer), quote=False),
+            verdict=verdict))
     if colour:
         lines.append(colour)
     if n.kind == "rollout":
@@ -289,7 +291,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             hy += y
         traces.append(trace(x=hx, y=hy, mode="lines",
                             line=dict(color=s.path, width=s.path_width),
-                            hoverinfo="skip", name="highlighted"))
+                            hoverinfo="skip", name=_("highlighted")))
 
     if path:
         px, py = [], []
@@ -299,7 +301,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             py += y[:-1]
         traces.append(trace(x=px, y=py, mode="lines",
                             line=dict(color=s.path, width=s.path_width),
-                            hoverinfo="skip", name="chosen chain"))
+                            hoverinfo="skip", name=_("chosen chain")))
 
     # Node fill value and size. Every chain passes through exactly one child of the root, so
     # the root's children's counts add up to the chains sampled so far.

@@ -11,6 +11,7 @@ from typing import Mapping, Optional, Sequence
 import plotly.graph_objects as go
 
 from i18n import _, ngettext
+from i18n import _, ngettext
 from viz.axes import linear_axis
 
 GOLD_COLOR = "#2ca02c"
@@ -125,7 +126,7 @@ def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Opti
     chains cast by the slider's budget."""
     line = dict(type="scatter", x=list(ks), y=list(p_correct), mode="lines+markers",
                 line=dict(color="#1f77b4"), name="maj@k",
-                hovertemplate="k=%{x}: P(correct)=%{y:.3f}<extra></extra>")
+                hovertemplate=_("k=%{x}: P(correct)=%{y:.3f}") + "<extra></extra>")
     xt = _("chains k")
     if tokens_per_chain:
         xt = _("chains k (≈{n} generated tokens each)").format(n=f"{tokens_per_chain:.0f}")
@@ -136,7 +137,7 @@ def maj_curve_figure(ks: Sequence[int], p_correct: Sequence[float], mark_k: Opti
                              **linear_axis(min(ks, default=1), max(ks, default=1),
                                            integer=True)),
                   # Headroom above 1: the budget label sits inside the plot, over the curve.
-                  yaxis=dict(title=dict(text="P(correct)"), range=[-0.03, 1.2],
+                  yaxis=dict(title=dict(text=_("P(correct)")), range=[-0.03, 1.2],
                              tickvals=[0, 0.25, 0.5, 0.75, 1], gridcolor="#eee"),
                   showlegend=False)
     if mark_k:
