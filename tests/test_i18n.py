@@ -311,3 +311,12 @@ def test_the_url_language_opens_chinese(small):
     assert not at.exception, at.exception
     with i18n.using("zh"):
         assert at.title[0].value == i18n._("Search tree") == "搜索树"
+
+
+def test_the_readme_has_a_chinese_section():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "## 简体中文" in text
+    section = text.split("## 简体中文", 1)[1].split("\n## ", 1)[0]
+    for needed in ("bash scripts/run_app.sh", "bash scripts/test.sh", "?lang=zh", "语言",
+                   "i18n/zh.po", "python -m i18n extract"):
+        assert needed in section, needed
