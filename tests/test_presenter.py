@@ -153,3 +153,17 @@ def test_a_presenter_link_opens_in_presenter_mode(monkeypatch):
     bad.query_params["presenter"] = "yes please"
     bad.run()
     assert not bad.exception and bad.session_state["presenter"] is False
+
+
+def test_the_search_tree_page_draws_the_projector_tree():
+    from tests.test_page_tree import chart, new_app, run_once
+    at = new_app({"presenter": "1"})
+    run_once(at, n=4)
+    fig = chart(at, "tree_chart")
+    assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
+        PRESENTER_STYLE.label_px}
+    assert fig["layout"]["coloraxis"]["colorscale"] == PRESENTER_STYLE.colorscale
+    at.toggle(key=w("presenter")).set_value(False).run()
+    fig = chart(at, "tree_chart")
+    assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
+        DEFAULT_STYLE.label_px}

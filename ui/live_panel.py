@@ -11,6 +11,7 @@ import streamlit as st
 
 from search.strategies import STRATEGIES
 from i18n import _, ngettext
+from ui import presenter
 from ui.common import plural
 from ui.live import LiveView
 from ui.replay import task_marks
@@ -45,7 +46,7 @@ def _figures(view: LiveView, strategy: str) -> tuple:
     tree = view.tree
     labels, dead = task_marks(tree)
     return (tree_figure(tree, mcts=strategy == "mcts", color_by=STRATEGY_COLOR[strategy],
-                        labels=labels, dead_ends=dead),
+                        labels=labels, dead_ends=dead, style=presenter.style()),
             tally_figure(tree.tally(), None, None, weighted=strategy == "beam"))
 
 

@@ -39,7 +39,7 @@ from search.tree import SearchResult
 from search.voting import TIE_RULE
 from i18n import N_, _, ngettext
 from i18n import N_, _, ngettext
-from ui import common
+from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
 from ui.replay import (ReplayState, is_right, is_weighted, majority_curve, snap, state_at,
@@ -269,7 +269,8 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                           selected=nid, color_by=colour[0] if colour
                           else STRATEGY_COLOR.get(res.strategy),
                           values=colour[1] if colour else None,
-                          height=tree_height(res.tree), labels=labels, dead_ends=dead)
+                          height=tree_height(res.tree, row_px=presenter.style().row_px),
+                          labels=labels, dead_ends=dead, style=presenter.style())
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
