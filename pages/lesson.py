@@ -15,11 +15,10 @@ lesson.init_state()
 ss = st.session_state
 
 st.title(_("Lesson: thinking longer"))
-st.caption(_("Six short steps for a class, each run live on the bundled model (arithmetic task, "
-             "temperature {t:g}, top-p {p:g}, seed {s}: the settings the problems were chosen "
-             "at; the sidebar's sampling settings apply to the other pages).").format(
-    t=lesson.LESSON_SAMPLING["temperature"], p=lesson.LESSON_SAMPLING["top_p"],
-    s=lesson.LESSON_SAMPLING["seed"]))
+st.caption(_("Six short steps, each live on the bundled model: arithmetic, temperature {t:g}, "
+             "top-p {p:g}, seed {s} (the lesson's own settings, those its problems were chosen "
+             "at).").format(t=lesson.LESSON_SAMPLING["temperature"],
+                            p=lesson.LESSON_SAMPLING["top_p"], s=lesson.LESSON_SAMPLING["seed"]))
 
 i = int(ss[lesson.STEP])
 top = st.columns([1, 1, 4, 2.4], vertical_alignment="bottom")

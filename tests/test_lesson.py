@@ -143,6 +143,9 @@ def test_step2_tally_and_the_guess_is_hidden_until_revealed(pools):
     assert m.label == "Vote of 16 chains" and m.value == pct(sixteen)
     assert m.delta == f"{100 * sixteen - 70:+.1f} points against the guess"
     assert at.slider(key="w_ls_guess").disabled  # the guess is locked once revealed
+    greedy = float(np.mean([p.correct[0] for p in pools[1]]))
+    assert f"answering at once (step 1, greedy) is right {pct(greedy)}" in page_text(at)
+    assert (("beats answering at once" in page_text(at)) == (sixteen > greedy))
     at.button(key="ls_hide").click().run()
     assert not at.metric and pct(sixteen) not in page_text(at)
 

@@ -46,6 +46,7 @@ LESSON_SAMPLING = {"temperature": 0.8, "top_p": 1.0, "seed": 0}
 HELDOUT_PROBLEMS = 50   # the Scaling page's default: its pools are the lesson's pools
 CHAINS = 16             # the vote of the lesson (and the Scaling page's default pool size)
 DIAL_CHOICES = [1, 2, 4, 8, 16]
+STEADY_GAIN = 0.05  # doublings whose gains differ by at most 5 points "add about the same"
 SEARCHES = {"mcts": N_("MCTS"), "beam": N_("beam search")}
 
 STEP, PROBLEM = "ls_step", "ls_problem"
@@ -238,7 +239,10 @@ def try_it(step: str, problem: str) -> None:
 
 # ----------------------------------------------------------------------------- the steps
 def _chain_text(tree, path: Sequence[int]) -> str:
-    return "  \n".join(f"`{common.md(tree.nodes[i].text)}`" for i in path if i in tree.nodes)
+    """The chain's steps as code spans, one a line: model output shown as it was written
+    (backquotes replaced, so nothing can leave the span; inside one, markdown is not read)."""
+    return "  \n".join("`{}`".format(" ".join(tree.nodes[i].text.split()).replace("`", "'"))
+                        for i in path if i in tree.nodes)
 
 
 def _right_word(ok: Optional[bool]) -> str:
@@ -286,28 +290,39 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(tree_figure(state.tree, final_path=state.path, color_by="share",
-                                    height=330), key="ls_fig_vote_tree")
-    with right:
+                                    height=360), key="ls_fig_vote_tree")
+    with right:  # the class's guess first, then the tally: both on a projector's first screen
+        pools, _stats = heldout_pools(policy, model)
+        one, vote16 = accuracy(pools, 1), accuracy(pools, CHAINS)
+        st.markdown(_("**Predict, then reveal.** On {p} held-out problems, one sampled chain is "
+                      "right **{one}** of the time. How often is the vote of {n} chains right?")
+                    .format(p=HELDOUT_PROBLEMS, one=pct(one), n=CHAINS))
+        g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
+        g1.slider(_("The class's guess (%)"), 0, 100, step=1, **common.bind(GUESS),
+                  disabled=bool(ss[REVEALED]))
+        if not ss[REVEALED]:
+            g2.button(_("Reveal"), key="ls_reveal", type="primary", width="stretch",
+                      on_click=lambda: ss.__setitem__(REVEALED, True))
+        else:
+            g2.button(_("Hide again"), key="ls_hide", width="stretch",
+                      on_click=lambda: ss.__setitem__(REVEALED, False))
+            st.metric(_("Vote of {n} chains").format(n=CHAINS), pct(vote16),
+                      _("{d:+.1f} points against the guess").format(d=100 * vote16 - ss[GUESS]),
+                      delta_color="off")
         st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
                                      tied=state.votes.tied, abstained=state.votes.abstained,
-                                     height=220), key="ls_fig_vote_tally")
-    pools, _stats = heldout_pools(policy, model)
-    one, vote16 = accuracy(pools, 1), accuracy(pools, CHAINS)
-    st.markdown(_("**Predict, then reveal.** On {p} held-out problems, one sampled chain is "
-                  "right **{one}** of the time. How often is the vote of {n} chains right?")
-                .format(p=HELDOUT_PROBLEMS, one=pct(one), n=CHAINS))
-    g1, g2, g3 = st.columns([3, 1, 2], vertical_alignment="bottom")
-    g1.slider(_("The class's guess (%)"), 0, 100, step=1, **common.bind(GUESS),
-              disabled=bool(ss[REVEALED]))
-    if not ss[REVEALED]:
-        g2.button(_("Reveal"), key="ls_reveal", type="primary",
-                  on_click=lambda: ss.__setitem__(REVEALED, True))
-    else:
-        g2.button(_("Hide again"), key="ls_hide",
-                  on_click=lambda: ss.__setitem__(REVEALED, False))
-        g3.metric(_("Vote of {n} chains").format(n=CHAINS), pct(vote16),
-                  _("{d:+.1f} points against the guess").format(d=100 * vote16 - ss[GUESS]),
-                  delta_color="off")
+                                     height=150), key="ls_fig_vote_tally")
+    if ss[REVEALED]:
+        greedy_pools, _stats = heldout_pools(policy, model, n=1, temperature=0.0)
+        greedy = accuracy(greedy_pools, 1)
+        said = _("For comparison, answering at once (step 1, greedy) is right {g} on the same "
+                 "problems.").format(g=pct(greedy))
+        if one < greedy:
+            said += " " + _("A sampled chain is worse than the greedy one.")
+        said += " " + (_("The vote of {n} beats answering at once.") if vote16 > greedy else
+                       _("Here the vote of {n} does not beat answering at once: spending "
+                         "compute is not free accuracy.")).format(n=CHAINS)
+        st.markdown(said)
         st.caption(_("maj@{n}, the exact expected accuracy of a vote of {n} of the sampled "
                      "chains (ties broken at random), averaged over the {p} problems; one chain: "
                      "maj@1 = {one}.").format(n=CHAINS, p=HELDOUT_PROBLEMS, one=pct(one)))
@@ -322,22 +337,35 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
                   "doubling."))
     pools, _stats = heldout_pools(policy, model)
     tpc = mean_chain_tokens(pools)
-    st.select_slider(_("Budget: chains per problem"), DIAL_CHOICES, **common.bind(DIAL))
+    c1, c2 = st.columns([2, 3], vertical_alignment="center")
+    c1.select_slider(_("Budget: chains per problem"), DIAL_CHOICES, **common.bind(DIAL))
     k = int(ss[DIAL])
+    c2.markdown(_("At **{k}** chains per problem (about {t:,.0f} generated tokens): the vote is "
+                  "right **{maj}**, and some chain is right (pass@{k}) **{pas}**.").format(
+        k=k, t=k * tpc, maj=pct(accuracy(pools, k)), pas=pct(accuracy(pools, k, "pass"))))
     ks = list(range(1, CHAINS + 1))
     series = [dict(pool_series(pools, ks, "maj"), mark_dr=True),
               pool_series(pools, ks, "pass")]
     st.plotly_chart(accuracy_figure(series, x="tokens", budget=k * tpc,
                                     budget_label=ngettext("budget: {k} chain", "budget: {k} chains",
-                                                          k).format(k=k), height=360),
+                                                          k).format(k=k), height=340),
                     key="ls_fig_dial")
-    st.markdown(_("At **{k}** chains per problem (about {t:,.0f} generated tokens): the vote is "
-                  "right **{maj}**, and some chain is right (pass@{k}) **{pas}**.").format(
-        k=k, t=k * tpc, maj=pct(accuracy(pools, k)), pas=pct(accuracy(pools, k, "pass"))))
     gains = doubling_gains(pools)
-    st.markdown(_("Each doubling buys less: {gains}. Accuracy grows with the *logarithm* of "
-                  "compute, and pass@k shows the ceiling a perfect judge could reach.").format(
-        gains=", ".join(f"{a} → {2 * a}: {100 * g:+.1f}" for a, g in gains)))
+    listed = ", ".join(f"{a} → {2 * a}: {100 * g:+.1f}" for a, g in gains)
+    later = [g for a, g in gains if a >= 2]
+    if later and max(later) - min(later) <= STEADY_GAIN:
+        said = _("Accuracy gained per doubling of the chains, in points: {gains}. From 2 chains "
+                 "on, each doubling adds about the same: accuracy grows with the *logarithm* of "
+                 "compute, so every extra chain buys less than the one before.").format(
+            gains=listed)
+    else:
+        said = _("Accuracy gained per doubling of the chains, in points: {gains}. Each doubling "
+                 "costs as much compute as all the chains before it.").format(gains=listed)
+    if gains and abs(gains[0][1]) < 0.005:
+        said += " " + _("From 1 to 2 chains the vote gains nothing: when two chains disagree, "
+                        "a coin decides.")
+    st.markdown(said + " " + _("pass@k, the share of problems where some chain is right, is the "
+                               "ceiling a perfect judge of the chains could reach."))
     st.caption(_("{p} held-out problems, {n} chains each (points of accuracy per doubling; 95% "
                  "Wilson bands).").format(p=HELDOUT_PROBLEMS, n=CHAINS))
 
@@ -389,7 +417,7 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
                       and picks["checker"].get(v["leaf"], 0.0) >= 1.0), [])
     with cols[0]:
         st.plotly_chart(tree_figure(tree, final_path=kept_path, color_by="checker",
-                                    values=picks["checker"], height=330),
+                                    values=picks["checker"], height=290),
                         key="ls_fig_checker")
         kept = picks["kept"]
         answers = sorted(set(kept))
@@ -402,15 +430,17 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
         best = picks["prm_best"]
         with cols[1]:
             st.plotly_chart(tree_figure(tree, final_path=tree.path_to(best) if best else [],
-                                        color_by="prm", values=picks["prm"], height=330),
+                                        color_by="prm", values=picks["prm"], height=290),
                             key="ls_fig_prm")
             if best is not None:
                 ans = tree.nodes[best].answer
                 from ui.replay import is_right
+                ok = is_right(TASK_NAME, res.problem, ans, res.gold)
                 st.markdown(_("The learned PRM likes best a chain that answers **{a}** (score "
                               "{s:.2f}): {verdict}.").format(
-                    a=common.md(ans), s=picks["prm"][best],
-                    verdict=_right_word(is_right(TASK_NAME, res.problem, ans, res.gold))))
+                    a=common.md(ans), s=picks["prm"][best], verdict=_right_word(ok))
+                    + ("" if ok else " " + _("A learned verifier can be fooled; the exact "
+                                             "check cannot, but few real tasks have one.")))
     else:
         st.caption(_("This checkout has no learned PRM for arithmetic: only the perfect verifier "
                      "is shown."))
