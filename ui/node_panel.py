@@ -47,8 +47,10 @@ from viz.tree import node_label, short_label
 SHORT_TEXT = 60  # characters of a node's text in the table; a longer or multi-line text: below
 
 NODE = "tree_node"  # session state: the inspected node id (None until the user picks one)
-SCORE_LABEL = {"majority": "score (scorer, finished chain)", "beam": "score (path score)",
-               "mcts": "score (evaluation)", "tot": "score (value)", "tot_dfs": "score (value)"}
+SCORE_LABEL = {"majority": N_("score (scorer, finished chain)"), "beam": N_("score (path score)"),
+               "mcts": N_("score (evaluation)"), "tot": N_("score (value)"),
+               "tot_dfs": N_("score (value)")}
+NODE_KINDS = (N_("step"), N_("rollout"))  # Node.kind, translated where shown
 
 
 def kind_label(n: Node) -> str:
@@ -56,14 +58,17 @@ def kind_label(n: Node) -> str:
     that ended or was cut without an answer line), or the step's kind ("step", "rollout");
     a rollout's answer is "answer (rollout)"."""
     if n.parent is None:
-        return "problem (root)"
+        return _("problem (root)")
     if n.terminal:
-        what = "answer" if n.answer is not None else "end without an answer"
-        return what + (" (rollout)" if n.kind == "rollout" else "")
-    return n.kind
+        if n.kind == "rollout":
+            return _("answer (rollout)") if n.answer is not None else \
+                _("end without an answer (rollout)")
+        return _("answer") if n.answer is not None else _("end without an answer")
+    return _(n.kind)
 
 
-REACHABLE = "right answer still reachable"
+REACHABLE = N_("right answer still reachable")
+STATE = N_("state")
 
 
 def state_rows(tree, nid: int) -> list[tuple[str, str]]:
@@ -82,10 +87,11 @@ def state_rows(tree, nid: int) -> list[tuple[str, str]]:
         value = task.state_value(tree.problem, steps)
     except ProblemError:
         return []
-    rows = [] if text is None else [("state", md(text))]
+    rows = [] if text is None else [(_(STATE), md(text))]
     if value is not None:
-        rows.append((REACHABLE, "yes (exact)" if value >= 0.5 else
-                     "no (exact): a dead end, no valid steps from here reach a right answer"))
+        rows.append((_(REACHABLE), _("yes (exact)") if value >= 0.5 else
+                     _("no (exact): a dead end, no valid steps from here reach a right "
+                       "answer")))
     return rows
 
 
@@ -96,14 +102,14 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
     tree = state.tree
     n = tree.nodes[nid]
     root = n.parent is None
-    shown = md(short_label(n.text, SHORT_TEXT)) + " (full text below)" \
+    shown = md(short_label(n.text, SHORT_TEXT)) + " " + _("(full text below)") \
         if full_text(tree, nid) is not None else md(n.text)
-    rows = [("text", shown if not root else f"problem {shown}"),
-            ("depth · kind", f"{n.depth} · {kind_label(n)}")]
+    rows = [(_("text"), shown if not root else _("problem {text}").format(text=shown)),
+            (_("depth · kind"), f"{n.depth} · {kind_label(n)}")]
     if not root:  # the problem was given, not generated: no tokens, no probability
-        rows += [("tokens", f"{n.tokens}"),
-                 ("log-probability", f"{fmt_num(n.logprob, 3)} (mean "
-                                     f"{fmt_num(n.mean_logprob, 3)} per token)")]
+        rows += [(_("tokens"), f"{n.tokens}"),
+                 (_("log-probability"), _("{logprob} (mean {mean} per token)").format(
+                     logprob=fmt_num(n.logprob, 3), mean=fmt_num(n.mean_logprob, 3)))]
     rows += state_rows(tree, nid)
     if n.author == HUMAN:  # search.edits: typed by a person, not generated
         rows.append((_("written by"), _("a person (typed in the inspector; no generated "
@@ -111,25 +117,25 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
     if n.pruned:
         rows.append((_("pruned"), _("yes: kept in the log, its chains do not vote")))
     if n.score is not None:
-        rows.append((SCORE_LABEL.get(res.strategy, "score"), fmt_num(n.score)))
+        rows.append((_(SCORE_LABEL.get(res.strategy, N_("score"))), fmt_num(n.score)))
     if res.strategy == "majority":
         # Every chain starts at the root (its count stays 0: no step is merged into it);
         # each chain casts one vote event, an abstention included.
-        rows.append(("chains through it", f"{len(tree.votes) if root else n.count}"))
+        rows.append((_("chains through it"), f"{len(tree.votes) if root else n.count}"))
     if res.strategy == "mcts":
-        rows.append(("visits N · Q", f"{n.visits} · {fmt_num(n.q)}"))
+        rows.append((_("visits N · Q"), f"{n.visits} · {fmt_num(n.q)}"))
     if n.terminal:
-        verdict = {True: "correct", False: "wrong", None: "gold unknown"}[n.correct]
-        rows.append(("answer", "none (abstains)" if n.answer is None
+        verdict = {True: _("correct"), False: _("wrong"), None: _("gold unknown")}[n.correct]
+        rows.append((_("answer"), _("none (abstains)") if n.answer is None
                      else f"{md(n.answer)} ({verdict})"))
     if res.strategy == "mcts":
         c = float(res.config.get("c", 1.0))
         u = uct_terms(state.tree, nid, c)
         if u is not None:
-            rows.append((f"UCT (c={c:g})", f"Q {fmt_num(u['Q'])} + bonus "
-                                           f"{fmt_num(u['bonus'])} = **{fmt_num(u['uct'])}** "
-                                           f"(N={u['N']}, "
-                                           f"N parent={u['N_parent']})"))
+            rows.append((f"UCT (c={c:g})", _("Q {q} + bonus {bonus} = **{uct}** (N={n}, N "
+                                             "parent={n_parent})").format(
+                q=fmt_num(u['Q']), bonus=fmt_num(u['bonus']), uct=fmt_num(u['uct']), n=u['N'],
+                n_parent=u['N_parent'])))
     return rows
 
 
@@ -168,20 +174,20 @@ def path_verdicts(tree, nid: int) -> Optional[dict]:
 
 def verdict_table(v: dict) -> str:
     """``path_verdicts`` as a markdown table (one row per step) and the ORM's line."""
-    cols = ["#", "step"] + (["learned PRM"] if v["prm"] is not None else []) \
-        + (["exact checker"] if v["checker"] is not None else [])
+    cols = ["#", _("step")] + ([_("learned PRM")] if v["prm"] is not None else []) \
+        + ([_("exact checker")] if v["checker"] is not None else [])
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for i, text in enumerate(v["steps"]):
         row = [str(i + 1), md(text)]
         if v["prm"] is not None:
             row.append(fmt_num(v["prm"][i], 3))
         if v["checker"] is not None:
-            row.append("valid" if v["checker"][i] else "**invalid**")
+            row.append(_("valid") if v["checker"][i] else "**" + _("invalid") + "**")
         lines.append("| " + " | ".join(row) + " |")
     out = "\n".join(lines)
     if v["orm"] is not None:
-        out += (f"\n\nlearned ORM: P(this chain ends right) = **{fmt_num(v['orm'], 3)}** "
-                "(its estimate after the last step)")
+        out += "\n\n" + _("learned ORM: P(this chain ends right) = **{p}** (its estimate "
+                          "after the last step)").format(p=fmt_num(v['orm'], 3))
     return out
 
 
@@ -189,24 +195,28 @@ def _verifier_view(tree, nid: int) -> None:
     try:
         v = path_verdicts(tree, nid)
     except Exception as e:  # a missing or broken verifier must not take the inspector down
-        st.caption(f"The learned verifier could not score this path: {type(e).__name__}: {e}")
+        st.caption(_("The learned verifier could not score this path: {error}").format(
+            error=f"{type(e).__name__}: {e}"))
         return
     if v is None:
         return
-    st.markdown("###### Learned verifier on this path")
+    st.markdown("###### " + _("Learned verifier on this path"))
     st.markdown(verdict_table(v))
-    st.caption("Learned PRM/ORM: small models trained on training problems' chains, which can "
-               "be wrong" + ("; the exact checker is the perfect process verifier." if
-                             v["checker"] is not None else ".")
-               + " Scoring for this view is not charged to the run.")
+    st.caption((_("Learned PRM/ORM: small models trained on training problems' chains, which "
+                  "can be wrong; the exact checker is the perfect process verifier.")
+                if v["checker"] is not None else
+                _("Learned PRM/ORM: small models trained on training problems' chains, which "
+                  "can be wrong."))
+               + " " + _("Scoring for this view is not charged to the run."))
 
 
 def _state_hint(tree) -> str:
     rows = dict(state_rows(tree, 0))
-    if "state" not in rows:
+    if _(STATE) not in rows:
         return ""
-    return (f" Unfinished steps also show the state after them (the problem's: {rows['state']}) "
-            "and whether a right answer is still reachable from it.")
+    return " " + _("Unfinished steps also show the state after them (the problem's: {state}) "
+                   "and whether a right answer is still reachable from it.").format(
+                       state=rows[_(STATE)])
 
 
 def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int], policy: Any = None,
@@ -214,28 +224,35 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int], policy
     """The inspector: a node-id box (the tree's clicks fill it) and the node's rows; with
     ``on_change`` (the page's way to show a changed result), the human-in-the-loop controls
     below them (``edit_panel``; ``policy``: the loaded model, for Continue)."""
-    st.markdown("##### Node inspector")
-    st.number_input("Node id", 0, len(res.tree.nodes) - 1, value=None, step=1, key=NODE,
-                    placeholder="click a node in the tree",
-                    help="Node ids count up in the order the nodes were created; 0 is the "
-                         "problem (the root).")
+    st.markdown("##### " + _("Node inspector"))
+    st.number_input(_("Node id"), 0, len(res.tree.nodes) - 1, value=None, step=1, key=NODE,
+                    placeholder=_("click a node in the tree"),
+                    help=_("Node ids count up in the order the nodes were created; 0 is the "
+                           "problem (the root)."))
     if nid is None:
-        st.info("Click a node in the tree (or type its id) to see its text, tokens and "
-                "probability" + {"majority": ", and how many chains pass through it.",
-                                 "beam": " and its path score.",
-                                 "mcts": ", visits, value and UCT terms.",
-                                 "tot": " and its value.", "tot_dfs": " and its value."
-                                 }.get(res.strategy, ".") + _state_hint(state.tree),
-                icon=":material/touch_app:")
+        st.info({"majority": _("Click a node in the tree (or type its id) to see its text, "
+                               "tokens and probability, and how many chains pass through it."),
+                 "beam": _("Click a node in the tree (or type its id) to see its text, tokens "
+                           "and probability and its path score."),
+                 "mcts": _("Click a node in the tree (or type its id) to see its text, tokens "
+                           "and probability, visits, value and UCT terms."),
+                 "tot": _("Click a node in the tree (or type its id) to see its text, tokens "
+                          "and probability and its value."),
+                 "tot_dfs": _("Click a node in the tree (or type its id) to see its text, "
+                              "tokens and probability and its value."),
+                 }.get(res.strategy, _("Click a node in the tree (or type its id) to see its "
+                                       "text, tokens and probability."))
+                + _state_hint(state.tree), icon=":material/touch_app:")
         return
     if nid not in state.tree.nodes:
-        st.caption(f"Node #{nid} is not in the tree yet at this budget.")
+        st.caption(_("Node #{id} is not in the tree yet at this budget.").format(id=nid))
         return
-    st.markdown("\n".join([f"| property | node #{nid} |", "|---|---|"]
+    st.markdown("\n".join(["| " + _("property") + " | " + _("node #{id}").format(id=nid) + " |",
+                           "|---|---|"]
                           + [f"| {k} | {v} |" for k, v in node_rows(res, state, nid)]))
     whole = full_text(state.tree, nid)
     if whole is not None:  # a plain-text block: the model's text is shown as data, wrapped
-        st.caption("Full text" + (" of the problem" if nid == 0 else " of the step"))
+        st.caption(_("Full text of the problem") if nid == 0 else _("Full text of the step"))
         st.code(whole, language=None, wrap_lines=True)
     _verifier_view(state.tree, nid)
     if on_change is not None:
