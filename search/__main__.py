@@ -55,7 +55,8 @@ def _budgets(text: str) -> list[int]:
 
 # Strategy knobs with a flag: flag dest -> the strategies it belongs to (defaults: DEFAULTS).
 KNOB_FLAGS = {"expansions": ("beam",), "k": ("mcts", "tot", "tot_dfs"), "c": ("mcts",),
-              "width": ("dvts",), "final": ("beam", "mcts", "dvts")}
+              "width": ("dvts",), "final": ("beam", "mcts", "dvts"), "stop": ("majority",),
+              "threshold": ("majority",)}
 
 
 def strategy_knobs(a) -> dict:
@@ -126,6 +127,8 @@ def cmd_solve(a) -> dict:
            "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
            "tie_rule": r.extra.get("tie_rule"), "stopped": r.stopped,
            "halted": r.extra.get("halted"), "capped": _capped(r), **backend_info(spec, policy)}
+    if "early_stop" in r.extra:  # majority --stop: why and after how many chains it stopped
+        out["early_stop"] = r.extra["early_stop"]
     if not out["capabilities"]["forward_passes"]:
         out["forward_passes"] = None  # a server reports tokens only: not measured
     for knob in ("expansions", "k", "c", "width", "final"):
@@ -353,6 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("problem")
     s.add_argument("--budget", type=int, default=None, help=budget_help)
     s.add_argument("--weighted", action="store_true", help="weighted vote (majority)")
+    s.add_argument("--stop", choices=["none", "certain", "beta"], default=None,
+                   help="majority: stop sampling once the vote is settled (certain: the leader "
+                        "can no longer be overtaken; beta: Adaptive-Consistency's Beta "
+                        "criterion; search/adaptive.py)")
+    s.add_argument("--threshold", type=float, default=None,
+                   help="majority --stop beta: the Beta criterion's threshold C in (0.5, 1) "
+                        "(default: the one chosen on validation)")
     s.add_argument("--save", help="write the run (tree + event log) as JSON to this file")
     c = sub.add_parser("curve", parents=[common], help="accuracy per budget on held-out problems")
     c.add_argument("--split", choices=["heldout", "validation"], default="heldout",

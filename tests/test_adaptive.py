@@ -235,3 +235,26 @@ def test_scaling_page_draws_the_adaptive_curve(tiny_model_dir, monkeypatch, tmp_
     assert "adaptive self-consistency" in spec
     text = page_text(at)
     assert "Adaptive self-consistency" in text and "tokens saved" in text, text
+
+
+# ---- the strategy option and the command line
+
+
+def test_run_strategy_majority_with_stop_and_the_cli_flags(monkeypatch):
+    from search.__main__ import UsageError, build_parser, strategy_knobs
+    from search.strategies import run_strategy
+    from search.strategies.blocks import Sampling
+    pol = Scripted(["62"] * 16)
+    r = run_strategy("majority", "8*7+6", pol, 16, Sampling(), gold="62", stop="beta",
+                     threshold=0.95)
+    assert r.strategy == "majority" and r.extra["early_stop"]["chains"] == 4
+    r = run_strategy("majority", "8*7+6", Scripted(["62"] * 16), 16, Sampling(), gold="62")
+    assert "early_stop" not in r.extra and len(r.tree.votes) == 16  # unchanged by default
+    with pytest.raises(ValueError):
+        run_strategy("majority", "8*7+6", Scripted(["62"] * 16), 16, stop="beta",
+                     threshold=1.5)
+    a = build_parser().parse_args(["solve", "8*7+6", "--stop", "beta", "--threshold", "0.9"])
+    assert strategy_knobs(a) == {"stop": "beta", "threshold": 0.9, "budget": 16}
+    a = build_parser().parse_args(["solve", "8*7+6", "--strategy", "beam", "--stop", "beta"])
+    with pytest.raises(UsageError, match="--stop applies to --strategy majority"):
+        strategy_knobs(a)

@@ -111,7 +111,8 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
                  c: Optional[float] = None, final: Optional[str] = None,
                  width: Optional[int] = None,
                  tree: Optional[SearchTree] = None, should_stop: ShouldStop = None,
-                 task: TaskLike = None) -> SearchResult:
+                 task: TaskLike = None, stop: Optional[str] = None,
+                 threshold: Optional[float] = None) -> SearchResult:
     """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
 
     Every knob left None takes its value from DEFAULTS[name] (budget, beam ``expansions``,
@@ -122,7 +123,11 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
     (best_of_n, weighted) or PRM (dvts) when the task has it, else confidence). ``weighted``
     applies to ``majority`` only (the strategy ``weighted`` always weighs). ``name`` may be
     spelled with hyphens (``best-of-n``). ``task``: the problem's Task or registry name (None:
-    arithmetic); the strategy reads prompt, steps and answers from it. Raises ValueError
+    arithmetic); the strategy reads prompt, steps and answers from it. ``stop`` (majority
+    only): ``certain`` or ``beta`` stops sampling once the vote is settled
+    (``search.adaptive``: the Beta criterion at ``threshold``, default and minimum chains as
+    chosen on validation, ``search.adaptive.CHOSEN``); None or ``none``: all N chains. Raises
+    ValueError
     (one line) for an unknown strategy, out-of-range settings, a learned-verifier scorer
     the task does not have (``check_scorer``), or the confidence scorer (chosen or the
     strategy's default) with a policy whose backend returns no token log-probabilities
@@ -155,6 +160,15 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
     if name == "majority":
         if weighted and sc is None:
             sc = make_scorer("confidence")
+        if stop not in (None, "none"):  # early-stopping self-consistency (search.adaptive)
+            from search import adaptive
+            if weighted:
+                raise ValueError("early stopping (stop) applies to the plain majority vote")
+            rule = adaptive.StopRule(stop, adaptive.CHOSEN["threshold"] if threshold is None
+                                     else threshold,
+                                     adaptive.CHOSEN["min_chains"] if stop == "beta" else 1)
+            return adaptive.run(problem, policy, budget, rule,
+                                batch_size=adaptive.CHOSEN["batch_size"], **common)
         # About four batched calls per run: the trie visibly grows in a live view.
         cfg = majority.MajorityConfig(n=budget, weighted=weighted,
                                       batch_size=min(budget, max(4, -(-budget // 4))))
