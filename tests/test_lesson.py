@@ -247,15 +247,21 @@ def test_the_url_step_reopens_that_step():
 
 
 def test_moving_back_and_next_does_not_sample_again(monkeypatch):
-    at = goto(new_lesson(), 2)
+    at = goto(new_lesson(), 6)  # every step drawn once
+    while at.session_state["ls_step"] > 1:
+        at.button(key="ls_back").click().run()
     import search.solve as solve_mod
     import search.pools as pools_mod
     calls = []
     monkeypatch.setattr(solve_mod, "solve", lambda *a, **k: calls.append(a))
+    import ui.sampling as sampling_mod
     monkeypatch.setattr(pools_mod, "sample_pools", lambda *a, **k: calls.append(a))
-    at.button(key="ls_back").click().run()
-    at.button(key="ls_next").click().run()
-    assert not at.exception and calls == []
+    monkeypatch.setattr(sampling_mod, "sample_pools", lambda *a, **k: calls.append(a))
+    for _ in range(5):
+        at.button(key="ls_next").click().run()
+    for _ in range(5):
+        at.button(key="ls_back").click().run()
+    assert not at.exception and not at.error and calls == []
 
 
 def test_try_it_opens_the_search_tree_with_the_steps_settings():
@@ -304,3 +310,21 @@ def test_every_step_draws_in_chinese():
         with i18n.using("zh"):
             assert progress(at)[1] == progress_text(step)
         assert at.get("plotly_chart"), f"step {step}: no figure"
+
+
+def test_a_step_the_model_cannot_run_is_one_error_line_and_the_lesson_goes_on(monkeypatch):
+    """E.g. a server without token log-probabilities cannot run MCTS's confidence scorer."""
+    import search.solve as solve_mod
+    from ui import lesson
+
+    def refuse(*a, **k):
+        raise ValueError("the model's backend returns no token log-probabilities")
+    lesson._run.clear()
+    monkeypatch.setattr(solve_mod, "solve", refuse)
+    at = new_lesson({"ls_step": "4"})
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [
+        "This step could not run on the model in use: ValueError: the model's backend returns "
+        "no token log\\-probabilities"]
+    assert at.button(key="ls_try_tree") and not at.button(key="ls_next").disabled
+    lesson._run.clear()  # nothing refused stays cached

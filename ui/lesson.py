@@ -502,6 +502,10 @@ def init_state() -> None:
 def draw_step(i: int, policy: Any, model: str, problem: str) -> None:
     """Draw the 1-based step ``i`` (its text, figures and numbers), then its try-it button."""
     step = STEPS[i - 1]
-    with st.spinner(_("Running the model…")):
-        DRAW[step.key](policy, model, problem)
+    try:
+        with st.spinner(_("Running the model…")):
+            DRAW[step.key](policy, model, problem)
+    except Exception as e:  # a model or backend that cannot run a step: said, the lesson goes on
+        st.error(_("This step could not run on the model in use: {error}").format(
+            error=common.md(f"{type(e).__name__}: {e}")))
     try_it(step.key, problem)
