@@ -110,12 +110,14 @@ if BEAM:
     right.markdown(beam_steps.sentence(step, phase, int(res.config.get("expansions", 0))))
     left.plotly_chart(tree_figure(tree, color_by="score",
                                 highlight=beam_steps.highlighted(step, phase),
+                                labels=beam_steps.node_labels(step, phase, tree),
                                 final_path=(tree.final or {}).get("path", ()) if last else (),
                                 height=tree_height(tree, lo=360, row_px=style.row_px),
                                 width=fig_width,
                                 style=style), key="ms_tree")
     left.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
-                 "(keep). Colour: the scorer's path score."))
+                 "(keep). Beside each candidate: its score; ✓ kept, ✗ left out, vote: a "
+                 "finished chain. Colour: the scorer's path score."))
     right.dataframe(pd.DataFrame(beam_steps.phase_rows(step, phase, tree)), hide_index=True,
                     key="ms_table")
     if last:

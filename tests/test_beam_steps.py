@@ -13,7 +13,8 @@ from search.strategies import DEFAULTS
 from search.tasks import get_task
 from search.tree import SearchTree
 from tests.test_page_tree import APP, model_env, navigation_only, texts  # noqa: F401
-from ui.beam_steps import PHASES, BeamLogError, kept_by_rank, positions, steps
+from ui.beam_steps import (PHASES, BeamLogError, kept_by_rank, node_labels, positions,
+                             steps)
 
 PROBLEM = get_task("arithmetic").example  # 5+(8-3), the teaching default
 
@@ -75,6 +76,24 @@ def test_kept_beams_are_the_top_width_by_score_of_the_replayed_tree(runs):
             kept = replay(res, s.ends["keep"])
             assert kept.beams[-1] == {"ids": s.kept, "depth": s.depth}
     assert cut >= 1, "no run had more unfinished candidates than its width"
+
+
+def test_scores_and_marks_beside_the_candidates_are_the_replayed_trees(runs):
+    for res in runs:
+        for s in steps(res):
+            assert node_labels(s, "propose", replay(res, s.ends["propose"])) == {}
+            scored = replay(res, s.ends["score"])
+            for phase in ("score", "keep"):
+                labels = node_labels(s, phase, replay(res, s.ends[phase]))
+                assert sorted(labels) == sorted(s.candidates)
+                for c, text in labels.items():
+                    n = scored.nodes[c]
+                    score = f"{n.score:.2f}"
+                    score = score[1:] if score.startswith("0.") else score
+                    want = f"{(n.answer or '∅') if n.terminal else n.text} · {score}"
+                    if phase == "keep":
+                        want += (" vote" if n.terminal else " ✓" if c in s.kept else " ✗")
+                    assert text == want
 
 
 def test_a_log_off_the_pattern_is_refused(runs):

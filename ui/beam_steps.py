@@ -215,3 +215,26 @@ def sentence(step: BeamStep, phase: str, expansions: int) -> str:
                  "{n} kept; they are expanded at the next depth.").format(
             w=step.width, k=len(step.kept), n=live)
     raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+
+
+def node_labels(step: BeamStep, phase: str, tree: SearchTree) -> dict[int, str]:
+    """Short text written beside the candidates (``viz.tree.tree_figure``'s ``labels``), so the
+    scores are on the tree itself: from the score phase on, each candidate's step (its answer
+    when it ends the chain) and score in 2 decimals; in the keep phase also "✓" for a kept
+    beam, "✗" for one left out and "vote" for a finished chain. Propose: none (the nodes keep
+    their own text)."""
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+    if phase == "propose":
+        return {}
+    out = {}
+    for c in step.candidates:
+        node = tree.nodes[c]
+        text = (node.answer or "∅") if node.terminal else node.text
+        t = f"{step.scores[c]:.2f}"
+        label = _("{step} · {score}").format(step=text, score=t[1:] if t.startswith("0.") else t)
+        if phase == "keep":
+            mark = (_("vote") if c in step.finished else "✓" if c in step.kept else "✗")
+            label = f"{label} {mark}"
+        out[c] = label
+    return out
