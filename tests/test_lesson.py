@@ -201,7 +201,19 @@ def test_step5_the_perfect_verifier_and_the_learned_prm():
     assert "perfect process verifier" in json.dumps(checker)
     if has_learned_verifier("arithmetic", "prm"):
         assert "ls_fig_prm" in figs and "learned PRM" in json.dumps(figs["ls_fig_prm"])
-        assert "The learned PRM likes best a chain that answers" in text
+        from search.models.verifier import load_verifier
+        ver = load_verifier("arithmetic", "prm")  # a path's score: its last step's
+        leaves = [v["leaf"] for v in tree.votes if v["answer"] is not None]
+        prm = {l: ver.step_scores("arithmetic", [(PROBLEM, [tree.nodes[i].text for i in
+                                                            tree.path_to(l)])])[0][-1]
+               for l in set(leaves)}
+        best = max(sorted(set(leaves)), key=lambda l: prm[l])
+        ans = tree.nodes[best].answer
+        assert (f"The learned PRM likes best a chain that answers **{ans}** "
+                f"(score {prm[best]:.2f})") in text, text
+        if ans != vote.gold:  # fooled: the right chains' best score is said beside it
+            right = max(prm[l] for l in leaves if tree.nodes[l].answer == vote.gold)
+            assert f"Its best-scored right chain: {right:.2f}." in text
 
 
 def test_step6_when_voting_fails_on_a_validation_problem(pools):

@@ -441,6 +441,10 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
                     a=common.md(ans), s=picks["prm"][best], verdict=_right_word(ok))
                     + ("" if ok else " " + _("A learned verifier can be fooled; the exact "
                                              "check cannot, but few real tasks have one.")))
+                right = [picks["prm"][v["leaf"]] for v in tree.votes if v["answer"] is not None
+                         and is_right(TASK_NAME, res.problem, v["answer"], res.gold)]
+                if not ok and right:
+                    st.caption(_("Its best-scored right chain: {s:.2f}.").format(s=max(right)))
     else:
         st.caption(_("This checkout has no learned PRM for arithmetic: only the perfect verifier "
                      "is shown."))
