@@ -186,3 +186,62 @@ def test_the_page_steps_through_the_phases():
     assert table_ids(at) == sims[-1].backprop_path
     assert at.button(key="ms_step").disabled
     assert any(m.startswith(f"**Answer {res.answer}**") for m in texts(at.markdown))
+
+
+class PseudoChinese(dict):
+    """A catalogue that 'translates' every string into CJK characters derived from its text
+    (its ``{placeholders}`` kept), so English left on a page drawn with it was never passed
+    through ``_()``: no wait for the Chinese catalogue to hold this page's new strings."""
+
+    @staticmethod
+    def fake(msgid: str) -> str:
+        import re
+        import zlib
+        h = zlib.crc32(msgid.encode())
+        word = "".join(chr(0x4E00 + (h >> (5 * i)) % 0x5000) for i in range(3))
+        marks = "**" if msgid.startswith("**") else ""  # the page's bold labels stay bold
+        return marks + word + " ".join("{%s}" % p for p in re.findall(r"\{(\w+)\}", msgid)) + marks
+
+    def get(self, key, default=None):
+        if isinstance(key, tuple):
+            return (self.fake(key[1]),)
+        return self.fake(key)
+
+
+@pytest.mark.parametrize("strategy", ["mcts", "beam"])
+def test_every_string_on_the_step_page_goes_through_the_catalogue(strategy, monkeypatch):
+    import i18n
+    from tests.test_i18n import _proto_texts, _table_texts, english_left
+    monkeypatch.setattr(i18n, "_catalogue", lambda lang: PseudoChinese())
+
+    def main_texts(at: AppTest) -> list[str]:  # the page's own (the sidebar is app.py's)
+        out: list[str] = []
+
+        def walk(node):
+            if getattr(node, "proto", None) is not None:
+                _proto_texts(node.proto, out)
+            if getattr(node, "type", None) in ("dataframe", "table", "arrow_data_frame"):
+                _table_texts(node, out)
+            for child in getattr(node, "children", {}).values():
+                walk(child)
+        walk(at.main)
+        return [t for t in out if not t.lstrip().startswith("<style")
+                and not (t.startswith("{") and t.endswith("}"))]
+
+    at = AppTest.from_file(APP, default_timeout=180).switch_page("pages/mcts_steps.py")
+    at.session_state["lang"] = "zh"
+    at.session_state["ms_strategy"] = strategy
+    with i18n.using("zh"):
+        at.run()
+        at.button(key="ms_go").click().run()
+        assert not at.exception, at.exception
+        _, res, parts = at.session_state["ms_beam_run" if strategy == "beam" else "ms_run"]
+        model = [n.text for n in res.tree.nodes.values()] + [res.problem]
+        n = len(positions(parts)) if strategy == "mcts" else 3 * len(parts)
+        left: set = set()
+        for k in range(n):
+            left |= set(english_left(main_texts(at), model))
+            if k < n - 1:
+                at.button(key="ms_step").click().run()
+                assert not at.exception, at.exception
+    assert not left, sorted(left)
