@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import re
 
+import re
+
 import streamlit as st
+
+from i18n import _
 
 from i18n import _
 
@@ -60,7 +64,8 @@ cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
     with col:
-        st.selectbox(_("Strategy {i}").format(i=i + 1), PICKS, format_func=_label, **bind(f"cmp_s{i}"))
+        st.selectbox(_("Strategy {i}").format(i=i + 1), PICKS, format_func=_label,
+                     **bind(f"cmp_s{i}"))
         s = ss[f"cmp_s{i}"]
         if s == NONE:
             continue

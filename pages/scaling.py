@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from i18n import _
+from i18n import N_, _, ngettext
 from search.adaptive import ADAPTIVE_THRESHOLDS, CHOSEN, SIM_ORDERS, adaptive_series
 from search.models.verifier import AGGREGATIONS
 from search.pools import budgets_up_to
@@ -50,7 +50,16 @@ HAS_DVTS = "dvts" in STRATEGIES  # (a checkout without DVTS shows the option dis
 # baseline they must beat (on arithmetic it ranks held-out chains better than both; trial).
 DEFAULT_CURVES = ["maj", "pass", "best_conf", "best_check", "best_orm", "best_prm",
                   "weighted_prm"]
-X_LABELS = {"samples": "samples (log₂)", "tokens": "generated tokens"}
+X_LABELS = {"samples": N_("samples (log₂)"), "tokens": N_("generated tokens")}
+
+
+def shown_label(which: str, agg: str) -> str:
+    """A pool curve's legend label in the session's language (``search.sweeps.curve_label``
+    in English, the PRM aggregation filled in)."""
+    return _(POOL_CURVES[which][2]).replace("{agg}", _(AGG_SHORT.get(agg, agg)))
+
+
+AGG_SHORT = {"last": N_("last"), "min": N_("min"), "prod": N_("prod")}  # PRM aggregations
 HEAVY_CHAINS = 3200  # warn above this many chains on a CPU
 HEAVY_RUNS = 60      # warn above this many beam/MCTS/ToT runs on a CPU (~a minute)
 
@@ -104,8 +113,8 @@ PARAMS = [
     UrlParam("sc_adaptive", True, _bool, lambda v: "1" if v else "0"),
 ]
 
-st.title("Scaling: accuracy against compute")
-st.markdown(
+st.title(_("Scaling: accuracy against compute"))
+st.markdown(_(
     "Each held-out problem gets **one pool** of sampled chains; the curves give the expected "
     "accuracy of *k* of them at every budget *k* (no resampling). "
     "**Self-consistency** votes (maj@k); **pass@k** counts a problem solved if any of the *k* "
@@ -113,7 +122,7 @@ st.markdown(
     "scorer likes best: a **learned ORM** or **learned PRM** (small trained verifiers that can "
     "be wrong), the **model's confidence**, or the exact step checker (a **perfect process "
     "verifier**); the **weighted vote** sums a learned verifier's scores per answer. "
-    "**PRM beam search** and **DVTS** are real searches guided by the learned PRM.")
+    "**PRM beam search** and **DVTS** are real searches guided by the learned PRM."))
 
 setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
 ss = st.session_state
@@ -130,9 +139,10 @@ if VALUES and ss["sc_tot_value"] not in VALUES:
     ss["sc_tot_value"] = next(iter(VALUES))
 
 pool_controls("sc", (PROBLEMS_MIN, PROBLEMS_MAX), 10, N_CHOICES).radio(
-    "x axis", list(X_LABELS), format_func=X_LABELS.get, **bind("sc_x"), horizontal=True)
+    _("x axis"), list(X_LABELS), format_func=lambda x: _(X_LABELS[x]), **bind("sc_x"),
+    horizontal=True)
 c_curves, c_agg = st.columns([3, 1])
-c_curves.multiselect("Curves", list(CURVES), format_func=lambda k: curve_label(k, AGG),
+c_curves.multiselect(_("Curves"), list(CURVES), format_func=lambda k: shown_label(k, AGG),
                      **bind("sc_curves"))
 st.checkbox(_("Adaptive self-consistency: stop sampling a problem once its vote is settled"),
             **bind("sc_adaptive"),
@@ -142,92 +152,100 @@ st.checkbox(_("Adaptive self-consistency: stop sampling a problem once its vote 
                    "Adaptive-Consistency (Aggarwal et al. 2023) at several thresholds. "
                    "Replayed on the same pool, never sampled again."))
 if "prm" in VKINDS:
-    c_agg.selectbox("PRM aggregation", list(AGGREGATIONS),
-                    format_func=lambda a: f"{a}: {AGGREGATIONS[a]}", **bind("sc_agg"),
-                    help="How a chain's score is read off the learned PRM's step scores "
-                         "(for best-of-N, the weighted vote, PRM beam search and DVTS): the "
-                         "last step's score, the minimum or the product over steps.")
+    c_agg.selectbox(_("PRM aggregation"), list(AGGREGATIONS),
+                    format_func=lambda a: f"{_(AGG_SHORT[a])}: {_(AGGREGATIONS[a])}",
+                    **bind("sc_agg"),
+                    help=_("How a chain's score is read off the learned PRM's step scores "
+                           "(for best-of-N, the weighted vote, PRM beam search and DVTS): the "
+                           "last step's score, the minimum or the product over steps."))
 if not VKINDS:
-    st.caption(f"{TASK.label} has no learned ORM or PRM yet, so the learned-verifier curves "
-               "and PRM-guided searches are off (train them with `python -m search "
-               f"train-verifier --task {TASK.name} --kind orm|prm`).")
+    st.caption(_("{task} has no learned ORM or PRM yet, so the learned-verifier curves and "
+                 "PRM-guided searches are off (train them with `{command}`).").format(
+                   task=_(TASK.label),
+                   command=f"python -m search train-verifier --task {TASK.name} --kind orm|prm"))
 VSEARCH = "prm" in VKINDS and bool(ss["sc_vsearch"])
 if "prm" in VKINDS:
-    with st.expander("PRM beam search and DVTS (measured runs of the learned PRM)",
+    with st.expander(_("PRM beam search and DVTS (measured runs of the learned PRM)"),
                      expanded=False):
-        st.checkbox("Run PRM beam search and DVTS on every problem", **bind("sc_vsearch"),
-                    help="Real searches guided by the learned PRM at each budget; each point "
-                         "sits at the generated tokens the runs actually spent.")
+        st.checkbox(_("Run PRM beam search and DVTS on every problem"), **bind("sc_vsearch"),
+                    help=_("Real searches guided by the learned PRM at each budget; each point "
+                           "sits at the generated tokens the runs actually spent."))
         v1, v2 = st.columns(2)
-        v1.multiselect("PRM beam widths", VBEAM_CHOICES, **bind("sc_vbeam"))
+        v1.multiselect(_("PRM beam widths"), VBEAM_CHOICES, **bind("sc_vbeam"))
         if HAS_DVTS:
-            v2.multiselect("DVTS chains N", DVTS_CHOICES, **bind("sc_dvts"),
-                           help="DVTS (diverse verifier tree search): N chains' worth of "
-                                "independent greedy PRM subtrees.")
+            v2.multiselect(_("DVTS chains N"), DVTS_CHOICES, **bind("sc_dvts"),
+                           help=_("DVTS (diverse verifier tree search): N chains' worth of "
+                                  "independent greedy PRM subtrees."))
         else:
-            v2.multiselect("DVTS chains N", DVTS_CHOICES, default=[], disabled=True,
-                           key="sc_dvts_off", help="DVTS is not in this checkout yet.")
-            v2.caption("DVTS: not available in this checkout yet.")
-SEARCHES = "beam search, MCTS and ToT BFS" if VALUES else "beam search and MCTS"
-with st.expander(f"{SEARCHES[0].upper() + SEARCHES[1:]} with model confidence"
-                 f"{' or a value' if VALUES else ''} (measured runs, slower)",
+            v2.multiselect(_("DVTS chains N"), DVTS_CHOICES, default=[], disabled=True,
+                           key="sc_dvts_off", help=_("DVTS is not in this checkout yet."))
+            v2.caption(_("DVTS: not available in this checkout yet."))
+with st.expander(_("Beam search, MCTS and ToT BFS with model confidence or a value (measured "
+                   "runs, slower)") if VALUES else
+                 _("Beam search and MCTS with model confidence (measured runs, slower)"),
                  expanded=bool(ss["sc_measured"])):
-    st.checkbox(f"Also run {SEARCHES} on every problem", **bind("sc_measured"),
-                help="Each run is a real search at that budget; its accuracy is plotted at the "
-                     "generated tokens it actually spent.")
+    st.checkbox(_("Also run beam search, MCTS and ToT BFS on every problem") if VALUES else
+                _("Also run beam search and MCTS on every problem"), **bind("sc_measured"),
+                help=_("Each run is a real search at that budget; its accuracy is plotted at "
+                       "the generated tokens it actually spent."))
     b1, b2, b3 = st.columns(3)
     with b1:
-        st.multiselect("Beam widths", BEAM_CHOICES, **bind("sc_beam"))
+        st.multiselect(_("Beam widths"), BEAM_CHOICES, **bind("sc_beam"))
     with b2:
-        st.multiselect("MCTS simulations", MCTS_CHOICES, **bind("sc_mcts"))
+        st.multiselect(_("MCTS simulations"), MCTS_CHOICES, **bind("sc_mcts"))
     if VALUES:
         with b3:
-            st.multiselect("ToT BFS breadths b", TOT_CHOICES, **bind("sc_tot"),
-                           help="Tree of Thoughts BFS (Yao et al. 2023): keep the b best-valued "
-                                f"states at each depth, k = {DEFAULTS['tot']['k']} proposals "
-                                "each.")
+            st.multiselect(_("ToT BFS breadths b"), TOT_CHOICES, **bind("sc_tot"),
+                           help=_("Tree of Thoughts BFS (Yao et al. 2023): keep the b "
+                                  "best-valued states at each depth, k = {k} proposals "
+                                  "each.").format(k=DEFAULTS['tot']['k']))
             if len(VALUES) > 1:
-                st.selectbox("ToT value", list(VALUES), format_func=VALUES.get,
+                st.selectbox(_("ToT value"), list(VALUES), format_func=VALUES.get,
                              **bind("sc_tot_value"))
 
 P, n = int(ss["sc_problems"]), int(ss["sc_n"])
 if ss["sc_budget"] > n:
-    st.info(f"The budget {ss['sc_budget']} is above the pool size n = {n}; showing {n}.")
+    st.info(_("The budget {budget} is above the pool size n = {n}; showing {n}.").format(
+        budget=ss['sc_budget'], n=n))
     ss["sc_budget"] = n
-budget = st.slider("Budget: samples per problem", 1, n, **bind("sc_budget"),
-                   help="Moves the marker; reads the curves off exactly at this budget. "
-                        "Never samples.")
+budget = st.slider(_("Budget: samples per problem"), 1, n, **bind("sc_budget"),
+                   help=_("Moves the marker; reads the curves off exactly at this budget. "
+                          "Never samples."))
 write_url(PARAMS)
 
 sampling = sampling_settings()
 temperature, top_p, seed = sampling["temperature"], sampling["top_p"], sampling["seed"]
 policy, model = model_or_stop()
-st.caption(f"Task **{TASK.label}** · model **{policy.name}** · temperature {temperature:g} · "
-           f"top-p {top_p:g} · seed {seed} (sampling settings in the sidebar)")
+st.caption(_("Task **{task}** · model **{model}** · temperature {t} · top-p {top_p} · seed "
+             "{seed} (sampling settings in the sidebar)").format(
+               task=_(TASK.label), model=policy.name, t=f"{temperature:g}", top_p=f"{top_p:g}",
+               seed=seed))
 if temperature == 0:
-    st.info("Temperature 0 is greedy decoding: every chain of a problem is the same, so voting "
-            "and best-of-k cannot beat one sample. Raise the temperature to see scaling.")
+    st.info(_("Temperature 0 is greedy decoding: every chain of a problem is the same, so "
+              "voting and best-of-k cannot beat one sample. Raise the temperature to see "
+              "scaling."))
 curves = list(ss["sc_curves"])
 if not curves and not ss["sc_measured"] and not VSEARCH:
-    st.warning("Pick at least one curve (or turn on beam search and MCTS) to draw a plot.")
+    st.warning(_("Pick at least one curve (or turn on beam search and MCTS) to draw a plot."))
     st.stop()
 if P * n > HEAVY_CHAINS and policy.device == "cpu":
-    st.warning(f"{P} problems × {n} chains = {P * n:,} chains on a CPU: the first sampling may "
-               "take minutes (then it is cached).")
+    st.warning(_("{p} problems × {n} chains = {chains} chains on a CPU: the first sampling "
+                 "may take minutes (then it is cached).").format(p=P, n=n, chains=f"{P * n:,}"))
 
 problems = heldout(P)
 chart = st.empty()    # the figure first,
 notes = st.container()  # then what it says (computed from its curves) and its compute,
 reading = st.container()  # then the reading at the slider's budget
-pools, stats = sample_or_stop(P, f"Sampling {n} chains per problem:", lambda bar: cached_pools(
-    policy, TASK.name, model, problems, n, temperature, top_p, seed, bar))
+pools, stats = sample_or_stop(
+    P, _("Sampling {n} chains per problem:").format(n=n), lambda bar: cached_pools(
+        policy, TASK.name, model, problems, n, temperature, top_p, seed, bar))
 tpc = mean_chain_tokens(pools)
 ks = budgets_up_to(n)
 POOL_KEY = (TASK.name, model, verifier_key(TASK, VKINDS), problem_key(problems), n,
             float(temperature), float(top_p), int(seed))
 x_mode = ss["sc_x"]
 marker = budget if x_mode == "samples" else budget * tpc
-budget_label = f"budget: {budget} sample{'s' if budget > 1 else ''}"
+budget_label = ngettext("budget: {n} sample", "budget: {n} samples", budget).format(n=budget)
 
 
 # One colour per curve whatever else is shown (a curve keeps its colour when another is added
@@ -238,7 +256,7 @@ MEASURED_COLORS = list(PALETTE[len(POOL_CURVES):]) + ["#8c564b", "#7f7f7f", "#bc
 
 def pool_curves(keys: list[str]) -> list[dict]:
     return [dict(cached_pool_series(pools, POOL_KEY, ks, c, AGG), mark_dr=(c == "maj"),
-                 color=CURVE_COLORS[c]) for c in keys]
+                 color=CURVE_COLORS[c], name=shown_label(c, AGG)) for c in keys]
 
 
 ADAPTIVE_COLOR = "#222222"
@@ -254,6 +272,15 @@ def cached_adaptive(pools_: list, key: tuple, budget: int) -> dict:
     """``search.adaptive.adaptive_series`` on the pools named by ``key``, cached: a slider move
     never replays it."""
     return _adaptive(list(pools_), tuple(key), int(budget))
+
+
+def rule_label(rule) -> str:
+    """A stop rule's short name (``search.adaptive.StopRule.label``) in the session's language."""
+    if rule.kind == "certain":
+        return _("certain")
+    if rule.kind == "none":
+        return _("fixed N")
+    return _("beta C={c}").format(c=f"{rule.threshold:g}")
 
 
 def show_adaptive(ad: dict, maj: dict, n_max: int) -> None:
@@ -278,7 +305,7 @@ def show_adaptive(ad: dict, maj: dict, n_max: int) -> None:
             pct_b=f"{100 * (1 - s_b['mean_tokens'] / tok_m):.0f}%",
             acc_m=f"{100 * acc_m:.1f}%"))
     st.dataframe(pd.DataFrame([{
-        _("stop rule"): r.label(), _("chains per problem"): round(s_["mean_chains"], 2),
+        _("stop rule"): rule_label(r), _("chains per problem"): round(s_["mean_chains"], 2),
         _("generated tokens per problem"): round(s_["mean_tokens"], 1),
         _("accuracy"): f"{100 * s_['mean']:.1f}%",
         _("95% CI"): f"{100 * s_['ci_low']:.1f}–{100 * s_['ci_high']:.1f}%",
@@ -299,14 +326,16 @@ if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the poo
         chart.plotly_chart(accuracy_figure(pool_curves(plain), x=x_mode, budget=marker,
                                            budget_label=budget_label))
     pools, vcost = sample_or_stop(
-        P, "Scoring the chains with the learned verifiers:", lambda bar: cached_scored_pools(
+        P, _("Scoring the chains with the learned verifiers:"), lambda bar: cached_scored_pools(
             policy, TASK.name, model, problems, n, temperature, top_p, seed, VKINDS,
-            verifier_key(TASK, VKINDS), bar), what="Scoring with the learned verifiers failed")
+            verifier_key(TASK, VKINDS), bar),
+        what=_("Scoring with the learned verifiers failed"))
 series = pool_curves(curves)
 ADAPTIVE = None
 if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain orders, cached
     ADAPTIVE = cached_adaptive(pools, POOL_KEY, n)
     series.append(dict({k: v for k, v in ADAPTIVE.items() if k not in ("rules", "sims")},
+                       budgets=[rule_label(r) for r in ADAPTIVE["rules"]], knob=N_("stop rule"),
                        name=_("adaptive self-consistency (at most {n} chains)").format(n=n),
                        color=ADAPTIVE_COLOR, symbol="star-triangle-up"))
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
@@ -316,28 +345,34 @@ if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searc
 plan = []
 if VSEARCH:
     prm = f"prm_{AGG}"
-    plan.append(("beam", f"PRM beam search (learned PRM, {AGG})", "beam width",
-                 list(ss["sc_vbeam"]), prm))
+    agg_shown = _(AGG_SHORT.get(AGG, AGG))
+    plan.append(("beam", _("PRM beam search (learned PRM, {agg})").format(agg=agg_shown),
+                 _("beam width"), list(ss["sc_vbeam"]), prm))
     if HAS_DVTS:
-        plan.append(("dvts", f"DVTS (learned PRM, {AGG})", "chains N", list(ss["sc_dvts"]), prm))
+        plan.append(("dvts", _("DVTS (learned PRM, {agg})").format(agg=agg_shown),
+                     _("chains N"), list(ss["sc_dvts"]), prm))
 if ss["sc_measured"]:
-    plan += [("beam", "beam search (model confidence)", "beam width", list(ss["sc_beam"]), None),
-             ("mcts", "MCTS (UCT, model confidence)", "simulations", list(ss["sc_mcts"]), None)]
+    plan += [("beam", _("beam search (model confidence)"), _("beam width"),
+              list(ss["sc_beam"]), None),
+             ("mcts", _("MCTS (UCT, model confidence)"), _("simulations"),
+              list(ss["sc_mcts"]), None)]
     if VALUES:
         value = ss["sc_tot_value"]
-        plan.append(("tot", f"ToT BFS ({value} value)", "breadth b", list(ss["sc_tot"]),
-                     value))
+        tot_label = {"perfect": _("ToT BFS (perfect value)"),
+                     "learned": _("ToT BFS (learned value)")}.get(value, f"ToT BFS ({value})")
+        plan.append(("tot", tot_label, _("breadth b"), list(ss["sc_tot"]), value))
 if plan:
     runs = sum(len(p[3]) for p in plan) * P
     # beam/MCTS/ToT with confidence or a value take seconds a run on a CPU; the PRM-guided
     # searches about 0.3-0.5 s (bundled model, 2-core CPU), so they do not count here
     slow = sum(len(p[3]) for p in plan if not (p[4] or "").startswith("prm")) * P
     if not runs:
-        st.warning("Pick at least one budget for the measured searches.")
+        st.warning(_("Pick at least one budget for the measured searches."))
     elif slow > HEAVY_RUNS and policy.device == "cpu":
-        st.warning(f"{slow} search runs on a CPU take a few seconds each: expect "
-                   f"{slow * 2 // 60}–{slow * 6 // 60} minutes the first time. Every run is "
-                   "cached, so stopping keeps what is done; fewer problems or budgets is faster.")
+        st.warning(_("{runs} search runs on a CPU take a few seconds each: expect {lo}–{hi} "
+                     "minutes the first time. Every run is cached, so stopping keeps what is "
+                     "done; fewer problems or budgets is faster.").format(
+                       runs=slow, lo=slow * 2 // 60, hi=slow * 6 // 60))
 
     def measure(bar) -> None:
         for j, (name, label, knob, budgets, scorer) in enumerate(plan):
@@ -351,7 +386,7 @@ if plan:
                 f"{label}: {knob} {', '.join(map(str, budgets))}", budgets, corr, toks, tpc,
                 knob=knob, verifier_tokens=vtoks if learned else None),
                 color=MEASURED_COLORS[j % len(MEASURED_COLORS)]))
-    sample_or_stop(runs, "Search runs:", measure, what="A search run failed", stop=False)
+    sample_or_stop(runs, _("Search runs:"), measure, what=_("A search run failed"), stop=False)
 
 # ---- reading at the budget
 at_b = [cached_pool_series(pools, POOL_KEY, [budget], c, AGG) for c in curves]
@@ -360,29 +395,38 @@ with reading:
         lines = []
         for s in at_b:
             value, _sep, ci = pct_interval(s["mean"][0], s["ci_low"][0], s["ci_high"][0]).partition(" ")
-            lines.append(f"- {s['name']}: **{value}**" + (f" {ci} (95% CI)" if ci else ""))
-        st.markdown(f"At **{budget} sample{'s' if budget > 1 else ''} per problem** "
-                    f"(≈ {budget * tpc:,.0f} generated tokens per problem), on "
-                    f"{heldout_label(P)}:\n" + "\n".join(lines))
+            name = shown_label(s["key"], AGG) if s.get("key") in POOL_CURVES else s["name"]
+            lines.append(f"- {name}: **{value}**"
+                         + (" " + _("{ci} (95% CI)").format(ci=ci) if ci else ""))
+        st.markdown(ngettext("At **{budget} sample per problem** (≈ {tokens} generated tokens "
+                             "per problem), on {problems}:",
+                             "At **{budget} samples per problem** (≈ {tokens} generated tokens "
+                             "per problem), on {problems}:", budget).format(
+                        budget=budget, tokens=f"{budget * tpc:,.0f}", problems=heldout_label(P))
+                    + "\n" + "\n".join(lines))
     if "maj" in curves:
         maj = series[curves.index("maj")]
         k_dr = diminishing_returns(ks, maj["mean"])
-        rule = (f"the smallest budget from which every doubling of the samples gains less "
-                f"than {DR_THRESHOLD * 100:g} point of accuracy")
+        rule = _("the smallest budget from which every doubling of the samples gains less "
+                 "than {points} point of accuracy").format(points=f"{DR_THRESHOLD * 100:g}")
         if k_dr is not None:
-            st.markdown(f"Point of diminishing returns for self-consistency (★, {rule}): "
-                        f"**{k_dr} sample{'s' if k_dr > 1 else ''}**.")
+            st.markdown(ngettext("Point of diminishing returns for self-consistency (★, {rule}): "
+                                 "**{k} sample**.",
+                                 "Point of diminishing returns for self-consistency (★, {rule}): "
+                                 "**{k} samples**.", k_dr).format(rule=rule, k=k_dr))
         elif len(ks) > 1:
             gain = maj["mean"][-1] - maj["mean"][-2]
-            st.markdown(f"No point of diminishing returns for self-consistency within {n} "
-                        f"samples ({rule}): the last step, {ks[-2]} → {ks[-1]}, still gained "
-                        f"{gain * 100:+.1f} points.")
+            st.markdown(_("No point of diminishing returns for self-consistency within {n} "
+                          "samples ({rule}): the last step, {k0} → {k1}, still gained {gain} "
+                          "points.").format(n=n, rule=rule, k0=ks[-2], k1=ks[-1],
+                                            gain=f"{gain * 100:+.1f}"))
 chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                    key="sc_fig")
 with notes:
     if x_mode == "samples" and plan:
-        st.caption("Measured searches sit at chain-equivalents: their mean generated tokens "
-                   f"divided by the mean tokens of one sampled chain ({tpc:.1f}).")
+        st.caption(_("Measured searches sit at chain-equivalents: their mean generated tokens "
+                     "divided by the mean tokens of one sampled chain ({tpc}).").format(
+                         tpc=f"{tpc:.1f}"))
 
     # ---- the learned verifier against voting, computed from the curves above
     by_key = {s_["key"]: s_ for s_ in series if s_.get("kind") == "curve"}
@@ -391,35 +435,42 @@ with notes:
         said = verifier_readings(by_key["maj"], learned, by_key.get("pass"), problems=P)
         st.markdown(f"- {said['beats']}\n- {said['behind']}\n- {said['overopt']}")
     elif VKINDS:
-        st.caption("Show self-consistency and a best-of-N curve of a learned verifier (and n > 1) "
-                   "to read where the learned verifier beats voting.")
+        st.caption(_("Show self-consistency and a best-of-N curve of a learned verifier (and "
+                     "n > 1) to read where the learned verifier beats voting."))
     weighted = [s_ for s_ in series if s_.get("key", "").startswith("weighted")]
     if weighted:
         mc = sorted({int(k) for s_ in weighted for k, m in zip(s_["samples"], s_["method"])
                      if m == "monte-carlo"})
-        how = ("exact: the average over every k-subset of each pool at every budget" if not mc else
-               f"exact where a pool has at most {WEIGHTED_EXACT_LIMIT:,} k-subsets; at N = "
-               f"{', '.join(map(str, mc))} a Monte-Carlo average over {WEIGHTED_MC_SUBSETS:,} "
-               "random k-subsets per problem (fixed seed; standard error at most "
-               f"{0.5 / WEIGHTED_MC_SUBSETS ** 0.5:.3f})")
-        st.caption(f"Weighted vote (each answer scores the sum of its chains' learned-verifier "
-                   f"scores; the largest total wins): {how}.")
+        how = (_("exact: the average over every k-subset of each pool at every budget")
+               if not mc else
+               _("exact where a pool has at most {limit} k-subsets; at N = {ns} a Monte-Carlo "
+                 "average over {subsets} random k-subsets per problem (fixed seed; standard "
+                 "error at most {se})").format(
+                   limit=f"{WEIGHTED_EXACT_LIMIT:,}", ns=", ".join(map(str, mc)),
+                   subsets=f"{WEIGHTED_MC_SUBSETS:,}",
+                   se=f"{0.5 / WEIGHTED_MC_SUBSETS ** 0.5:.3f}"))
+        st.caption(_("Weighted vote (each answer scores the sum of its chains' learned-verifier "
+                     "scores; the largest total wins): {how}.").format(how=how))
     if vcost:  # the verifier's own compute, beside the curves
         chains = max(1, sum(p.n for p in pools))
         per_chain = {k: vcost[k]["tokens"] / chains for k in VKINDS}
-        read = "; ".join(f"the learned {k.upper()} read {per_chain[k]:,.1f} tokens per sampled "
-                         f"chain ({vcost[k]['tokens']:,} in {vcost[k]['passes']} batched forward "
-                         "passes for the pool)" for k in VKINDS)
-        bon = " or ".join(f"{n * v:,.0f} ({k.upper()})" for k, v in per_chain.items())
+        read = "; ".join(_("the learned {kind} read {per_chain} tokens per sampled chain "
+                           "({tokens} in {passes} batched forward passes for the pool)").format(
+                               kind=k.upper(), per_chain=f"{per_chain[k]:,.1f}",
+                               tokens=f"{vcost[k]['tokens']:,}", passes=vcost[k]['passes'])
+                         for k in VKINDS)
+        bon = " / ".join(f"{n * v:,.0f} ({k.upper()})" for k, v in per_chain.items())
         searched = "; ".join(f"{s_['name'].split(':')[0]}: "
                              + ", ".join(f"{v:,.0f}" for v in s_["verifier_tokens"])
                              for s_ in series
                              if s_.get("kind") == "points" and s_.get("verifier_tokens"))
-        st.caption("**Verifier compute** (not on the x axis, which counts the policy's generated "
-                   f"tokens): {read}. Best-of-N at N = {n} has the verifier read about {bon} "
-                   f"tokens per problem, beside {n * tpc:,.0f} generated."
-                   + (f" Verifier tokens per problem in the measured searches, by budget: "
-                      f"{searched}." if searched else ""))
+        st.caption(_("**Verifier compute** (not on the x axis, which counts the policy's "
+                     "generated tokens): {read}. Best-of-N at N = {n} has the verifier read "
+                     "about {bon} tokens per problem, beside {generated} generated.").format(
+                         read=read, n=n, bon=bon, generated=f"{n * tpc:,.0f}")
+                   + (" " + _("Verifier tokens per problem in the measured searches, by "
+                              "budget: {searched}.").format(searched=searched)
+                      if searched else ""))
 
 if ADAPTIVE is not None:
     with notes:
@@ -428,11 +479,11 @@ if ADAPTIVE is not None:
 # ---- export
 rows = curve_rows(series, task=TASK.name, problems=P, pool_n=n, temperature=temperature,
                   top_p=top_p, seed=seed, model=policy.name)
-st.download_button("Download the curves (CSV)", pd.DataFrame(rows).to_csv(index=False),
+st.download_button(_("Download the curves (CSV)"), pd.DataFrame(rows).to_csv(index=False),
                    file_name=f"thoughtscope_scaling_{TASK.name}_P{P}_n{n}_T{temperature:g}.csv",
                    mime="text/csv", key="sc_csv")
-with st.expander("How to read this"):
-    st.markdown(
+with st.expander(_("How to read this")):
+    st.markdown(_(
         "- **Bands and error bars** are 95% confidence intervals over problems: Wilson's score "
         "interval (Wilson 1927), with the mean accuracy of the P problems read as a "
         "proportion of P (exact for one run per problem, conservative for maj@k's fractional "
@@ -462,6 +513,7 @@ with st.expander("How to read this"):
         "subtrees. Both are run for real; their points carry 95% Wilson intervals over "
         "problems.\n"
         "- **Compute** is counted in generated tokens: k samples cost k × the mean chain "
-        f"length ({tpc:.1f} tokens here). Sampling this pool spent "
-        f"{stats['generated_tokens']:,} generated tokens in {stats['model_calls']} batched "
-        "model calls.")
+        "length ({tpc} tokens here). Sampling this pool spent {tokens} generated tokens in "
+        "{calls} batched model calls.").format(
+            tpc=f"{tpc:.1f}", tokens=f"{stats['generated_tokens']:,}",
+            calls=stats['model_calls']))

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _, ngettext
+from i18n import N_, _, ngettext
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
@@ -56,7 +57,7 @@ st.markdown(
     _("Low temperature makes each chain more likely right but the chains agree with each other, "
     "so extra samples add little; high temperature spreads the answers, which voting can use "
     "until the chains become mostly noise. Every temperature gets its own pool of chains per "
-    "problem; accuracy at every budget comes from that pool."))
+    "problem; accuracy at every budget comes from that pool.")))
 
 setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
 ss = st.session_state
@@ -183,6 +184,7 @@ for t in temps:
                        estimator=ESTIMATORS[est], problems=P, pool_n=n, top_p=top_p, seed=seed,
                        model=policy.name, distinct_answers=div[t]["distinct"],
                        answer_entropy_bits=div[t]["entropy"], no_answer=div[t]["no_answer"])
-st.download_button(_("Download accuracy by temperature (CSV)"), pd.DataFrame(rows).to_csv(index=False),
+st.download_button(_("Download accuracy by temperature (CSV)"),
+                   pd.DataFrame(rows).to_csv(index=False),
                    file_name=f"thoughtscope_temperature_{TASK.name}_P{P}_n{n}.csv", mime="text/csv",
                    key="tp_csv")

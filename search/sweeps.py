@@ -19,20 +19,21 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from i18n import N_
 from search.pools import ChainPool, mean_verifier_tokens, pool_curve
 from search.scaling import CI_METHOD, curve_with_ci
 
 # name -> (pool_curve kind, scores, legend label, line dash). Scores "prm" and "{agg}" in a
 # label are the PRM aggregation the caller picks (last / min / prod).
 POOL_CURVES = {
-    "maj": ("maj", "confidence", "self-consistency (maj@k)", None),
-    "pass": ("pass", "confidence", "pass@k: the ceiling for any outcome verifier", "dot"),
-    "best_conf": ("best", "confidence", "best-of-N, model confidence", None),
-    "best_check": ("best", "checker", "best-of-N, perfect process verifier", "dash"),
-    "best_orm": ("best", "orm", "best-of-N, learned ORM", None),
-    "best_prm": ("best", "prm", "best-of-N, learned PRM ({agg})", None),
-    "weighted_orm": ("weighted", "orm", "weighted vote, learned ORM", "dashdot"),
-    "weighted_prm": ("weighted", "prm", "weighted vote, learned PRM ({agg})", "dashdot"),
+    "maj": ("maj", "confidence", N_("self-consistency (maj@k)"), None),
+    "pass": ("pass", "confidence", N_("pass@k: the ceiling for any outcome verifier"), "dot"),
+    "best_conf": ("best", "confidence", N_("best-of-N, model confidence"), None),
+    "best_check": ("best", "checker", N_("best-of-N, perfect process verifier"), "dash"),
+    "best_orm": ("best", "orm", N_("best-of-N, learned ORM"), None),
+    "best_prm": ("best", "prm", N_("best-of-N, learned PRM ({agg})"), None),
+    "weighted_orm": ("weighted", "orm", N_("weighted vote, learned ORM"), "dashdot"),
+    "weighted_prm": ("weighted", "prm", N_("weighted vote, learned PRM ({agg})"), "dashdot"),
 }
 # curves that need the pools scored by a learned verifier (search.pools.score_pools): its kind
 VERIFIER_CURVES = {"best_orm": "orm", "best_prm": "prm", "weighted_orm": "orm",
