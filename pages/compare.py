@@ -12,11 +12,7 @@ from __future__ import annotations
 
 import re
 
-import re
-
 import streamlit as st
-
-from i18n import _
 
 from i18n import _
 

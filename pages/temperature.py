@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from i18n import N_, _, ngettext
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,

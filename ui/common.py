@@ -352,13 +352,6 @@ def sentence(text: str, stop: str = ".") -> str:
     return text[:1].upper() + text[1:] + end
 
 
-def sentence(text: str, stop: str = ".") -> str:
-    """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
-    from a lower-case phrase; a Chinese phrase is left as it is)."""
-    end = "" if text.endswith((".", "。", stop)) else stop
-    return text[:1].upper() + text[1:] + end
-
-
 def format_params(n: int) -> str:
     return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n:,}"
 

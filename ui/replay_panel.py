@@ -38,7 +38,6 @@ from search.models.base import capabilities
 from search.tree import SearchResult
 from search.voting import TIE_RULE
 from i18n import N_, _, ngettext
-from i18n import N_, _, ngettext
 from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel

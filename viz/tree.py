@@ -50,7 +50,6 @@ import igraph as ig
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
-from i18n import N_, _, ngettext
 from search.tree import Node, SearchTree
 from viz.axes import fmt_fixed
 from viz.palette import DEFAULT_STYLE, TreeStyle

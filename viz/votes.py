@@ -11,7 +11,6 @@ from typing import Mapping, Optional, Sequence
 import plotly.graph_objects as go
 
 from i18n import _, ngettext
-from i18n import _, ngettext
 from viz.axes import linear_axis
 
 GOLD_COLOR = "#2ca02c"
