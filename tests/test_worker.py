@@ -29,9 +29,9 @@ def until(cond, timeout=WAIT):
 
 @pytest.fixture
 def worker_policy(tiny_policy):
-    """tiny_policy behind a worker of its own, at this process's torch thread count (so direct
-    calls and the worker's add floats in the same order)."""
-    w = InferenceWorker(tiny_policy, threads=torch.get_num_threads())
+    """tiny_policy behind a worker of its own with two executor threads, at this process's
+    torch thread count (so direct calls and the worker's add floats in the same order)."""
+    w = InferenceWorker(tiny_policy, threads=torch.get_num_threads(), executors=2)
     yield WorkerPolicy(tiny_policy, worker=w)
     w.close()
 
@@ -137,7 +137,7 @@ def test_concurrent_sessions_get_exactly_their_own_results(tiny_policy, worker_p
 
 def test_identical_waiting_calls_are_computed_once_each_caller_its_own_copy():
     fake = Gated()
-    w = InferenceWorker(fake, threads=0)
+    w = InferenceWorker(fake, threads=0, executors=1)
     p = WorkerPolicy(fake, worker=w)
     hold = in_thread(p.session("A").sample, ["hold"])
     assert fake.started.wait(WAIT)
@@ -158,7 +158,7 @@ def test_identical_waiting_calls_are_computed_once_each_caller_its_own_copy():
 
 def test_sessions_are_served_round_robin():
     fake = Gated()
-    w = InferenceWorker(fake, threads=0)
+    w = InferenceWorker(fake, threads=0, executors=1)
     p = WorkerPolicy(fake, worker=w)
     first = in_thread(p.session("A").sample, ["hold"])
     assert fake.started.wait(WAIT)
@@ -180,7 +180,7 @@ def test_sessions_are_served_round_robin():
 # ------------------------------------------------------------------ cancelling
 def test_a_cancelled_session_drops_its_waiting_calls_and_others_are_served():
     fake = Gated()
-    w = InferenceWorker(fake, threads=0)
+    w = InferenceWorker(fake, threads=0, executors=1)
     p = WorkerPolicy(fake, worker=w)
     a = in_thread(p.session("A").sample, ["hold"])
     assert fake.started.wait(WAIT)
@@ -210,7 +210,7 @@ def test_a_stop_polled_while_waiting_drops_the_call(tiny_policy):
     """The live run's Stop (``interrupt``, ui.live.solve_stoppable) drops a waiting call; a
     running call of an interruptible policy is abandoned; the worker goes on."""
     fake = Gated()
-    w = InferenceWorker(fake, threads=0)
+    w = InferenceWorker(fake, threads=0, executors=1)
     p = WorkerPolicy(fake, worker=w)
     a = in_thread(p.session("A").sample, ["hold"])
     assert fake.started.wait(WAIT)
@@ -241,7 +241,7 @@ def test_a_stop_polled_while_waiting_drops_the_call(tiny_policy):
 # ------------------------------------------------------------------ errors
 def test_an_error_reaches_only_the_caller_whose_call_raised_it():
     fake = Gated()
-    w = InferenceWorker(fake, threads=0)
+    w = InferenceWorker(fake, threads=0, executors=1)
     p = WorkerPolicy(fake, worker=w)
     a = in_thread(p.session("A").sample, ["hold"])
     assert fake.started.wait(WAIT)
@@ -297,3 +297,72 @@ def test_the_pages_get_the_model_behind_the_worker():
     p = common._policy(str(default_model_path("arithmetic")), "cpu", "arithmetic")
     assert isinstance(p, WorkerPolicy) and type(unwrap(p)) is HFPolicy
     common._policy.clear()
+
+
+class Polling(Gated):
+    """An interruptible fake: a held call polls ``interrupt`` until it says stop (or the gate
+    opens); the first call of prefix ``"flaky"`` raises Interrupted although nobody stopped."""
+    interruptible = True
+
+    def sample(self, prefixes, n=1, interrupt=None, **kw):
+        if prefixes[0] == "hold":
+            self.log.append((tuple(prefixes), kw.get("seed", 0)))
+            self.started.set()
+            while not self.gate.wait(0.01):
+                if interrupt is not None and interrupt():
+                    raise Interrupted("stopped mid-call")
+            return super().sample(["done"], n=n, **kw)
+        if prefixes[0] == "flaky" and not any(p == ("flaky",) for p, _ in self.log):
+            self.log.append((tuple(prefixes), kw.get("seed", 0)))
+            raise Interrupted("spurious")
+        return super().sample(prefixes, n=n, **kw)
+
+
+def test_a_running_call_is_abandoned_when_its_caller_stops_and_retried_for_others():
+    fake = Polling()
+    w = InferenceWorker(fake, threads=0, executors=1)
+    p = WorkerPolicy(fake, worker=w)
+    stop = threading.Event()
+    a = in_thread(p.session("A").sample, ["hold"], interrupt=stop.is_set)
+    assert fake.started.wait(WAIT)
+    stop.set()  # the Stop reaches the call in progress: the policy abandons it
+    a[0].join(WAIT)
+    assert isinstance(a[1].get("error"), Interrupted)
+    until(lambda: w.stats["interrupted"] == 1)
+    # A call the policy interrupted although its caller did not stop runs again for it.
+    assert texts(p.session("B").sample(["flaky"], seed=4)) == [["flaky|4|0"]]
+    assert [log[0] for log in fake.log] == [("hold",), ("flaky",), ("flaky",)]
+    w.close()
+
+
+def test_two_executors_serve_two_sessions_at_once():
+    """With two executor threads a session's call runs while another session's call holds the
+    first executor; each call still runs alone (its own policy call)."""
+    fake = Gated()
+    w = InferenceWorker(fake, threads=0, executors=2)
+    p = WorkerPolicy(fake, worker=w)
+    a = in_thread(p.session("A").sample, ["hold"])
+    assert fake.started.wait(WAIT)
+    assert texts(p.session("B").sample(["b"], n=2, seed=1)) == [["b|1|0", "b|1|1"]]
+    assert a[0].is_alive()  # A's call is still held
+    fake.gate.set()
+    a[0].join(WAIT)
+    assert texts(a[1]["result"]) == [["hold|0|0"]]
+    w.close()
+    assert not w.alive
+
+
+@pytest.mark.parametrize("merge", [True, False])
+def test_closing_a_session_abandons_its_running_call(merge):
+    fake = Polling()
+    w = InferenceWorker(fake, threads=0, executors=1, merge=merge)
+    p = WorkerPolicy(fake, worker=w)
+    leaving = p.session("A")
+    a = in_thread(leaving.sample, ["hold"])
+    assert fake.started.wait(WAIT)
+    assert leaving.close() == 1
+    a[0].join(WAIT)
+    assert isinstance(a[1].get("error"), Interrupted)
+    until(lambda: w.stats["interrupted"] == 1)
+    assert texts(p.session("B").sample(["b"])) == [["b|0|0"]]
+    w.close()

@@ -1,30 +1,35 @@
-"""One model, many sessions: a single inference worker thread per model serves every session's
+"""One model, many sessions: a single inference worker per model serves every session's
 ``Policy.sample`` calls through a queue, fairly, and merges only what stays exact.
 
 Why a worker: thirty sessions that each call the model from their own thread each start
 torch's intra-op thread pool (2 threads on 2 cores: 60 threads on 2 cores) and fight for the
-cores and the GIL; one thread that owns the model, with the torch thread count set for the
-machine (:func:`worker_threads`), runs one call at a time at full speed while the sessions'
-Python (strategies, trees, pages) runs beside it. ``benchmarks/load_test.py`` measures both.
+cores and the GIL. The worker owns the model: a fixed number of executor threads
+(:func:`worker_executors`, 2 on 2 cores), each running one whole call at a time with the torch
+thread count set for the machine (:func:`worker_threads`, 1 on 2 cores), so the model never
+runs more calls at once than the cores hold, whatever the number of sessions.
+``benchmarks/load_test.py`` measures it against sessions calling the model themselves.
 
 How a call travels::
 
     session thread --WorkerPolicy.sample--> _Ticket --> its session's FIFO --+
                                                                               | round robin
-    session thread <--- its own copy of the SampleBatch <--- worker thread <--+ over sessions
+    session thread <--- its own copy of the SampleBatch <--- executor thread <--+ over sessions
 
 * **Fair**: every session (by default: the calling thread, so each live run or page script is
   one; or an explicit key, :meth:`WorkerPolicy.session`) has its own FIFO of jobs; the worker
   takes one job from each session with pending work in turn (round robin), so a session that
-  queued 100 calls does not make a session with one call wait behind all 100.
+  queued 100 calls does not make a session with one call wait behind all 100. (With one
+  executor the calls run in exactly that order; with several, each free executor takes the
+  next job in that order.)
 * **Merged only where exact**: a job is one ``sample`` call of the wrapped policy. Identical
   calls (the same prefixes, n, temperature, top_p, seed, stop and max_new_tokens) that are
   pending or running at the same time are computed once and every caller gets its own deep
   copy of the batch, because the call is a pure function of its arguments (a reproducible
   backend: ``Capabilities.reproducible``; a non-reproducible one is never merged). This is
   what a class produces: thirty students who press Run on the default problem with the default
-  seed make the same calls. Calls that differ are **not** merged into one forward batch, and run
-  back to back: the wrapped ``HFPolicy`` draws every token of a call from one
+  seed make the same calls. Calls that differ are **not** merged into one forward batch: each
+  runs alone, as the very ``policy.sample`` call the session made, so its result is the one it
+  would get without the worker. The wrapped ``HFPolicy`` draws every token of a call from one
   ``torch.Generator`` seeded by the call's ``seed`` (``HFPolicy._sample``), one
   ``torch.multinomial`` over all the call's rows, so a row's samples depend on which other rows
   share the batch and in what order (and left-padding to another batch's longest prefix changes
@@ -70,6 +75,15 @@ def worker_threads(cpus: Optional[int] = None) -> int:
     return max(1, min(8, n // 2))
 
 
+def worker_executors(threads: int, cpus: Optional[int] = None) -> int:
+    """Executor threads of an inference worker whose calls each use ``threads`` torch threads,
+    on ``cpus`` cores (default: this one): as many as fill the cores, at least 1, at most 8
+    (on 2 cores with 1 torch thread each: 2). Each executor runs whole calls, one at a time, so
+    more executors run more sessions' calls at once, never one call differently."""
+    n = cpus if cpus is not None else (os.cpu_count() or 1)
+    return max(1, min(8, n // max(1, threads)))
+
+
 class WorkerClosed(RuntimeError):
     """The inference worker was closed (``InferenceWorker.close``) before the call ran."""
 
@@ -109,31 +123,44 @@ class _Job:
 
 
 class InferenceWorker:
-    """The one thread that calls ``policy.sample`` (module docstring). Thread-safe.
+    """The executor threads that call ``policy.sample`` for every session (module docstring).
+    Thread-safe.
 
     Args:
-        policy: the Policy to serve (any object with ``sample``).
-        threads: torch intra-op threads, set by the worker thread when it starts
-            (``torch.set_num_threads``: process-wide in effect); None: :func:`worker_threads`;
-            0: leave torch's setting alone (a remote or fake policy).
+        policy: the Policy to serve (any object with ``sample``; with more than one executor
+            its ``sample`` runs in two threads at once: ``HFPolicy`` makes a fresh KV cache and
+            generator per call and only reads the model).
+        threads: torch intra-op threads, set by each executor thread when it starts
+            (``torch.set_num_threads``: that thread's pool, and the default of threads started
+            later); None: :func:`worker_threads`; 0: leave torch's setting alone (a remote or
+            fake policy).
         merge: compute identical concurrent calls once (only for a reproducible policy).
+        executors: threads running calls at once; None: :func:`worker_executors`. Raises
+            ValueError below 1.
     Attributes: ``stats`` (dict: ``jobs`` run, ``merged`` tickets answered by another's job,
     ``dropped`` jobs skipped because every caller cancelled, ``interrupted`` jobs abandoned
     mid-call).
     """
 
-    def __init__(self, policy, threads: Optional[int] = None, merge: bool = True):
+    def __init__(self, policy, threads: Optional[int] = None, merge: bool = True,
+                 executors: Optional[int] = None):
         self.policy = policy
         self.threads = worker_threads() if threads is None else int(threads)
+        self.executors = worker_executors(self.threads) if executors is None else int(executors)
+        if self.executors < 1:
+            raise ValueError("an inference worker needs at least one executor thread")
         self.merge = bool(merge) and capabilities(policy).reproducible
         self._cv = threading.Condition()
         self._queues: "OrderedDict[Hashable, deque[_Job]]" = OrderedDict()  # session -> FIFO
         self._jobs: dict[tuple, _Job] = {}  # key -> pending or running job (merge targets)
+        self._running: set = set()  # jobs an executor is running
         self._closed = False
         self.stats = {"jobs": 0, "merged": 0, "dropped": 0, "interrupted": 0}
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name=f"thoughtscope-infer-{getattr(policy, 'name', '')}")
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._loop, daemon=True,
+                                          name=f"thoughtscope-infer-{i}")
+                         for i in range(self.executors)]
+        for t in self._threads:
+            t.start()
 
     # ------------------------------------------------------------------ callers' side
     def call(self, session: Hashable, prefixes: list[str], n: int, temperature: float,
@@ -204,16 +231,16 @@ class InferenceWorker:
         for j in jobs:
             for t in j.tickets:
                 _finish(t, error=WorkerClosed(_closed_message()))
-        if threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
+        for t in self._threads:
+            if t is not threading.current_thread():
+                t.join(timeout)
 
     @property
     def alive(self) -> bool:
-        return self._thread.is_alive() and not self._closed
+        return not self._closed and any(t.is_alive() for t in self._threads)
 
     def _all_jobs(self) -> list[_Job]:
-        jobs = [j for q in self._queues.values() for j in q]
-        return jobs + [j for j in self._jobs.values() if j.running and j not in jobs]
+        return [j for q in self._queues.values() for j in q] + list(self._running)
 
     def _cancel_tickets(self, tickets: list[_Ticket]) -> None:
         with self._cv:
@@ -261,12 +288,13 @@ class InferenceWorker:
                     self.stats["dropped"] += 1
                     continue
                 job.running = True
+                self._running.add(job)
                 return job
             self._cv.wait()
 
     def _loop(self) -> None:
-        if self.threads > 0:
-            import torch
+        if self.threads > 0:  # this thread's pool, and torch's default for threads started
+            import torch       # later (threads already running keep theirs)
             torch.set_num_threads(self.threads)
         interruptible = getattr(self.policy, "interruptible", False)
         while True:
@@ -282,15 +310,32 @@ class InferenceWorker:
                     result = self.policy.sample(**job.kwargs)
             except Interrupted as e:
                 error = e
-                self.stats["interrupted"] += 1
             except BaseException as e:  # goes to this job's callers only
                 error = e
             with self._cv:
                 job.running = False
+                self._running.discard(job)
                 if self._jobs.get(job.key) is job:
                     del self._jobs[job.key]  # later identical calls run anew
                 tickets = [t for t in job.tickets if not t.done.is_set()]
                 self.stats["jobs"] += 1
+                if isinstance(error, Interrupted):
+                    self.stats["interrupted"] += 1
+                    # Abandoned because every caller wanted to stop when the policy polled; a
+                    # caller that joined just after, or whose stop was unset, runs it again,
+                    # first in its session's turn.
+                    again = [t for t in tickets if not t.wants_stop()]
+                    if again:
+                        retry = _Job(job.key, job.kwargs)
+                        retry.tickets = again
+                        for t in again:
+                            t.job = retry
+                        if self.merge:
+                            self._jobs.setdefault(job.key, retry)
+                        self._queues.setdefault(again[0].session, deque()).appendleft(retry)
+                        self._queues.move_to_end(again[0].session, last=False)
+                        self._cv.notify_all()
+                    tickets = [t for t in tickets if t not in again]
             last = len(tickets) - 1
             for i, t in enumerate(tickets):
                 if error is not None:  # a copy each: one exception object is raised once
@@ -299,12 +344,16 @@ class InferenceWorker:
                     _finish(t, result=result if i == last else copy.deepcopy(result))
 
 
+_FINISH = threading.Lock()  # a ticket is finished once: by the worker or by its cancelling
+
+
 def _finish(ticket: _Ticket, result: Optional[SampleBatch] = None,
             error: Optional[BaseException] = None) -> None:
-    if ticket.done.is_set():
-        return
-    ticket.result, ticket.error = result, error
-    ticket.done.set()
+    with _FINISH:
+        if ticket.done.is_set():
+            return
+        ticket.result, ticket.error = result, error
+        ticket.done.set()
 
 
 def _closed_message() -> str:
