@@ -1,5 +1,6 @@
 """History: every finished run of the Search tree page, saved on disk (``search.history``), with
-filters, and per run: open it in the tree page's replay, download its JSON, delete it."""
+filters, and per run: open it in the tree page's replay, download its JSON, delete it; runs
+downloaded before (any export version) are imported from their JSON files."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -11,7 +12,7 @@ from search import history
 from search.strategies import STRATEGIES
 from search.tasks import TASKS
 from ui.common import md, task_label
-from ui.history import open_in_tree
+from ui.history import import_panel, open_in_tree
 
 ANY = "(any)"
 PICK, CONFIRM = "hist_pick", "hist_confirm_delete"  # picked run id; id awaiting a confirm
@@ -22,6 +23,7 @@ st.caption(_("Every finished run of the Search tree page is saved in {path} (set
              "THOUGHTSCOPE_DATA to keep it elsewhere). Newest first; open one to replay "
              "it.").format(path=md(history.db_path())))
 ss = st.session_state
+import_panel()  # before the list: it may fill an empty history
 f1, f2, f3 = st.columns(3)
 task = f1.selectbox(_("Task"), [ANY, *TASKS], key="hist_task",
                     format_func=lambda t: _("(any)") if t == ANY else _(task_label(t)))

@@ -14,6 +14,9 @@ Concurrency: every call opens its own connection and closes it (safe from any th
 in WAL mode (readers never block the writer) with a busy timeout, so many sessions or server
 processes may save at once; a write waits for the lock instead of failing.
 
+Import: ``import_run`` stores a downloaded run file (every export version loads; a bad file is
+one line and writes nothing).
+
 Damage: a file that is not SQLite, or SQLite without our table and schema version, raises
 ``HistoryError`` with a one-line message; the file is never rewritten or deleted.
 """
@@ -164,6 +167,35 @@ def save(result: SearchResult, model: str = "", path: Optional[Path] = None) -> 
         except sqlite3.Error as e:
             raise HistoryError(f"could not save the run: {_one_line(e)}") from None
         return int(cur.lastrowid)
+
+
+def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tuple[int, bool]:
+    """Store a run file (a Search tree page or History download, format thoughtscope-run/1,
+    any version since the first: missing fields load with their defaults) as a saved run.
+
+    The file is checked against the upload and events caps (``search.caps.load_run``) and
+    rebuilt before anything is written, and stored in today's format (``to_json`` of the
+    rebuilt run), so a bad file writes nothing. Returns (id, True) for a new row, or (id of the
+    identical saved run, False) when the same run is already there. ``model``: a label of who
+    sampled. Raises HistoryError (one line) for a file that is too large, not a run file or
+    damaged, or when the history cannot be used."""
+    from search import caps
+    try:
+        result = caps.load_run(data)
+    except ValueError as e:  # CapError included
+        raise HistoryError(_one_line(e)) from None
+    except Exception as e:  # noqa: BLE001 - any damage in a user's file is one line
+        raise HistoryError(f"the run file is incomplete or damaged ({_one_line(e)})") from None
+    text = result.to_json()
+    with closing(_connect(path)) as con:
+        try:
+            row = con.execute("SELECT id FROM runs WHERE run_json = ? ORDER BY id LIMIT 1",
+                              (text,)).fetchone()
+        except sqlite3.Error as e:
+            raise HistoryError(f"could not read the run history: {_one_line(e)}") from None
+    if row is not None:
+        return int(row[0]), False
+    return save(result, model=model, path=path), True
 
 
 def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,

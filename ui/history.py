@@ -51,3 +51,65 @@ def open_in_tree(result: SearchResult) -> None:
     common.set_url("run", None)
     common.set_url("at", None)
     st.switch_page(TREE_PAGE)
+
+
+IMPORT, IMPORTED = "hist_import", "hist_imported"  # the uploader; {file_id: message} done
+
+
+def _model_of(data: bytes) -> str:
+    """The model label of a run file's recorded ModelSpec ("" when it has none or is bad)."""
+    import json
+    try:
+        spec = json.loads(data).get("config", {}).get("model")
+        if not spec:
+            return ""
+        from ui.replay_panel import _model_label
+        return _model_label(spec)
+    except Exception:  # noqa: BLE001 - the label is a nicety; the import reports real damage
+        return ""
+
+
+def import_files(files) -> list[tuple[str, str]]:
+    """Import uploaded run files (Streamlit UploadedFile: ``file_id``, ``name``,
+    ``getvalue()``) into the history, each once per session (a rerun does not import it
+    again). Returns one (kind, line) per file in upload order: kind "ok" (imported, or already
+    saved) or "error" (the one-line reason; nothing was written)."""
+    ss = st.session_state
+    done = ss.setdefault(IMPORTED, {})
+    out = []
+    for f in files or []:
+        if f.file_id not in done:
+            data = f.getvalue()
+            try:
+                run_id, new = history.import_run(data, model=_model_of(data))
+            except history.HistoryError as e:
+                done[f.file_id] = ("error", _("Could not import {name}: {error}").format(
+                    name=f.name, error=e))
+            else:
+                done[f.file_id] = ("ok", (_("Imported {name} as run #{id}.") if new else
+                                          _("{name} is already saved as run #{id}.")).format(
+                                              name=f.name, id=run_id))
+        out.append(done[f.file_id])
+    return out
+
+
+def import_panel() -> None:
+    """An expander on the History page: upload run files (JSON, the Search tree page's or this
+    page's download, any version) to add them to the history; one line per file."""
+    from search import caps
+    with st.expander(_("Import runs (JSON)"), expanded=False):
+        files = st.file_uploader(
+            _("Run files downloaded from the Search tree or History page"), type=["json"],
+            accept_multiple_files=True, key=IMPORT,
+            max_upload_size=max(1, int(caps.current().upload_mb)),
+            help=_("Each file becomes a saved run (a run already saved is not added twice). A "
+                   "file that is not a run, is damaged or is over the size cap gets one line "
+                   "and changes nothing."))
+        for kind, line in import_files(files):
+            (st.success if kind == "ok" else st.error)(md_line(line))
+
+
+def md_line(text: str) -> str:
+    """``text`` escaped for markdown, on one line."""
+    from ui.common import md
+    return md(" ".join(str(text).split()))
