@@ -168,8 +168,14 @@ def decide(answers: Sequence[Optional[str]], budget: int, rule: StopRule) -> Dec
     budget of ``budget`` chains: at the budget always ("budget"); before ``rule.min_chains``
     never; else ``certain`` when the leader cannot be overtaken by the chains left, ``beta``
     when the Beta probability reaches the threshold (kind ``beta`` only)."""
-    used = len(answers)
     leader, a, b = top_two(answers)
+    return _decide(len(answers), leader, a, b, budget, rule)
+
+
+def _decide(used: int, leader: Optional[str], a: int, b: int, budget: int,
+            rule: StopRule) -> Decision:
+    """:func:`decide` from the tallies: ``used`` chains, the leader on ``a`` votes, the
+    runner-up on ``b``."""
     p = beta_probability(a, b)
     if used >= budget:
         return Decision(True, "budget", leader, a, b, p, used)
@@ -212,9 +218,15 @@ def run_on_chains(answers: Sequence[Optional[str]], tokens: Sequence[float], bud
         raise ValueError("budget and batch_size must be >= 1")
     budget = min(budget, len(answers))
     used = 0
+    counts: Counter = Counter()  # kept as chains arrive: one check is O(answers seen)
     while True:
-        used = min(budget, used + batch_size)
-        d = decide(answers[:used], budget, rule)
+        new = min(budget, used + batch_size)
+        counts.update(k for k in (vote_key(x) for x in answers[used:new] if x is not None)
+                      if k is not None)
+        used = new
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:2]
+        a, b = (top[0][1] if top else 0), (top[1][1] if len(top) > 1 else 0)
+        d = _decide(used, top[0][0] if top else None, a, b, budget, rule)
         if d.stop:
             break
     return Outcome(used, float(sum(tokens[:used])),

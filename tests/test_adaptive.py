@@ -33,6 +33,11 @@ def test_certain_rule_never_changes_the_majority_answer(answers, batch, seed):
     full = vote(answers, seed=seed, problem="p").winner
     out = run_on_chains(answers, tokens, len(answers), StopRule("certain"), batch, seed, "p")
     assert out.answer == full
+    # the incremental tallies of run_on_chains decide exactly as decide() on the prefix
+    assert out.decision == decide(answers[:out.used], len(answers), StopRule("certain"))
+    beta = run_on_chains(answers, tokens, len(answers), StopRule("beta", 0.8), batch)
+    assert beta.decision == decide(answers[:beta.used], len(answers), StopRule("beta", 0.8))
+    assert beta.used <= out.used  # the Beta rule adds stops to the deterministic one
     if out.reason == "certain":
         # stopped early only when the leader had won alone whatever came next
         lead, a, b = top_two(answers[:out.used])
