@@ -119,11 +119,14 @@ def _show_one() -> None:
         spent = state.tree.compute.generated_tokens
         with col:
             st.subheader(_label(res.strategy))
-            mark = {True: "right", False: "wrong", None: "no gold"}[state.correct] \
-                if state.answer is not None else "no answer yet"
-            st.markdown(f"**Answer {md(state.answer or '–')}** ({mark}) · {spent:,} of {total:,} "
-                        f"tokens · {state.tree.n_steps} nodes · {len(state.tree.votes)} finished "
-                        "chains" + (" · **partial result**" if res.extra.get("halted") else ""))
+            mark = {True: _("right"), False: _("wrong"), None: _("no gold")}[state.correct] \
+                if state.answer is not None else _("no answer yet")
+            st.markdown(_("**Answer {answer}** ({mark}) · {spent} of {total} tokens · {nodes} "
+                          "nodes · {chains} finished chains").format(
+                            answer=md(state.answer or '–'), mark=mark, spent=f"{spent:,}",
+                            total=f"{total:,}", nodes=state.tree.n_steps,
+                            chains=len(state.tree.votes))
+                        + (" · **" + _("partial result") + "**" if res.extra.get("halted") else ""))
             st.plotly_chart(tree_figure(state.tree, mcts=res.strategy == "mcts",
                                         final_path=state.path, height=380, width=420),
                             key=f"cmp_tree_{i}")

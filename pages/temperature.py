@@ -56,7 +56,7 @@ st.markdown(
     _("Low temperature makes each chain more likely right but the chains agree with each other, "
     "so extra samples add little; high temperature spreads the answers, which voting can use "
     "until the chains become mostly noise. Every temperature gets its own pool of chains per "
-    "problem; accuracy at every budget comes from that pool.")))
+    "problem; accuracy at every budget comes from that pool."))
 
 setup(SCOPE, PARAMS)  # (on a deep link this draws the sidebar, and so picks the task)
 ss = st.session_state
