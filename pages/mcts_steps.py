@@ -60,7 +60,7 @@ size = int(ss["ms_width"] if BEAM else ss["ms_sims"])
 key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))
 run_key, pos_key = (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
-b0, b1, b2, b3, where = st.columns([1, 1, 1, 1.4, 5], vertical_alignment="center")
+b0, b1, b2, b4, b3, where = st.columns([1, 1, 1, 1.7, 1.4, 3.4], vertical_alignment="center")
 if b0.button(_("Run"), type="primary", disabled=problem is None or policy is None, key="ms_go"):
     from search.solve import solve
     try:
@@ -83,18 +83,43 @@ if not stops:
     st.stop()
 
 
-def _move(delta: int | None) -> None:
+def _move(delta: int | str | None) -> None:
+    """Move the stepper: by ``delta`` phases, to the end (None), or to the first phase of the
+    next simulation / depth ("next")."""
     beam = ss["ms_strategy"] == "beam"
     run, at = (BEAM_RUN, BEAM_POS) if beam else (RUN, POS)
-    n = len((beam_steps.positions if beam else positions)(ss[run][2]))
-    ss[at] = n - 1 if delta is None else max(0, min(n - 1, ss.get(at, 0) + delta))
+    stops_ = (beam_steps.positions if beam else positions)(ss[run][2])
+    n, here = len(stops_), max(0, min(len(stops_) - 1, ss.get(at, 0)))
+    if delta == "next":
+        ss[at] = next((k for k in range(here, n) if stops_[k][0] > stops_[here][0]), n - 1)
+    else:
+        ss[at] = n - 1 if delta is None else max(0, min(n - 1, here + delta))
 
 
 pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
 b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
 b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
+b4.button(_("Next depth") if BEAM else _("Next simulation"), key="ms_next", on_click=_move,
+          args=("next",), disabled=stops[pos][0] == stops[-1][0])
 b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
           disabled=pos == len(stops) - 1)
+
+
+
+def table(where, rows: list[dict]) -> None:
+    """The phase's table: an interactive dataframe, or in presenter mode an HTML table (its
+    text follows the page's larger font; the canvas grid's does not), indexed by node."""
+    df = pd.DataFrame(rows)
+    if presenter.on():
+        for c in df.columns:  # counts with a blank (None -> float) back to whole numbers
+            col = df[c]
+            if col.dtype.kind == "f" and col.dropna().map(float.is_integer).all():
+                df[c] = col.astype("Int64")
+        df = df.astype(object).where(df.notna(), "")
+        where.table(df.set_index(df.columns[0]))
+    else:
+        where.dataframe(df, hide_index=True, key="ms_table")
+
 
 i, phase = stops[pos]
 style = presenter.style()
@@ -118,8 +143,7 @@ if BEAM:
     left.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
                  "(keep). Beside each candidate: its score; ✓ kept, ✗ left out, vote: a "
                  "finished chain. Colour: the scorer's path score."))
-    right.dataframe(pd.DataFrame(beam_steps.phase_rows(step, phase, tree)), hide_index=True,
-                    key="ms_table")
+    table(right, beam_steps.phase_rows(step, phase, tree))
     if last:
         right.markdown(_("**Answer {answer}** (the best-scoring finished chain after {n} "
                       "depths)").format(answer=md(res.answer or "–"), n=len(parts)))
@@ -140,8 +164,7 @@ else:
     left.caption(_("Highlighted: the path this phase works on; the ringed node: the node "
                  "expanded or evaluated. Beside the path: Q + exploration bonus and N "
                  "(selection), Q before → after (backpropagation)."))
-    right.dataframe(pd.DataFrame(phase_rows(sim, phase, tree)), hide_index=True,
-                    key="ms_table")
+    table(right, phase_rows(sim, phase, tree))
     if last:
         right.markdown(_("**Answer {answer}** (the most-visited chain after {n} "
                       "simulations)").format(answer=md(res.answer or "–"), n=len(parts)))

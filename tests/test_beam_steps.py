@@ -162,5 +162,8 @@ def test_the_page_steps_through_beam_steps():
             break
         at.button(key="ms_back").click().run()
     assert label(at).startswith(f"**Depth 1 of {len(st)} · propose**")
+    at.button(key="ms_step").click().run()
+    at.button(key="ms_next").click().run()  # from depth 1's score to depth 2's propose
+    assert label(at).startswith(f"**Depth 2 of {len(st)} · propose**")
     at.button(key="ms_end").click().run()
     assert label(at).startswith(f"**Depth {st[-1].depth} of {len(st)} · keep**")

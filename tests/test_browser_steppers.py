@@ -81,7 +81,11 @@ def figure(page) -> dict:
 
 
 def table_rows(page) -> int:
-    """Rows of the phase's table (the data grid's aria-rowcount, header excluded)."""
+    """Rows of the phase's table: the data grid's aria-rowcount (header excluded), or in
+    presenter mode the HTML table's body rows."""
+    html = page.locator('[data-testid="stTable"] tbody tr')
+    if html.count():
+        return html.count()
     loc = page.locator('[data-testid="stDataFrame"] [aria-rowcount]').first
     return int(loc.get_attribute("aria-rowcount")) - 1
 

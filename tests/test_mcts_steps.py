@@ -180,9 +180,17 @@ def test_the_page_steps_through_the_phases():
     at.button(key="ms_back").click().run()
     assert label(at) == f"**Simulation 1 of {n} · backpropagation**"
     assert table_ids(at) == seen[3][2]
+    # Next simulation: from any phase to the next simulation's selection
+    at.button(key="ms_next").click().run()
+    assert label(at) == f"**Simulation 2 of {n} · selection**"
+    at.button(key="ms_step").click().run()
+    at.button(key="ms_next").click().run()
+    assert label(at) == f"**Simulation 3 of {n} · selection**"
+    assert table_ids(at) == [0] + sims[2].path[1:]
     at.button(key="ms_end").click().run()
     assert not at.exception, at.exception
     assert label(at) == f"**Simulation {n} of {n} · backpropagation**"
+    assert at.button(key="ms_next").disabled
     assert table_ids(at) == sims[-1].backprop_path
     assert at.button(key="ms_step").disabled
     assert any(m.startswith(f"**Answer {res.answer}**") for m in texts(at.markdown))

@@ -135,6 +135,12 @@ def test_the_toggle_turns_presenter_mode_on_and_the_url_keeps_it(monkeypatch):
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     fonts = {d["textfont"]["size"] for d in spec["data"] if "textfont" in d}
     assert fonts == {PRESENTER_STYLE.label_px}
+    # the phase's table as HTML (it takes the larger font), indexed by node
+    assert len(at.table) == 1 and not at.dataframe
+    assert list(at.table[0].value.index) == [0]  # selection of simulation 1: the root
+    at.button(key="ms_next").click().run()
+    df = at.table[0].value  # simulation 2's selection: whole counts stay whole
+    assert [str(v) for v in df["N"]] == ["1", "0"] and str(df["N parent"].iloc[1]) == "1"
     at.toggle(key=w("presenter")).set_value(False).run()
     assert "presenter" not in at.query_params
     assert "1.35rem" not in styles(at)
