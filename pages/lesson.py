@@ -41,5 +41,4 @@ policy, error = common.policy_or_none(lesson.TASK_NAME)
 if policy is None:
     st.error(error)
     st.stop()
-st.subheader(f"{i}. {_(lesson.STEPS[i - 1].title)}")
 lesson.draw_step(i, policy, common.model_key(lesson.TASK_NAME), ss[lesson.PROBLEM])

@@ -229,7 +229,7 @@ def try_it(step: str, problem: str) -> None:
     page, values, query = try_it_target(step, problem, ss.get(DIAL, 4), ss.get(SEARCH, "mcts"))
     name = _("Scaling") if page == SCALING_PAGE else _("Search tree")
     if st.button(_("Try it yourself on the {page} page").format(page=name),
-                 key=f"ls_try_{step}", icon=":material/open_in_new:",
+                 key=f"ls_try_{step}", icon=":material/open_in_new:", width="stretch",
                  help=_("Opens the expert page with the settings of this step (it sets the "
                         "sidebar's sampling settings to the lesson's).")):
         for k, v in values.items():
@@ -504,12 +504,16 @@ def init_state() -> None:
 
 
 def draw_step(i: int, policy: Any, model: str, problem: str) -> None:
-    """Draw the 1-based step ``i`` (its text, figures and numbers), then its try-it button."""
+    """Draw the 1-based step ``i``: its title beside its try-it button, then its text, figures
+    and numbers."""
     step = STEPS[i - 1]
+    head, link = st.columns([3, 2], vertical_alignment="center")
+    head.subheader(f"{i}. {_(step.title)}")
+    with link:  # on the first screen, beside the step's title
+        try_it(step.key, problem)
     try:
         with st.spinner(_("Running the model…")):
             DRAW[step.key](policy, model, problem)
     except Exception as e:  # a model or backend that cannot run a step: said, the lesson goes on
         st.error(_("This step could not run on the model in use: {error}").format(
             error=common.md(f"{type(e).__name__}: {e}")))
-    try_it(step.key, problem)
