@@ -257,6 +257,37 @@ def test_search_tree_results_in_chinese_show_no_english(strategy, small):
     assert not left, f"{strategy} run: English left in 中文:\n" + "\n".join(left)
 
 
+@pytest.mark.parametrize("strategy", ["mcts", "beam"])
+def test_the_step_by_step_page_in_chinese_after_a_run(strategy, small):
+    """MCTS step by step after Run, at every phase of the first simulation (or beam depth)."""
+    at = open_page("pages/mcts_steps.py", "zh", ms_strategy=strategy, ms_sims=3, ms_width=2)
+    with i18n.using("zh"):
+        at.button(key="ms_go").click().run()
+        assert not at.exception, at.exception
+        texts = []
+        for _step in range(5):
+            texts += visible_texts(at)
+            at.button(key="ms_step").click().run()
+            assert not at.exception, at.exception
+    res = at.session_state["ms_beam_run" if strategy == "beam" else "ms_run"][1]
+    wrote = [t for n in res.tree.nodes.values() for t in (n.text, str(n.answer)) if n.id]
+    left = english_left(texts, wrote)
+    assert not left, f"{strategy} steps: English left in 中文:\n" + "\n".join(left)
+
+
+def test_the_game24_task_in_chinese(small, tiny_game24_model_dir, monkeypatch):
+    """The Search tree page on the Game of 24 task: its labels, hint and example, then a run."""
+    monkeypatch.setenv("THOUGHTSCOPE_MODEL_GAME24", str(tiny_game24_model_dir))
+    at = open_page("pages/tree.py", "zh", task="game24", n=4)
+    assert at.session_state["problem"] == "4 9 10 13"
+    run_search(at)
+    texts = visible_texts(at)
+    tree = at.session_state["tree_result"].tree
+    wrote = [t for n in tree.nodes.values() for t in (n.text, str(n.answer)) if n.id]
+    left = english_left(texts, wrote)
+    assert not left, "Game of 24: English left in 中文:\n" + "\n".join(left)
+
+
 def _catalogue():
     from babel.messages.pofile import read_po
     with i18n.catalogue_path("zh").open("rb") as f:

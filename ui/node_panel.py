@@ -71,6 +71,14 @@ REACHABLE = N_("right answer still reachable")
 STATE = N_("state")
 
 
+def shown_state(text: str) -> str:
+    """A task's state text (``Task.state_text``, English: it is also a learned value model's
+    input) in the session's language: Game of 24's ``left: 10 13 13`` and ``invalid step``."""
+    if text.startswith("left: "):
+        return _("left: {numbers}").format(numbers=text.removeprefix("left: "))
+    return _(text)
+
+
 def state_rows(tree, nid: int) -> list[tuple[str, str]]:
     """The task's view of the state after node ``nid`` (not for an answer line): ``state``
     (``Task.state_text``: Game of 24's numbers left, ``left: 10 13 13``, or ``invalid step``)
@@ -87,7 +95,7 @@ def state_rows(tree, nid: int) -> list[tuple[str, str]]:
         value = task.state_value(tree.problem, steps)
     except ProblemError:
         return []
-    rows = [] if text is None else [(_(STATE), md(text))]
+    rows = [] if text is None else [(_(STATE), md(shown_state(text)))]
     if value is not None:
         rows.append((_(REACHABLE), _("yes (exact)") if value >= 0.5 else
                      _("no (exact): a dead end, no valid steps from here reach a right "

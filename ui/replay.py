@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from i18n import N_, _
 from search.scaling import maj_at_k
 from search.strategies.mcts import answer_by_visits
 from search.tasks import ProblemError, get_task
@@ -60,6 +61,9 @@ def is_right(task: str, problem: str, answer: Optional[str], gold: Optional[str]
         return answer == gold
 
 
+STATE_WORDS = (N_("invalid"), N_("invalid step"))  # Task.state_label/state_text words
+
+
 @lru_cache(maxsize=8192)
 def _state_marks(task: str, problem: str, steps: tuple) -> tuple[Optional[str], bool]:
     t = get_task(task)
@@ -82,8 +86,8 @@ def task_marks(tree: SearchTree) -> tuple[dict, list]:
         if nid == 0 or n.terminal:
             continue
         label, is_dead = _state_marks(tree.task, tree.problem, tuple(tree.steps_to(nid)))
-        if label is not None:
-            labels[nid] = label
+        if label is not None:  # (translated here: the cache above holds the task's words)
+            labels[nid] = _(label)
         if is_dead:
             dead.append(nid)
     return labels, dead
