@@ -17,7 +17,7 @@ import streamlit as st
 from i18n import _
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from ui import common
+from ui import common, presenter
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.replay import equal_budget, state_at, total_tokens
 from viz.tree import tree_figure
@@ -128,7 +128,8 @@ def _show_one() -> None:
                             chains=len(state.tree.votes))
                         + (" · **" + _("partial result") + "**" if res.extra.get("halted") else ""))
             st.plotly_chart(tree_figure(state.tree, mcts=res.strategy == "mcts",
-                                        final_path=state.path, height=380, width=420),
+                                        final_path=state.path, height=380, width=420,
+                                        style=presenter.style()),
                             key=f"cmp_tree_{i}")
             if state.votes.tally:
                 st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,

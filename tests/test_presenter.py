@@ -173,3 +173,18 @@ def test_the_search_tree_page_draws_the_projector_tree():
     fig = chart(at, "tree_chart")
     assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
         DEFAULT_STYLE.label_px}
+
+
+def test_the_compare_page_draws_the_projector_trees():
+    from tests.test_page_tree import chart
+    at = AppTest.from_file(APP, default_timeout=180).switch_page("pages/compare.py")
+    for k, v in {"presenter": "1", "cmp_problem": "8*7+6", "cmp_b0": "4", "cmp_b1": "2",
+                 "cmp_b2": "2"}.items():
+        at.query_params[k] = v
+    at.run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    for i in range(3):
+        fig = chart(at, f"cmp_tree_{i}")
+        assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
+            PRESENTER_STYLE.label_px}, i
