@@ -96,16 +96,6 @@ def _move(delta: int | str | None) -> None:
         ss[at] = n - 1 if delta is None else max(0, min(n - 1, here + delta))
 
 
-pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
-b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
-b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
-b4.button(_("Next depth") if BEAM else _("Next simulation"), key="ms_next", on_click=_move,
-          args=("next",), disabled=stops[pos][0] == stops[-1][0])
-b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
-          disabled=pos == len(stops) - 1)
-
-
-
 def table(where, rows: list[dict]) -> None:
     """The phase's table: an interactive dataframe, or in presenter mode an HTML table (its
     text follows the page's larger font; the canvas grid's does not), indexed by node."""
@@ -121,6 +111,14 @@ def table(where, rows: list[dict]) -> None:
         where.dataframe(df, hide_index=True, key="ms_table")
 
 
+pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
+b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
+b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
+b4.button(_("Next depth") if BEAM else _("Next simulation"), key="ms_next", on_click=_move,
+          args=("next",), disabled=stops[pos][0] == stops[-1][0])
+b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
+          disabled=pos == len(stops) - 1)
+
 i, phase = stops[pos]
 style = presenter.style()
 fig_width = FIG_WIDTH_PRESENTER if presenter.on() else FIG_WIDTH
@@ -133,20 +131,19 @@ if BEAM:
     where.markdown(_("**Depth {d} of {n} · {phase}**").format(
         d=step.depth, n=len(parts), phase=_(beam_steps.PHASE_NAMES[phase])))
     right.markdown(beam_steps.sentence(step, phase, int(res.config.get("expansions", 0))))
-    left.plotly_chart(tree_figure(tree, color_by="score",
-                                highlight=beam_steps.highlighted(step, phase),
-                                labels=beam_steps.node_labels(step, phase, tree),
-                                final_path=(tree.final or {}).get("path", ()) if last else (),
-                                height=tree_height(tree, lo=360, row_px=style.row_px),
-                                width=fig_width,
-                                style=style), key="ms_tree")
+    fig = tree_figure(tree, color_by="score", highlight=beam_steps.highlighted(step, phase),
+                      labels=beam_steps.node_labels(step, phase, tree),
+                      final_path=(tree.final or {}).get("path", ()) if last else (),
+                      height=tree_height(tree, lo=360, row_px=style.row_px), width=fig_width,
+                      style=style)
+    left.plotly_chart(fig, key="ms_tree")
     left.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
-                 "(keep). Beside each candidate: its score; ✓ kept, ✗ left out, vote: a "
-                 "finished chain. Colour: the scorer's path score."))
+                     "(keep). Beside each candidate: its score; ✓ kept, ✗ left out, vote: a "
+                   "finished chain. Colour: the scorer's path score."))
     table(right, beam_steps.phase_rows(step, phase, tree))
     if last:
         right.markdown(_("**Answer {answer}** (the best-scoring finished chain after {n} "
-                      "depths)").format(answer=md(res.answer or "–"), n=len(parts)))
+                         "depths)").format(answer=md(res.answer or "–"), n=len(parts)))
 else:
     sim = parts[i]
     tree = SearchTree.replay(res.problem, res.tree.events, max_events=sim.ends[phase],
@@ -154,17 +151,17 @@ else:
     where.markdown(_("**Simulation {i} of {n} · {phase}**").format(
         i=i + 1, n=len(parts), phase=_(PHASE_NAMES[phase])))
     right.markdown(sentence(sim, phase, uct_c(res)))
-    left.plotly_chart(tree_figure(tree, mcts=True, highlight=highlighted(sim, phase),
-                                labels=node_labels(sim, phase, tree),
-                                selected=sim.leaf if phase == "expansion" else
-                                (sim.evaluated if phase == "rollout" else None),
-                                height=tree_height(tree, lo=360, row_px=style.row_px),
-                                width=fig_width,
-                                style=style), key="ms_tree")
+    fig = tree_figure(tree, mcts=True, highlight=highlighted(sim, phase),
+                      labels=node_labels(sim, phase, tree),
+                      selected=sim.leaf if phase == "expansion" else
+                      (sim.evaluated if phase == "rollout" else None),
+                      height=tree_height(tree, lo=360, row_px=style.row_px), width=fig_width,
+                      style=style)
+    left.plotly_chart(fig, key="ms_tree")
     left.caption(_("Highlighted: the path this phase works on; the ringed node: the node "
-                 "expanded or evaluated. Beside the path: Q + exploration bonus and N "
-                 "(selection), Q before → after (backpropagation)."))
+                   "expanded or evaluated. Beside the path: Q + exploration bonus and N "
+                   "(selection), Q before → after (backpropagation)."))
     table(right, phase_rows(sim, phase, tree))
     if last:
         right.markdown(_("**Answer {answer}** (the most-visited chain after {n} "
-                      "simulations)").format(answer=md(res.answer or "–"), n=len(parts)))
+                         "simulations)").format(answer=md(res.answer or "–"), n=len(parts)))
