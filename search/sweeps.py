@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from i18n import N_
+from i18n import N_, _
 from search.pools import ChainPool, mean_verifier_tokens, pool_curve
 from search.scaling import CI_METHOD, curve_with_ci
 
@@ -58,7 +58,7 @@ def pool_series(pools: Sequence[ChainPool], ks: Sequence[int], which: str,
     stderr, ci_low, ci_high, kind="curve", dash, method: per k "exact" or "monte-carlo", and
     for a learned verifier's curve ``verifier_tokens``: mean tokens it read per problem at each
     k, k x its mean per chain). ValueError for a learned curve on unscored pools."""
-    kind, scores, _, dash = POOL_CURVES[which]
+    kind, scores, _label, dash = POOL_CURVES[which]
     if scores == "prm":
         scores = f"prm_{aggregation}"
     c = pool_curve(list(pools), list(ks), kind=kind, scores=scores)
@@ -182,14 +182,16 @@ def _where(name: str, pairs: list, word: str) -> str:
     ks = [k for k, _ in pairs]
     sep = [k for k, s in pairs if s]
     if not sep:
-        how = ("the 95% intervals overlap there" if len(ks) == 1 else
-               "the 95% intervals overlap at every one")
+        how = (_("the 95% intervals overlap there") if len(ks) == 1 else
+               _("the 95% intervals overlap at every one"))
     elif len(sep) == len(ks):
-        how = "the 95% intervals do not overlap" + (" there" if len(ks) == 1 else
-                                                     " at any of them")
+        how = (_("the 95% intervals do not overlap there") if len(ks) == 1 else
+               _("the 95% intervals do not overlap at any of them"))
     else:
-        how = f"the 95% intervals separate only at N = {_ks(sep)}"
-    return f"{name} is {word} self-consistency at N = {_ks(ks)} ({how})"
+        how = _("the 95% intervals separate only at N = {ks}").format(ks=_ks(sep))
+    return (_("{name} is above self-consistency at N = {ks} ({how})") if word == "above" else
+            _("{name} is below self-consistency at N = {ks} ({how})")).format(
+                name=name, ks=_ks(ks), how=how)
 
 
 def overoptimisation(best: dict, pass_k: dict | None = None) -> dict:
@@ -226,36 +228,54 @@ def verifier_readings(maj: dict, verifiers: Sequence[dict], pass_k: dict | None 
     """
     cmp = {v["name"]: compare_curves(v, maj) for v in verifiers}
     over = {v["name"]: overoptimisation(v, pass_k) for v in verifiers}
-    on = f" on {problems} problems" if problems else ""
     ks = [int(k) for k in maj["samples"] if int(k) >= 2]
-    span = f"N = {ks[0]} to {ks[-1]}" if len(ks) > 1 else (f"N = {ks[0]}" if ks else "any N")
-    names = " or ".join(v["name"] for v in verifiers)
+    span = (_("N = {a} to {b}").format(a=ks[0], b=ks[-1]) if len(ks) > 1 else
+            (f"N = {ks[0]}" if ks else _("any N")))
+    names = verifiers[0]["name"] if verifiers else ""
+    for v in verifiers[1:]:
+        names = _("{a} or {b}").format(a=names, b=v["name"])
+    # (side, the sentence when it is nowhere, with the problems, without them)
+    leads = {"above": (N_("Where the learned verifier beats voting: nowhere: {names} is never "
+                          "above self-consistency at {span}."),
+                       N_("Where the learned verifier beats voting on {p} problems: {parts}."),
+                       N_("Where the learned verifier beats voting: {parts}.")),
+             "below": (N_("Where it falls behind: nowhere: {names} is never below "
+                          "self-consistency at {span}."),
+                       N_("Where it falls behind on {p} problems: {parts}."),
+                       N_("Where it falls behind: {parts}."))}
 
-    def sentence(side: str, word: str, lead: str) -> str:
-        parts = [_where(n, c[side], word) for n, c in cmp.items() if c[side]]
+    def sentence(side: str) -> str:
+        parts = [_where(n, c[side], side) for n, c in cmp.items() if c[side]]
+        nowhere, with_p, without_p = leads[side]
         if not parts:
-            return f"{lead}: nowhere: {names} is never {word} self-consistency at {span}."
-        return f"{lead}{on}: " + "; ".join(parts) + "."
+            return _(nowhere).format(names=names, span=span)
+        return _(with_p if problems else without_p).format(p=problems, parts="; ".join(parts))
 
-    beats = sentence("above", "above", "Where the learned verifier beats voting")
-    behind = sentence("below", "below", "Where it falls behind")
+    beats = sentence("above")
+    behind = sentence("below")
     parts = []
     for name, o in over.items():
         rise = ""
         if o.get("pass_peak") is not None and o.get("pass_last") is not None:
-            rise = (f" while pass@k rises from {_pct(o['pass_peak'])} to {_pct(o['pass_last'])}"
-                    if round(1000 * o["pass_last"]) > round(1000 * o["pass_peak"]) else
-                    f" while pass@k stays at {_pct(o['pass_last'])}")
+            rise = " " + (
+                _("while pass@k rises from {a} to {b}").format(a=_pct(o['pass_peak']),
+                                                               b=_pct(o['pass_last']))
+                if round(1000 * o["pass_last"]) > round(1000 * o["pass_peak"]) else
+                _("while pass@k stays at {a}").format(a=_pct(o['pass_last'])))
         if o["falls"]:
-            sure = ("beyond the 95% intervals" if o["separate"] else
-                    "within the 95% intervals: not sure on this many problems")
-            verdict = "yes" if o["separate"] else "perhaps"
-            parts.append(f"{verdict} for {name}: best-of-N peaks at N = {o['peak_k']} "
-                         f"({_pct(o['peak'])}) and falls to {_pct(o['last'])} at "
-                         f"N = {o['last_k']}{rise} ({sure})")
+            sure = (_("beyond the 95% intervals") if o["separate"] else
+                    _("within the 95% intervals: not sure on this many problems"))
+            parts.append((_("yes for {name}: best-of-N peaks at N = {peak_k} ({peak}) and falls "
+                            "to {last} at N = {last_k}{rise} ({sure})") if o["separate"] else
+                          _("perhaps for {name}: best-of-N peaks at N = {peak_k} ({peak}) and "
+                            "falls to {last} at N = {last_k}{rise} ({sure})")).format(
+                name=name, peak_k=o['peak_k'], peak=_pct(o['peak']), last=_pct(o['last']),
+                last_k=o['last_k'], rise=rise, sure=sure))
         else:
-            parts.append(f"no for {name}: best-of-N does not fall as N grows "
-                         f"({_pct(o['first'])} at N = {o['first_k']}, {_pct(o['last'])} at "
-                         f"N = {o['last_k']})")
-    overopt = "Does a larger N over-optimise it? " + "; ".join(parts) + "." if parts else ""
+            parts.append(_("no for {name}: best-of-N does not fall as N grows ({first} at N = "
+                           "{first_k}, {last} at N = {last_k})").format(
+                name=name, first=_pct(o['first']), first_k=o['first_k'], last=_pct(o['last']),
+                last_k=o['last_k']))
+    overopt = (_("Does a larger N over-optimise it? {parts}.").format(parts="; ".join(parts))
+               if parts else "")
     return {"beats": beats, "behind": behind, "overopt": overopt, "compare": cmp, "over": over}

@@ -37,8 +37,8 @@ ALLOWED = {
     # the field's technical names
     "maj", "pass", "bon", "beta", "uct", "puct", "prm", "orm", "top", "json", "mcts", "tot",
     "bfs", "dfs", "dvts", "flops", "graphml", "log", "logprob", "logprobs", "api", "url", "urls",
-    "sqrt", "ln", "cpu", "gpu", "cuda", "lm", "kv", "eos", "csv", "sqlite", "ci", "auc", "roc",
-    "id",
+    "ece", "sqrt", "ln", "cpu", "gpu", "cuda", "lm", "kv", "eos", "csv", "sqlite", "ci", "auc",
+    "roc", "id",
     # papers' authors and tools
     "wilson", "condorcet", "aggarwal", "cobbe", "yao", "wang", "snell", "lightman", "brown",
     "hugging", "face", "openai", "vllm", "sglang", "llama", "cpp", "transformers", "serve",
@@ -148,7 +148,7 @@ def visible_texts(at: AppTest) -> list[str]:
 
 def english_words(text: str) -> list[str]:
     """Words of ``text`` that read as English: Latin letters, two or more, not allowed."""
-    text = STRIP.sub(" ", text)
+    text = STRIP.sub(" ", text.replace("\\", ""))  # markdown escapes first: best\\-of\\-N
     return [w for w in WORD.findall(text)
             if len(w) > 1 and w.lower().strip("'’") not in ALLOWED]
 
@@ -286,6 +286,30 @@ def test_the_game24_task_in_chinese(small, tiny_game24_model_dir, monkeypatch):
     wrote = [t for n in tree.nodes.values() for t in (n.text, str(n.answer)) if n.id]
     left = english_left(texts, wrote)
     assert not left, "Game of 24: English left in 中文:\n" + "\n".join(left)
+
+
+@pytest.mark.parametrize("path", ["pages/verifiers.py", "pages/scaling.py"])
+def test_verifier_pages_in_chinese_with_learned_verifiers(path, tiny_model_dir, tiny_verifiers,
+                                                          monkeypatch):
+    """The Verifiers and Scaling pages with a learned ORM and PRM (the tiny random ones):
+    reliability and ROC figures, the top-scored wrong chains, the verifier curves and their
+    sentences."""
+    monkeypatch.setenv("THOUGHTSCOPE_MODEL", str(tiny_model_dir))
+    at = open_page(path, "zh")
+    texts = [t for t in visible_texts(at) if " → " not in t]  # chains' steps: model text
+    left = english_left(texts)
+    assert not left, f"{path} with verifiers: English left in 中文:\n" + "\n".join(left)
+
+
+@pytest.mark.parametrize("strategy", ["tot", "best_of_n", "weighted", "dvts"])
+def test_search_tree_other_strategies_in_chinese(strategy, small, tiny_verifiers):
+    at = open_page("pages/tree.py", "zh", strategy=strategy, b=1, bon_n=3, wv_n=3, dvts_n=4,
+                   color="prm")
+    run_search(at)
+    tree = at.session_state["tree_result"].tree
+    wrote = [t for n in tree.nodes.values() for t in (n.text, str(n.answer)) if n.id]
+    left = english_left(visible_texts(at), wrote)
+    assert not left, f"{strategy} run: English left in 中文:\n" + "\n".join(left)
 
 
 def _catalogue():
