@@ -5,12 +5,15 @@ with the code (``python -m i18n extract`` adds and drops nothing), and English p
 English.
 
 Pages are driven with AppTest through app.py on the tiny random model of conftest.py (the page
-tests' small settings), every page of ``ui.common.PAGES`` (a new page is covered when it is
-listed), the Search tree page also after a finished run of each of self-consistency, beam search
-and MCTS. What a page shows is read from the element protos: every string field (titles,
-markdown, captions, labels, help texts, options, placeholders, metrics, alerts, expanders, tabs,
-table cells and column names) and, from each plotly chart's JSON, the title, axis and colour-bar
-titles, legend names, annotations, tick labels and hover texts.
+tests' small settings): every page of ``ui.common.PAGES`` (a new page is covered when it is
+listed); the Search tree page after a finished run of every strategy (the verifier-guided ones
+coloured by the learned PRM) and on the Game of 24 task; MCTS and beam step by step after Run;
+the Verifiers and Scaling pages with learned verifiers. What a page shows is read from the
+element protos: every string field (titles, markdown, captions, labels, help texts, options,
+placeholders, metrics, alerts, expanders, tabs, table cells and column names) and, from each
+plotly chart's JSON, the title, axis and colour-bar titles, legend names, annotations, tick
+labels and hover texts. What the model wrote (its steps and answers) is data, not interface,
+and is left out; so are technical names (``ALLOWED``).
 """
 from __future__ import annotations
 
