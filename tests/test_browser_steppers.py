@@ -179,3 +179,31 @@ def test_mcts_three_simulations_and_a_beam_step(server, browser, shots):
         except Exception:
             pass
         ctx.close()
+
+
+def test_search_tree_in_presenter_mode(server, browser, shots):
+    """The Search tree page opened from a presenter link (the server is warm, so a deep link
+    is routed): the sidebar folded away, the run's tree in the projector style."""
+    from playwright.sync_api import expect
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        page.goto(server + "/?presenter=1&n=8", timeout=PAGE_TIMEOUT)
+        expect(page.get_by_role("heading", name="Search tree")).to_be_visible(
+            timeout=PAGE_TIMEOUT)
+        expect(page.locator('[data-testid="stSidebar"]')).not_to_be_in_viewport()
+        run = page.locator(key("tree_run_button") + " button")
+        expect(run).to_be_enabled(timeout=PAGE_TIMEOUT)
+        run.click()
+        expect(page.locator(key("at")).get_by_role("slider")).to_be_attached(
+            timeout=RUN_TIMEOUT)
+        fonts = page.evaluate("""(sel) => {
+            const el = document.querySelector(`${sel} .js-plotly-plot`);
+            return el && el.data ? el.data.filter(t => t.textfont).map(t => t.textfont.size)
+                                 : null; }""", key("tree_chart"))
+        assert fonts and set(fonts) == {20}, fonts
+        page.locator(key("tree_chart")).scroll_into_view_if_needed()
+        snap(page, shots, "tree_presenter")
+    finally:
+        ctx.close()

@@ -46,6 +46,9 @@ CSS = """<style>
 [data-testid='stMainBlockContainer'] .stButton button p,
 [data-testid='stMainBlockContainer'] [data-testid='stWidgetLabel'] p {font-size: 1.25rem;}
 [data-testid='stMainBlockContainer'] .stButton button {min-height: 3rem; padding: 0.4rem 1.2rem;}
+[data-testid='stMainBlockContainer'] input,
+[data-testid='stMainBlockContainer'] textarea,
+[data-testid='stMainBlockContainer'] [data-baseweb='select'] div {font-size: 1.15rem;}
 [data-testid='stMainBlockContainer'] [data-testid='stTable'] th,
 [data-testid='stMainBlockContainer'] [data-testid='stTable'] td {font-size: 1.15rem;}
 </style>"""
