@@ -369,8 +369,12 @@ def test_the_url_language_opens_chinese(small):
     at.query_params["lang"] = "zh"
     at.run()
     assert not at.exception, at.exception
-    with i18n.using("zh"):
-        assert at.title[0].value == i18n._("Search tree") == "搜索树"
+    assert at.title[0].value == "搜索树"
+    assert at.selectbox(key="w_task").options[0] == "算术"  # the sidebar too
+    with i18n.using("zh"):  # (see run_search: AppTest formats options in this thread)
+        at.radio(key="w_lang").set_value("en").run()  # the sidebar's switch, kept in the URL
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Search tree" and at.query_params["lang"] in ("en", ["en"])
 
 
 def test_the_readme_has_a_chinese_section():
