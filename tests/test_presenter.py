@@ -188,3 +188,11 @@ def test_the_compare_page_draws_the_projector_trees():
         fig = chart(at, f"cmp_tree_{i}")
         assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
             PRESENTER_STYLE.label_px}, i
+
+
+def test_the_lesson_draws_the_projector_trees():
+    from tests.test_lesson import charts, new_lesson
+    at = new_lesson({"presenter": "1"})
+    fig = charts(at)["ls_fig_answer"]
+    assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
+        PRESENTER_STYLE.label_px}

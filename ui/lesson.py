@@ -251,7 +251,7 @@ def _right_word(ok: Optional[bool]) -> str:
 
 def step_answer(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
-    from viz.tree import tree_figure
+    from ui.presenter import tree_figure  # presenter mode's style
     st.markdown(_("Two students sit the same exam. **Student A answers at once**: the first "
                   "answer that comes to mind. **Student B takes time**: tries several ways and "
                   "checks. A language model can do either. Here is student A: the model's single "
@@ -278,7 +278,7 @@ def step_answer(policy: Any, model: str, problem: str) -> None:
 
 def step_vote(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
-    from viz.tree import tree_figure
+    from ui.presenter import tree_figure  # presenter mode's style
     from viz.votes import tally_figure
     ss = st.session_state
     st.markdown(_("Student B samples **{n} chains** at temperature {t:g} (each a little "
@@ -372,7 +372,8 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
 
 def step_tree(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
-    from viz.tree import STRATEGY_COLOR, tree_figure, tree_height
+    from ui.presenter import tree_figure  # presenter mode's style
+    from viz.tree import STRATEGY_COLOR, tree_height
     ss = st.session_state
     st.markdown(_("Voting samples whole chains. **Tree search** spends the budget step by step: "
                   "it grows the promising branches and drops the others. MCTS picks the next "
@@ -403,7 +404,7 @@ def step_tree(policy: Any, model: str, problem: str) -> None:
 
 def step_verifier(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
-    from viz.tree import tree_figure
+    from ui.presenter import tree_figure  # presenter mode's style
     st.markdown(_("Student B can also **check each step**. A *verifier* scores a chain step by "
                   "step. The **perfect verifier** redoes every step's arithmetic exactly; a "
                   "**learned PRM** (process reward model) is a small model trained to guess the "
@@ -452,7 +453,7 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
 
 def step_fails(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
-    from viz.tree import tree_figure
+    from ui.presenter import tree_figure  # presenter mode's style
     from viz.votes import tally_figure
     fp = fails_problem()
     st.markdown(_("Voting assumes the wrong answers **disagree**. When most chains make the same "

@@ -94,3 +94,11 @@ def controls(label: str):
     otherwise), so the projected screen shows the result:
     ``with presenter.controls(_("Settings")):``."""
     return st.expander(label, expanded=False) if on() else st.container()
+
+
+def tree_figure(*args, **kwargs):
+    """``viz.tree.tree_figure`` in this session's style (``style()``) unless a ``style`` is
+    given: a page imports this one instead and its trees follow presenter mode."""
+    from viz.tree import tree_figure as draw
+    kwargs.setdefault("style", style())
+    return draw(*args, **kwargs)
