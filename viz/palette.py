@@ -13,9 +13,10 @@ deficiency").
 The check: ``simulate_cvd`` turns an sRGB colour into what a protanope, deuteranope or tritanope
 sees, with the matrices of Machado, Oliveira & Fernandes 2009 ("A Physiologically-based Model
 for Simulation of Color Vision Deficiency", IEEE TVCG 15(6), severity 1.0, applied to linear
-RGB as the paper does); ``delta_e2000`` is the CIEDE2000 colour difference (Sharma, Wu & Dalal
-2005, "The CIEDE2000 Color-Difference Formula: Implementation Notes, Supplementary Test Data,
-and Mathematical Observations"; checked in tests against their test pairs). ``min_distance``
+RGB as colorspacious does; the tests check ours equal its); ``delta_e2000`` is the CIEDE2000
+colour difference (Sharma, Wu & Dalal 2005, "The CIEDE2000 Color-Difference Formula:
+Implementation Notes, Supplementary Test Data, and Mathematical Observations"; checked in tests
+against their test pairs). ``min_distance``
 is the smallest difference between any two of a palette's colours, with normal vision or under
 a simulation: ``tests/test_presenter.py`` holds the presenter palette above ``MIN_DELTA_E``
 under all three, and ``python -m viz.palette`` prints the figures.
