@@ -3,9 +3,11 @@
 # Browser tests drive Debian's chromium through Playwright (never `playwright install`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+# fonts-wqy-microhei: a CJK font, so the 中文 pages' screenshots show characters, not boxes.
+if command -v apt-get >/dev/null 2>&1 && { [ ! -x /usr/bin/chromium ] \
+    || ! fc-list 2>/dev/null | grep -qi "wenquanyi\|wqy"; }; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
 fi
 python -m pip install -q -r requirements-dev.txt
 # vLLM's CPU build in a cached virtual environment of its own for tests/test_vllm_server.py
