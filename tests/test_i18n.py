@@ -315,6 +315,29 @@ def test_search_tree_other_strategies_in_chinese(strategy, small, tiny_verifiers
     assert not left, f"{strategy} run: English left in 中文:\n" + "\n".join(left)
 
 
+def test_every_lesson_step_in_chinese(small):
+    """The lesson's six steps (Next, the vote revealed on step 2), on the tiny model."""
+    at = open_page("pages/lesson.py", "zh")
+    texts = []
+    with i18n.using("zh"):
+        for step in range(6):
+            if step == 1 and at.button(key="ls_reveal") is not None:
+                at.button(key="ls_reveal").click().run()
+            texts += visible_texts(at)
+            if step < 5:
+                at.button(key="ls_next").click().run()
+                assert not at.exception, at.exception
+    assert at.session_state["ls_step"] == 6
+    left = english_left([t for t in texts if " → " not in t], _lesson_words())
+    assert not left, "lesson: English left in 中文:\n" + "\n".join(left)
+
+
+def _lesson_words() -> list[str]:
+    """What the tiny model can write (its vocabulary is the arithmetic task's): "Answer"."""
+    from search.tasks import get_task
+    return list(get_task("arithmetic").word_tokens) + ["Answer"]
+
+
 def _catalogue():
     from babel.messages.pofile import read_po
     with i18n.catalogue_path("zh").open("rb") as f:
