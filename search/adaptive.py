@@ -135,7 +135,8 @@ class StopRule:
     kind: ``none`` (spend the whole budget), ``certain`` (the deterministic rule) or ``beta``
         (the Beta criterion at ``threshold``, plus the deterministic rule);
     threshold: C in (0.5, 1) for ``beta``;
-    min_chains: never stop before this many chains (>= 1).
+    min_chains: the Beta criterion never stops before this many chains (>= 1; the
+        deterministic rule needs no minimum: it cannot change the answer).
     ValueError for another kind or a threshold outside (0.5, 1)."""
     kind: str = "beta"
     threshold: float = DEFAULT_THRESHOLD
@@ -171,9 +172,11 @@ class Decision:
 
 def decide(answers: Sequence[Optional[str]], budget: int, rule: StopRule) -> Decision:
     """Whether to stop after the chains ``answers`` (in sample order, None abstains) with a
-    budget of ``budget`` chains: at the budget always ("budget"); before ``rule.min_chains``
-    never; else ``certain`` when the leader cannot be overtaken by the chains left, ``beta``
-    when the Beta probability reaches the threshold (kind ``beta`` only)."""
+    budget of ``budget`` chains: at the budget always ("budget"); ``certain`` when the leader
+    cannot be overtaken by the chains left (kinds ``certain`` and ``beta``; whatever
+    ``min_chains``, as it cannot change the answer); ``beta`` when at least ``rule.min_chains``
+    chains are in and the Beta probability reaches the threshold (kind ``beta`` only). So a
+    ``beta`` rule never stops later than ``certain`` on the same chains."""
     leader, a, b = top_two(answers)
     return _decide(len(answers), leader, a, b, budget, rule)
 
@@ -185,11 +188,11 @@ def _decide(used: int, leader: Optional[str], a: int, b: int, budget: int,
     p = beta_probability(a, b)
     if used >= budget:
         return Decision(True, "budget", leader, a, b, p, used)
-    if rule.kind == "none" or used < rule.min_chains:
+    if rule.kind == "none":
         return Decision(False, "", leader, a, b, p, used)
     if cannot_be_overtaken(a, b, budget - used):
         return Decision(True, "certain", leader, a, b, p, used)
-    if rule.kind == "beta" and p >= rule.threshold:
+    if rule.kind == "beta" and used >= rule.min_chains and p >= rule.threshold:
         return Decision(True, "beta", leader, a, b, p, used)
     return Decision(False, "", leader, a, b, p, used)
 
@@ -374,15 +377,16 @@ def adaptive_series(pools: Sequence, budget: int, thresholds: Sequence[float],
                     batch_size: int = 1, orders: int = SIM_ORDERS, seed: int = 0,
                     name: str = "adaptive self-consistency", min_chains: int = 1) -> dict:
     """A "points" series for ``viz.curves.accuracy_figure``: adaptive self-consistency with at
-    most ``budget`` chains, the deterministic rule first (``certain``), then the Beta criterion
-    at each of ``thresholds`` (ascending: more tokens, higher accuracy), never stopping before
-    ``min_chains`` chains (the Beta rules; the deterministic one needs no minimum), each on
-    ``pools`` (:func:`simulate_pools`). x values: mean generated tokens per problem ("tokens")
+    most ``budget`` chains: the Beta criterion at each of ``thresholds`` (ascending: more tokens,
+    higher accuracy), then the deterministic rule alone (``certain``: the most tokens, maj@budget's
+    answers), so the points are in order of tokens (a Beta rule never stops later than the
+    deterministic one); the Beta criterion waits for ``min_chains`` chains. Each is simulated on
+    ``pools`` (:func:`simulate_pools`, the same chain orders for every rule). x values: mean generated tokens per problem ("tokens")
     and mean chains sampled ("samples"); ``budgets`` holds each point's rule label; ``method``
     is "monte-carlo" (over chain orders) for the CSV export; ``rules`` and ``sims`` keep each
     point's StopRule and :func:`simulate_pools` result (drop them before ``curve_rows``)."""
-    rules = [StopRule("certain")] + [StopRule("beta", float(c), min_chains)
-                                     for c in sorted(thresholds)]
+    rules = [StopRule("beta", float(c), min_chains) for c in sorted(thresholds)]
+    rules.append(StopRule("certain"))  # last: it never stops before a Beta rule would
     sims = [simulate_pools(pools, budget, r, batch_size, orders, seed) for r in rules]
     return {"name": name, "kind": "points", "key": "adaptive",
             "samples": [s["mean_chains"] for s in sims],

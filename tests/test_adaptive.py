@@ -35,9 +35,10 @@ def test_certain_rule_never_changes_the_majority_answer(answers, batch, seed):
     assert out.answer == full
     # the incremental tallies of run_on_chains decide exactly as decide() on the prefix
     assert out.decision == decide(answers[:out.used], len(answers), StopRule("certain"))
-    beta = run_on_chains(answers, tokens, len(answers), StopRule("beta", 0.8), batch)
-    assert beta.decision == decide(answers[:beta.used], len(answers), StopRule("beta", 0.8))
-    assert beta.used <= out.used  # the Beta rule adds stops to the deterministic one
+    for rule in (StopRule("beta", 0.8), StopRule("beta", 0.8, min_chains=3)):
+        beta = run_on_chains(answers, tokens, len(answers), rule, batch)
+        assert beta.decision == decide(answers[:beta.used], len(answers), rule)
+        assert beta.used <= out.used  # the Beta rule adds stops to the deterministic one
     if out.reason == "certain":
         # stopped early only when the leader had won alone whatever came next
         lead, a, b = top_two(answers[:out.used])
@@ -109,6 +110,9 @@ def test_beta_rule_stops_at_threshold_and_never_on_a_tie():
     assert d.stop and d.reason == "beta" and d.probability == pytest.approx(31 / 32)
     assert not decide(["5", "6"] * 4, 64, StopRule("beta", 0.51)).stop
     assert not decide(["5"] * 4, 16, StopRule("beta", 0.95, min_chains=5)).stop
+    # min_chains holds back the Beta criterion only, never the deterministic rule
+    d = decide(["5"] * 2, 3, StopRule("beta", 0.95, min_chains=3))
+    assert d.stop and d.reason == "certain"
     for bad in (0.5, 1.0, 0.2):
         with pytest.raises(ValueError):
             StopRule("beta", bad)
@@ -142,7 +146,8 @@ def test_simulation_saves_tokens_on_agreeing_pools_only():
     assert sim["chains"][1] == 16  # never settled
     series = adaptive_series([easy, hard], 16, [0.9, 0.95])
     assert series["kind"] == "points" and len(series["mean"]) == 3
-    assert series["budgets"][0] == "certain"
+    assert series["budgets"][-1] == "certain"  # the most tokens: last, so the line is ordered
+    assert series["tokens"] == sorted(series["tokens"])
 
 
 # ---- allocation over a problem set
