@@ -166,6 +166,28 @@ def wave(n: int, mode: str, policy, default_threads: int, sc: int, mcts: int,
                 peak=peak_rss(), rss=rss_now(), load=(load_before, load_after), stats=stats)
 
 
+def intraop_check(policy, default_threads: int, sc: int, mcts: int, reps: int = 2) -> None:
+    """Print one session's time (a fresh thread, majority + MCTS on PROBLEMS[1], seed 1) with
+    torch at its default thread count and at 1 thread, alternately ``reps`` times: the cost of
+    intra-op threads competing for the cores with everything else running."""
+    for r in range(reps):
+        for threads in (default_threads, 1):
+            box = {}
+
+            def go():
+                torch.set_num_threads(threads)
+                t0 = time.perf_counter()
+                for strategy, budget in (("majority", sc), ("mcts", mcts)):
+                    solve(PROBLEMS[1], strategy, budget, policy=policy, seed=1)
+                box["t"] = time.perf_counter() - t0
+
+            t = threading.Thread(target=go)
+            t.start()
+            t.join()
+            print(f"intra-op check {r + 1}: one session, torch threads {threads}: "
+                  f"{box['t']:.2f} s (load1 {os.getloadavg()[0]:.2f})", flush=True)
+
+
 def merge_check(policy, calls: int = 8) -> tuple[int, int]:
     """(samples that differ, samples) when the calls of ``calls`` problems (seed = index, 8
     samples each) are made as one merged batch with one seed instead of each alone."""
@@ -182,6 +204,8 @@ def main(argv=None) -> None:
     ap.add_argument("--modes", default=",".join(MODES), help=f"of {', '.join(MODES)}")
     ap.add_argument("--sc", type=int, default=16, help="self-consistency chains (default 16)")
     ap.add_argument("--mcts", type=int, default=16, help="MCTS simulations (default 16)")
+    ap.add_argument("--intraop", type=int, default=2,
+                    help="repeats of the one-session intra-op thread check (0: skip)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -193,6 +217,8 @@ def main(argv=None) -> None:
           f"threads {worker_threads()}, worker executors {worker_executors(worker_threads())}, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
           f"model {policy.name}, searches per session: majority {args.sc} + mcts {args.mcts}")
+    if args.intraop:
+        intraop_check(policy, default_threads, args.sc, args.mcts, args.intraop)
     torch.set_num_threads(1)
     differ, total = merge_check(policy)
     print(f"merging {total // 8} distinct calls into one batch changes {differ} of {total} "

@@ -366,3 +366,63 @@ def test_closing_a_session_abandons_its_running_call(merge):
     until(lambda: w.stats["interrupted"] == 1)
     assert texts(p.session("B").sample(["b"])) == [["b|0|0"]]
     w.close()
+
+
+# ------------------------------------------------------------------ the app's worker process
+def same_events(a, b) -> bool:
+    """Equal logs, log-probabilities within 1e-5 (float noise of another thread count)."""
+    strip = lambda ev: [{**e.to_dict(), "data": {k: v for k, v in e.data.items()
+                                                 if k != "logprob"}} for e in ev]
+    lp = lambda ev: [e.data.get("logprob", 0.0) for e in ev]
+    return strip(a) == strip(b) and lp(a) == pytest.approx(lp(b), abs=1e-5)
+
+
+@pytest.mark.parametrize("at_once", [1, 3])
+def test_the_worker_process_runs_searches_at_once_each_its_own_run(tiny_policy, monkeypatch,
+                                                                   at_once):
+    """ui.live._worker_main (run here in a thread) with THOUGHTSCOPE_WORKER_RUNS: 1 runs the
+    searches one after another as before; 3 runs them at once over one InferenceWorker (two of
+    them identical, so their calls merge); every result equals its own seeded run alone."""
+    import queue
+    from ui import live
+    monkeypatch.setenv("THOUGHTSCOPE_WORKER_RUNS", str(at_once))
+    specs = [live.RunSpec("8*7+6", "majority", 4, seed=1),
+             live.RunSpec("8*7+6", "majority", 4, seed=1), live.RunSpec("5+(8-3)", "mcts", 3, seed=2)]
+    import search.models.worker as worker_module
+    made = []
+
+    class Recorded(worker_module.InferenceWorker):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            made.append(self)
+
+    monkeypatch.setattr(worker_module, "InferenceWorker", Recorded)
+    requests, out = queue.Queue(), queue.Queue()
+    for i, spec in enumerate(specs):
+        requests.put(("run", i, spec))
+    requests.put(None)
+    t = threading.Thread(target=live._worker_main, args=(tiny_policy.path, "cpu",
+                                                         torch.get_num_threads(), requests, out))
+    t.start()
+    t.join(WAIT * 3)
+    assert not t.is_alive()
+    msgs = []
+    while not out.empty():
+        msgs.append(out.get_nowait())
+    done = {m[1]: m for m in msgs if m[0] == "done"}
+    assert sorted(done) == [0, 1, 2]
+    for i, spec in enumerate(specs):
+        _, _, result, error = done[i]
+        assert error is None
+        assert same_events(result.tree.events, spec.solve(tiny_policy).tree.events)
+        streamed = [e for m in msgs if m[0] == "events" and m[1] == i for e in m[2]]
+        assert streamed == result.tree.events  # each run's events went to that run only
+    kinds = [(m[0], m[1]) for m in msgs if m[0] in ("start", "done")]
+    if at_once == 1:  # one after another, in order, each on the model itself
+        assert kinds == [("start", 0), ("done", 0), ("start", 1), ("done", 1), ("start", 2),
+                         ("done", 2)]
+        assert made == []
+    else:  # every run's calls went through one shared InferenceWorker
+        assert len(made) == 1 and made[0].executors == 1
+        calls = sum(len(r.tree.events) > 0 for r in (done[i][2] for i in range(3)))
+        assert calls == 3 and made[0].stats["jobs"] + made[0].stats["merged"] >= 3

@@ -81,6 +81,18 @@ def sync_runs() -> bool:
     return os.environ.get("THOUGHTSCOPE_SYNC_RUNS", "") not in ("", "0")
 
 
+def worker_runs() -> int:
+    """Searches the inference worker process runs at once: ``THOUGHTSCOPE_WORKER_RUNS``
+    (default 1: one after another, in the order submitted). Above 1, each run is a thread of
+    the process and their sampling calls share one ``search.models.worker.InferenceWorker``
+    (round robin over the runs, identical calls of runs with the same settings computed once;
+    each result still the run's own seeded run); runs beyond that number wait in the queue."""
+    try:
+        return max(1, min(64, int(os.environ.get("THOUGHTSCOPE_WORKER_RUNS", "1"))))
+    except ValueError:
+        return 1
+
+
 def worker_threads(cpus: Optional[int] = None) -> int:
     """Torch intra-op threads for the inference worker on a machine with ``cpus`` cores
     (default: this one): half the cores, at least 1, at most 8, leaving the rest to the app's
@@ -328,19 +340,14 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
                 stops.setdefault(msg[1], threading.Event()).set()
 
     threading.Thread(target=listen, daemon=True, name="thoughtscope-worker-listen").start()
-    while True:
-        item = todo.get()
-        if item is None:
-            return
-        rid, spec = item
-        stop = stops[rid]
-        if stop.is_set():  # stopped while queued: nothing was spent
-            out.put(("done", rid, None, None))
-            stops.pop(rid, None)
-            continue
-        out.put(("start", rid))
+    at_once = worker_runs()
+    if at_once > 1:  # the runs' calls share one executor, round robin, identical ones merged
+        from search.models.worker import InferenceWorker as CallWorker, WorkerPolicy
+        policy = WorkerPolicy(policy, worker=CallWorker(policy, threads=threads, executors=1))
+    slots = threading.Semaphore(at_once)
 
-        def publish(events: list, rid: int = rid) -> None:  # each batch as it lands
+    def search(rid: int, spec: RunSpec, stop: threading.Event) -> None:
+        def publish(events: list) -> None:  # each batch as it lands
             out.put(("events", rid, events))
 
         result, error = None, None
@@ -350,8 +357,32 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
             error = " ".join(str(e).split())
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
+        finally:
+            slots.release()
         out.put(("done", rid, result, error))
         stops.pop(rid, None)
+
+    while True:
+        item = todo.get()
+        if item is None:
+            for _ in range(at_once):  # the runs in progress end first
+                slots.acquire()
+            return
+        rid, spec = item
+        stop = stops[rid]
+        placed = not stop.is_set() and slots.acquire()  # a free place among the runs at once
+        if stop.is_set():  # stopped while queued: nothing was spent
+            if placed:
+                slots.release()
+            out.put(("done", rid, None, None))
+            stops.pop(rid, None)
+            continue
+        out.put(("start", rid))
+        if at_once == 1:
+            search(rid, spec, stop)
+        else:
+            threading.Thread(target=search, args=(rid, spec, stop), daemon=True,
+                             name=f"thoughtscope-worker-run-{rid}").start()
 
 
 _start_lock = threading.Lock()
