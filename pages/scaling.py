@@ -325,7 +325,7 @@ if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the poo
     plain = [c for c in curves if c not in VERIFIER_CURVES]
     if plain:  # the curves that need no verifier, while the verifiers read the chains
         chart.plotly_chart(accuracy_figure(pool_curves(plain), x=x_mode, budget=marker,
-                                           budget_label=budget_label))
+                                           budget_label=budget_label), key="sc_fig_plain")
     pools, vcost = sample_or_stop(
         P, _("Scoring the chains with the learned verifiers:"), lambda bar: cached_scored_pools(
             policy, TASK.name, model, problems, n, temperature, top_p, seed, VKINDS,
@@ -340,7 +340,8 @@ if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain 
                        name=_("adaptive self-consistency (at most {n} chains)").format(n=n),
                        color=ADAPTIVE_COLOR, symbol="star-triangle-up"))
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
-    chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label))
+    chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
+                       key="sc_fig_pool")  # own keys: these two figures may be the same
 
 # (strategy, legend label, knob, budgets, scorer: None for the strategy's default)
 plan = []

@@ -186,7 +186,10 @@ def fuzz_env(monkeypatch, tiny_model_dir):
     for cls in (element_tree.Radio, element_tree.Selectbox):
         monkeypatch.setattr(cls, "index", _tolerant_index(cls))
     monkeypatch.setenv("THOUGHTSCOPE_MODEL", str(tiny_model_dir))
-    monkeypatch.setenv("THOUGHTSCOPE_SYNC_RUNS", "1")
+    if os.environ.get("FUZZ_THREADS"):  # hunting: live runs in threads (Stop, the live panel)
+        monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")  # not reproducible by seed
+    else:
+        monkeypatch.setenv("THOUGHTSCOPE_SYNC_RUNS", "1")
     monkeypatch.setenv("THOUGHTSCOPE_MAX_NODES", "150")
     monkeypatch.setenv("THOUGHTSCOPE_MAX_EVENTS", "600")
 
@@ -220,3 +223,20 @@ def test_random_actions_across_every_page_raise_nothing(fuzz_env, seed):
         if at.exception:
             ex = at.exception[0]
             fail(f"{ex.message}\n{''.join(ex.stack_trace)}")
+
+
+# ------------------------------------------------------- crashes the fuzz found, one test each
+from tests.test_page_scaling import app, vapp  # noqa: E402,F401  (fixtures)
+from tests.pool_pages import run_with  # noqa: E402
+
+
+def test_scaling_with_only_plain_curves_and_measured_searches_draws_without_a_clash(vapp):
+    """Found by the fuzz (seed 24 with threaded runs; seed 0 before): with learned verifiers
+    present, only curves that need no verifier (no adaptive points) and the measured searches
+    on, the page drew the same figure twice into its chart slot without a key:
+    StreamlitDuplicateElementId."""
+    at = run_with(vapp, sc_curves=["maj", "best_conf"], sc_measured=True, sc_vsearch=False,
+                  sc_adaptive=False, sc_beam=[1], sc_mcts=[1], sc_tot=[1], sc_problems=2,
+                  sc_n=2)
+    assert not at.exception, at.exception[0].message if at.exception else None
+    assert len(at.get("plotly_chart")) == 1
