@@ -69,7 +69,7 @@ class Caps:
             cast = int if name in ("nodes", "events") else float
             try:
                 v = cast(float(raw)) if raw else None
-            except ValueError:
+            except (ValueError, OverflowError):  # not a number, or "inf" for a count
                 v = None
             vals[name] = v if v is not None and v > 0 else getattr(base, name)
         return Caps(**vals)

@@ -33,6 +33,9 @@ def test_defaults_and_env_overrides(monkeypatch):
     monkeypatch.setenv("THOUGHTSCOPE_MAX_EVENTS", "lots")   # not a number: default kept
     monkeypatch.setenv("THOUGHTSCOPE_MAX_UPLOAD_MB", "-3")  # not positive: default kept
     assert caps.current() == Caps(nodes=7, events=100000, memory_mb=0.5, upload_mb=50.0)
+    monkeypatch.setenv("THOUGHTSCOPE_MAX_NODES", "inf")     # not a count: default kept
+    monkeypatch.setenv("THOUGHTSCOPE_MAX_MEMORY_MB", "nan")  # not positive: default kept
+    assert caps.current() == Caps()
 
 
 @pytest.mark.parametrize("strategy,budget,cap", [("majority", 64, Caps(nodes=10)),
