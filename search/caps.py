@@ -176,7 +176,8 @@ def load_run(data: bytes, caps: Optional[Caps] = None):
     try:
         d = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f"the run file is not valid JSON ({e.msg}, line {e.lineno})") from None
+        raise ValueError(_("the run file is not valid JSON ({error}, line {line})").format(
+            error=e.msg, line=e.lineno)) from None
     events = d.get("events") if isinstance(d, dict) else None
     if isinstance(events, list) and len(events) > c.events:
         raise CapError(_("the run file has {n} events, over the cap of {cap} (set "

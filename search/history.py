@@ -185,7 +185,9 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
     except ValueError as e:  # CapError included
         raise HistoryError(_one_line(e)) from None
     except Exception as e:  # noqa: BLE001 - any damage in a user's file is one line
-        raise HistoryError(f"the run file is incomplete or damaged ({_one_line(e)})") from None
+        from i18n import _
+        raise HistoryError(_("the run file is incomplete or damaged ({error})").format(
+            error=_one_line(e))) from None
     text = result.to_json()
     with closing(_connect(path)) as con:
         try:
