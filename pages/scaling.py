@@ -26,8 +26,8 @@ from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
 from search.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
                            mean_chain_tokens, measured_series, verifier_readings)
-from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
-                       write_url)
+from ui.common import (UrlParam, bind, current_task, int_in, model_name, one_of,
+                       sampling_settings, write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
                           sample_or_stop, scorer_key, setup, value_scorers, verifier_key,
                           verifier_kinds)
@@ -218,7 +218,8 @@ temperature, top_p, seed = sampling["temperature"], sampling["top_p"], sampling[
 policy, model = model_or_stop()
 st.caption(_("Task **{task}** · model **{model}** · temperature {t} · top-p {top_p} · seed "
              "{seed} (sampling settings in the sidebar)").format(
-               task=_(TASK.label), model=policy.name, t=f"{temperature:g}", top_p=f"{top_p:g}",
+               task=_(TASK.label), model=model_name(policy), t=f"{temperature:g}",
+               top_p=f"{top_p:g}",
                seed=seed))
 if temperature == 0:
     st.info(_("Temperature 0 is greedy decoding: every chain of a problem is the same, so "

@@ -13,8 +13,8 @@ import streamlit as st
 from i18n import N_, _, ngettext
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
-from ui.common import (UrlParam, bind, current_task, int_in, one_of, sampling_settings,
-                       write_url)
+from ui.common import (UrlParam, bind, current_task, int_in, model_name, one_of,
+                       sampling_settings, write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
                           sample_or_stop, setup)
 from ui.sampling import cached_pools
@@ -95,7 +95,7 @@ top_p, seed = sampling["top_p"], sampling["seed"]
 policy, model = model_or_stop()
 st.caption(_("Task **{task}** · model **{model}** · top-p {top_p} · seed {seed} (sidebar; the "
              "sidebar's temperature is not used here: this page sweeps it)").format(
-               task=_(TASK.label), model=policy.name, top_p=f"{top_p:g}", seed=seed))
+               task=_(TASK.label), model=model_name(policy), top_p=f"{top_p:g}", seed=seed))
 chains = P * n * len(temps)
 if chains > HEAVY_CHAINS and policy.device == "cpu":
     st.warning(_("{t} temperatures × {p} problems × {n} chains = {chains} chains on a CPU: the "

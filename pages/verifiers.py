@@ -18,8 +18,8 @@ from i18n import N_, _, ngettext
 from search.models.value import roc_auc
 from search.models.verifier import AGGREGATIONS, aggregate, calibration
 from search.scoring import DEFAULT_PRM_AGGREGATION, has_learned_verifier
-from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, sampling_settings,
-                       write_url)
+from ui.common import (UrlParam, bind, current_task, int_in, model_name, one_of, plural,
+                       sampling_settings, write_url)
 from ui.pool_page import model_or_stop, sample_or_stop, setup, verifier_key
 from ui.sampling import cached_scored_pools
 from ui.verifier_panel import flatten
@@ -111,7 +111,7 @@ st.caption(_("Task **{task}** · model **{model}** · {p} {split} problems × {n
              "{none} without an answer left out of the chain-level figures: every search "
              "scores them 0) · temperature {t} · top-p {top_p} · seed {seed} · the verifiers "
              "read {read}").format(
-    task=_(TASK.label), model=policy.name, p=P, split=_(SPLITS[split]), n=n,
+    task=_(TASK.label), model=model_name(policy), p=P, split=_(SPLITS[split]), n=n,
     chains=f"{len(ch):,}", answered=f"{len(answered):,}", right=f"{n_right:,}",
     wrong=f"{len(answered) - n_right:,}", none=len(ch) - len(answered),
     t=f"{s['temperature']:g}", top_p=f"{s['top_p']:g}", seed=s['seed'],

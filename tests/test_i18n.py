@@ -338,6 +338,20 @@ def _lesson_words() -> list[str]:
     return list(get_task("arithmetic").word_tokens) + ["Answer"]
 
 
+def test_the_bundled_models_name_in_chinese():
+    """The sidebar card and the pool pages' captions name the bundled model "<name> (bundled)"
+    (search.models.hf): the word is translated, the name kept."""
+    from ui.common import model_name
+
+    class Bundled:
+        name = "arith-gpt2-tiny (bundled)"
+    with i18n.using("zh"):
+        assert model_name(Bundled()) == "arith-gpt2-tiny（内置）"
+        assert model_name("my-model") == "my-model"
+    with i18n.using("en"):
+        assert model_name(Bundled()) == "arith-gpt2-tiny (bundled)"
+
+
 def _catalogue():
     from babel.messages.pofile import read_po
     with i18n.catalogue_path("zh").open("rb") as f:

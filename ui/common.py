@@ -352,6 +352,12 @@ def sentence(text: str, stop: str = ".") -> str:
     return text[:1].upper() + text[1:] + end
 
 
+def sentence(text: str, stop: str = ".") -> str:
+    """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
+    from a lower-case phrase; a Chinese phrase is left as it is)."""
+    return text[:1].upper() + text[1:] + stop
+
+
 def format_params(n: int) -> str:
     return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n:,}"
 
@@ -565,7 +571,7 @@ def model_card(slot, uses_model: bool = True) -> None:
             from search.models.base import capabilities
             from ui.model_picker import capability_lines
             n = getattr(policy, "n_parameters", 0) or 0
-            st.markdown(f"**{md(policy.name)}**  \n"
+            st.markdown(f"**{md(model_name(policy))}**  \n"
                         + (_("{n} parameters").format(n=format_params(n)) + " · "
                            if n > 0 else "")
                         + _("device **{device}**").format(device=md(policy.device)))

@@ -87,9 +87,9 @@ def status_line(state: ReplayState) -> str:
     ans = "–" if state.answer is None else md(state.answer)
     verdict = {True: " :green[" + _("correct") + "]", False: " :red[" + _("wrong") + "]",
                None: ""}[state.correct]
-    return (ngettext("At **{b}** of {total} generated token",
-                     "At **{b}** of {total} generated tokens", total).format(b=b, total=total)
-            + ": " + ngettext("**{n} node**", "**{n} nodes**", n).format(n=n)
+    return (ngettext("At **{b}** of {total} generated token:",
+                     "At **{b}** of {total} generated tokens:", total).format(b=b, total=total)
+            + " " + ngettext("**{n} node**", "**{n} nodes**", n).format(n=n)
             + " · " + ngettext("**{n} vote**", "**{n} votes**", votes).format(n=votes)
             + " · " + _("**{n} abstained**").format(n=abstained)
             + " · " + _("answer **{answer}**").format(answer=ans) + verdict)
@@ -342,7 +342,7 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     src = _("loaded from a file") if source == "file" else _("last run")
     shown = " ".join(res.problem.split())
     shown = shown if len(shown) <= 80 else shown[:79].rstrip() + "…"  # a free-form paragraph
-    st.markdown(f"**{src}** · {md(shown)} · "
+    st.markdown(f"**{src}** · {md(shown)} · "  # (the run's strategy, budget and settings)
                 f"{md(_(STRATEGIES.get(res.strategy, res.strategy)))}"
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · "
