@@ -345,17 +345,23 @@ def plural(n: float, word: str, many: Optional[str] = None) -> str:
     return word if n == 1 else (many or word + "s")
 
 
+BUNDLED_SUFFIX = " (bundled)"  # search.models.hf names the task's own model "<name> (bundled)"
+
+
+def model_name(policy) -> str:
+    """``policy.name`` as a page shows it: the bundled model's "(bundled)" in the session's
+    language."""
+    name = str(getattr(policy, "name", policy))
+    if name.endswith(BUNDLED_SUFFIX):
+        return _("{model} (bundled)").format(model=name.removesuffix(BUNDLED_SUFFIX))
+    return name
+
+
 def sentence(text: str, stop: str = ".") -> str:
     """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
     from a lower-case phrase; a Chinese phrase is left as it is)."""
     end = "" if text.endswith((".", "。", stop)) else stop
     return text[:1].upper() + text[1:] + end
-
-
-def sentence(text: str, stop: str = ".") -> str:
-    """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
-    from a lower-case phrase; a Chinese phrase is left as it is)."""
-    return text[:1].upper() + text[1:] + stop
 
 
 def format_params(n: int) -> str:

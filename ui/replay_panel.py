@@ -342,7 +342,7 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     src = _("loaded from a file") if source == "file" else _("last run")
     shown = " ".join(res.problem.split())
     shown = shown if len(shown) <= 80 else shown[:79].rstrip() + "…"  # a free-form paragraph
-    st.markdown(f"**{src}** · {md(shown)} · "  # (the run's strategy, budget and settings)
+    st.markdown(f"**{src}** · {md(shown)} · "
                 f"{md(_(STRATEGIES.get(res.strategy, res.strategy)))}"
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · "
