@@ -352,6 +352,17 @@ def test_the_bundled_models_name_in_chinese():
         assert model_name(Bundled()) == "arith-gpt2-tiny (bundled)"
 
 
+def test_the_free_form_task_in_chinese(small):
+    """The Search tree page on the free-form task (no bundled model: the message that says what
+    to pick, the problem-set picker); its English example question and the GSM8K questions
+    listed ("1. Janet's ducks ...") are problem text."""
+    from search.tasks import get_task
+    at = open_page("pages/tree.py", "zh", task="freeform")
+    texts = [t for t in visible_texts(at) if not re.match(r"\d+\. ", t)]
+    left = english_left(texts, [get_task("freeform").example])
+    assert not left, "free-form: English left in 中文:\n" + "\n".join(left)
+
+
 def _catalogue():
     from babel.messages.pofile import read_po
     with i18n.catalogue_path("zh").open("rb") as f:
