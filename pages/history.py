@@ -27,9 +27,19 @@ import_panel()  # before the list: it may fill an empty history
 f1, f2, f3 = st.columns(3)
 task = f1.selectbox(_("Task"), [ANY, *TASKS], key="hist_task",
                     format_func=lambda t: _("(any)") if t == ANY else _(task_label(t)))
+
+
+def strategy_label(s: str) -> str:
+    """A strategy's short name in the session's language (its registry name if unknown)."""
+    return _(STRATEGIES[s]).split(" (")[0].split("（")[0] if s in STRATEGIES else s
+
+
+def task_name(t: str) -> str:
+    return _(task_label(t)) if t in TASKS else t
+
+
 strategy = f2.selectbox(_("Strategy"), [ANY, *STRATEGIES], key="hist_strategy",
-                        format_func=lambda s: _("(any)") if s == ANY
-                        else _(STRATEGIES[s]).split(" (")[0].split("（")[0])
+                        format_func=lambda s: _("(any)") if s == ANY else strategy_label(s))
 text = f3.text_input(_("Search"), key="hist_text", placeholder=_("problem, answer or model"))
 
 try:
@@ -50,8 +60,9 @@ def _when(t: float) -> str:
     return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-st.dataframe([{"id": r.id, _("saved"): _when(r.created), _("task"): r.task,
-               _("problem"): r.problem, _("strategy"): r.strategy, _("answer"): r.answer,
+st.dataframe([{"id": r.id, _("saved"): _when(r.created), _("task"): task_name(r.task),
+               _("problem"): r.problem, _("strategy"): strategy_label(r.strategy),
+               _("answer"): r.answer,
                _("correct"): "–" if r.correct is None else (_("yes") if r.correct else _("no")),
                _("generated tokens"): r.generated_tokens,
                _("stopped"): _("yes") if r.stopped else "", _("model"): r.model} for r in rows],
@@ -61,8 +72,9 @@ st.caption(ngettext("{n} run", "{n} runs", len(rows)).format(n=len(rows))
 
 by_id = {r.id: r for r in rows}
 pick = st.selectbox(_("Run"), list(by_id), key=PICK,
-                    format_func=lambda i: f"#{i} · {by_id[i].strategy} · {by_id[i].problem} "
-                                          f"→ {by_id[i].answer}")
+                    format_func=lambda i: f"#{i} · {strategy_label(by_id[i].strategy)} · "
+                                          f"{by_id[i].problem} → "
+                                          f"{'–' if by_id[i].answer is None else by_id[i].answer}")
 row = by_id[pick]
 b1, b2, b3 = st.columns(3)
 if b1.button(_("Open in the Search tree"), key="hist_open", width="stretch"):

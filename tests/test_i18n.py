@@ -53,7 +53,7 @@ ALLOWED = {
     # model names and their parts (tiny_model0: the tests' random model's folder)
     "arith", "gpt2", "tiny", "game24", "model0",
     # units, plotly's own
-    "ms", "s", "px", "mb", "gb", "extra", "br", "sup", "sub", "pow", "nan",
+    "utc", "ms", "s", "px", "mb", "gb", "extra", "br", "sup", "sub", "pow", "nan",
 }
 # best-of-N (a technical name, like maj@k), inline code (commands, file and variable names),
 # URLs, file paths, environment variables, element ids, plotly's %{...} hover fields, HTML
@@ -361,6 +361,28 @@ def test_the_free_form_task_in_chinese(small):
     texts = [t for t in visible_texts(at) if not re.match(r"\d+\. ", t)]
     left = english_left(texts, [get_task("freeform").example])
     assert not left, "free-form: English left in 中文:\n" + "\n".join(left)
+
+
+def test_compare_and_history_with_runs_in_chinese(small, monkeypatch):
+    """The Compare page after Run all (three strategies, small budgets) and the History page
+    listing the saved runs of a Search tree run."""
+    monkeypatch.setenv("THOUGHTSCOPE_HISTORY", "1")
+    at = open_page("pages/compare.py", "zh", cmp_b0=3, cmp_b1=2, cmp_b2=2)
+    with i18n.using("zh"):
+        at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    texts = visible_texts(at)
+    at = open_page("pages/tree.py", "zh")
+    run_search(at)
+    tree = at.session_state["tree_result"].tree
+    with i18n.using("zh"):
+        at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    shown = visible_texts(at)
+    assert any(t.startswith("#") for t in shown), "no saved run listed"
+    wrote = [t for n in tree.nodes.values() for t in (n.text, str(n.answer)) if n.id]
+    left = english_left(texts + shown, wrote)
+    assert not left, "Compare / History: English left in 中文:\n" + "\n".join(left)
 
 
 def _catalogue():
