@@ -219,8 +219,8 @@ class InferenceWorker:
             return sum(len(q) for q in self._queues.values())
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop taking calls; callers still waiting get WorkerClosed; the call in progress
-        finishes first. Waits up to ``timeout`` seconds for the thread."""
+        """Stop taking calls; callers still waiting get WorkerClosed; the calls in progress
+        finish first. Waits up to ``timeout`` seconds for each executor thread."""
         with self._cv:
             self._closed = True
             jobs = [j for q in self._queues.values() for j in q]
@@ -324,7 +324,7 @@ class InferenceWorker:
                     # Abandoned because every caller wanted to stop when the policy polled; a
                     # caller that joined just after, or whose stop was unset, runs it again,
                     # first in its session's turn.
-                    again = [t for t in tickets if not t.wants_stop()]
+                    again = [] if self._closed else [t for t in tickets if not t.wants_stop()]
                     if again:
                         retry = _Job(job.key, job.kwargs)
                         retry.tickets = again
