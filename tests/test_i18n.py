@@ -256,6 +256,14 @@ def test_search_tree_results_in_chinese_show_no_english(strategy, small):
     assert any(t.startswith("生成 token：") for t in texts), "no finished run on the page"
     tree = at.session_state["tree_result"].tree  # the model's own text stays as it wrote it
     wrote = [t for n in tree.nodes.values() for t in (n.text, str(n.answer)) if n.id]
+    # The node inspector on the root, an inner step and a finished chain's last node.
+    ends = [n.id for n in tree.nodes.values() if n.terminal] or [max(tree.nodes)]
+    with i18n.using("zh"):
+        for nid in (0, 1, ends[0]):
+            at.number_input(key="tree_node").set_value(nid).run()
+            assert not at.exception, at.exception
+            texts += visible_texts(at)
+    assert any(t.startswith("| 属性 |") for t in texts), "no node inspected"
     left = english_left(texts, wrote)
     assert not left, f"{strategy} run: English left in 中文:\n" + "\n".join(left)
 
