@@ -351,7 +351,7 @@ if TASK.name == "freeform":
     from ui.problem_sets import problem_sets
     problem_sets(TASK, "problem", disabled=running)
 if parse_error:
-    st.error(_("Cannot read the problem: {error}").format(error=parse_error))
+    st.error(_("Cannot read the problem: {error}").format(error=_(parse_error)))
 # A scorer that needs token log-probabilities on a backend without them: said, not run.
 NO_SCORER = ss["scorer"] is None and strategy != "majority"
 if NO_SCORER:
@@ -384,8 +384,8 @@ def launch() -> None:
     global run, running
     try:
         run = start_run(spec_now(), policy)
-    except ValueError as e:  # ParseError included
-        st.error(str(e))
+    except ValueError as e:  # ParseError included (a catalogued message is translated)
+        st.error(_(str(e)))
         return
     ss[RUN] = run
     running = not run.done

@@ -393,6 +393,15 @@ def test_compare_and_history_with_runs_in_chinese(small, monkeypatch):
     assert not left, "Compare / History: English left in 中文:\n" + "\n".join(left)
 
 
+@pytest.mark.parametrize("typed, said", [("8/2", "不支持除法"), ("", "题目为空"),
+                                          ("(3+4", "表达式提前结束了")])
+def test_a_problem_the_parser_refuses_is_said_in_chinese(typed, said, small):
+    at = open_page("pages/tree.py", "zh", problem=typed)
+    errors = [e.value for e in at.error]
+    assert any(said in e for e in errors), errors
+    assert not english_left(errors)
+
+
 def _catalogue():
     from babel.messages.pofile import read_po
     with i18n.catalogue_path("zh").open("rb") as f:

@@ -214,7 +214,7 @@ def problem_and_policy(text: str) -> tuple[Optional[str], Any]:
         problem = current_task().canonical(text)
     except ProblemError as e:
         problem = None
-        st.error(_("Cannot read the problem: {error}").format(error=md(e)))
+        st.error(_("Cannot read the problem: {error}").format(error=md(_(str(e)))))
     if model_error:
         st.info(model_error)
     elif pending_note() is not None:

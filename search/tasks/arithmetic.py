@@ -108,19 +108,19 @@ _TOKEN = re.compile(r"\s*(\d+|[+\-*()])")
 
 def _normalize_input(text: str) -> str:
     if not isinstance(text, str):
-        raise ParseError("the problem must be text")
+        raise ParseError(N_("the problem must be text"))
     s = text.strip()
     if not s:
-        raise ParseError("the problem is empty: type an expression such as 8*7+6")
+        raise ParseError(N_("the problem is empty: type an expression such as 8*7+6"))
     if len(s) > MAX_EXPR_CHARS:
         raise ParseError(f"the problem is too long ({len(s)} characters; at most {MAX_EXPR_CHARS})")
     s = s.replace("×", "*").replace("·", "*").replace("−", "-").replace("–", "-")
     s = re.sub(r"(?<=[\d)\s])[xX](?=[\s\d(])", "*", s)
     s = re.sub(r"(\s*[=?])+\s*$", "", s)  # a trailing '=' or '?' (or '= ?')
     if "**" in s or "^" in s:
-        raise ParseError("powers are not supported: use + - * and parentheses")
+        raise ParseError(N_("powers are not supported: use + - * and parentheses"))
     if "/" in s or "÷" in s:
-        raise ParseError("division is not supported: use + - * and parentheses")
+        raise ParseError(N_("division is not supported: use + - * and parentheses"))
     return s
 
 
@@ -140,7 +140,7 @@ def tokenize(text: str) -> list[str]:
         tokens.append(m.group(1))
         pos = m.end()
     if not tokens:
-        raise ParseError("the problem is empty: type an expression such as 8*7+6")
+        raise ParseError(N_("the problem is empty: type an expression such as 8*7+6"))
     return tokens
 
 
@@ -154,7 +154,7 @@ class _Parser:
     def take(self) -> str:
         tok = self.peek()
         if tok is None:
-            raise ParseError("the expression ends too early")
+            raise ParseError(N_("the expression ends too early"))
         self.i += 1
         return tok
 
@@ -177,10 +177,10 @@ class _Parser:
         if tok == "(":
             self.depth += 1
             if self.depth > MAX_OPERATIONS:
-                raise ParseError("too many nested parentheses")
+                raise ParseError(N_("too many nested parentheses"))
             e = self.expr()
             if self.take() != ")":
-                raise ParseError("a parenthesis is not closed")
+                raise ParseError(N_("a parenthesis is not closed"))
             self.depth -= 1
             return e
         if tok.isdigit():
@@ -188,7 +188,7 @@ class _Parser:
                 raise ParseError(f"numbers are limited to {MAX_NUMBER_DIGITS} digits")
             return Num(int(tok))
         if tok == "-":
-            raise ParseError("negative numbers are not supported")
+            raise ParseError(N_("negative numbers are not supported"))
         raise ParseError(f"unexpected {tok!r}")
 
 
@@ -205,7 +205,7 @@ def parse(text: str) -> Expr:
         tok = p.peek()
         raise ParseError("unbalanced ')'" if tok == ")" else f"unexpected {tok!r} after the expression")
     if count_ops(e) == 0:
-        raise ParseError("there is nothing to compute: add an operation, e.g. 8*7+6")
+        raise ParseError(N_("there is nothing to compute: add an operation, e.g. 8*7+6"))
     if count_ops(e) > MAX_OPERATIONS:
         raise ParseError(f"too many operations (at most {MAX_OPERATIONS})")
     return e

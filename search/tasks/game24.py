@@ -145,8 +145,8 @@ def parse_puzzle(text: Union[str, Sequence[int]]) -> tuple[int, ...]:
     if isinstance(text, str):
         parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
         if len(text) > MAX_LINE_CHARS or not all(re.fullmatch(r"\d{1,3}", p) for p in parts):
-            raise Game24Error("a Game of 24 puzzle is four whole numbers from 1 to 13, "
-                              "e.g. 4 9 10 13")
+            raise Game24Error(N_("a Game of 24 puzzle is four whole numbers from 1 to 13, "
+                                 "e.g. 4 9 10 13"))
         nums = [int(p) for p in parts]
     else:
         nums = [int(x) for x in text]
