@@ -29,9 +29,11 @@ def until(cond, timeout=WAIT):
 
 @pytest.fixture
 def worker_policy(tiny_policy):
-    """tiny_policy behind a worker of its own with two executor threads, at this process's
-    torch thread count (so direct calls and the worker's add floats in the same order)."""
-    w = InferenceWorker(tiny_policy, threads=torch.get_num_threads(), executors=2)
+    """tiny_policy behind a worker of its own with two executor threads at this thread's
+    torch thread count (so direct calls and the worker's add floats in the same order): made
+    torch's default for new threads, which the executors keep (threads=0)."""
+    torch.set_num_threads(torch.get_num_threads())
+    w = InferenceWorker(tiny_policy, threads=0, executors=2)
     yield WorkerPolicy(tiny_policy, worker=w)
     w.close()
 
@@ -226,7 +228,8 @@ def test_a_stop_polled_while_waiting_drops_the_call(tiny_policy):
     w.close()
 
     from ui import live
-    w2 = InferenceWorker(tiny_policy, threads=torch.get_num_threads())
+    torch.set_num_threads(torch.get_num_threads())
+    w2 = InferenceWorker(tiny_policy, threads=0)
     served = WorkerPolicy(tiny_policy, worker=w2)
     spec = live.RunSpec("8*7+6", "majority", 8, seed=2)
     stopped = threading.Event()
@@ -401,8 +404,8 @@ def test_the_worker_process_runs_searches_at_once_each_its_own_run(tiny_policy, 
     for i, spec in enumerate(specs):
         requests.put(("run", i, spec))
     requests.put(None)
-    t = threading.Thread(target=live._worker_main, args=(tiny_policy.path, "cpu",
-                                                         torch.get_num_threads(), requests, out))
+    t = threading.Thread(target=live._worker_main, args=(tiny_policy.path, "cpu", 1, requests,
+                                                         out))  # 1 torch thread, as on 2 cores
     t.start()
     t.join(WAIT * 3)
     assert not t.is_alive()
@@ -411,10 +414,19 @@ def test_the_worker_process_runs_searches_at_once_each_its_own_run(tiny_policy, 
         msgs.append(out.get_nowait())
     done = {m[1]: m for m in msgs if m[0] == "done"}
     assert sorted(done) == [0, 1, 2]
+    alone = []  # each run alone at the worker's 1 torch thread (scores differ in float noise
+
+    def references():  # at another thread count, which can tip an MCTS selection)
+        torch.set_num_threads(1)
+        alone.extend(spec.solve(tiny_policy) for spec in specs)
+
+    ref = threading.Thread(target=references)
+    ref.start()
+    ref.join(WAIT * 3)
     for i, spec in enumerate(specs):
         _, _, result, error = done[i]
         assert error is None
-        assert same_events(result.tree.events, spec.solve(tiny_policy).tree.events)
+        assert same_events(result.tree.events, alone[i].tree.events)
         streamed = [e for m in msgs if m[0] == "events" and m[1] == i for e in m[2]]
         assert streamed == result.tree.events  # each run's events went to that run only
     kinds = [(m[0], m[1]) for m in msgs if m[0] in ("start", "done")]
