@@ -47,6 +47,11 @@ How a call travels::
   ``ValueError``...) is raised in the thread(s) that made that very call, never in another's.
 * **Sessions never see each other's results**: each caller gets its own objects.
 
+Where it is used: the pages' model (``ui.common``: ``wrap_local`` of the loaded policy, so every
+session's page script shares one worker) and, with ``THOUGHTSCOPE_WORKER_RUNS`` above 1, the
+Search tree page's inference process, which then runs that many searches at once over one
+worker (``ui.live.worker_runs``). ``benchmarks/load_test.py`` drives it with N sessions.
+
 The OpenAI-compatible policy is already a remote server (vLLM/SGLang batch many sessions' calls
 themselves and scale out over replicas): the app passes it through unwrapped
 (:func:`wrap_local`); that is the scale-out path.
