@@ -6,7 +6,8 @@ Each action is drawn by a ``random.Random(seed)``: switch to a random page, clic
 button, set a slider / number input / select slider / selectbox / radio / multiselect /
 checkbox / toggle / text input to a random valid value. Values that set how much a page samples
 are kept small (integers within a few steps of their minimum, the smallest few options of a
-numeric list, a few problems per pool) and the resource caps are low
+numeric list, pools at their smallest size, the Scaling page's measured searches off) and the
+resource caps are low
 (``THOUGHTSCOPE_MAX_NODES``), so a few hundred actions take about a minute on the tiny random
 model of conftest.py. Runs are synchronous (``THOUGHTSCOPE_SYNC_RUNS=1``) so a seed replays
 the same session. A failure prints the seed and the action trace (``pytest -k seed`` reruns it).
@@ -29,17 +30,31 @@ from ui.common import PAGES
 
 APP = str(ROOT / "app.py")
 SEEDS = [int(x) for x in os.environ.get("FUZZ_SEEDS", "0,1,2").split(",")]  # hunt: more seeds
-ACTIONS = 100          # per seed: 300 in all
+ACTIONS = 150          # per seed: 450 in all
 PAGE_SWITCH = 0.12     # chance that an action switches page
 # Settings that size a page's sampling, preset small (the pool pages' defaults take minutes).
 SMALL = {"sc_problems": 2, "sc_n": 2, "tp_problems": 2, "tp_n": 2, "tp_temps": [0.4, 1.0],
          "tp_budget": 2, "vf_problems": 2, "vf_n": 2, "cmp_n": 2, "sc_vbeam": [1], "sc_dvts": [],
          "sc_beam": [1], "sc_mcts": [1], "sc_tot": [1], "ms_sims": 2, "sc_vsearch": False}
-COST_KEYS = {"w_sc_problems", "w_tp_problems", "w_vf_problems", "w_cmp_n"}  # at most 3
+COST_KEYS = {"w_sc_problems", "w_tp_problems", "w_vf_problems", "w_cmp_n",  # their minimum
+             "w_sc_n", "w_tp_n", "w_vf_n"}
+# The Scaling page's measured searches run beam/MCTS/ToT on every problem again after each
+# sampling change (a minute a move on this machine): left off here; the page's own tests and
+# the regression test below drive them.
+SKIP_WIDGETS = {"w_sc_measured", "w_sc_vsearch"}
 TEXTS = ["8*7+6", "5+(8-3)", "2*(3+4)", "", "   ", "8*", "hello", "1/0", "(((", "9" * 60,
          "4 9 10 13", "x" * 300, "六加七", "<script>alert(1)</script>", "8*7+6\n\n", "-3-3"]
 KINDS = ["button", "slider", "select_slider", "number_input", "selectbox", "radio",
          "multiselect", "checkbox", "toggle", "text_input", "text_area"]
+# URL parameters a link may carry (the pages' UrlParams, the sidebar's, the tree page's run/at),
+# and values for them: valid, out of range, malformed.
+URL_KEYS = ["task", "lang", "presenter", "strategy", "n", "width", "sims", "temperature",
+            "top_p", "seed", "problem", "scorer", "color", "c", "at", "run", "model",
+            "sc_budget", "sc_curves", "sc_x", "sc_beam", "tp_temps", "tp_budget",
+            "vf_split", "vl_k", "vl_p", "cmp_n", "cmp_split", "ms_sims", "ms_strategy"]
+URL_VALUES = ["1", "0", "4", "-1", "999999", "0.5", "nan", "inf", "", "zh", "game24",
+              "freeform", "mcts", "beam", "maj,pass", "x,y", "8*7+6", "%%%", "1e309",
+              "tokens", "heldout", "[1]"]
 SKIP_BUTTONS = set()  # keys of buttons the fuzz must not press (none so far)
 
 
@@ -56,8 +71,7 @@ def _number(rng: random.Random, el, key: str):
     if is_int:
         lo = -100 if lo is None or lo < -(10 ** 9) else lo
         hi = 100 if hi is None or hi > 10 ** 9 else hi
-        v = _small_int(rng, lo, hi, step)
-        return min(v, 3) if key in COST_KEYS and lo <= 3 else v
+        return int(lo) if key in COST_KEYS else _small_int(rng, lo, hi, step)
     lo = 0.0 if lo is None or not math.isfinite(lo) else float(lo)
     hi = lo + 10.0 if hi is None or not math.isfinite(hi) else float(hi)
     v = rng.uniform(lo, hi)
@@ -84,11 +98,11 @@ def _options(el) -> list:
     return list(el.options)
 
 
-def _smallest(opts: list, rng: random.Random):
-    """A random one of the three smallest options when all are numbers, else any option."""
+def _smallest(opts: list, rng: random.Random, among: int = 3):
+    """A random one of the ``among`` smallest options when all are numbers, else any."""
     try:
-        nums = sorted(opts, key=float)
-        return rng.choice(nums[:3])
+        nums = sorted(opts, key=lambda o: float(str(o).replace(",", "")))
+        return rng.choice(nums[:among])
     except (TypeError, ValueError):
         return rng.choice(opts)
 
@@ -108,7 +122,7 @@ def act(at: AppTest, rng: random.Random) -> str:
         for el in els:
             if getattr(el, "disabled", False):
                 continue
-            if kind == "button" and el.key in SKIP_BUTTONS:
+            if kind == "button" and el.key in SKIP_BUTTONS or el.key in SKIP_WIDGETS:
                 continue
             choices.append((kind, el))
     if not choices:
@@ -134,6 +148,8 @@ def act(at: AppTest, rng: random.Random) -> str:
         if not opts:
             return f"skip empty {key}"
         label = _smallest(opts, rng) if kind != "radio" else rng.choice(opts)
+        if key in COST_KEYS:
+            label = _smallest(opts, random.Random(0), 1)
         if kind == "selectbox":
             el.select_index(opts.index(label))
         elif kind == "radio":
@@ -200,15 +216,19 @@ def test_random_actions_across_every_page_raise_nothing(fuzz_env, seed):
     at = AppTest.from_file(APP, default_timeout=120)
     for k, v in SMALL.items():
         at.session_state[k] = v
-    at.run()
-    trace = ["start pages/tree.py"]
+    start = rng.choice(PAGES)[0]  # a link to a random page with random parameters
+    url = {k: rng.choice(URL_VALUES) for k in rng.sample(URL_KEYS, k=rng.randint(0, 4))}
+    for k, v in url.items():
+        at.query_params[k] = v
+    at.switch_page(start).run()
+    trace = [f"start {start} ?{url}"]
 
     def fail(why: str) -> None:
         pytest.fail(f"seed {seed}, after {len(trace)} actions: {why}\ntrace:\n  "
                     + "\n  ".join(trace[-40:]))
 
     if at.exception:
-        fail(at.exception[0].value)
+        fail(at.exception[0].message)
     for _ in range(ACTIONS):
         try:
             # AppTest turns the widgets' values into labels outside the script run, where no
@@ -223,6 +243,8 @@ def test_random_actions_across_every_page_raise_nothing(fuzz_env, seed):
         if at.exception:
             ex = at.exception[0]
             fail(f"{ex.message}\n{''.join(ex.stack_trace)}")
+    if os.environ.get("FUZZ_TRACE"):  # see where the time goes: pytest -s
+        print(f"seed {seed}:\n  " + "\n  ".join(trace))
 
 
 # ------------------------------------------------------- crashes the fuzz found, one test each
