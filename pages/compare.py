@@ -126,7 +126,8 @@ def _show_one() -> None:
                             answer=md(state.answer or '–'), mark=mark, spent=f"{spent:,}",
                             total=f"{total:,}", nodes=state.tree.n_steps,
                             chains=len(state.tree.votes))
-                        + (" · **" + _("partial result") + "**" if res.extra.get("halted") else ""))
+                        + (" · **" + _("partial result") + "**"
+                           if res.extra.get("halted") or res.extra.get("capped") else ""))
             st.plotly_chart(tree_figure(state.tree, mcts=res.strategy == "mcts",
                                         final_path=state.path, height=380, width=420,
                                         style=presenter.style()),
