@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
@@ -165,14 +165,23 @@ def model_spec():
     return spec if isinstance(spec, ModelSpec) else ModelSpec()
 
 
-@st.cache_resource(show_spinner="Loading the model…")
+LOADING_SPINNER = N_("Loading the model…")
+
+
+def _loading(show: bool):
+    """A spinner saying the model loads (in the session's language; cache_resource's own
+    spinner text is fixed when the module is imported), or nothing when it is loaded."""
+    return st.spinner(_(LOADING_SPINNER)) if show else nullcontext()
+
+
+@st.cache_resource(show_spinner=False)
 def _policy(path: str, device: Optional[str], task: str = TASK_DEFAULT):
     from search.models.hf import load_bundled
     from search.models.worker import wrap_local  # one inference worker serves every session
     return wrap_local(load_bundled(device, task=task))
 
 
-@st.cache_resource(show_spinner="Loading the model…")
+@st.cache_resource(show_spinner=False)
 def _spec_policy(backend: str, model: str, base_url: str, api_key_env: str,
                  device: Optional[str], task: str):
     from search.models.backends import ModelSpec, load_policy
@@ -197,8 +206,9 @@ def load_spec(spec, task: str):
     """The policy of a (checked) non-bundled ``spec`` for ``task``, loaded once per process
     (st.cache_resource; ``search.models.backends.load_policy``). Raises BackendSettingsError
     (one line) for settings that cannot work."""
-    policy = _spec_policy(spec.backend, spec.model, spec.base_url, spec.api_key_env,
-                          spec.device, task)
+    with _loading((spec, task) not in _loaded):
+        policy = _spec_policy(spec.backend, spec.model, spec.base_url, spec.api_key_env,
+                              spec.device, task)
     _loaded.add((spec, task))
     return policy
 
@@ -252,7 +262,8 @@ def get_policy(task: Optional[str] = None):
             _("The {task} task has no bundled model: pick a local model folder or a server "
               "under Model in the sidebar.").format(task=_(get_task(task).label)))
     path = str(default_model_path(task))
-    policy = _policy(path, None, task)
+    with _loading(path not in _loaded):
+        policy = _policy(path, None, task)
     _loaded.add(path)
     return policy
 
