@@ -36,6 +36,19 @@ GOLDEN_POOLS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def recorded_thread_count():
+    """The digests hash log-probabilities, whose last bits depend on torch's intra-op thread
+    count (the order of its sums); they were recorded with 2 threads (this machine's default).
+    Pin 2 here, so the figures do not depend on OMP_NUM_THREADS or on an earlier test (the
+    inference worker sets 1 thread for its executors)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
 def _digest(result) -> str:
     """Hash of the event log as recorded before the meter had verifier columns: those columns
     (added with the learned verifiers) must be 0 in these runs, which use no learned model,
