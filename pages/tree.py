@@ -18,7 +18,7 @@ from search.scoring import has_learned_value, has_learned_verifier, value_scorer
 from search.tasks import ProblemError
 from search.tree import SearchResult
 from i18n import N_, _
-from ui import common
+from ui import common, presenter
 from ui.model_picker import pending_note
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from search import caps
@@ -284,7 +284,12 @@ st.caption(_("A small model solves {task} problems in thought steps; a search st
              "compute on it. Run, watch the tree grow, replay it at any budget."))
 
 SUGGESTED = {p.text: p for p in TASK.teaching_problems}
-row1 = st.columns([2.2, 1.9, 1.9, 0.8, 0.8] if SUGGESTED else [3.2, 1.9, 0.8, 0.8],
+# Presenter mode: Run (and Stop) on a row of their own, the settings folded into a closed
+# expander (as on the Step by step page) so that the tree fits a 1280x720 projector.
+PRESENTING = presenter.on()
+run_row = st.columns([1, 1, 4]) if PRESENTING else None
+box = presenter.controls(_("Problem and settings"))
+row1 = box.columns([2.2, 1.9, 1.9, 0.8, 0.8] if SUGGESTED else [3.2, 1.9, 0.8, 0.8],
                   vertical_alignment="bottom")
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
 # A free-form question is a paragraph: a box of a few lines (Ctrl+Enter applies it).
@@ -316,7 +321,7 @@ except ProblemError as e:
 
 # MCTS adds its exploration constant; the colouring takes the last column.
 mcts_row = ss["strategy"] == "mcts"
-cols = st.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
+cols = box.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
 c1, c2, c3, c4 = cols[:4]
 c5 = cols[-1]
 strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
@@ -349,7 +354,8 @@ common.write_url(PARAMS, active=["problem", "strategy", knob]
                  + (["color"] if ss["color"] != "run" else []))
 if TASK.name == "freeform":
     from ui.problem_sets import problem_sets
-    problem_sets(TASK, "problem", disabled=running)
+    with box:
+        problem_sets(TASK, "problem", disabled=running)
 if parse_error:
     st.error(_("Cannot read the problem: {error}").format(error=_(parse_error)))
 # A scorer that needs token log-probabilities on a backend without them: said, not run.
@@ -397,7 +403,7 @@ def launch() -> None:
 
 if policy is not None:
     worker_for(policy)  # the inference process starts (and loads its model) before the first Run
-b1, b2 = row1[2], row1[3]
+b1, b2 = (run_row[0], run_row[1]) if PRESENTING else (row1[2], row1[3])
 can_run = policy is not None and problem is not None and not running and not NO_SCORER
 if b1.button(_("Run"), type="primary", disabled=not can_run, key="tree_run_button",
              width="stretch") and can_run:

@@ -196,3 +196,20 @@ def test_the_lesson_draws_the_projector_trees():
     fig = charts(at)["ls_fig_answer"]
     assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
         PRESENTER_STYLE.label_px}
+
+
+def test_the_search_tree_page_folds_its_settings_but_keeps_run_in_presenter_mode():
+    """At 1280x720 the settings pushed the tree off the screen: in presenter mode they fold
+    into a closed expander (as on the Step by step page); Run stays outside it."""
+    from tests.test_page_tree import new_app
+    at = new_app({"presenter": "1"})
+    exp = [e for e in at.expander if e.label == "Problem and settings"]
+    assert len(exp) == 1 and not exp[0].proto.expanded
+    folded = {e.key for e in exp[0].text_input} | {e.key for e in exp[0].selectbox} | {
+        e.key for e in exp[0].number_input}
+    for key in ("problem", "strategy", "n", "scorer", "color"):
+        assert w(key) in folded, key
+    assert "tree_run_button" not in {b.key for b in exp[0].button}
+    assert at.button(key="tree_run_button")  # still on the page, outside the fold
+    normal = new_app()
+    assert not [e for e in normal.expander if e.label == "Problem and settings"]
