@@ -31,10 +31,16 @@ top[2].progress(i / len(lesson.STEPS), text=lesson.progress_text(i))
 SUGGESTED = {p.text: p for p in lesson.task().teaching_problems}
 # Plain problem texts as options (a translated format_func would differ between the script
 # and a test's thread); what each one shows is in the help.
-top[3].selectbox(_("Problem"), lesson.lesson_problems(), **common.bind(lesson.PROBLEM),
-                 help=_("Problems chosen on the validation split for what they show (step 6 "
-                        "uses its own):") + "  \n" + "  \n".join(
-                     f"**{t}**: {_(SUGGESTED[t].label)}" for t in lesson.lesson_problems()))
+own = lesson.own_problem(i)  # a step that runs its own problem shows it, not the teacher's
+if own is None:
+    top[3].selectbox(_("Problem"), lesson.lesson_problems(), **common.bind(lesson.PROBLEM),
+                     help=_("Problems chosen on the validation split for what they show (step 6 "
+                            "uses its own):") + "  \n" + "  \n".join(
+                         f"**{t}**: {_(SUGGESTED[t].label)}" for t in lesson.lesson_problems()))
+else:  # the teacher's choice (ss[PROBLEM], in the URL) is kept for the other steps
+    top[3].selectbox(_("Problem"), [own], key="ls_own_problem", disabled=True)
+    st.caption(_("Step {i} uses its own problem, {p}, not the one chosen for the other steps.")
+               .format(i=i, p=common.md(own)))
 common.write_url(PARAMS)
 
 policy, error = common.policy_or_none(lesson.TASK_NAME)

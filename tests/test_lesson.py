@@ -340,3 +340,24 @@ def test_a_step_the_model_cannot_run_is_one_error_line_and_the_lesson_goes_on(mo
         "no token log\\-probabilities"]
     assert at.button(key="ls_try_tree") and not at.button(key="ls_next").disabled
     lesson._run.clear()  # nothing refused stays cached
+
+
+def test_step6_the_problem_selector_shows_the_problem_step6_runs(monkeypatch):
+    """User trial: at step 6 the selector showed the teacher's problem (5+(8-3)) while the step
+    runs its own (6*8-4). There it shows step 6's problem, disabled, with a caption saying so;
+    back at step 5 it is the teacher's selector again, with the teacher's choice kept."""
+    from ui import lesson
+    for key in lesson.DRAW:  # the steps' figures are tested above; here only the selector
+        monkeypatch.setitem(lesson.DRAW, key, lambda *a: None)
+    at = new_lesson({"ls_step": "6", "ls_problem": "3*(27-6)"})
+    assert at.session_state["ls_step"] == 6
+    shown = [s for s in at.selectbox if s.label == "Problem"]
+    assert len(shown) == 1 and shown[0].value == FAILS.text != "3*(27-6)"
+    assert shown[0].disabled
+    from ui.common import md
+    assert any(f"Step 6 uses its own problem, {md(FAILS.text)}," in c.value for c in at.caption)
+    assert at.session_state["ls_problem"] == "3*(27-6)"  # the teacher's choice is kept
+    at.button(key="ls_back").click().run()
+    shown = [s for s in at.selectbox if s.label == "Problem"]
+    assert len(shown) == 1 and shown[0].value == "3*(27-6)" and not shown[0].disabled
+    assert at.query_params["ls_problem"] == "3*(27-6)"

@@ -89,6 +89,12 @@ def fails_problem():
     raise LookupError("the arithmetic task has no vote_fails teaching problem")
 
 
+def own_problem(i: int) -> Optional[str]:
+    """The problem text the 1-based step ``i`` runs whatever the teacher picked (step 6,
+    ``fails``: ``fails_problem()``), or None for a step that runs the picked problem."""
+    return fails_problem().text if STEPS[i - 1].key == "fails" else None
+
+
 def params() -> list[UrlParam]:
     return [UrlParam(STEP, 1, int_in(1, len(STEPS))),
             UrlParam(PROBLEM, task().example, one_of(lesson_problems()))]
