@@ -83,7 +83,7 @@ if b1.button(_("Open in the Search tree"), key="hist_open", width="stretch"):
     except history.HistoryError as e:
         st.error(str(e))
     else:
-        open_in_tree(loaded)
+        open_in_tree(loaded, row.id)
 try:
     data = history.export(row.id)
 except history.HistoryError as e:

@@ -24,7 +24,7 @@ from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from search import caps
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
-from ui.history import save_finished
+from ui.history import save_edited, save_finished
 from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
 
@@ -226,6 +226,7 @@ def adopt_edit(result: SearchResult) -> None:
     ss[RESULT] = result
     ss[RESULT_SEQ] = ss.get(RESULT_SEQ, 0) + 1
     reset(result)
+    save_edited(result)  # a saved run's History row follows its edits
 
 
 def draw_problem() -> None:

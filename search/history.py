@@ -169,6 +169,27 @@ def save(result: SearchResult, model: str = "", path: Optional[Path] = None) -> 
         return int(cur.lastrowid)
 
 
+def update(run_id: int, result: SearchResult, path: Optional[Path] = None) -> bool:
+    """Replace saved run ``run_id`` with ``result`` (the same run after a person's edits,
+    prunes or continuations, ``search.edits``): its run JSON and the columns drawn from it
+    (task, problem, strategy, answer, correct, generated_tokens, stopped) are rewritten; its
+    id, created time and model label are kept, so the History page lists it in the same place
+    with what it shows now. Returns True when the row existed (False: nothing written).
+    Raises HistoryError when the file cannot be used."""
+    correct = result.correct
+    row = (result.task, result.problem, result.strategy, result.answer,
+           None if correct is None else int(bool(correct)), int(result.compute.generated_tokens),
+           int(bool(result.stopped)), result.to_json(), int(run_id))
+    with closing(_connect(path)) as con:
+        try:
+            cur = con.execute(
+                "UPDATE runs SET task = ?, problem = ?, strategy = ?, answer = ?, correct = ?, "
+                "generated_tokens = ?, stopped = ?, run_json = ? WHERE id = ?", row)
+        except sqlite3.Error as e:
+            raise HistoryError(f"could not update run {run_id}: {_one_line(e)}") from None
+        return cur.rowcount > 0
+
+
 def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tuple[int, bool]:
     """Store a run file (a Search tree page or History download, format thoughtscope-run/1,
     any version since the first: missing fields load with their defaults) as a saved run.

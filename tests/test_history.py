@@ -308,3 +308,55 @@ def test_saving_can_be_turned_off(tmp_path, monkeypatch):
     at = tp.new_app()
     tp.run_once(at, n=4)
     assert not (tmp_path / "runs.sqlite3").exists()
+
+
+def test_a_human_edit_on_the_tree_page_updates_the_same_history_row(tmp_path, monkeypatch):
+    """Edit an answer step, then continue from the root on the Search tree page: the History
+    row of that run (same id, same created time) lists the edited answer and tokens, and
+    opening it shows the edits; a run opened from History and edited again updates its row."""
+    from tests import test_page_tree as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    at = tp.new_app()
+    res = tp.run_once(at, n=4)
+    (row,) = history.list_runs()
+    tree = res.tree
+    leaf = next(i for i, n in tree.nodes.items() if n.terminal and n.answer is not None)
+    at.number_input(key="tree_node").set_value(leaf).run()
+    at.text_input(key="tree_edit_text").input("Answer: 77")
+    at.button(key="tree_edit_save").click().run()
+    assert not at.exception, at.exception
+    at.number_input(key="tree_node").set_value(0).run()
+    at.number_input(key="tree_more").set_value(2)
+    at.button(key="tree_continue").click().run()
+    assert not at.exception, at.exception
+    grown = at.session_state["tree_result"]
+    assert grown.compute.generated_tokens > res.compute.generated_tokens
+    (now,) = history.list_runs()
+    assert (now.id, now.created) == (row.id, row.created)
+    assert now.generated_tokens == grown.compute.generated_tokens
+    assert now.answer == grown.answer
+    saved = history.load(row.id)
+    assert events_of(saved) == events_of(grown)
+    assert saved.tree.nodes[leaf].text == "Answer: 77" and saved.tree.nodes[leaf].author == "human"
+
+    # Reopen from the History page: the replay shows the edits; pruning there updates the row.
+    at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(table["id"]) == [row.id]
+    assert list(table["generated tokens"]) == [grown.compute.generated_tokens]
+    assert list(table["answer"]) == [grown.answer]
+    at.button(key="hist_open").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Search tree"]
+    at.switch_page("pages/tree.py")  # AppTest's next runs stay on the page st.switch_page opened
+    shown = at.session_state["tree_result"]
+    assert events_of(shown) == events_of(grown)
+    assert shown.tree.nodes[leaf].text == "Answer: 77"
+    at.number_input(key="tree_node").set_value(leaf).run()
+    at.button(key="tree_prune").click().run()
+    assert not at.exception, at.exception
+    pruned = at.session_state["tree_result"]
+    (last,) = history.list_runs()
+    assert last.id == row.id and events_of(history.load(row.id)) == events_of(pruned)
+    assert history.load(row.id).tree.nodes[leaf].pruned

@@ -9,6 +9,9 @@ from search import history
 from search.tree import SearchResult
 
 SAVED = "history_saved_run"  # run id of the tree page's run last saved (once per run)
+# (saved row id, the SearchTree it holds) of the result the tree page shows, when it is a
+# saved run: a person's edits mutate that tree, and ``save_edited`` rewrites the same row.
+ROW = "history_row"
 TREE_PAGE = "pages/tree.py"
 # The Search tree page's session-state keys that show a result (pages/tree.py: RESULT,
 # RESULT_SEQ, SOURCE, and the URL's run/at it clears when a file is loaded).
@@ -29,7 +32,7 @@ def save_finished(result: SearchResult, run_id) -> None:
             model = _model_label(spec) if spec else ""
         except Exception:  # the label is a nicety; never lose the run for it
             model = ""
-        history.save(result, model=model)
+        ss[ROW] = (history.save(result, model=model), result.tree)
     except history.HistoryError as e:
         st.warning(_("The run was not saved in the history: {error}").format(error=e))
     except Exception as e:  # noqa: BLE001 - the page must keep going
@@ -37,12 +40,34 @@ def save_finished(result: SearchResult, run_id) -> None:
             error=f"{type(e).__name__}: {' '.join(str(e).split())}"))
 
 
-def open_in_tree(result: SearchResult) -> None:
+def save_edited(result: SearchResult) -> None:
+    """After a person's edit, prune or continuation (``search.edits``) of the run the tree page
+    shows: when that run is a saved one (saved by ``save_finished`` or opened from the History
+    page: the same tree), rewrite its row with the edited run (``history.update``: same id
+    and created time; new run JSON, answer, tokens). Another result (a loaded file, history
+    off) saves nothing. A failure is one warning line, never an exception."""
+    ss = st.session_state
+    saved = ss.get(ROW)
+    if not history.enabled() or saved is None or saved[1] is not result.tree:
+        return
+    try:
+        history.update(saved[0], result)
+    except history.HistoryError as e:
+        st.warning(_("The edit was not saved in the history: {error}").format(error=e))
+    except Exception as e:  # noqa: BLE001 - the page must keep going
+        st.warning(_("The edit was not saved in the history: {error}").format(
+            error=f"{type(e).__name__}: {' '.join(str(e).split())}"))
+
+
+def open_in_tree(result: SearchResult, run_id=None) -> None:
     """Show ``result`` in the Search tree page's replay view, as a loaded JSON file is shown
-    (the replay at its end, nothing inspected), on the run's task; then switch to that page."""
+    (the replay at its end, nothing inspected), on the run's task; then switch to that page.
+    ``run_id``: its saved row, which a person's edits then update (``save_edited``)."""
     from ui import common
     from ui.replay_panel import reset
     ss = st.session_state
+    if run_id is not None:
+        ss[ROW] = (int(run_id), result.tree)
     ss[common.TASK] = result.task
     ss[TREE_RESULT] = result
     ss[TREE_SOURCE] = "file"
