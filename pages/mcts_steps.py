@@ -134,7 +134,7 @@ if BEAM:
     fig = tree_figure(tree, color_by="score", highlight=beam_steps.highlighted(step, phase),
                       labels=beam_steps.node_labels(step, phase, tree),
                       final_path=(tree.final or {}).get("path", ()) if last else (),
-                      height=tree_height(tree, lo=360, row_px=style.row_px), width=fig_width,
+                      height=tree_height(tree, lo=360, style=style), width=fig_width,
                       style=style)
     left.plotly_chart(fig, key="ms_tree")
     left.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
@@ -155,7 +155,7 @@ else:
                       labels=node_labels(sim, phase, tree),
                       selected=sim.leaf if phase == "expansion" else
                       (sim.evaluated if phase == "rollout" else None),
-                      height=tree_height(tree, lo=360, row_px=style.row_px), width=fig_width,
+                      height=tree_height(tree, lo=360, style=style), width=fig_width,
                       style=style)
     left.plotly_chart(fig, key="ms_tree")
     left.caption(_("Highlighted: the path this phase works on; the ringed node: the node "

@@ -356,3 +356,70 @@ def test_a_tree_of_sixty_rows_keeps_every_label():
     fig = tree_figure(t, height=tree_height(t))
     texts = [x for tr in fig.data for x in (tr.text or ()) if x]
     assert len(texts) == 61, len(texts)
+
+
+# ------------------------------------------------------- presenter mode (user trial, 1280x720)
+def _fan(n: int) -> "SearchTree":
+    """n chains of two steps each and an answer; the last one right, the others wrong."""
+    from search.tree import SearchTree
+    t = SearchTree("5+5*1")
+    for i in range(n):
+        a = t.add(0, f"5*1={5 + i}", 1, -1.0, False, None, None)
+        b = t.add(a, f"5+{5 + i}={10 + i}", 1, -1.0, False, None, None)
+        t.add(b, f"Answer: {10 + i}", 1, -0.5, True, str(10 + i), i == n - 1)
+    return t
+
+
+def _texts(fig: dict) -> dict[int, str]:
+    out = {}
+    for d in fig["data"]:
+        for i, txt in zip(d.get("customdata") or [], d.get("text") or []):
+            if txt:
+                out[i] = txt
+    return out
+
+
+@pytest.mark.parametrize("n", [3, 8, 12, 20, 40])
+def test_presenter_top_row_keeps_room_for_its_larger_text(n):
+    """The top row's text is written above its node: the y range leaves it enough px (half
+    the largest node, a line of the label font and a few px) at the height tree_height gives
+    (the top row's '5+5=10' was cut off in presenter mode)."""
+    import json
+    from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE
+    t = _fan(n)
+    for s in (DEFAULT_STYLE, PRESENTER_STYLE):
+        h = tree_height(t, style=s)
+        fig = json.loads(tree_figure(t, style=s, height=h).to_json())
+        lay = fig["layout"]
+        lo, hi = lay["yaxis"]["range"]
+        plot_px = h - lay["margin"]["t"] - lay["margin"]["b"]
+        top = max(y for d in fig["data"] if d.get("customdata") for y in d["y"])
+        room_px = (hi - top) * plot_px / (hi - lo)
+        assert room_px >= (s.row_px - 4) / 2 + 1.2 * s.label_px, (n, s.label_px, room_px)
+
+
+@pytest.mark.parametrize("n", [8, 12, 20])
+def test_presenter_tree_labels_every_answer_and_steps_where_they_fit(n):
+    """In presenter mode a class must read the right answer that lost the vote: at the height
+    tree_height gives, every step and answer carries its text as in normal mode (up to about
+    70 rows)."""
+    import json
+    from viz.palette import PRESENTER_STYLE
+    t = _fan(n)
+    fig = json.loads(tree_figure(t, final_path=[1, 2, 3], style=PRESENTER_STYLE,
+                                 height=tree_height(t, style=PRESENTER_STYLE)).to_json())
+    assert set(_texts(fig)) == set(t.nodes)
+
+
+def test_answers_keep_their_text_when_steps_do_not_fit():
+    """A tree too tall for every step's text still writes every answer (one line each) while
+    the rows are a line of text apart, in either style."""
+    import json
+    from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE
+    t = _fan(30)
+    for s in (DEFAULT_STYLE, PRESENTER_STYLE):
+        fig = json.loads(tree_figure(t, final_path=[1, 2, 3], style=s, height=1000).to_json())
+        got = _texts(fig)
+        answers = {i for i, n in t.nodes.items() if n.terminal}
+        assert answers <= set(got), s.label_px
+    assert 4 not in got  # presenter: a step off the chosen chain has no room for its text

@@ -268,7 +268,7 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                           selected=nid, color_by=colour[0] if colour
                           else STRATEGY_COLOR.get(res.strategy),
                           values=colour[1] if colour else None,
-                          height=tree_height(res.tree, row_px=presenter.style().row_px),
+                          height=tree_height(res.tree, style=presenter.style()),
                           labels=labels, dead_ends=dead, style=presenter.style())
         st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)

@@ -22,8 +22,9 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
   root; cut to what fits a column (``label_chars``), and never more than ``MAX_LABEL_CHARS``
   (a free-form step is a paragraph), with "…"; the text on hover, wrapped to ``HOVER_WIDTH``
   characters a line and capped at ``HOVER_LINES`` lines (the node inspector has all of it).
-  When the rows are too close for text (``label_rows``), only the chosen chain and the
-  selected node keep theirs;
+  When the rows are too close for text (``label_rows``), only the chosen chain, the
+  selected node and the answers (while the rows are a line of text apart) keep theirs; the
+  y range leaves ``head_px`` above the top row for its text;
 - dead ends (``dead_ends``): unfinished states that can no longer reach a right answer, a
   crossed circle with a red outline;
 - terminal answers: the outline says the verdict, the fill keeps the colour above: a circle
@@ -117,13 +118,34 @@ def rows(tree: SearchTree) -> int:
     return max(1, sum(1 for n in tree.nodes.values() if not n.children))
 
 
-def tree_height(tree: SearchTree, lo: int = 420, hi: int = 2000, row_px: int = ROW_PX) -> int:
-    """A figure height (px) that gives each of the tree's rows (and the text above the top one)
-    ``ROW_PX`` + 2 px, so every step keeps its text, within [lo, hi]: up to about 70 rows keep
-    every label (a Game-of-24 ToT b=5 run has 50-60; at 1100 px only the chosen chain kept
-    its labels); larger trees label the chosen chain and show the rest on hover. ``row_px``:
-    the style's row spacing (``TreeStyle.row_px``; a projector's is larger)."""
-    return int(min(hi, max(lo, (rows(tree) + 0.6) * (row_px + 2) + MARGIN["t"] + MARGIN["b"])))
+def head_px(style: Optional[TreeStyle] = None) -> float:
+    """Px the top row's text needs above its node's centre: half the largest node
+    (``row_px - 4``), a line of the label font (1.25 ``label_px``) and 4 px."""
+    s = style or DEFAULT_STYLE
+    return (s.row_px - 4) / 2 + 1.25 * s.label_px + 4
+
+
+def margin_bottom(style: Optional[TreeStyle] = None) -> int:
+    """The figure's bottom margin (px): ``MARGIN["b"]`` scaled with the legend's font (the
+    colour bar and legend sit there)."""
+    s = style or DEFAULT_STYLE
+    return int(MARGIN["b"] * s.legend_px / DEFAULT_STYLE.legend_px)
+
+
+def tree_height(tree: SearchTree, lo: int = 420, hi: int = 2000, row_px: int = ROW_PX,
+                style: Optional[TreeStyle] = None) -> int:
+    """A figure height (px) that gives each of the tree's rows (and the text above the top one,
+    ``head_px``) ``ROW_PX`` + 2 px, so every step keeps its text, within [lo, hi]: up to about
+    70 rows keep every label (a Game-of-24 ToT b=5 run has 50-60; at 1100 px only the chosen
+    chain kept its labels); larger trees label the chosen chain and the answers and show the
+    rest on hover. ``row_px``: the row spacing; ``style``: the figure's style, whose
+    ``row_px``, label font and legend margin then count (a projector's are larger; without it
+    the presenter tree lost all but the chosen chain's text)."""
+    if style is not None:
+        row_px = style.row_px
+    extra = max(0.0, head_px(style) - row_px)
+    return int(min(hi, max(lo, (rows(tree) + 0.6) * (row_px + 2) + extra + MARGIN["t"]
+                           + margin_bottom(style))))
 
 
 def label_chars(depth: int, width: int = WIDTH_HINT, char_px: float = CHAR_PX) -> int:
@@ -252,15 +274,24 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     kind = "scattergl" if big else "scatter"
     depth = int(max(xs))
     y_lo, y_hi = min(ys), max(ys)
-    margin_b = int(MARGIN["b"] * s.legend_px / DEFAULT_STYLE.legend_px)
+    margin_b = margin_bottom(s)
     plot_px = max(1, height - MARGIN["t"] - margin_b)
-    # Text beside every node while the rows are at least row_px apart.
-    all_text = (y_hi - y_lo + 1.6) * s.row_px <= plot_px and not big
+    # Room above the top row (y units) for its text, head_px px: top * plot_px / (span + 0.6
+    # + top) >= head, at least a row.
+    head = head_px(s)
+    top_pad = max(1.0, head * (y_hi - y_lo + 0.6) / max(plot_px - head, plot_px / 2))
+    row_gap = plot_px / (y_hi - y_lo + 0.6 + top_pad)  # px between neighbouring rows
+    # Text beside every node while the rows are at least row_px apart; else the answers'
+    # (one line each, written level with their node) while rows are a line of text apart.
+    all_text = row_gap >= s.row_px - 1e-9 and not big
+    answers_text = row_gap >= 1.1 * s.label_px
     chars = label_chars(depth, width, s.char_px)
     path = [i for i in final_path if i in tree.nodes]
     lit = [i for i in dict.fromkeys(highlight) if i in tree.nodes and i != 0]
     labelled = set(range(len(nodes))) if all_text else {0, *path, *lit,
                                                         *([selected] if selected else [])}
+    if answers_text:  # a class reads the right answer that lost the vote
+        labelled |= {n.id for n in nodes if n.terminal}
     # Room on the right of the deepest column for its text: as long as its longest label
     # there (answers are short), at most a column; the columns share what is left, so the
     # other labels may be as long as their wider columns allow.
@@ -396,7 +427,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # Room above the top row for its text (written above the edges), half a row below the
     # bottom one.
     x_range = [-0.15, depth + room] if depth else [-0.15, 1.0]
-    y_range = [y_lo - 0.6, y_hi + 1.0]
+    y_range = [y_lo - 0.6, y_hi + top_pad]
     layout_ = dict(
         height=height, dragmode="pan",
         margin=dict(MARGIN, t=50 if title else MARGIN["t"], b=margin_b),
