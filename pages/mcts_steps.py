@@ -5,7 +5,6 @@ replays the run's event log (``ui.mcts_steps``, ``ui.beam_steps``): no model cal
 """
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from i18n import _
@@ -14,7 +13,7 @@ from search.tree import SearchTree
 from ui import beam_steps, common, presenter
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
-                           positions, sentence, simulations, uct_c)
+                           positions, sentence, simulations, table_frame, uct_c)
 from viz.tree import tree_figure, tree_height
 
 SCOPE = "mcts_steps"
@@ -97,18 +96,15 @@ def _move(delta: int | str | None) -> None:
 
 
 def table(where, rows: list[dict]) -> None:
-    """The phase's table: an interactive dataframe, or in presenter mode an HTML table (its
-    text follows the page's larger font; the canvas grid's does not), indexed by node."""
-    df = pd.DataFrame(rows)
+    """The phase's table under the tree and the sentence, the main column's full width (beside
+    the tree, 2/5 of it, the columns were clipped at 1280 px): an interactive dataframe, or in
+    presenter mode an HTML table (its text follows the page's larger font; the canvas grid's
+    does not), indexed by node. Cells without a value show "–" (``table_frame``)."""
+    df = table_frame(rows)
     if presenter.on():
-        for c in df.columns:  # counts with a blank (None -> float) back to whole numbers
-            col = df[c]
-            if col.dtype.kind == "f" and col.dropna().map(float.is_integer).all():
-                df[c] = col.astype("Int64")
-        df = df.astype(object).where(df.notna(), "")
         where.table(df.set_index(df.columns[0]))
     else:
-        where.dataframe(df, hide_index=True, key="ms_table")
+        where.dataframe(df, hide_index=True, key="ms_table", width="stretch")
 
 
 pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
@@ -140,7 +136,7 @@ if BEAM:
     left.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
                      "(keep). Beside each candidate: its score; ✓ kept, ✗ left out, vote: a "
                    "finished chain. Colour: the scorer's path score."))
-    table(right, beam_steps.phase_rows(step, phase, tree))
+    table(st, beam_steps.phase_rows(step, phase, tree))
     if last:
         right.markdown(_("**Answer {answer}** (the best-scoring finished chain after {n} "
                          "depths)").format(answer=md(res.answer or "–"), n=len(parts)))
@@ -161,7 +157,7 @@ else:
     left.caption(_("Highlighted: the path this phase works on; the ringed node: the node "
                    "expanded or evaluated. Beside the path: Q + exploration bonus and N "
                    "(selection), Q before → after (backpropagation)."))
-    table(right, phase_rows(sim, phase, tree))
+    table(st, phase_rows(sim, phase, tree))
     if last:
         right.markdown(_("**Answer {answer}** (the most-visited chain after {n} "
                          "simulations)").format(answer=md(res.answer or "–"), n=len(parts)))

@@ -96,6 +96,25 @@ def test_scores_and_marks_beside_the_candidates_are_the_replayed_trees(runs):
                     assert text == want
 
 
+def test_the_score_sentence_leaves_out_the_clause_when_no_candidate_ends(runs):
+    """User trial: "...; 0 candidates end their chains and vote with their scores"."""
+    from ui.beam_steps import sentence
+    seen = set()
+    for res in runs:
+        for s in steps(res):
+            said = sentence(s, "score", int(res.config.get("expansions", 0)))
+            f = len(s.finished)
+            seen.add(min(f, 2))
+            if f == 0:
+                assert said == "The scorer values the path to each candidate."
+            elif f == 1:
+                assert said.endswith("; 1 candidate ends its chain and votes with its score.")
+            else:
+                assert said.endswith(f"; {f} candidates end their chains and vote with their "
+                                     "scores.")
+    assert 0 in seen  # the case the trial saw is among the runs
+
+
 def test_a_log_off_the_pattern_is_refused(runs):
     res = runs[0]
     bad = copy.copy(res)
@@ -143,6 +162,9 @@ def test_the_page_steps_through_beam_steps():
         s = st[i]
         assert label(at).startswith(f"**Depth {s.depth} of {len(st)} · {p}**"), label(at)
         df = at.dataframe[0].value
+        cells = [str(v) for v in df.to_numpy().ravel()]  # no raw None (a finished one's rank)
+        assert not {"None", "nan", "NaN", "<NA>"} & set(cells), cells
+        assert all(not col.get("arrow_data_frame") for col in at.columns)  # full width
         assert sorted(int(x) for x in df["node"]) == sorted(s.candidates)
         if p != "propose":
             shown = {int(a): float(b) for a, b in zip(df["node"], df["score"])}

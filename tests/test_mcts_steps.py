@@ -108,6 +108,61 @@ def test_numbers_beside_the_path_are_the_replayed_trees(run):
         assert node_labels(s, "expansion", after) == {}
 
 
+def test_selection_lists_the_siblings_compared_at_each_level(run):
+    """User trial: the selection table listed only the chosen path, so a class could not see
+    why one child won. Now each level of the path lists every child of that level's parent with
+    the replayed tree's UCT terms (before the simulation), the chosen one marked, and the chosen
+    one is the best by UCT (ties: lower id)."""
+    from ui.mcts_steps import phase_rows
+    res, sims = run
+    c = res.config["c"]
+    compared = 0
+    for s in sims:
+        before = replay(res, s.start)
+        rows = phase_rows(s, "selection", replay(res, s.ends["selection"]))
+        assert rows[0]["node"] == 0 and rows[0]["chosen"] == "✓"
+        assert rows[0]["N"] == before.nodes[0].visits
+        rows = rows[1:]
+        want = []
+        for parent, child in zip(s.path, s.path[1:]):
+            kids = sorted(before.nodes[parent].children)
+            compared += len(kids) > 1
+            for k in kids:
+                t = uct_terms(before, k, c)
+                want.append({"node": k, "chosen": "✓" if k == child else "",
+                             "Q": round(t["Q"], 4), "bonus": round(t["bonus"], 4),
+                             "UCT": round(t["uct"], 4), "N": t["N"], "N parent": t["N_parent"],
+                             "step": before.nodes[k].text})
+            best = max(kids, key=lambda ch: (uct_terms(before, ch, c)["uct"], -ch))
+            assert best == child
+        assert len(rows) == len(want)
+        for got, w in zip(rows, want):
+            for k, v in w.items():
+                assert got[k] == v or (math.isinf(got[k]) and math.isinf(v)), (s.index, k)
+    assert compared > 0  # some level compared more than one child
+
+
+def test_the_step_tables_show_a_dash_for_no_value_and_span_the_page():
+    """User trial: cells showed a raw "None" (the root's Q, bonus, UCT; the rollout's nodes
+    without a value) and the table, beside the tree, was clipped at 1280 px. Now every cell is
+    text, "–" where there is no value, and the table is under the tree at the page's width
+    (in no column)."""
+    at = page()
+    at.button(key="ms_go").click().run()
+    for _ in range(4):  # selection, expansion, rollout, backpropagation of simulation 1
+        df = at.dataframe[0].value
+        cells = [str(v) for v in df.to_numpy().ravel()]
+        assert not {"None", "nan", "NaN", "<NA>"} & set(cells), cells
+        assert all(not col.get("arrow_data_frame") for col in at.columns)
+        at.button(key="ms_step").click().run()
+    at.button(key="ms_back").click().run()
+    at.button(key="ms_back").click().run()
+    at.button(key="ms_back").click().run()
+    at.button(key="ms_back").click().run()
+    df = at.dataframe[0].value
+    assert list(df.iloc[0][["Q", "bonus", "UCT", "N parent"]]) == ["–"] * 4
+
+
 def test_a_log_off_the_pattern_is_refused(run):
     res, _ = run
     import copy
@@ -150,7 +205,7 @@ def test_the_page_steps_through_the_phases():
     n = len(sims)
     assert n == DEFAULTS["mcts"]["budget"] == res.tree.nodes[0].visits
     want = {
-        "selection": lambda s: [0] + s.path[1:],
+        "selection": lambda s: [0] + [t["id"] for level in s.levels for t in level],
         "expansion": lambda s: list(dict.fromkeys(s.expansion)),
         "rollout": lambda s: list(dict.fromkeys(s.rollout)) or [s.evaluated],
         "backpropagation": lambda s: s.backprop_path,
@@ -175,7 +230,7 @@ def test_the_page_steps_through_the_phases():
                                task=res.task)
     for nid, q, nn in zip(df["node"][1:], df["Q"][1:], df["N"][1:]):
         t = uct_terms(before, int(nid), res.config["c"])
-        assert (q, nn) == (round(t["Q"], 4), t["N"])
+        assert (float(q), int(nn)) == (round(t["Q"], 4), t["N"])
     # Back returns to the previous phase
     at.button(key="ms_back").click().run()
     assert label(at) == f"**Simulation 1 of {n} · backpropagation**"
@@ -186,7 +241,7 @@ def test_the_page_steps_through_the_phases():
     at.button(key="ms_step").click().run()
     at.button(key="ms_next").click().run()
     assert label(at) == f"**Simulation 3 of {n} · selection**"
-    assert table_ids(at) == [0] + sims[2].path[1:]
+    assert table_ids(at) == [0] + [t["id"] for level in sims[2].levels for t in level]
     at.button(key="ms_end").click().run()
     assert not at.exception, at.exception
     assert label(at) == f"**Simulation {n} of {n} · backpropagation**"

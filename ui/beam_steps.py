@@ -204,6 +204,8 @@ def sentence(step: BeamStep, phase: str, expansions: int) -> str:
             len(step.beam)).format(d=step.depth, k=expansions, b=len(step.beam),
                                    c=len(step.candidates))
     if phase == "score":
+        if not step.finished:  # no "0 candidates end their chains" clause
+            return _("The scorer values the path to each candidate.")
         return ngettext(
             "The scorer values the path to each candidate; {f} candidate ends its chain and "
             "votes with its score.",

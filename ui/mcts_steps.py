@@ -51,11 +51,14 @@ class Simulation:
     order (ids repeat where samples merged); expansion_new: the nodes those samples created.
     rollout: the node ids of the rolled-out chain, top down (rollout_new: those it created).
     evaluated / value: the node scored and its score in [0, 1]. backprop_path: root first.
-    before / after: node id -> (Q, N) just before and after the backprop event."""
+    before / after: node id -> (Q, N) just before and after the backprop event.
+    levels: per node of ``path`` before the leaf, the UCT terms of all its children (the
+    siblings selection compared there, in id order; same keys as ``selection``)."""
     index: int
     start: int
     path: list
     selection: list
+    levels: list = field(default_factory=list)
     root_visits: int = 0
     expansion: list = field(default_factory=list)
     expansion_new: list = field(default_factory=list)
@@ -111,7 +114,9 @@ def simulations(result: SearchResult) -> list[Simulation]:
             raise _fail(i, "the selection path does not start at the root")
         sim = Simulation(index=len(sims), start=i, path=path,
                          selection=[{"id": nid, **uct_terms(tree, nid, c)} for nid in path[1:]],
-                         root_visits=tree.nodes[0].visits)
+                         root_visits=tree.nodes[0].visits,
+                         levels=[[{"id": ch, **uct_terms(tree, ch, c)}
+                                  for ch in sorted(tree.nodes[p].children)] for p in path[:-1]])
         step()
         sim.ends["selection"] = i
         leaf = path[-1]
@@ -192,19 +197,23 @@ def highlighted(sim: Simulation, phase: str) -> list[int]:
 def phase_rows(sim: Simulation, phase: str, tree: SearchTree) -> list[dict]:
     """The table of a phase: one row per node it concerns, with its numbers (``tree``: the
     tree after the phase, for the step texts). Selection: UCT terms before the simulation
-    (inf bonus: unvisited). Expansion: each distinct sampled child, new or merged. Rollout:
+    (inf bonus: unvisited) of the root, then at each level of the path every child compared
+    there, the chosen one marked. Expansion: each distinct sampled child, new or merged. Rollout:
     the chain's nodes and the value on the evaluated node. Backpropagation: Q and N before
-    -> after. Column names are translated (Q, N and UCT stay as they are); values are data."""
+    -> after. Column names are translated (Q, N and UCT stay as they are); values are data
+    (None: no value, shown as "–" by ``table_frame``)."""
     def text(nid: int) -> str:
         return tree.nodes[nid].text if nid in tree.nodes else ""
 
     node, step, root_text = _("node"), _("step"), _("(root)")
     if phase == "selection":  # the root (no UCT: it is where every selection starts), the path
-        root = {node: 0, step: root_text, "Q": None, _("bonus"): None, "UCT": None,
-                "N": sim.root_visits, _("N parent"): None}
-        return [root] + [{node: t["id"], step: text(t["id"]), "Q": round(t["Q"], 4),
-                 _("bonus"): round(t["bonus"], 4), "UCT": round(t["uct"], 4), "N": t["N"],
-                 _("N parent"): t["N_parent"]} for t in sim.selection]
+        chosen = _("chosen")
+        root = {node: 0, chosen: "✓", "Q": None, _("bonus"): None, "UCT": None,
+                "N": sim.root_visits, _("N parent"): None, step: root_text}
+        return [root] + [{node: t["id"], chosen: "✓" if t["id"] in sim.path else "",
+                          "Q": round(t["Q"], 4), _("bonus"): round(t["bonus"], 4),
+                          "UCT": round(t["uct"], 4), "N": t["N"], _("N parent"): t["N_parent"],
+                          step: text(t["id"])} for level in sim.levels for t in level]
     if phase == "expansion":
         return [{node: nid, step: text(nid),
                  _("samples"): sim.expansion.count(nid),
@@ -222,6 +231,24 @@ def phase_rows(sim: Simulation, phase: str, tree: SearchTree) -> list[dict]:
                  _("N before"): sim.before[nid][1], _("N after"): sim.after[nid][1]}
                 for nid in sim.backprop_path]
     raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+
+
+def table_frame(rows: list[dict]):
+    """A phase's rows (``phase_rows`` here or in ``ui.beam_steps``) as a DataFrame of display
+    strings: None (no value: the root's UCT terms, a rollout node's value, a finished beam
+    candidate's rank) is "–", whole numbers lose their ".0", other numbers are written as
+    rounded. Columns keep the rows' order."""
+    import pandas as pd
+
+    def cell(v) -> str:
+        if v is None or (isinstance(v, float) and v != v):
+            return "–"
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            return "∞" if v > 0 else "-∞"
+        if isinstance(v, float) and v.is_integer():
+            return str(int(v))
+        return str(v)
+    return pd.DataFrame([{k: cell(v) for k, v in r.items()} for r in rows])
 
 
 def sentence(sim: Simulation, phase: str, c: float) -> str:
