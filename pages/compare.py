@@ -21,7 +21,7 @@ from ui import common, presenter
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.replay import equal_budget, state_at, total_tokens
 from viz.tree import tree_figure
-from viz.votes import tally_figure
+from ui.presenter import tally_figure  # presenter mode's style
 
 SCOPE = "compare"
 SLOTS = 3

@@ -169,7 +169,12 @@ def test_the_search_tree_page_draws_the_projector_tree():
     assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
         PRESENTER_STYLE.label_px}
     assert fig["layout"]["coloraxis"]["colorscale"] == PRESENTER_STYLE.colorscale
+    tally = chart(at, "tree_tally")  # the tally takes the projector's fonts and colours
+    assert tally["layout"]["yaxis"]["tickfont"]["size"] == PRESENTER_STYLE.legend_px
+    assert set(tally["data"][0]["marker"]["color"]) <= {"#7f7f7f", PRESENTER_STYLE.correct}
     at.toggle(key=w("presenter")).set_value(False).run()
+    tally = chart(at, "tree_tally")
+    assert tally["layout"]["yaxis"]["tickfont"]["size"] == DEFAULT_STYLE.legend_px
     fig = chart(at, "tree_chart")
     assert {d["textfont"]["size"] for d in fig["data"] if "textfont" in d} == {
         DEFAULT_STYLE.label_px}

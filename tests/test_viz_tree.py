@@ -423,3 +423,27 @@ def test_answers_keep_their_text_when_steps_do_not_fit():
         answers = {i for i, n in t.nodes.items() if n.terminal}
         assert answers <= set(got), s.label_px
     assert 4 not in got  # presenter: a step off the chosen chain has no room for its text
+
+
+def test_tally_figure_takes_the_presenter_style():
+    """The tally at 1280x720 in presenter mode: its text as large as the tree's legend, a
+    taller plot, and the tree's colours (Okabe-Ito blue for the right answer, the chosen
+    chain's black for the winner's outline), the note naming the colour it uses."""
+    from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE as P
+    args = ({"61": 3.0, "62": 2.0}, "62", "61")
+    d = valid(tally_figure(*args, style=P))
+    plain = valid(tally_figure(*args))
+    bar = d["data"][0]
+    assert bar["marker"]["color"] == ["#7f7f7f", P.correct]
+    assert bar["marker"]["line"]["color"][0] == P.path
+    lay = d["layout"]
+    assert lay["xaxis"]["tickfont"]["size"] >= P.legend_px
+    assert lay["yaxis"]["tickfont"]["size"] >= P.legend_px
+    assert lay["title"]["font"]["size"] > plain["layout"]["title"]["font"]["size"]
+    assert bar["textfont"]["size"] >= P.legend_px
+    assert lay["height"] >= 1.3 * plain["layout"]["height"]
+    note = lay["annotations"][0]
+    assert "blue = gold answer 62" in note["text"] and note["font"]["size"] >= P.legend_px - 1
+    # the default look is unchanged
+    assert plain["data"][0]["marker"]["color"] == ["#7f7f7f", DEFAULT_STYLE.correct]
+    assert "green = gold answer 62" in plain["layout"]["annotations"][0]["text"]

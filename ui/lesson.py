@@ -285,7 +285,7 @@ def step_answer(policy: Any, model: str, problem: str) -> None:
 def step_vote(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
     from ui.presenter import tree_figure  # presenter mode's style
-    from viz.votes import tally_figure
+    from ui.presenter import tally_figure  # presenter mode's style
     ss = st.session_state
     st.markdown(_("Student B samples **{n} chains** at temperature {t:g} (each a little "
                   "different) and answers with the **majority vote**. Chains that agree share "
@@ -460,7 +460,7 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
 def step_fails(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
     from ui.presenter import tree_figure  # presenter mode's style
-    from viz.votes import tally_figure
+    from ui.presenter import tally_figure  # presenter mode's style
     fp = fails_problem()
     st.markdown(_("Voting assumes the wrong answers **disagree**. When most chains make the same "
                   "slip, the majority is confidently wrong, and more chains only make it surer."))

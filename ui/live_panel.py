@@ -16,7 +16,7 @@ from ui.common import plural
 from ui.live import LiveView
 from ui.replay import task_marks
 from viz.tree import STRATEGY_COLOR, tree_figure
-from viz.votes import tally_figure
+from ui.presenter import tally_figure  # presenter mode's style
 
 POLL_SECONDS = 0.25  # the live fragment looks at the run this often (cheap when nothing changed)
 VIEW = "tree_live_view"  # session state: the LiveView of the run on show

@@ -102,3 +102,11 @@ def tree_figure(*args, **kwargs):
     from viz.tree import tree_figure as draw
     kwargs.setdefault("style", style())
     return draw(*args, **kwargs)
+
+
+def tally_figure(*args, **kwargs):
+    """``viz.votes.tally_figure`` in this session's style (``style()``: the projector's larger
+    text and height, and the tree's colours) unless a ``style`` is given."""
+    from viz.votes import tally_figure as draw
+    kwargs.setdefault("style", style())
+    return draw(*args, **kwargs)

@@ -44,7 +44,8 @@ from ui.node_panel import NODE, edit_labels, node_panel
 from ui.replay import (ReplayState, is_right, is_weighted, majority_curve, snap, state_at,
                        stops, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
-from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
+from viz.votes import maj_curve_figure, run_trajectory_figure
+from ui.presenter import tally_figure  # presenter mode: larger, in the tree's colours
 
 AT, PLAYING, PLAY_T, SEL_SEEN = "at", "tree_playing", "tree_play_t", "tree_sel_seen"
 PLAY_AT, PLAY_SLIDER = "tree_play_at", "at_playing"

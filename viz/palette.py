@@ -51,7 +51,9 @@ class TreeStyle:
     legend and colour-bar text, ``row_px`` the least row spacing that keeps text (also caps a
     node's size), ``node_min`` / ``node_per_sqrt`` a node's size = node_min + node_per_sqrt *
     sqrt(visits or count), ``path_width`` / ``edge_width`` line widths. Colours: hex sRGB.
-    ``colorscale``: a plotly colour scale name for node values."""
+    ``colorscale``: a plotly colour scale name for node values. ``correct_name``: the
+    correct colour's name in figure notes ("green" or "blue": ``viz.votes`` picks its
+    translated note by it)."""
     label_px: int = 14
     legend_px: int = 12
     row_px: int = 26
@@ -67,6 +69,7 @@ class TreeStyle:
     text: str = "#262730"
     edge: str = "#c8c8c8"
     colorscale: str = "Viridis"
+    correct_name: str = "green"
 
     @property
     def char_px(self) -> float:
@@ -92,7 +95,7 @@ PRESENTER_STYLE = TreeStyle(label_px=20, legend_px=16, row_px=36, node_min=12.0,
                             node_per_sqrt=3.5, path_width=7.0, edge_width=2.5,
                             path="#000000", correct="#0072B2", wrong="#D55E00",
                             unknown="#777777", none="#CCCCCC", text="#000000",
-                            edge="#a0a0a0", colorscale="Cividis")
+                            edge="#a0a0a0", colorscale="Cividis", correct_name="blue")
 
 
 def hex_to_rgb(color: str) -> tuple[float, float, float]:

@@ -10,13 +10,22 @@ from typing import Mapping, Optional, Sequence
 
 import plotly.graph_objects as go
 
-from i18n import _, ngettext
+from i18n import N_, _, ngettext
 from viz.axes import linear_axis
+from viz.palette import DEFAULT_STYLE, TreeStyle
 
 GOLD_COLOR = "#2ca02c"
 OTHER_COLOR = "#7f7f7f"
 WINNER_LINE = "#ff7f0e"
 NOTE_WIDTH = 48  # characters per note line: fits a figure in a narrow column (~400 px)
+# The notes that name the right answer's colour, by ``TreeStyle.correct_name``: (some right,
+# none of the right voted, gold voted, gold without votes).
+COLOUR_NOTES = {
+    "green": (N_("green = right answer"), N_("green = right answer (none voted)"),
+              N_("green = gold answer {gold}"), N_("green = gold answer {gold} (no votes)")),
+    "blue": (N_("blue = right answer"), N_("blue = right answer (none voted)"),
+             N_("blue = gold answer {gold}"), N_("blue = gold answer {gold} (no votes)")),
+}
 
 
 def _n(k: float, word: str) -> str:
@@ -37,7 +46,8 @@ def answer_order(answer: str) -> tuple:
 def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Optional[str],
                  tie_rule: Optional[str] = None, tied: Sequence[str] = (), abstained: int = 0,
                  weighted: bool = False, height: int = 300,
-                 right: Optional[Sequence[str]] = None) -> go.Figure:
+                 right: Optional[Sequence[str]] = None,
+                 style: Optional[TreeStyle] = None) -> go.Figure:
     """Bars per normalized answer (most votes first, then by answer): the gold answer's bar is
     green, the winner's bar has an orange outline and a star; short notes below the axis say
     so (and name a tie and the chains that abstained).
@@ -48,13 +58,23 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     that makes 24); their bars are green and the note says "right answer". None: the gold alone.
     tie_rule: written under the notes when given. It is a long sentence: a page in a narrow
     column shows it better as text under the chart (the Search tree page does) and passes None.
+    style: the tree figure's style (``viz.palette``; default ``DEFAULT_STYLE``): the right
+    answer's bars take ``style.correct``, the winner's outline ``style.path``, and the fonts,
+    the height (px) and the note lines scale with ``style.legend_px`` / 12 (the projector
+    style: 16 / 12, so a 300 px tally is 400 px with 16 px ticks).
     """
+    s = style or DEFAULT_STYLE
+    f = s.legend_px / DEFAULT_STYLE.legend_px  # 1 in the default style
+    note_px, line_px = round(11 * f), round(14 * f)
+    width = int(NOTE_WIDTH / f)
+    some_right, none_right, gold_in, gold_out = COLOUR_NOTES.get(s.correct_name,
+                                                                 COLOUR_NOTES["green"])
     items = sorted(tally.items(), key=lambda kv: (-kv[1], *answer_order(kv[0])))
     answers = [a for a, _ in items]
     votes = [v for _, v in items]
     good = set(right) if right is not None else {gold}
-    colors = [GOLD_COLOR if a in good else OTHER_COLOR for a in answers]
-    outline = [WINNER_LINE if a == winner else "rgba(0,0,0,0)" for a in answers]
+    colors = [s.correct if a in good else OTHER_COLOR for a in answers]
+    outline = [s.path if a == winner else "rgba(0,0,0,0)" for a in answers]
     labels = []
     for a, v in items:
         tag = f"{v:.2f}" if weighted else f"{v:g}"
@@ -67,6 +87,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         type="bar", x=[html.escape(a, quote=False) for a in answers], y=votes,
         marker=dict(color=colors, line=dict(color=outline, width=3)),
         text=labels, textposition="outside", cliponaxis=False,
+        textfont=dict(size=round(12 * f)),
         hovertext=[ngettext("answer {answer}: {n} vote", "answer {answer}: {n} votes", v).format(
                        answer=html.escape(a, quote=False), n=f"{v:g}")
                    + (" · " + _("right") if right is not None and a in good
@@ -76,11 +97,9 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         hoverinfo="text", name=_("votes"))
     notes = []
     if right is not None:
-        notes.append(_("green = right answer") if good & set(tally)
-                     else _("green = right answer (none voted)"))
+        notes.append(_(some_right) if good & set(tally) else _(none_right))
     elif gold is not None:
-        notes.append((_("green = gold answer {gold}") if gold in tally
-                      else _("green = gold answer {gold} (no votes)")).format(gold=gold))
+        notes.append((_(gold_in) if gold in tally else _(gold_out)).format(gold=gold))
     if winner is not None:
         notes.append(_("★ = chosen answer {answer}").format(answer=winner))
     if len(tied) > 1:
@@ -93,25 +112,28 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         notes.append(_("Tie rule: {rule}").format(rule=_(tie_rule)))
     # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
     lines = [html.escape(l, quote=False)  # plotly text is HTML; quotes need no escaping
-             for note in notes for l in textwrap.wrap(note, NOTE_WIDTH)]
+             for note in notes for l in textwrap.wrap(note, width)]
     annotations = [dict(text="<br>".join(lines),
                         xref="paper", yref="paper", x=0, y=-0.22, yanchor="top",
                         xanchor="left", showarrow=False, align="left",
-                        font=dict(size=11, color="#555"))]
+                        font=dict(size=note_px, color="#555"))]
     if not items:
         empty = (_("no votes yet") if not abstained
                  else _("no answers yet: every chain so far abstained"))
         annotations.append(dict(text=empty, xref="paper", yref="paper", x=0.5, y=0.5,
-                                showarrow=False, font=dict(size=14, color="#888")))
+                                showarrow=False, font=dict(size=round(14 * f), color="#888")))
+    axis_font = dict(size=s.legend_px)
     layout = dict(
-        height=height + 14 * len(lines), margin=dict(l=10, r=10, t=30, b=60 + 14 * len(lines)),
+        height=round(height * f) + line_px * len(lines),
+        margin=dict(l=10, r=10, t=round(30 * f), b=round(60 * f) + line_px * len(lines)),
         plot_bgcolor="white",
         title=dict(text=_("weighted vote tally") if weighted else _("vote tally"),
-                   font=dict(size=14)),
-        xaxis=dict(type="category", title=dict(text=_("answer"))),
+                   font=dict(size=round(14 * f))),
+        xaxis=dict(type="category", title=dict(text=_("answer"), font=axis_font),
+                   tickfont=axis_font),
         # Whole votes only (no "0.5 votes" tick); weights at 1-2-5 steps.
-        yaxis=dict(title=dict(text=_("weight") if weighted else _("votes")), gridcolor="#eee",
-                   rangemode="tozero",
+        yaxis=dict(title=dict(text=_("weight") if weighted else _("votes"), font=axis_font),
+                   gridcolor="#eee", rangemode="tozero", tickfont=axis_font,
                    **linear_axis(0, max([1.0, *map(float, votes)]), max_ticks=6,
                                  integer=not weighted)),
         showlegend=False, annotations=annotations)
