@@ -315,3 +315,49 @@ def test_continue_is_refused_at_a_resource_cap_and_changes_nothing(bundled_polic
     assert res.to_json() == before
     monkeypatch.delenv("THOUGHTSCOPE_MAX_NODES")
     assert len(continue_search(res, bundled_policy, 0, 2).tree.votes) == 6
+
+
+def plain(elements) -> list[str]:
+    """The elements' texts without markdown's backslash escapes."""
+    return [t.replace("\\", "") for t in texts(elements)]
+
+
+def test_page_edit_says_what_it_pruned_and_the_status_line_counts_withdrawn_votes():
+    """Editing a middle step prunes the steps below it (written after the old text) and so
+    withdraws their chains' votes: the success line names both counts, and the status line
+    shows the withdrawn votes, so votes + withdrawn + abstained is every chain the run had."""
+    at = new_app()
+    res = run_once(at, n=8)
+    tree = res.tree
+    chains = len(tree.votes)
+    mid = max((i for i, n in tree.nodes.items() if i and not n.terminal and n.children),
+              key=lambda i: len(tree.subtree(i)))
+    below = set(tree.subtree(mid)[1:])
+    gone = sum(1 for v in tree.votes if v["leaf"] in below)
+    assert below and gone > 0
+    at.number_input(key="tree_node").set_value(mid).run()
+    text = "1+1=2" if tree.nodes[mid].text != "1+1=2" else "2+2=4"
+    at.text_input(key="tree_edit_text").input(text)
+    at.button(key="tree_edit_save").click().run()
+    assert not at.exception, at.exception
+    shown = at.session_state["tree_result"].tree
+    assert len(shown.withdrawn) == gone and len(shown.votes) == chains - gone
+    steps = "step below it was" if len(below) == 1 else "steps below it were"
+    vs = "vote was" if gone == 1 else "votes were"
+    assert (f"Step #{mid} edited: the tree, votes and answer are updated. {len(below)} {steps} "
+            f"pruned (written after the old text); {gone} {vs} withdrawn.") in plain(at.success)
+    abst = sum(v["answer"] is None for v in shown.votes)
+    v = len(shown.votes) - abst
+    assert (f"**{v} vote{'' if v == 1 else 's'}** · **{gone} withdrawn** · **{abst} abstained**"
+            in status_line(at)), status_line(at)
+    assert v + gone + abst == chains
+    # A prune says how many nodes it cut and votes it took back, too.
+    leaf = next(i for i in sorted(shown.nodes) if not shown.nodes[i].pruned and i
+                and shown.nodes[i].terminal and any(x["leaf"] == i for x in shown.votes))
+    k = sum(1 for x in shown.votes if x["leaf"] == leaf)
+    at.number_input(key="tree_node").set_value(leaf).run()
+    at.button(key="tree_prune").click().run()
+    assert not at.exception, at.exception
+    assert (f"Node #{leaf} and its subtree (1 node) are pruned; {k} "
+            f"{'vote was' if k == 1 else 'votes were'} withdrawn.") in plain(at.success)
+    assert f"**{gone + k} withdrawn**" in status_line(at)

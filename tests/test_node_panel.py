@@ -166,3 +166,30 @@ def test_no_learned_verifier_no_verifier_rows(monkeypatch):
     monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", "/nonexistent")
     monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", "/nonexistent")
     assert path_verdicts(_majority_tree(), 2) is None
+
+
+def test_status_line_counts_withdrawn_votes_so_every_chain_is_accounted_for():
+    """A prune takes votes back: the status line names them (V votes · W withdrawn ·
+    A abstained adds up to the chains), and says nothing of withdrawals when there are none."""
+    from ui.replay_panel import status_line
+    tree = _majority_tree()
+
+    def line(t):
+        state = ReplayState(tree=t, budget=t.compute.generated_tokens,
+                            total=t.compute.generated_tokens, answer="62", path=[],
+                            votes=vote([v["answer"] for v in t.votes]), gold="62")
+        return status_line(state)
+
+    assert "withdrawn" not in line(tree)
+    assert "**2 votes** · **1 abstained**" in line(tree)
+    tree.emit("prune", id=3, author="human")  # "Answer: 62": both its chains' votes go back
+    assert "**0 votes** · **2 withdrawn** · **1 abstained**" in line(tree)
+
+
+def test_edit_message_names_the_pruned_steps_and_withdrawn_votes():
+    from ui.node_panel import edit_message
+    assert edit_message(4, 1, 1) == ("Step #4 edited: the tree, votes and answer are updated. "
+                                     "1 step below it was pruned (written after the old text); "
+                                     "1 vote was withdrawn.")
+    assert edit_message(2, 3, 0).endswith("3 steps below it were pruned (written after the old "
+                                          "text); 0 votes were withdrawn.")

@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 
 import streamlit as st
 
-from i18n import N_, _
+from i18n import N_, _, ngettext
 from search.edits import HUMAN, MAX_MORE_CHAINS, MAX_STEP_CHARS, EditError
 from search.strategies.blocks import uct_terms
 from search.tasks import ProblemError, get_task
@@ -299,11 +299,13 @@ EDIT_HELP = N_(
 
 
 def _apply(fn: Callable[[], SearchResult], res: SearchResult, nid: int,
-           on_change: Callable[[SearchResult], None], done: str) -> None:
+           on_change: Callable[[SearchResult], None], done) -> None:
     """Run one change (a callback: before the next script run); a bad input is one line in
-    EDIT_MSG (kind, text, id of the run's tree, node id) and changes nothing."""
+    EDIT_MSG (kind, text, id of the run's tree, node id) and changes nothing. ``done``: the
+    success line, or a function of (nodes newly pruned, votes newly withdrawn) giving it."""
     ss = st.session_state
     key = (id(res.tree), nid)
+    before = (sum(1 for n in res.tree.nodes.values() if n.pruned), len(res.tree.withdrawn))
     try:
         new = fn()
     except EditError as e:
@@ -313,6 +315,9 @@ def _apply(fn: Callable[[], SearchResult], res: SearchResult, nid: int,
         ss[EDIT_MSG] = ("error", _("Continue failed: {why}").format(
             why=" ".join(str(e).split()) or type(e).__name__), key)
         return
+    if callable(done):  # what the change cut: every withdrawn chain is accounted for
+        done = done(sum(1 for n in new.tree.nodes.values() if n.pruned) - before[0],
+                    len(new.tree.withdrawn) - before[1])
     on_change(new)
     ss[NODE] = nid
     ss[EDIT_MSG] = ("ok", done, key)
@@ -323,13 +328,29 @@ def _save_edit(res, nid, on_change):
     from search.edits import edit_step
     text = st.session_state.get(EDIT_TEXT, "")
     _apply(lambda: edit_step(res, nid, text), res, nid, on_change,
-           _("Step #{id} edited: the tree, votes and answer are updated.").format(id=nid))
+           lambda pruned, withdrawn: edit_message(nid, pruned, withdrawn))
+
+
+def edit_message(nid: int, pruned: int, withdrawn: int) -> str:
+    """The line after an edit of step ``nid``: the steps below it that were pruned (written
+    after the old text, ``search.edits.edit_step``) and the votes taken back with them."""
+    return (_("Step #{id} edited: the tree, votes and answer are updated.").format(id=nid)
+            + " " + ngettext("{n} step below it was pruned (written after the old text);",
+                             "{n} steps below it were pruned (written after the old text);",
+                             pruned).format(n=pruned)
+            + " " + ngettext("{n} vote was withdrawn.", "{n} votes were withdrawn.",
+                             withdrawn).format(n=withdrawn))
 
 
 def _prune(res, nid, on_change):
     from search.edits import prune
     _apply(lambda: prune(res, nid), res, nid, on_change,
-           _("Node #{id} and its subtree are pruned.").format(id=nid))
+           lambda pruned, withdrawn: (
+               ngettext("Node #{id} and its subtree ({n} node) are pruned;",
+                        "Node #{id} and its subtree ({n} nodes) are pruned;", pruned).format(
+                   id=nid, n=pruned)
+               + " " + ngettext("{n} vote was withdrawn.", "{n} votes were withdrawn.",
+                                withdrawn).format(n=withdrawn)))
 
 
 def _continue(res, nid, policy, on_change):

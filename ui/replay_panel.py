@@ -78,13 +78,16 @@ def reset(result: SearchResult, budget: Optional[int] = None) -> None:
 
 
 def status_line(state: ReplayState) -> str:
-    """"At B of T generated tokens: N nodes · V votes · A abstained · answer X": N counts
-    thought steps (the root, the problem, is not one; the CLI's ``nodes``), V the chains that
-    voted an answer, A those that ended without one (``VoteResult.abstained``)."""
+    """"At B of T generated tokens: N nodes · V votes · W withdrawn · A abstained · answer X":
+    N counts thought steps (the root, the problem, is not one; the CLI's ``nodes``), V the
+    chains that voted an answer, W the chains whose votes a person's prune or edit took back
+    (``SearchTree.withdrawn``; shown only when there are any), A those that ended without one
+    (``VoteResult.abstained``), so V + W + A is every chain the run finished."""
     b, total = state.budget, state.total
     n = state.tree.n_steps
     abstained = state.votes.abstained
     votes = len(state.tree.votes) - abstained
+    withdrawn = len(state.tree.withdrawn)
     ans = "–" if state.answer is None else md(state.answer)
     verdict = {True: " :green[" + _("correct") + "]", False: " :red[" + _("wrong") + "]",
                None: ""}[state.correct]
@@ -92,6 +95,7 @@ def status_line(state: ReplayState) -> str:
                      "At **{b}** of {total} generated tokens:", total).format(b=b, total=total)
             + " " + ngettext("**{n} node**", "**{n} nodes**", n).format(n=n)
             + " · " + ngettext("**{n} vote**", "**{n} votes**", votes).format(n=votes)
+            + ((" · " + _("**{n} withdrawn**").format(n=withdrawn)) if withdrawn else "")
             + " · " + _("**{n} abstained**").format(n=abstained)
             + " · " + _("answer **{answer}**").format(answer=ans) + verdict)
 
