@@ -237,7 +237,8 @@ def table_frame(rows: list[dict]):
     """A phase's rows (``phase_rows`` here or in ``ui.beam_steps``) as a DataFrame of display
     strings: None (no value: the root's UCT terms, a rollout node's value, a finished beam
     candidate's rank) is "–", whole numbers lose their ".0", other numbers are written as
-    rounded. Columns keep the rows' order."""
+    rounded; a column of whole numbers only (the node ids) stays numbers. Columns keep the
+    rows' order."""
     import pandas as pd
 
     def cell(v) -> str:
@@ -248,7 +249,9 @@ def table_frame(rows: list[dict]):
         if isinstance(v, float) and v.is_integer():
             return str(int(v))
         return str(v)
-    return pd.DataFrame([{k: cell(v) for k, v in r.items()} for r in rows])
+    ints = {k for k in (rows[0] if rows else {})
+            if all(type(r.get(k)) is int for r in rows)}
+    return pd.DataFrame([{k: v if k in ints else cell(v) for k, v in r.items()} for r in rows])
 
 
 def sentence(sim: Simulation, phase: str, c: float) -> str:
