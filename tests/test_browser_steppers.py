@@ -90,6 +90,19 @@ def table_rows(page) -> int:
     return int(loc.get_attribute("aria-rowcount")) - 1
 
 
+def table_fits(page) -> bool:
+    """The phase's data grid shows all its columns: its scroller is no wider inside than its
+    box (user trial: "N pare…" and the beam score table were cut at 1280 px), and its box ends
+    inside the viewport. True for presenter mode's HTML table (it wraps)."""
+    grid = page.locator('[data-testid="stDataFrame"]')
+    if not grid.count():
+        return True
+    box = grid.first.bounding_box()
+    inner = grid.first.locator(".dvn-scroller").first.evaluate(
+        "e => [e.scrollWidth, e.clientWidth]")
+    return inner[0] <= inner[1] + 1 and box["x"] + box["width"] <= VIEWPORT["width"]
+
+
 def wait_label(page, pattern: str) -> str:
     from playwright.sync_api import expect
     loc = page.locator('[data-testid="stMarkdown"]').filter(has_text=re.compile(pattern)).first
@@ -139,6 +152,7 @@ def test_mcts_three_simulations_and_a_beam_step(server, browser, shots):
                 assert nodes >= max(1, nodes_before), (sim, phase, fig["names"])
                 nodes_before = nodes
                 assert table_rows(page) >= 1, (sim, phase)
+                assert table_fits(page), (sim, phase)
                 if sim > 1 and phase in ("selection", "backpropagation"):
                     # the path's numbers are written on the tree (Q and N)
                     assert any(re.search(r"\b[QN] [.\d]", t) for t in fig["texts"]), fig["texts"]
