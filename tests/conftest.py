@@ -1,6 +1,7 @@
 """Shared fixtures: a tiny random model built on the fly (no download), and the bundled one."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -85,6 +86,21 @@ def bundled_policy():
     if not (BUNDLED_PATH / "model.safetensors").exists():
         pytest.fail("bundled weights missing: weights/arith-gpt2-tiny/model.safetensors")
     return HFPolicy(BUNDLED_PATH, device="cpu")
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    """Folder for a browser test's screenshots: $THOUGHTSCOPE_SHOTS when set (for a closing
+    note), else the test's temporary folder, so CI writes nothing into the repository."""
+    out = Path(os.environ.get("THOUGHTSCOPE_SHOTS") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def st_key(k: str) -> str:
+    """CSS selector of the element drawn with ``key=k`` in the current script run (Streamlit
+    marks elements of an older run ``data-stale``)."""
+    return f'.st-key-{k}:not([data-stale="true"])'
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench_live import CHROMIUM, streamlit_server
-from tests.conftest import ROOT
+from tests.conftest import ROOT, st_key as key
 
 HEALTH_TIMEOUT = 60      # s: server up
 PAGE_TIMEOUT = 120_000   # ms: first render of a step (loads the model, samples 50x16 chains)
@@ -46,18 +46,6 @@ def server():
     log = ROOT / "tests" / "artifacts" / "browser_lesson_server.log"
     with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
         yield url
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    out = Path(os.environ.get("THOUGHTSCOPE_SHOTS") or tmp_path)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
-def key(k: str) -> str:
-    """CSS for the element drawn with ``key=k`` in the current script run."""
-    return f'.st-key-{k}:not([data-stale="true"])'
 
 
 def figure_points(page, k: str) -> int:

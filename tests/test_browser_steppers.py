@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench_live import CHROMIUM, streamlit_server
-from tests.conftest import ROOT
+from tests.conftest import ROOT, st_key as key
 from ui.beam_steps import PHASES as BEAM_PHASES
 from ui.mcts_steps import PHASES
 
@@ -44,18 +44,6 @@ def server(request):
     log = ROOT / "tests" / "artifacts" / "browser_steppers_server.log"
     with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
         yield url
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    out = Path(os.environ.get("THOUGHTSCOPE_SHOTS") or tmp_path)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
-def key(k: str) -> str:
-    """CSS for the element drawn with ``key=k`` in the current script run."""
-    return f'.st-key-{k}:not([data-stale="true"])'
 
 
 def figure(page) -> dict:
