@@ -155,10 +155,9 @@ def save(result: SearchResult, model: str = "", path: Optional[Path] = None) -> 
 
     ``model``: a label of who sampled (e.g. ``ui.common.model_key()``). Raises HistoryError when
     the file cannot be used."""
-    correct = result.correct
-    row = (time.time(), result.task, result.problem, result.strategy, result.answer,
-           None if correct is None else int(bool(correct)), int(result.compute.generated_tokens),
-           int(bool(result.stopped)), model or "", result.to_json())
+    task, problem, strategy, answer, correct, tokens, stopped = _summary(result)
+    row = (time.time(), task, problem, strategy, answer, correct, tokens, stopped, model or "",
+           result.to_json())
     with closing(_connect(path)) as con:
         try:
             cur = con.execute(
@@ -169,6 +168,15 @@ def save(result: SearchResult, model: str = "", path: Optional[Path] = None) -> 
         return int(cur.lastrowid)
 
 
+def _summary(result: SearchResult) -> tuple:
+    """The columns drawn from a run: (task, problem, strategy, answer, correct as 1/0/None,
+    generated tokens, stopped as 1/0), in the table's order."""
+    correct = result.correct
+    return (result.task, result.problem, result.strategy, result.answer,
+            None if correct is None else int(bool(correct)), int(result.compute.generated_tokens),
+            int(bool(result.stopped)))
+
+
 def update(run_id: int, result: SearchResult, path: Optional[Path] = None) -> bool:
     """Replace saved run ``run_id`` with ``result`` (the same run after a person's edits,
     prunes or continuations, ``search.edits``): its run JSON and the columns drawn from it
@@ -176,10 +184,7 @@ def update(run_id: int, result: SearchResult, path: Optional[Path] = None) -> bo
     id, created time and model label are kept, so the History page lists it in the same place
     with what it shows now. Returns True when the row existed (False: nothing written).
     Raises HistoryError when the file cannot be used."""
-    correct = result.correct
-    row = (result.task, result.problem, result.strategy, result.answer,
-           None if correct is None else int(bool(correct)), int(result.compute.generated_tokens),
-           int(bool(result.stopped)), result.to_json(), int(run_id))
+    row = (*_summary(result), result.to_json(), int(run_id))
     with closing(_connect(path)) as con:
         try:
             cur = con.execute(
