@@ -35,6 +35,7 @@ hf_logging.disable_progress_bar()
 
 from search.models.base import (BackendError, Capabilities, Continuation, Interrupted,
                                 SampleBatch, Stop, check_sample_args)
+from search.models.batching import FIXED_WINDOW_MAX, Batcher, Request
 
 BUNDLED_PATH = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tiny"
 # Below this temperature sampling is greedy: at T < 1e-6 two logits that differ by more than
@@ -180,6 +181,20 @@ class DelimiterAutomaton:
         return out
 
 
+class _Plain:
+    """A call of a model without a fixed window: run by ``HFPolicy._sample`` alone."""
+
+    def __init__(self, policy, enc, fits, n, temperature, top_p, seed, stop, max_new_tokens,
+                 interrupt, t0):
+        self.policy, self.enc, self.fits, self.n, self.t0 = policy, enc, fits, n, t0
+        self.args = ([enc[i] for i in fits], n, temperature, top_p, seed, stop,
+                     max_new_tokens, interrupt)
+
+    def run(self) -> SampleBatch:
+        inner = self.policy._sample(*self.args)
+        return self.policy._place(inner, self.enc, self.fits, self.n, self.t0)
+
+
 class HFPolicy:
     """Policy over a local Hugging Face causal LM (path or hub id already in the local cache):
     the bundled models, or any causal LM folder (Llama, Qwen2, GPT-2, ...).
@@ -248,6 +263,10 @@ class HFPolicy:
         self._automaton = DelimiterAutomaton(step_delimiter, decoded, self._vocab_size,
                                              self.device)
         self._ctx, self._ctx_known = self._find_context_length()
+        # A short context runs in a fixed window (search.models.batching): every call is a
+        # Request of a Batcher, so calls can be merged without changing a sample.
+        self.window: Optional[int] = self._ctx if self._ctx <= FIXED_WINDOW_MAX else None
+        self._invariance: dict[int, bool] = {}
 
     def _find_context_length(self) -> tuple[int, bool]:
         """(context length in tokens, whether the model states it): the config's
@@ -323,26 +342,142 @@ class HFPolicy:
         Polling it changes no sample: a call that is not interrupted returns what it would
         have returned without it.
         """
+        req = self.request(prefixes, n, temperature, top_p, seed, stop, max_new_tokens,
+                           interrupt)
+        if isinstance(req, SampleBatch):
+            return req
+        if isinstance(req, _Plain):
+            return req.run()
+        batcher = Batcher(self)
+        ended = batcher.add([req])
+        if not ended:
+            batcher.run()
+        if req.error is not None:
+            raise req.error
+        return req.finish()
+
+    def request(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
+                top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
+                max_new_tokens: int = 64, interrupt: Optional[Callable[[], bool]] = None):
+        """The first half of :meth:`sample` (same arguments): checks and encodes the prefixes
+        and returns either the finished SampleBatch (every prefix fills the context, with
+        ``overflow="length"``), or a :class:`~search.models.batching.Request` to run in a
+        :class:`~search.models.batching.Batcher` (a model with a fixed window: ``window``),
+        or a plain call object with ``run()`` (a longer context). Raises what ``sample``
+        raises before sampling (ValueError, BackendError)."""
         check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
         t0 = time.perf_counter()
         enc = [self.encode(p) for p in prefixes]
         if any(len(e) == 0 for e in enc):
             raise ValueError("empty prefix")
         fits = [i for i, e in enumerate(enc) if len(e) < self.context_length]
-        empty = [Continuation(text="", tokens=0, token_logprobs=[], finish="length", steps=[])
-                 for _ in range(n)]
         if not fits and self.overflow == "length":
-            return SampleBatch([list(empty) for _ in enc], 0, 0, 0, time.perf_counter() - t0)
+            return SampleBatch([self._empty(n) for _ in enc], 0, 0, 0, time.perf_counter() - t0)
         if not fits:
             raise BackendError(f"the prompt ({min(len(e) for e in enc)} tokens) does not fit "
                                f"the model's context of {self.context_length} tokens")
-        inner = self._sample([enc[i] for i in fits], n, temperature, top_p, seed, stop,
-                             max_new_tokens, interrupt)
-        outputs = [list(empty) for _ in enc]
+        inner = [enc[i] for i in fits]
+        if self.window is None:
+            return _Plain(self, enc, fits, n, temperature, top_p, seed, stop, max_new_tokens,
+                          interrupt, t0)
+        req = Request(self, inner, n, temperature, top_p, seed, stop, max_new_tokens,
+                      interrupt, t0)
+        req.all_enc, req.fits = enc, fits
+        req.finish = lambda: self._place(req.result, enc, fits, n, t0)
+        return req
+
+    def _empty(self, n: int) -> list[Continuation]:
+        return [Continuation(text="", tokens=0, token_logprobs=[], finish="length", steps=[])
+                for _ in range(n)]
+
+    def _place(self, inner: SampleBatch, enc: list[list[int]], fits: list[int], n: int,
+               t0: float) -> SampleBatch:
+        """``inner`` (the outputs of the prefixes that fit) with empty "length" outputs put
+        back for the prefixes that do not, and the call's wall time."""
+        outputs = [self._empty(n) for _ in enc]
         for j, i in enumerate(fits):
             outputs[i] = inner.outputs[j]
         inner.outputs, inner.seconds = outputs, time.perf_counter() - t0
         return inner
+
+    def batcher(self) -> Batcher:
+        """A new :class:`~search.models.batching.Batcher` over this model (fixed window only;
+        raises ValueError otherwise)."""
+        return Batcher(self)
+
+    def batch_invariant(self) -> bool:
+        """Whether merging distinct calls in one :class:`~search.models.batching.Batcher`
+        leaves every row's logits equal to the row run alone, bit for bit, on this machine
+        with the calling thread's torch thread count (cached per count). Checks 3 prefixes
+        alone against 4 mixes (1 to 150 rows) over 4 decoding steps; False for a model
+        without a fixed window."""
+        if self.window is None:
+            return False
+        key = torch.get_num_threads()
+        if key not in self._invariance:
+            self._invariance[key] = self._check_invariance()
+        return self._invariance[key]
+
+    @torch.no_grad()
+    def _check_invariance(self) -> bool:
+        ids = [t for t in range(self._vocab_size) if t not in self.eos_ids
+               and t != self.pad_id][:6] or [0]
+        limit = max(2, min(self.context_length - 6, 24))
+        prefixes = [[ids[i % len(ids)] for i in range(k)] for k in (2, limit // 2, limit)]
+
+        def logits(rows: list[list[int]]) -> list[list[torch.Tensor]]:
+            """Logits of every decoding step of each row (greedy, 4 tokens)."""
+            reqs = [Request(self, [e], 1, 0.0, 1.0, 0, "chain", 4) for e in rows]
+            for r in reqs:
+                r.record = []
+            b = Batcher(self)
+            b.add(reqs)
+            b.run()
+            return [r.record for r in reqs]
+
+        alone = [logits([e])[0] for e in prefixes]
+        for mix in ([0, 1, 2], [2] * 9 + [0], [1, 0] * 20, [0, 1, 2] * 50):
+            got = logits([prefixes[i] for i in mix])
+            for j, i in enumerate(mix):
+                if len(got[j]) != len(alone[i]) or \
+                        any(not torch.equal(x, y) for x, y in zip(got[j], alone[i])):
+                    return False
+        return True
+
+    def _outputs(self, enc: list[list[int]], n: int, stop: Stop, tok_buf: torch.Tensor,
+                 lp_buf: torch.Tensor, stepped: torch.Tensor, forward_passes: int,
+                 t0: float) -> SampleBatch:
+        """The SampleBatch of a finished call: ``tok_buf`` long ``[P * n, max_new_tokens]``
+        (-1 past a row's end), ``lp_buf`` float32 log-probabilities, ``stepped`` bool
+        ``[P * n]`` (the row completed the step delimiter); row ``i * n + j`` is prefix i's
+        j-th sample."""
+        lengths = (tok_buf >= 0).sum(1).tolist()
+        tok_rows, lp_rows, stepped = tok_buf.tolist(), lp_buf.tolist(), stepped.tolist()
+        outputs: list[list[Continuation]] = []
+        generated = 0
+        for i in range(len(enc)):
+            row = []
+            for j in range(n):
+                r = i * n + j
+                toks, k = tok_rows[r][: lengths[r]], lengths[r]
+                last = toks[-1] if toks else -1
+                if last in self.eos_ids:
+                    finish = "eos"
+                elif stop == "step" and stepped[r]:
+                    finish = "step"
+                else:
+                    finish = "length"
+                lps = lp_rows[r][:k]
+                text = self._text(toks, finish, stop)
+                steps = ([(text, k, float(sum(lps)))] if stop == "step"
+                         else self._split_steps(toks, lps))
+                row.append(Continuation(text=text, tokens=k, token_logprobs=lps, finish=finish,
+                                        steps=steps, token_ids=toks))
+                generated += k
+            outputs.append(row)
+        return SampleBatch(outputs=outputs, prompt_tokens=sum(len(e) for e in enc),
+                           generated_tokens=generated, forward_passes=forward_passes,
+                           seconds=time.perf_counter() - t0)
 
     @torch.no_grad()
     def _sample(self, enc: list[list[int]], n: int, temperature: float, top_p: float,
@@ -409,33 +544,7 @@ class HFPolicy:
             logits = out.logits[:, -1, :].float()
             next_pos = next_pos + 1
 
-        lengths = (tok_buf >= 0).sum(1).tolist()
-        tok_rows, lp_rows, stepped = tok_buf.tolist(), lp_buf.tolist(), stepped.tolist()
-        outputs: list[list[Continuation]] = []
-        generated = 0
-        for i in range(P):
-            row = []
-            for j in range(n):
-                r = i * n + j
-                toks, k = tok_rows[r][: lengths[r]], lengths[r]
-                last = toks[-1] if toks else -1
-                if last in self.eos_ids:
-                    finish = "eos"
-                elif stop == "step" and stepped[r]:
-                    finish = "step"
-                else:
-                    finish = "length"
-                lps = lp_rows[r][:k]
-                text = self._text(toks, finish, stop)
-                steps = ([(text, k, float(sum(lps)))] if stop == "step"
-                         else self._split_steps(toks, lps))
-                row.append(Continuation(text=text, tokens=k, token_logprobs=lps, finish=finish,
-                                        steps=steps, token_ids=toks))
-                generated += k
-            outputs.append(row)
-        return SampleBatch(outputs=outputs, prompt_tokens=sum(len(e) for e in enc),
-                           generated_tokens=generated, forward_passes=forward_passes,
-                           seconds=time.perf_counter() - t0)
+        return self._outputs(enc, n, stop, tok_buf, lp_buf, stepped, forward_passes, t0)
 
     def _split_steps(self, toks: list[int], lps: list[float]) -> list[tuple[str, int, float]]:
         """Cut a generated token sequence into steps: ``(text, tokens, logprob)`` per step.

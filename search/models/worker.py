@@ -67,6 +67,9 @@ from collections import OrderedDict, deque
 from typing import Any, Callable, Hashable, Optional
 
 from search.models.base import Interrupted, SampleBatch, Stop, capabilities, check_sample_args
+from search.models.batching import MAX_ROWS
+
+ADMIT = 4  # calls an executor admits into its batch per decoding step
 
 POLL_SECONDS = 0.05  # how often a waiting caller polls its ``interrupt``
 
@@ -148,8 +151,10 @@ class InferenceWorker:
     """
 
     def __init__(self, policy, threads: Optional[int] = None, merge: bool = True,
-                 executors: Optional[int] = None):
+                 executors: Optional[int] = None, batching: bool = True,
+                 max_rows: int = MAX_ROWS):
         self.policy = policy
+        self.batching, self.max_rows = bool(batching), max(1, int(max_rows))
         self.threads = worker_threads() if threads is None else int(threads)
         self.executors = worker_executors(self.threads) if executors is None else int(executors)
         if self.executors < 1:
@@ -160,7 +165,8 @@ class InferenceWorker:
         self._jobs: dict[tuple, _Job] = {}  # key -> pending or running job (merge targets)
         self._running: set = set()  # jobs an executor is running
         self._closed = False
-        self.stats = {"jobs": 0, "merged": 0, "dropped": 0, "interrupted": 0}
+        self.stats = {"jobs": 0, "merged": 0, "dropped": 0, "interrupted": 0, "batching": 0,
+                      "steps": 0, "shared": 0, "peak_calls": 0}
         self._threads = [threading.Thread(target=self._loop, daemon=True,
                                           name=f"thoughtscope-infer-{i}")
                          for i in range(self.executors)]
@@ -273,13 +279,17 @@ class InferenceWorker:
             del self._jobs[job.key]
 
     # ------------------------------------------------------------------ the worker thread
-    def _next_job(self) -> Optional[_Job]:
-        """The next job by round robin over sessions (under the lock; None when closed)."""
+    def _next_job(self, wait: bool = True, room: Optional[int] = None) -> Optional[_Job]:
+        """The next job by round robin over sessions (under the lock). None when closed, or,
+        with ``wait=False``, when no job is queued; with ``room``, only a job of at most
+        that many rows (``_rows``) is taken (the session keeps its turn otherwise)."""
         while True:
             if self._closed:
                 return None
             for session in list(self._queues):
                 q = self._queues[session]
+                if q and room is not None and _rows(q[0]) > room and not q[0].abandoned():
+                    return None  # the batch is full: the head of the order waits its turn
                 job = q.popleft() if q else None
                 # This session goes to the back of the order: round robin.
                 self._queues.move_to_end(session)
@@ -295,12 +305,16 @@ class InferenceWorker:
                 job.running = True
                 self._running.add(job)
                 return job
+            if not wait:
+                return None
             self._cv.wait()
 
     def _loop(self) -> None:
         if self.threads > 0:  # this thread's pool, and torch's default for threads started
             import torch       # later (threads already running keep theirs)
             torch.set_num_threads(self.threads)
+        if self._batching():
+            return self._batch_loop()
         interruptible = getattr(self.policy, "interruptible", False)
         while True:
             with self._cv:
@@ -317,36 +331,123 @@ class InferenceWorker:
                 error = e
             except BaseException as e:  # goes to this job's callers only
                 error = e
+            self._complete(job, result, error)
+
+    def _batching(self) -> bool:
+        """Whether this executor merges distinct calls into shared forward passes: asked for
+        (``batching``), and the policy runs calls in a fixed window and is batch-invariant
+        with this thread's torch thread count (``HFPolicy.batch_invariant``, checked once per
+        executor thread: every merged row then equals the row alone, bit for bit)."""
+        if not self.batching or not hasattr(self.policy, "batch_invariant"):
+            return False
+        try:
+            ok = bool(self.policy.batch_invariant())
+        except Exception:
+            ok = False
+        with self._cv:
+            self.stats["batching"] += int(ok)
+        return ok
+
+    def _batch_loop(self) -> None:
+        """Continuous batching (``search.models.batching``): admit jobs (round robin over
+        sessions, at most ``ADMIT`` per step, while the batch holds fewer than
+        ``max_rows`` rows; a job bigger than that runs when the batch is empty), run one
+        decoding step of every admitted call, hand finished calls to their callers; calls
+        whose every caller stopped leave at their next step."""
+        batcher = self.policy.batcher()
+        active: dict[int, _Job] = {}  # id(request) -> job
+        while True:
+            jobs: list[_Job] = []
             with self._cv:
-                job.running = False
-                self._running.discard(job)
-                if self._jobs.get(job.key) is job:
-                    del self._jobs[job.key]  # later identical calls run anew
-                tickets = [t for t in job.tickets if not t.done.is_set()]
-                self.stats["jobs"] += 1
-                if isinstance(error, Interrupted):
-                    self.stats["interrupted"] += 1
-                    # Abandoned because every caller wanted to stop when the policy polled; a
-                    # caller that joined just after, or whose stop was unset, runs it again,
-                    # first in its session's turn.
-                    again = [] if self._closed else [t for t in tickets if not t.wants_stop()]
-                    if again:
-                        retry = _Job(job.key, job.kwargs)
-                        retry.tickets = again
-                        for t in again:
-                            t.job = retry
-                        if self.merge:
-                            self._jobs.setdefault(job.key, retry)
-                        self._queues.setdefault(again[0].session, deque()).appendleft(retry)
-                        self._queues.move_to_end(again[0].session, last=False)
-                        self._cv.notify_all()
-                    tickets = [t for t in tickets if t not in again]
-            last = len(tickets) - 1
-            for i, t in enumerate(tickets):
-                if error is not None:  # a copy each: one exception object is raised once
-                    _finish(t, error=error if i == last else copy.copy(error))
-                else:  # each caller its own objects; the last one takes the original
-                    _finish(t, result=result if i == last else copy.deepcopy(result))
+                rows = batcher.rows
+                while len(jobs) < ADMIT:
+                    job = self._next_job(wait=not active and not jobs,
+                                         room=self.max_rows - rows if active or jobs else None)
+                    if job is None:
+                        break
+                    jobs.append(job)
+                    rows += _rows(job)
+                if self._closed and not active and not jobs:
+                    return
+            new = []
+            for job in jobs:
+                try:
+                    req = self.policy.request(**job.kwargs, interrupt=job.abandoned)
+                except BaseException as e:
+                    self._complete(job, None, e)
+                    continue
+                if isinstance(req, SampleBatch):
+                    self._complete(job, req, None)
+                elif not hasattr(req, "finish"):  # not a batchable request: run it whole
+                    try:
+                        self._complete(job, req.run(), None)
+                    except BaseException as e:
+                        self._complete(job, None, e)
+                else:
+                    active[id(req)] = job
+                    new.append(req)
+            try:
+                ended = batcher.add(new) if new else []
+                calls = len(batcher.requests)
+                if calls:
+                    ended += batcher.step()
+                    with self._cv:
+                        self.stats["steps"] += 1
+                        self.stats["shared"] += calls > 1
+                        self.stats["peak_calls"] = max(self.stats["peak_calls"], calls)
+            except BaseException as e:  # a forward pass failed: every call in it fails
+                ended = batcher.fail(e) + [r for r in new if r.error is None and
+                                           r.result is None and id(r) in active]
+                for r in ended:
+                    r.error = r.error or e
+            for r in ended:
+                job = active.pop(id(r), None)
+                if job is None:
+                    continue
+                if r.error is not None:
+                    self._complete(job, None, r.error)
+                else:
+                    self._complete(job, r.finish(), None)
+
+    def _complete(self, job: _Job, result: Optional[SampleBatch],
+                  error: Optional[BaseException]) -> None:
+        """Hand a finished job's result (a deep copy each but the last) or error to its
+        callers; an interrupted job whose callers did not all stop is queued again."""
+        with self._cv:
+            job.running = False
+            self._running.discard(job)
+            if self._jobs.get(job.key) is job:
+                del self._jobs[job.key]  # later identical calls run anew
+            tickets = [t for t in job.tickets if not t.done.is_set()]
+            self.stats["jobs"] += 1
+            if isinstance(error, Interrupted):
+                self.stats["interrupted"] += 1
+                # Abandoned because every caller wanted to stop when the policy polled; a
+                # caller that joined just after, or whose stop was unset, runs it again,
+                # first in its session's turn.
+                again = [] if self._closed else [t for t in tickets if not t.wants_stop()]
+                if again:
+                    retry = _Job(job.key, job.kwargs)
+                    retry.tickets = again
+                    for t in again:
+                        t.job = retry
+                    if self.merge:
+                        self._jobs.setdefault(job.key, retry)
+                    self._queues.setdefault(again[0].session, deque()).appendleft(retry)
+                    self._queues.move_to_end(again[0].session, last=False)
+                    self._cv.notify_all()
+                tickets = [t for t in tickets if t not in again]
+        last = len(tickets) - 1
+        for i, t in enumerate(tickets):
+            if error is not None:  # a copy each: one exception object is raised once
+                _finish(t, error=error if i == last else copy.copy(error))
+            else:  # each caller its own objects; the last one takes the original
+                _finish(t, result=result if i == last else copy.deepcopy(result))
+
+
+def _rows(job: _Job) -> int:
+    """Sequences a job decodes at once (prefixes x n)."""
+    return len(job.kwargs["prefixes"]) * job.kwargs["n"]
 
 
 _FINISH = threading.Lock()  # a ticket is finished once: by the worker or by its cancelling
