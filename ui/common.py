@@ -254,9 +254,10 @@ def get_policy(task: Optional[str] = None):
     from search.models.hf import default_model_path
     from search.tasks import get_task
     task = task or current_task().name
+    from ui.sessions import session_policy  # this tab's turns; a closed tab's calls cancelled
     spec = model_spec()
     if spec.backend != "bundled":
-        return load_spec(spec, task)
+        return session_policy(load_spec(spec, task))
     if no_bundled_model(task):
         raise BackendSettingsError(
             _("The {task} task has no bundled model: pick a local model folder or a server "
@@ -265,7 +266,7 @@ def get_policy(task: Optional[str] = None):
     with _loading(path not in _loaded):
         policy = _policy(path, None, task)
     _loaded.add(path)
-    return policy
+    return session_policy(policy)
 
 
 def model_loaded(task: Optional[str] = None) -> bool:

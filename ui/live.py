@@ -560,6 +560,8 @@ def start_run(spec: RunSpec, policy, sync: Optional[bool] = None) -> LiveRun:
     a daemon thread; synchronously with ``sync`` (default ``sync_runs()``)."""
     problem = spec.check()
     run = LiveRun(spec=spec, problem=problem, tree=SearchTree(problem, spec.task))
+    from ui.sessions import watch  # a closed tab stops its search (one live run per session)
+    watch("live-run", run.request_stop)
     if sync_runs() if sync is None else sync:
         run._work(policy)
         return run

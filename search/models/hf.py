@@ -23,6 +23,7 @@ empty ``"length"`` continuations.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -267,6 +268,7 @@ class HFPolicy:
         # Request of a Batcher, so calls can be merged without changing a sample.
         self.window: Optional[int] = self._ctx if self._ctx <= FIXED_WINDOW_MAX else None
         self._invariance: dict[int, bool] = {}
+        self._invariance_lock = threading.Lock()
 
     def _find_context_length(self) -> tuple[int, bool]:
         """(context length in tokens, whether the model states it): the config's
@@ -414,9 +416,10 @@ class HFPolicy:
         if self.window is None:
             return False
         key = torch.get_num_threads()
-        if key not in self._invariance:
-            self._invariance[key] = self._check_invariance()
-        return self._invariance[key]
+        with self._invariance_lock:
+            if key not in self._invariance:
+                self._invariance[key] = self._check_invariance()
+            return self._invariance[key]
 
     @torch.no_grad()
     def _check_invariance(self) -> bool:

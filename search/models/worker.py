@@ -58,11 +58,13 @@ themselves and scale out over replicas): the app passes it through unwrapped
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import itertools
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict, deque
 from typing import Any, Callable, Hashable, Optional
 
@@ -172,6 +174,7 @@ class InferenceWorker:
                          for i in range(self.executors)]
         for t in self._threads:
             t.start()
+        _LIVE.add(self)
 
     # ------------------------------------------------------------------ callers' side
     def call(self, session: Hashable, prefixes: list[str], n: int, temperature: float,
@@ -313,14 +316,19 @@ class InferenceWorker:
         if self.threads > 0:  # this thread's pool, and torch's default for threads started
             import torch       # later (threads already running keep theirs)
             torch.set_num_threads(self.threads)
+        with self._cv:  # nothing runs (not even the batching check) before a first call
+            job = self._next_job()
+        if job is None:
+            return
         if self._batching():
-            return self._batch_loop()
+            return self._batch_loop(job)
         interruptible = getattr(self.policy, "interruptible", False)
         while True:
-            with self._cv:
-                job = self._next_job()
             if job is None:
-                return
+                with self._cv:
+                    job = self._next_job()
+                if job is None:
+                    return
             result, error = None, None
             try:
                 if interruptible:
@@ -332,6 +340,7 @@ class InferenceWorker:
             except BaseException as e:  # goes to this job's callers only
                 error = e
             self._complete(job, result, error)
+            job = None
 
     def _batching(self) -> bool:
         """Whether this executor merges distinct calls into shared forward passes: asked for
@@ -348,7 +357,7 @@ class InferenceWorker:
             self.stats["batching"] += int(ok)
         return ok
 
-    def _batch_loop(self) -> None:
+    def _batch_loop(self, first: _Job) -> None:
         """Continuous batching (``search.models.batching``): admit jobs (round robin over
         sessions, at most ``ADMIT`` per step, while the batch holds fewer than
         ``max_rows`` rows; a job bigger than that runs when the batch is empty), run one
@@ -357,9 +366,10 @@ class InferenceWorker:
         batcher = self.policy.batcher()
         active: dict[int, _Job] = {}  # id(request) -> job
         while True:
-            jobs: list[_Job] = []
+            jobs: list[_Job] = [first] if first is not None else []
+            first = None
             with self._cv:
-                rows = batcher.rows
+                rows = batcher.rows + sum(_rows(j) for j in jobs)
                 while len(jobs) < ADMIT:
                     job = self._next_job(wait=not active and not jobs,
                                          room=self.max_rows - rows if active or jobs else None)
@@ -448,6 +458,20 @@ class InferenceWorker:
 def _rows(job: _Job) -> int:
     """Sequences a job decodes at once (prefixes x n)."""
     return len(job.kwargs["prefixes"]) * job.kwargs["n"]
+
+
+_LIVE: "weakref.WeakSet[InferenceWorker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """At interpreter exit, let every worker finish its call in progress: a daemon thread
+    still inside torch while the interpreter tears down aborts the process."""
+    for w in list(_LIVE):
+        try:
+            w.close(timeout=10.0)
+        except Exception:
+            pass
 
 
 _FINISH = threading.Lock()  # a ticket is finished once: by the worker or by its cancelling
