@@ -1,13 +1,14 @@
 """One model, many sessions: a single inference worker per model serves every session's
-``Policy.sample`` calls through a queue, fairly, and merges only what stays exact.
+``Policy.sample`` calls through a queue, fairly, and merges them into shared forward passes
+without changing one sample.
 
 Why a worker: thirty sessions that each call the model from their own thread each start
 torch's intra-op thread pool (2 threads on 2 cores: 60 threads on 2 cores) and fight for the
 cores and the GIL. The worker owns the model: a fixed number of executor threads
-(:func:`worker_executors`, 2 on 2 cores), each running one whole call at a time with the torch
-thread count set for the machine (:func:`worker_threads`, 1 on 2 cores), so the model never
-runs more calls at once than the cores hold, whatever the number of sessions.
-``benchmarks/load_test.py`` measures it against sessions calling the model themselves.
+(:func:`worker_executors`, 2 on 2 cores), each with the torch thread count set for the machine
+(:func:`worker_threads`, 1 on 2 cores), so the model never runs more work at once than the
+cores hold, whatever the number of sessions. ``benchmarks/load_test.py`` measures it against
+sessions calling the model themselves.
 
 How a call travels::
 
@@ -15,42 +16,44 @@ How a call travels::
                                                                               | round robin
     session thread <--- its own copy of the SampleBatch <--- executor thread <--+ over sessions
 
-* **Fair**: every session (by default: the calling thread, so each live run or page script is
-  one; or an explicit key, :meth:`WorkerPolicy.session`) has its own FIFO of jobs; the worker
-  takes one job from each session with pending work in turn (round robin), so a session that
-  queued 100 calls does not make a session with one call wait behind all 100. (With one
-  executor the calls run in exactly that order; with several, each free executor takes the
-  next job in that order.)
-* **Merged only where exact**: a job is one ``sample`` call of the wrapped policy. Identical
-  calls (the same prefixes, n, temperature, top_p, seed, stop and max_new_tokens) that are
-  pending or running at the same time are computed once and every caller gets its own deep
-  copy of the batch, because the call is a pure function of its arguments (a reproducible
-  backend: ``Capabilities.reproducible``; a non-reproducible one is never merged). This is
-  what a class produces: thirty students who press Run on the default problem with the default
-  seed make the same calls. Calls that differ are **not** merged into one forward batch: each
-  runs alone, as the very ``policy.sample`` call the session made, so its result is the one it
-  would get without the worker. The wrapped ``HFPolicy`` draws every token of a call from one
-  ``torch.Generator`` seeded by the call's ``seed`` (``HFPolicy._sample``), one
-  ``torch.multinomial`` over all the call's rows, so a row's samples depend on which other rows
-  share the batch and in what order (and left-padding to another batch's longest prefix changes
-  float32 sums in their last bits); a merged batch would give each session other samples than
-  the same seeded run alone (``benchmarks/load_test.py`` prints how many differ), breaking
-  replay, export and the tests' "replay equals live". Exact merging of distinct calls needs a
-  sampler with one generator per request and batch-invariant kernels; not built.
+* **Continuous batching** (a policy that runs calls in a fixed window and is batch-invariant
+  on this machine: ``HFPolicy.batch_invariant``, checked by each executor at its first call):
+  each executor keeps a ``search.models.batching.Batcher``; between decoding steps it admits
+  queued calls (round robin over sessions, at most ``ADMIT`` per step, while the batch holds
+  fewer than ``max_rows`` rows), prefills them and decodes every admitted call's rows in one
+  forward pass per step; a call leaves as soon as its rows end. Every call still draws its
+  tokens from its own seeded generator over its own rows, and the fixed window and row floor
+  make each row's logits independent of the batch, so every session gets bit for bit what
+  the same call alone gives (``tests/test_batching.py``; the load test's ``inexact`` column).
+  Otherwise (a long-context model, a remote or fake policy, 2 torch threads per executor)
+  each executor runs one whole call at a time, as the session's own ``policy.sample``.
+* **Fair**: every session (by default: the calling thread; the pages use the browser tab's
+  session id, ``ui.sessions.session_policy``; or an explicit key, :meth:`WorkerPolicy.session`)
+  has its own FIFO of jobs; the worker takes one job from each session with pending work in
+  turn (round robin), so a session that queued 100 calls does not make a session with one
+  call wait behind all 100.
+* **Identical calls computed once**: identical calls (the same prefixes, n, temperature,
+  top_p, seed, stop and max_new_tokens) that are pending or running at the same time are
+  computed once and every caller gets its own deep copy, because the call is a pure function
+  of its arguments (a reproducible backend: ``Capabilities.reproducible``; a
+  non-reproducible one is never merged). This is what a class produces: thirty students who
+  press Run on the default problem with the default seed make the same calls.
 * **Cancelled work is dropped**: a caller's ``interrupt`` (the live run's Stop,
   ``ui.live.solve_stoppable``) is polled while its call waits; a cancelled ticket leaves the
   queue at once and its caller gets ``Interrupted``. A job whose every caller cancelled is
-  skipped, or, when running on an interruptible policy (``HFPolicy``), abandoned within one
-  decoding step. :meth:`WorkerPolicy.cancel` / :meth:`WorkerPolicy.close` do the same for a
-  whole session (a session that closes). The worker keeps serving the others.
+  skipped, or, when running, abandoned within one decoding step (it leaves the batch).
+  :meth:`WorkerPolicy.cancel` / :meth:`WorkerPolicy.close` do the same for a whole session;
+  a browser tab that closes is cancelled this way (``ui.sessions``). The worker keeps serving
+  the others.
 * **Errors reach only their caller**: an exception from the wrapped policy (``BackendError``,
-  ``ValueError``...) is raised in the thread(s) that made that very call, never in another's.
+  ``ValueError``...) is raised in the thread(s) that made that very call, never in another's
+  (a forward pass that fails fails the calls in that batch).
 * **Sessions never see each other's results**: each caller gets its own objects.
 
 Where it is used: the pages' model (``ui.common``: ``wrap_local`` of the loaded policy, so every
-session's page script shares one worker) and, with ``THOUGHTSCOPE_WORKER_RUNS`` above 1, the
-Search tree page's inference process, which then runs that many searches at once over one
-worker (``ui.live.worker_runs``). ``benchmarks/load_test.py`` drives it with N sessions.
+session's page script shares one worker) and the Search tree page's inference process, which
+runs ``THOUGHTSCOPE_WORKER_RUNS`` searches at once over one worker (``ui.live.worker_runs``).
+``benchmarks/load_test.py`` drives it with N sessions.
 
 The OpenAI-compatible policy is already a remote server (vLLM/SGLang batch many sessions' calls
 themselves and scale out over replicas): the app passes it through unwrapped
@@ -147,9 +150,15 @@ class InferenceWorker:
         merge: compute identical concurrent calls once (only for a reproducible policy).
         executors: threads running calls at once; None: :func:`worker_executors`. Raises
             ValueError below 1.
+        batching: merge distinct calls into shared forward passes where exact (module
+            docstring; each executor then has its own batch).
+        max_rows: rows (prefixes x n) an executor's batch admits before new calls wait
+            (``search.models.batching.MAX_ROWS``: 128, about 50 MiB of KV cache for the
+            bundled arithmetic model); a call bigger than that runs when the batch is empty.
     Attributes: ``stats`` (dict: ``jobs`` run, ``merged`` tickets answered by another's job,
     ``dropped`` jobs skipped because every caller cancelled, ``interrupted`` jobs abandoned
-    mid-call).
+    mid-call, ``batching`` executors that batch, ``steps`` batched decoding steps,
+    ``shared`` steps that served more than one call, ``peak_calls`` most calls in one step).
     """
 
     def __init__(self, policy, threads: Optional[int] = None, merge: bool = True,
