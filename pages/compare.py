@@ -17,7 +17,7 @@ import streamlit as st
 from i18n import _
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from ui import common, presenter
+from ui import common, presenter, session_caps
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.replay import equal_budget, state_at, total_tokens
 from viz.tree import tree_figure
@@ -91,8 +91,9 @@ if st.button(_("Run all"), type="primary", disabled=problem is None or policy is
         st.error(_("Cannot run {strategy}: {error}").format(strategy=_label(s), error=md(e)))
         results = None
     bar.empty()
-    if results is not None:
+    if results is not None and session_caps.admit("compare", results):  # the session's limits
         ss[RESULTS] = (key, results)
+    session_caps.show_note()
 
 def _show_one() -> None:
     """The single-problem comparison: every run cut at the budget slider's value."""
@@ -190,9 +191,11 @@ def _show_set() -> None:
             st.error(_("Cannot run on the set: {error}").format(error=md(e)))
             runs = None
         bar.empty()
-        if runs is not None:
+        if runs is not None and session_caps.admit(
+                "compare_set", [r for problem in runs for r in problem]):
             cache.clear()  # keep one set of runs in memory
             cache[set_key] = runs
+        session_caps.show_note()
     runs = cache.get(set_key)
     if runs is None:
         st.info(_("Press **Run on the set** to run the strategies above on {n} {split} "

@@ -10,7 +10,7 @@ import streamlit as st
 from i18n import _
 from search.strategies import DEFAULTS
 from search.tree import SearchTree
-from ui import beam_steps, common, presenter
+from ui import beam_steps, common, presenter, session_caps
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
                            positions, sentence, simulations, table_frame, uct_c)
@@ -66,11 +66,14 @@ if b0.button(_("Run"), type="primary", disabled=problem is None or policy is Non
         with st.spinner(_("Running beam search…") if BEAM else _("Running MCTS…")):
             res = solve(problem, ss["ms_strategy"], size, policy=policy, task=TASK.name,
                         **sampling)
-        ss[run_key] = (key, res, beam_steps.steps(res) if BEAM else simulations(res))
-        ss[pos_key] = 0
+        parts = beam_steps.steps(res) if BEAM else simulations(res)
+        if session_caps.admit("steps_beam" if BEAM else "steps_mcts", [res]):
+            ss[run_key] = (key, res, parts)  # within the session's limits (ui.session_caps)
+            ss[pos_key] = 0
     except (ValueError, MCTSLogError, beam_steps.BeamLogError) as e:
         st.error(_("Cannot run the search: {error}").format(error=md(e)))
 
+session_caps.show_note()
 stored = ss.get(run_key)
 if stored is None or stored[0] != key:
     st.info(_("Press **Run** to run the search once; then step through it."))

@@ -25,6 +25,7 @@ from search import caps
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.history import save_edited, save_finished
+from ui import session_caps
 from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
 
@@ -212,17 +213,24 @@ run = ss.get(RUN)
 running = run is not None and not run.done
 
 
-def set_result(result: SearchResult, source: str) -> None:
-    """Show ``result``: reset the slider to the end (or to a budget from the URL)."""
+def set_result(result: SearchResult, source: str) -> bool:
+    """Show ``result``: reset the slider to the end (or to a budget from the URL). False when
+    the session's limits refuse it (``ui.session_caps``: the page keeps nothing of it)."""
+    if not session_caps.admit("tree", [result]):
+        session_caps.forget_tree_run(result)
+        return False
     ss[RESULT] = result
     ss[SOURCE] = source
     ss[RESULT_SEQ] = ss.get(RESULT_SEQ, 0) + 1
     reset(result, ss.pop(PENDING_AT, None))
+    return True
 
 
 def adopt_edit(result: SearchResult) -> None:
     """Show a run a person changed in the node inspector (``search.edits``: edit, prune,
-    continue; its source stays), at the end of its log."""
+    continue; its source stays), at the end of its log. It grew in place: the session makes
+    room for it by releasing its other runs when it must (``ui.session_caps``)."""
+    session_caps.admit("tree", [result], may_refuse=False)
     ss[RESULT] = result
     ss[RESULT_SEQ] = ss.get(RESULT_SEQ, 0) + 1
     reset(result)
@@ -429,12 +437,13 @@ if running:
 if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
     ss[ADOPTED] = run.run_id
     if run.result is not None:
-        set_result(run.result, "run")
-        save_finished(run.result, run.run_id)  # the run history (search.history)
+        save_finished(run.result, run.run_id)  # the run history (search.history), kept on
+        set_result(run.result, "run")          # disk even when the session's limits refuse it
         if run.result.extra.get("halted"):  # the server failed: the sidebar must not say
             common.forget_policy()         # "connected"; the next use connects anew
     elif run.events():
         set_result(run.partial_result(), "run")
+session_caps.show_note()  # runs released or refused to keep within the session's limits
 if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id:
     st.error((_("The run failed: {error}. What it logged before failing is shown below.")
               if run.events() else _("The run failed: {error}. Nothing was sampled.")).format(
@@ -489,9 +498,10 @@ with st.expander(_("Export / import a run"), expanded=False):
         except Exception as e:  # any damage in a user's file: say so, keep going
             ss[UPLOAD_ERR] = str(e) or type(e).__name__
         else:
-            set_result(loaded, "file")
-            common.set_url("run", None)
-            common.set_url("at", None)
-            st.rerun()
+            if set_result(loaded, "file"):
+                common.set_url("run", None)
+                common.set_url("at", None)
+                st.rerun()
+            session_caps.show_note()  # refused: the session's limits
     if up is not None and ss.get(UPLOAD_ERR):
         st.error(_("Could not load {name}: {error}").format(name=up.name, error=ss[UPLOAD_ERR]))

@@ -23,6 +23,26 @@ memory_mb       THOUGHTSCOPE_MAX_MEMORY_MB 256        estimated MiB held by the 
 upload_mb       THOUGHTSCOPE_MAX_UPLOAD_MB 50         MiB of an uploaded file (run JSON, JSONL)
 ==============  =========================  =========  ==========================================
 
+Per-session limits (``SessionCaps``, the same rules for their variables): what one session
+(one browser tab) holds at once, summed over every run it keeps in ``st.session_state`` (the
+Search tree page's run, Compare's runs and problem set, Step by step's runs, a run reopened
+from History or loaded from a file; ``ui.session_caps`` lists them). Each run is measured as
+above (nodes, events, the same memory estimate); a tree held twice is counted once.
+
+===========  =================================  =======  ===================================
+limit        variable                           default  measured as
+===========  =================================  =======  ===================================
+nodes        THOUGHTSCOPE_SESSION_MAX_NODES     100000   thought-step nodes of all its runs
+events       THOUGHTSCOPE_SESSION_MAX_EVENTS    500000   events in all their logs
+memory_mb    THOUGHTSCOPE_SESSION_MAX_MEMORY_MB 1024     estimated MiB of all their trees+logs
+===========  =================================  =======  ===================================
+
+The defaults are five times the per-run nodes and events caps and four times its memory cap,
+so a session can keep a few full-size runs. ``SessionBudget.plan`` decides, before a page
+stores a run: when the new run with what the session holds would go over a limit, the oldest
+runs are released first (oldest stored first) until it fits; a run over a limit on its own
+is refused. A session's total is over a limit when it is strictly greater than it.
+
 Memory is an *estimate*, not a measurement of the process: ``MEMORY_FACTOR`` x the bytes of the
 event log serialized as JSON (``json.dumps(event.to_dict())``, counted incrementally: each event
 once). The factor is the ratio of Python heap (tracemalloc: the replayed tree with its own log,
@@ -34,8 +54,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import Callable, Optional
+import weakref
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
 
 from i18n import _
 
@@ -43,6 +64,25 @@ MEMORY_FACTOR = 4.5
 MIB = 1024 * 1024
 ENV = {"nodes": "THOUGHTSCOPE_MAX_NODES", "events": "THOUGHTSCOPE_MAX_EVENTS",
        "memory_mb": "THOUGHTSCOPE_MAX_MEMORY_MB", "upload_mb": "THOUGHTSCOPE_MAX_UPLOAD_MB"}
+SESSION_ENV = {"nodes": "THOUGHTSCOPE_SESSION_MAX_NODES",
+               "events": "THOUGHTSCOPE_SESSION_MAX_EVENTS",
+               "memory_mb": "THOUGHTSCOPE_SESSION_MAX_MEMORY_MB"}
+
+
+def _from_env(cls, names: dict, environ: Optional[dict]):
+    """``cls()``'s fields, each replaced by its variable in ``names`` when that holds a
+    positive number (a count must be finite)."""
+    env = os.environ if environ is None else environ
+    base, vals = cls(), {}
+    for name, var in names.items():
+        raw = str(env.get(var, "")).strip()
+        cast = int if name in ("nodes", "events") else float
+        try:
+            v = cast(float(raw)) if raw else None
+        except (ValueError, OverflowError):  # not a number, or "inf" for a count
+            v = None
+        vals[name] = v if v is not None and v > 0 else getattr(base, name)
+    return cls(**vals)
 
 
 class CapError(ValueError):
@@ -62,17 +102,7 @@ class Caps:
     def from_env(environ: Optional[dict] = None) -> "Caps":
         """The defaults, each replaced by its environment variable when that holds a positive
         number (``environ`` defaults to ``os.environ``)."""
-        env = os.environ if environ is None else environ
-        base, vals = Caps(), {}
-        for name, var in ENV.items():
-            raw = str(env.get(var, "")).strip()
-            cast = int if name in ("nodes", "events") else float
-            try:
-                v = cast(float(raw)) if raw else None
-            except (ValueError, OverflowError):  # not a number, or "inf" for a count
-                v = None
-            vals[name] = v if v is not None and v > 0 else getattr(base, name)
-        return Caps(**vals)
+        return _from_env(Caps, ENV, environ)
 
 
 def current() -> Caps:
@@ -184,3 +214,204 @@ def load_run(data: bytes, caps: Optional[Caps] = None):
                          "THOUGHTSCOPE_MAX_EVENTS to change it)").format(n=len(events),
                                                                         cap=c.events))
     return SearchResult.from_dict(d)
+
+
+# ------------------------------------------------------------------------------ per session
+@dataclass(frozen=True)
+class SessionCaps:
+    """What one session may hold at once, summed over its runs (module docstring: units,
+    variables, defaults)."""
+    nodes: int = 100000
+    events: int = 500000
+    memory_mb: float = 1024.0
+
+    @staticmethod
+    def from_env(environ: Optional[dict] = None) -> "SessionCaps":
+        """The defaults, each replaced by its ``SESSION_ENV`` variable when that holds a
+        positive number (``environ`` defaults to ``os.environ``)."""
+        return _from_env(SessionCaps, SESSION_ENV, environ)
+
+
+def session_current() -> SessionCaps:
+    """``SessionCaps.from_env()``: the per-session limits in force now."""
+    return SessionCaps.from_env()
+
+
+LIMITS = ("nodes", "events", "memory_mb")
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What some runs hold: thought-step nodes, events in their logs, estimated MiB (module
+    docstring), and how many distinct runs (trees) that is. Adds with ``+``."""
+    nodes: int = 0
+    events: int = 0
+    memory_mb: float = 0.0
+    runs: int = 0
+
+    def __add__(self, other: "Footprint") -> "Footprint":
+        return Footprint(self.nodes + other.nodes, self.events + other.events,
+                         self.memory_mb + other.memory_mb, self.runs + other.runs)
+
+    def over(self, caps) -> Optional[dict]:
+        """The first of ``caps``' limits (nodes, events, memory_mb; a ``SessionCaps`` or a
+        ``Caps``) this footprint is strictly over, as {"limit", "cap", "value"}; None when
+        it fits."""
+        for name in LIMITS:
+            value, cap = getattr(self, name), getattr(caps, name)
+            if value > cap:
+                return {"limit": name, "cap": cap,
+                        "value": round(value, 1) if name == "memory_mb" else value}
+        return None
+
+    def reached(self, caps) -> Optional[dict]:
+        """Like ``over`` but with ``>=``: the first limit this footprint has reached (nothing
+        more may be added)."""
+        for name in LIMITS:
+            value, cap = getattr(self, name), getattr(caps, name)
+            if value >= cap:
+                return {"limit": name, "cap": cap,
+                        "value": round(value, 1) if name == "memory_mb" else value}
+        return None
+
+
+# JSON bytes of a tree's log counted so far, per live tree: id(tree) -> (weak reference to
+# it, events counted, their bytes). A log is only appended to, so a tree that grows (a human
+# edit, a Continue) costs only its new events; an entry leaves with its tree.
+_METERS: dict = {}
+
+
+def tree_bytes(tree) -> int:
+    """Bytes of ``tree``'s event log serialized as JSON (``event_bytes`` summed), counted
+    incrementally across calls (each event once while the tree lives; a log found shorter
+    than counted is counted again from the start)."""
+    key = id(tree)
+    entry = _METERS.get(key)
+    if entry is None or entry[0]() is not tree:
+        def gone(ref, key=key):
+            if _METERS.get(key, (None,))[0] is ref:
+                _METERS.pop(key, None)
+        try:
+            ref = weakref.ref(tree, gone)
+        except TypeError:  # not weak-referenceable: count it whole, remember nothing
+            return sum(event_bytes(ev) for ev in tree.events)
+        entry = (ref, 0, 0)
+    ref, counted, total = entry
+    events = tree.events
+    n = len(events)
+    if n < counted:
+        counted, total = 0, 0
+    for ev in events[counted:n]:
+        total += event_bytes(ev)
+    _METERS[key] = (ref, n, total)
+    return total
+
+
+def footprint(runs: Iterable) -> Footprint:
+    """The ``Footprint`` of ``runs`` (SearchResults or SearchTrees, None skipped): each
+    distinct tree counted once (by identity), ``SearchTree.n_steps`` nodes, ``len(events)``
+    events, memory ``MEMORY_FACTOR`` x ``tree_bytes`` / MiB, as ``Guard`` estimates a run."""
+    seen, fp = set(), Footprint()
+    for r in runs:
+        tree = getattr(r, "tree", r)
+        if tree is None or id(tree) in seen:
+            continue
+        seen.add(id(tree))
+        fp = fp + Footprint(tree.n_steps, len(tree.events),
+                            MEMORY_FACTOR * tree_bytes(tree) / MIB, 1)
+    return fp
+
+
+@dataclass
+class Plan:
+    """``SessionBudget.plan``'s answer. ``release``: the slots to free before storing, oldest
+    first; ``refused``: None, or the limit that stops the run being kept ({"limit", "cap",
+    "value", "alone"}: alone True when the run by itself is over it, False when the runs that
+    may not be released, e.g. one in progress, leave no room); ``total``: what the session
+    holds after following the plan."""
+    release: list = field(default_factory=list)
+    refused: Optional[dict] = None
+    total: Footprint = field(default_factory=Footprint)
+
+
+class SessionBudget:
+    """The runs one session holds, by slot (a name for one place a page keeps runs, e.g.
+    "compare"), each with its ``Footprint`` and age (a number that grows with each ``hold``;
+    older = smaller). Pure bookkeeping: the caller measures (``footprint``) and frees."""
+
+    def __init__(self, caps: Optional[SessionCaps] = None):
+        self.caps = caps if caps is not None else session_current()
+        self._held: dict = {}
+        self._age = 0
+
+    def hold(self, slot: str, fp: Footprint, age: Optional[float] = None) -> None:
+        """Record that ``slot`` now holds ``fp`` (replacing what it held), stored at ``age``
+        (default: newer than everything held)."""
+        if age is None:
+            self._age += 1
+            age = self._age
+        else:
+            self._age = max(self._age, age)
+        self._held[slot] = (age, fp)
+
+    def release(self, slot: str) -> None:
+        """Forget ``slot`` (the caller freed it)."""
+        self._held.pop(slot, None)
+
+    def held(self) -> list:
+        """(slot, age, Footprint) of every slot, oldest first."""
+        return [(s, a, fp) for s, (a, fp) in sorted(self._held.items(),
+                                                   key=lambda kv: (kv[1][0], kv[0]))]
+
+    def total(self, exclude: Iterable[str] = ()) -> Footprint:
+        """The sum of every slot's footprint but ``exclude``'s."""
+        ex = set(exclude)
+        fp = Footprint()
+        for s, _a, f in self.held():
+            if s not in ex:
+                fp = fp + f
+        return fp
+
+    def plan(self, slot: str, fp: Footprint, keep: Iterable[str] = ()) -> Plan:
+        """How to store ``fp`` in ``slot`` (replacing what ``slot`` holds) within the caps:
+        release the oldest other slots (never those in ``keep``) until the total fits, the
+        fewest that do; refused when ``fp`` alone is over a limit, or when it is with the
+        kept slots (nothing is released then)."""
+        alone = fp.over(self.caps)
+        if alone is not None:
+            return Plan([], dict(alone, alone=True), self.total())
+        keep = set(keep)
+        others = [(s, f) for s, _a, f in self.held() if s != slot]
+        release: list = []
+        rest = list(others)
+        while True:
+            now = fp
+            for _s, f in rest:
+                now = now + f
+            if now.over(self.caps) is None:
+                return Plan(release, None, now)
+            victim = next((i for i, (s, _f) in enumerate(rest) if s not in keep), None)
+            if victim is None:
+                hit = now.over(self.caps)
+                return Plan([], dict(hit, alone=False), self.total())
+            release.append(rest.pop(victim)[0])
+
+
+def amount(limit: str, n) -> str:
+    """``n`` in the units of ``limit`` (one of ``LIMITS``), for a person: "12 nodes",
+    "40 events", "1.5 MiB (estimated)"."""
+    units = {"nodes": _("{n} nodes"), "events": _("{n} events"),
+             "memory_mb": _("{n} MiB (estimated)")}.get(limit, "{n}")
+    return units.format(n=n)
+
+
+def session_message(hit: dict) -> str:
+    """One line for a person: a run not kept because of the session limit ``hit`` (a
+    ``Plan.refused``), and the variable that raises it."""
+    limit, cap, value = hit.get("limit"), hit.get("cap"), hit.get("value")
+    text = (_("the run was not kept in this session: it holds {value}, over the session limit "
+              "of {cap}") if hit.get("alone", True) else
+            _("the run was not kept in this session: with the run in progress the session "
+              "would hold {value}, over its limit of {cap}"))
+    return (text.format(value=amount(limit, value), cap=amount(limit, cap)) + " "
+            + _("(set {var} to change it)").format(var=SESSION_ENV.get(limit, "")))

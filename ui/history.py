@@ -63,9 +63,12 @@ def open_in_tree(result: SearchResult, run_id=None) -> None:
     """Show ``result`` in the Search tree page's replay view, as a loaded JSON file is shown
     (the replay at its end, nothing inspected), on the run's task; then switch to that page.
     ``run_id``: its saved row, which a person's edits then update (``save_edited``)."""
-    from ui import common
+    from ui import common, session_caps
     from ui.replay_panel import reset
     ss = st.session_state
+    if not session_caps.admit("tree", [result]):  # over the session's limits: one line here
+        session_caps.show_note()
+        return
     if run_id is not None:
         ss[ROW] = (int(run_id), result.tree)
     ss[common.TASK] = result.task

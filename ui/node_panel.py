@@ -355,8 +355,13 @@ def _prune(res, nid, on_change):
 
 def _continue(res, nid, policy, on_change):
     from search.edits import continue_search
+    from ui.session_caps import check_continue
     k = st.session_state.get(MORE) or 4
-    _apply(lambda: continue_search(res, policy, nid, int(k)), res, nid, on_change,
+
+    def grow():
+        check_continue(res)  # the session's limits (EditError: one line, nothing sampled)
+        return continue_search(res, policy, nid, int(k))
+    _apply(grow, res, nid, on_change,
            _("{k} more chains sampled from node #{id}.").format(k=int(k), id=nid))
 
 
