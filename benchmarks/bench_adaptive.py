@@ -3,7 +3,10 @@ on the VALIDATION split, reported on HELD-OUT problems (issue 11 item 3, goal: m
 at no more than half its generated tokens).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_adaptive.py [--problems 200] [--n 64]
-        [--temperature 0.8] [--orders 64] [--grid-orders 16]
+        [--temperature 0.8] [--orders 64] [--grid-orders 16] [--validation-only]
+
+``--validation-only`` makes every choice and reports it on validation without reading the
+held-out pools (for trying rules; the held-out split is then run once, without the flag).
 
 Pools: one pool of ``--n`` chains per problem on the bundled model (``search.pools.sample_pools``,
 seed 0), for the first ``--problems`` problems of each split (``get_task("arithmetic").split``);
@@ -12,12 +15,19 @@ half on one thread). maj@16: the exact estimator (``search.pools.pool_curve``), 
 mean chain length. Adaptive: ``search.adaptive.simulate_pools`` (the stop rule replayed over
 random orders of each pool's chains, a Monte Carlo average; the vote's ties credited r/t as
 maj@k's estimator). Allocation: ``search.adaptive.allocate_on_pools`` with a total budget of half
-of maj@16's tokens on that split (the goal's bound, not a tuned knob).
+of maj@16's tokens on that split (the goal's bound, not a tuned knob). Allocation by confidence:
+``search.adaptive.allocate_confident_on_pools`` (more chains where the model's most confident
+chain is below a threshold; the answer of the most confident chain) at the same total budget;
+beside it, its non-adaptive baseline best-of-8 by confidence (exact, ``search.pools.pool_curve``
+kind ``best``, which also lets a chain without an answer be picked) and maj@8.
 
 Selection rule (validation only): among the grid of (Beta threshold C, min chains, chains per
 batch, at most N chains), the configuration with the highest validation accuracy whose mean
 tokens are at most half of maj@16's on validation (ties: fewer tokens). The same for the
-allocation's (first chains, C). Held-out is then run once with the chosen knobs.
+allocation's (first chains, C) and the confidence allocation's (first chains, threshold). The
+method the goal is judged on is the one of the three (Beta rule per problem, allocation by vote,
+allocation by confidence) with the highest validation accuracy within half of maj@16's tokens.
+Held-out is then run once with the chosen knobs.
 
 Intervals: 95% Wilson score intervals over problems (``search.scaling.curve_with_ci``) for each
 accuracy; for adaptive minus maj@16, a paired percentile bootstrap over problems (1,000
@@ -39,7 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from search.adaptive import CHOSEN, StopRule, allocate_on_pools, simulate_pools  # noqa: E402
+from search.adaptive import (CHOSEN, CHOSEN_CONFIDENT, StopRule,  # noqa: E402
+                             allocate_confident_on_pools, allocate_on_pools, simulate_pools)
 from search.pools import ChainPool, pool_curve, sample_pools  # noqa: E402
 from search.scaling import bootstrap_ci  # noqa: E402
 from search.tasks import get_task  # noqa: E402
@@ -48,6 +59,7 @@ CACHE = Path.home() / ".cache" / "thoughtscope" / "pools"
 GRID = {"threshold": (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95), "min_chains": (1, 2, 3, 4),
         "batch_size": (1, 2), "budget": (16, 32, 64)}
 ALLOC_GRID = {"first": (2, 3, 4), "threshold": (0.7, 0.8, 0.9)}
+CONF_GRID = {"first": (1, 2, 4), "threshold": (0.9, 0.92, 0.94, 0.96, 0.98)}
 MAJ_K = 16
 
 
@@ -83,10 +95,13 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--orders", type=int, default=64, help="chain orders for the reported runs")
     ap.add_argument("--grid-orders", type=int, default=16, help="chain orders in the grid")
+    ap.add_argument("--validation-only", action="store_true",
+                    help="choose and report on validation; leave held-out unread")
     a = ap.parse_args()
     task = get_task("arithmetic")
     t_start = time.perf_counter()
-    pools = {s: load_pools(s, a.problems, a.n, a.temperature) for s in ("validation", "heldout")}
+    splits = ("validation",) if a.validation_only else ("validation", "heldout")
+    pools = {s: load_pools(s, a.problems, a.n, a.temperature) for s in splits}
     maj = {}
     for s, ps in pools.items():
         c = pool_curve(ps, [MAJ_K], "maj")
@@ -139,10 +154,33 @@ def main() -> None:
     print(f"CHOSEN allocation on validation: first {first} chains each, then one more per round "
           f"to every problem whose Beta rule (C = {ac:g}) has not fired, at most {a.n} chains "
           f"(validation {pct(alloc_best[2])} at half of maj@{MAJ_K}'s tokens)")
+    conf_best = None
+    for cf, ct in itertools.product(*CONF_GRID.values()):
+        r = allocate_confident_on_pools(val, half * len(val), task.chain_tokens, ct, first=cf,
+                                        max_chains=a.n, orders=a.grid_orders)
+        if conf_best is None or r["mean"] > conf_best[2]:
+            conf_best = (cf, ct, r["mean"])
+    cf, ct = conf_best[:2]
+    n_conf = len(CONF_GRID["first"]) * len(CONF_GRID["threshold"])
+    print(f"CHOSEN allocation by confidence on validation ({n_conf} configurations, "
+          f"{a.grid_orders} orders): first {cf} "
+          f"chain(s) each, then one more per round to every problem whose most confident chain "
+          f"is below {ct:g}, the least confident first; answer: the most confident chain's "
+          f"(validation {pct(conf_best[2])} at half of maj@{MAJ_K}'s tokens; "
+          f"search.adaptive.CHOSEN_CONFIDENT "
+          f"{'agrees' if CHOSEN_CONFIDENT == dict(threshold=ct, first=cf) else 'DIFFERS: update it'})")
+    for frac in (0.25, 0.35):
+        r = allocate_confident_on_pools(val, 2 * half * frac * len(val), task.chain_tokens, ct,
+                                        first=cf, max_chains=a.n, orders=a.grid_orders)
+        print(f"  the same at {frac:.0%} of maj@{MAJ_K}'s tokens: validation {pct(r['mean'])} at "
+              f"{r['mean_tokens']:.1f} tokens")
+    family = max((best[4], "beta"), (alloc_best[2], "allocation"), (conf_best[2], "confidence"))
+    print(f"METHOD judged on held-out (the best of the three on validation within half the "
+          f"tokens): {family[1]} ({pct(family[0])} on validation)")
 
     # ---- report both splits with the chosen knobs
     goal = {}
-    for s in ("validation", "heldout"):
+    for s in splits:
         ps, m = pools[s], maj[s]
         print(f"\n{s.upper()} ({len(ps)} problems): accuracy [95% Wilson CI], generated tokens "
               "per problem")
@@ -165,6 +203,25 @@ def main() -> None:
                                orders=max(1, a.orders // 8))
         print(line(f"allocation, first {first}, C={ac:g}, half budget", al["mean"], al["ci_low"],
                    al["ci_high"], al["mean_tokens"], m["tokens"], al["mean_chains"]))
+        half_k = MAJ_K // 2
+        for kind, name in (("maj", f"maj@{half_k} (exact; fixed N, half the tokens)"),
+                           ("best", f"best-of-{half_k} by confidence (exact; fixed N)")):
+            c8 = pool_curve(ps, [half_k], kind)
+            print(line(name, float(c8["mean"][0]), float(c8["ci_low"][0]),
+                       float(c8["ci_high"][0]), float(c8["tokens"][0]), m["tokens"], half_k))
+        co = allocate_confident_on_pools(ps, m["tokens"] / 2 * len(ps), task.chain_tokens, ct,
+                                         first=cf, max_chains=a.n, orders=a.orders)
+        print(line(f"allocation by confidence, first {cf}, t={ct:g}, half", co["mean"],
+                   co["ci_low"], co["ci_high"], co["mean_tokens"], m["tokens"],
+                   co["mean_chains"]))
+        cdiff = co["per_problem"] - m["per"]  # paired over problems: maj@16 exact
+        cd_ci = bootstrap_ci(cdiff[:, None], n_boot=1000, seed=0)
+        print(f"  allocation by confidence - maj@{MAJ_K} (exact): {100 * cdiff.mean():+.1f} "
+              f"points (paired bootstrap 95% CI {100 * cd_ci['ci_low'][0]:+.1f} to "
+              f"{100 * cd_ci['ci_high'][0]:+.1f}); tokens saved "
+              f"{m['tokens'] - co['mean_tokens']:.1f} per problem "
+              f"({1 - co['mean_tokens'] / m['tokens']:.1%}); largest total spent "
+              f"{co['max_spent']:.0f} of {m['tokens'] / 2 * len(ps):.0f}")
         diff = sim["per_problem"] - fixed["per_problem"]  # paired: the same orders of chains
         bs_ci = bootstrap_ci(diff[:, None], n_boot=1000, seed=0)
         print(f"  adaptive - maj@{MAJ_K} (same orders): {100 * diff.mean():+.1f} points "
@@ -172,12 +229,15 @@ def main() -> None:
               f"CI {100 * bs_ci['ci_low'][0]:+.1f} to {100 * bs_ci['ci_high'][0]:+.1f}); "
               f"tokens saved {m['tokens'] - sim['mean_tokens']:.1f} per problem "
               f"({1 - sim['mean_tokens'] / m['tokens']:.1%})")
-        goal[s] = (sim["mean"] >= m["acc"], sim["mean_tokens"] <= m["tokens"] / 2,
-                   100 * (sim["mean"] - m["acc"]), sim["mean_tokens"] / m["tokens"])
-    ok_acc, ok_tok, gap, ratio = goal["heldout"]
-    verdict = "MET" if ok_acc and ok_tok else "MISSED"
-    print(f"\nGOAL on held-out (maj@{MAJ_K}'s accuracy at <= 50% of its tokens): {verdict}: "
-          f"accuracy {gap:+.1f} points against maj@{MAJ_K} at {ratio:.1%} of its tokens")
+        goal[s] = {name: (r["mean"] >= m["acc"], r["mean_tokens"] <= m["tokens"] / 2,
+                          100 * (r["mean"] - m["acc"]), r["mean_tokens"] / m["tokens"])
+                   for name, r in (("beta", sim), ("allocation", al), ("confidence", co))}
+    print(f"\nGOAL on {splits[-1]} (maj@{MAJ_K}'s accuracy at <= 50% of its tokens):")
+    for name, (ok_acc, ok_tok, gap, ratio) in goal[splits[-1]].items():
+        verdict = "MET" if ok_acc and ok_tok else "MISSED"
+        print(f"  {name:<11}{' (chosen on validation)' if name == family[1] else '':<24} "
+              f"{verdict}: accuracy {gap:+.1f} points against maj@{MAJ_K} at {ratio:.1%} of "
+              f"its tokens")
     print(f"({time.perf_counter() - t_start:.0f} s)")
 
 

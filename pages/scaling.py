@@ -18,7 +18,8 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from search.adaptive import ADAPTIVE_THRESHOLDS, CHOSEN, SIM_ORDERS, adaptive_series
+from search.adaptive import (ADAPTIVE_THRESHOLDS, CHOSEN, CHOSEN_CONFIDENT, SIM_ORDERS,
+                             adaptive_series, confident_series)
 from search.models.verifier import AGGREGATIONS
 from search.pools import budgets_up_to
 from search.scaling import WEIGHTED_EXACT_LIMIT, WEIGHTED_MC_SUBSETS
@@ -275,6 +276,20 @@ def cached_adaptive(pools_: list, key: tuple, budget: int) -> dict:
     return _adaptive(list(pools_), tuple(key), int(budget))
 
 
+CONFIDENT_COLOR = "#7f3c8d"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _confident(_pools: list, key: tuple, budget: int, chain_tokens: float) -> dict:
+    return confident_series(_pools, budget, chain_tokens)
+
+
+def cached_confident(pools_: list, key: tuple, budget: int, chain_tokens: float) -> dict:
+    """``search.adaptive.confident_series`` (allocation by confidence at a quarter and half of
+    maj@n's tokens) on the pools named by ``key``, cached like :func:`cached_adaptive`."""
+    return _confident(list(pools_), tuple(key), int(budget), float(chain_tokens))
+
+
 def rule_label(rule) -> str:
     """A stop rule's short name (``search.adaptive.StopRule.label``) in the session's language."""
     if rule.kind == "certain":
@@ -284,8 +299,9 @@ def rule_label(rule) -> str:
     return _("beta C={c}").format(c=f"{rule.threshold:g}")
 
 
-def show_adaptive(ad: dict, maj: dict, n_max: int) -> None:
-    """The adaptive points in numbers: accuracy, tokens and tokens saved against maj@n."""
+def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None) -> None:
+    """The adaptive points in numbers: accuracy, tokens and tokens saved against maj@n; with
+    ``conf`` (``search.adaptive.confident_series``), the allocation by confidence too."""
     acc_m, tok_m = float(maj["mean"][-1]), float(maj["tokens"][-1])
     sims, rules = ad["sims"], ad["rules"]
     chosen = next((i for i, r in enumerate(rules) if r.kind == "beta"
@@ -319,6 +335,23 @@ def show_adaptive(ad: dict, maj: dict, n_max: int) -> None:
                  "estimator on the same pool. Rules and the validation choice: "
                  "search/adaptive.py, benchmarks/bench_adaptive.py.").format(
                      orders=SIM_ORDERS, n=n_max))
+    if conf is not None:
+        i = len(conf["mean"]) - 1  # the largest share: half of maj@n's tokens
+        st.markdown(_(
+            "**Allocation by confidence** over this problem set (at most {n} chains per problem): "
+            "{first}, then one more per round to every problem whose most confident chain is "
+            "below {t} (the model's mean token probability over the chain), the least confident "
+            "first, until the budget is spent; the answer is the most confident chain's. At "
+            "{share} of maj@{n}'s tokens: **{acc}** [{lo}–{hi}] at {tok} tokens per problem, "
+            "against maj@{n}'s {acc_m}. It reads the model's confidence, not only the vote: "
+            "compare the curve 'best-of-N, model confidence' at the same tokens.").format(
+                n=n_max, first=ngettext("{k} chain each", "{k} chains each",
+                                        CHOSEN_CONFIDENT["first"]).format(
+                                            k=CHOSEN_CONFIDENT["first"]),
+                t=f"{CHOSEN_CONFIDENT['threshold']:g}", share=conf["budgets"][i],
+                acc=f"{100 * conf['mean'][i]:.1f}%", lo=f"{100 * conf['ci_low'][i]:.1f}",
+                hi=f"{100 * conf['ci_high'][i]:.1f}%", tok=f"{conf['tokens'][i]:,.0f}",
+                acc_m=f"{100 * acc_m:.1f}%"))
 
 
 vcost = {}
@@ -333,13 +366,18 @@ if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the poo
             verifier_key(TASK, VKINDS), bar),
         what=_("Scoring with the learned verifiers failed"))
 series = pool_curves(curves)
-ADAPTIVE = None
+ADAPTIVE = CONFIDENT = None
 if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain orders, cached
     ADAPTIVE = cached_adaptive(pools, POOL_KEY, n)
     series.append(dict({k: v for k, v in ADAPTIVE.items() if k not in ("rules", "sims")},
                        budgets=[rule_label(r) for r in ADAPTIVE["rules"]], knob=N_("stop rule"),
                        name=_("adaptive self-consistency (at most {n} chains)").format(n=n),
                        color=ADAPTIVE_COLOR, symbol="star-triangle-up"))
+    CONFIDENT = cached_confident(pools, POOL_KEY, n, TASK.chain_tokens)
+    series.append(dict({k: v for k, v in CONFIDENT.items() if k not in ("sims", "shares")},
+                       knob=N_("budget: share of maj@n's tokens"),
+                       name=_("allocation by confidence (at most {n} chains)").format(n=n),
+                       color=CONFIDENT_COLOR, symbol="square"))
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
     chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                        key="sc_fig_pool")  # own keys: these two figures may be the same
@@ -477,7 +515,8 @@ with notes:
 
 if ADAPTIVE is not None:
     with notes:
-        show_adaptive(ADAPTIVE, cached_pool_series(pools, POOL_KEY, [n], "maj", AGG), n)
+        show_adaptive(ADAPTIVE, cached_pool_series(pools, POOL_KEY, [n], "maj", AGG), n,
+                      CONFIDENT)
 
 # ---- export
 rows = curve_rows(series, task=TASK.name, problems=P, pool_n=n, temperature=temperature,

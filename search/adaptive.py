@@ -51,6 +51,14 @@ vote first (lowest ``beta`` probability), until the stop rules have all fired or
 cannot pay for another chain. A chain is only started when the tokens left cover the most a chain
 may cost (``max_chain_tokens``, the task's cap), so the budget is never exceeded.
 
+Allocation by confidence (:func:`allocate_confident`): the same rounds under the same token
+budget, but a problem is settled once one of its chains reaches a confidence threshold (the
+model's exp(mean token log-probability) over the chain), the least confident problem is served
+first, and the answer is the most confident chain's (best-of-n by that score) instead of the
+vote. On the validation split it beats maj@16 at half its tokens where the vote-based rules do
+not (``benchmarks/bench_adaptive.py``); the gain is mostly the confidence signal itself
+(best-of-8 by confidence, no adaptivity, is close), the adaptivity shows at smaller budgets.
+
 On pools of chains sampled once (``search.pools``), :func:`simulate_pools` replays both rules over
 random orders of each pool (a stated Monte Carlo average), so the Scaling page and
 ``benchmarks/bench_adaptive.py`` compare adaptive and fixed-N voting at equal compute without
@@ -81,6 +89,10 @@ ADAPTIVE_THRESHOLDS = (0.7, 0.8, 0.9, 0.95, 0.99)
 # problems, pools of 64 chains, T=0.8): C = 0.8, at least 3 chains, checked after every chain,
 # at most 16 chains: 73.4% at 50.3% of maj@16's tokens (maj@16: 74.3%).
 CHOSEN = {"threshold": 0.8, "min_chains": 3, "batch_size": 1, "budget": 16}
+# allocate_confident's knobs, chosen on the VALIDATION split by the same benchmark (highest
+# validation accuracy at half of maj@16's tokens over first in {1, 2, 4} and threshold in
+# {0.9, 0.92, 0.94, 0.96, 0.98}).
+CHOSEN_CONFIDENT = {"threshold": 0.94, "first": 1}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -400,22 +412,88 @@ def adaptive_series(pools: Sequence, budget: int, thresholds: Sequence[float],
 # ---------------------------------------------------------------------------------------------
 # difficulty-aware allocation over a problem set
 
-Draw = Callable[[int, int], Sequence[tuple]]  # (problem index, m) -> m (answer, tokens) pairs
+# (problem index, m) -> m (answer, tokens) pairs, or (answer, tokens, confidence) triples
+Draw = Callable[[int, int], Sequence[tuple]]
 
 
 @dataclass
 class Allocation:
-    """What :func:`allocate` spent: per problem its chains' answers and tokens (in sample
-    order), the vote's winner, the tokens spent in all, and the rounds run."""
+    """What :func:`allocate` / :func:`allocate_confident` spent: per problem its chains'
+    answers, tokens and (when the draws carry one) confidences, in sample order; the winner
+    per problem; the tokens spent in all; and the rounds run (rounds after the first chains
+    in which at least one chain was drawn)."""
     answers: list = field(default_factory=list)
     tokens: list = field(default_factory=list)
     winners: list = field(default_factory=list)
     spent: float = 0.0
     rounds: int = 0
+    confidences: list = field(default_factory=list)
 
     @property
     def chains(self) -> list[int]:
         return [len(a) for a in self.answers]
+
+
+def _allocate_rounds(n_problems: int, draw: Draw, budget_tokens: float,
+                     max_chain_tokens: float, first: int, step: int, max_chains: int,
+                     open_key: Callable[[Allocation, int], Optional[float]],
+                     confident: bool = False) -> Allocation:
+    """The loop :func:`allocate` and :func:`allocate_confident` share: ``first`` chains each,
+    then rounds in which every problem with ``open_key(out, i)`` not None (``out``: the
+    Allocation so far) and fewer than ``max_chains`` chains gets ``step`` more, in ascending
+    (open_key, index) order, until none is open or the tokens left are below
+    ``max_chain_tokens`` (so ``budget_tokens`` is never exceeded). With ``confident`` each draw
+    must be an (answer, tokens, confidence) triple, the confidence in [0, 1], kept in
+    ``confidences``. Winners are left to the caller."""
+    if n_problems < 0 or first < 1 or step < 1 or max_chains < 1:
+        raise ValueError("n_problems >= 0, first, step and max_chains >= 1 are needed")
+    if max_chain_tokens <= 0 or budget_tokens < 0:
+        raise ValueError("max_chain_tokens must be > 0 and budget_tokens >= 0")
+    out = Allocation(answers=[[] for _ in range(n_problems)],
+                     tokens=[[] for _ in range(n_problems)],
+                     confidences=[[] for _ in range(n_problems)])
+
+    def give(i: int, m: int) -> bool:
+        """Draw up to m chains for problem i while the budget covers them; False when the
+        budget ran out."""
+        for _ in range(m):
+            if budget_tokens - out.spent < max_chain_tokens:
+                return False
+            (got,) = list(draw(i, 1))
+            ans, tok = got[0], got[1]
+            if tok > max_chain_tokens:
+                raise ValueError(f"a chain cost {tok} tokens, above max_chain_tokens "
+                                 f"{max_chain_tokens}")
+            if confident:
+                if len(got) < 3:
+                    raise ValueError("(answer, tokens, confidence) draws are needed")
+                conf = float(got[2])
+                if not 0.0 <= conf <= 1.0:
+                    raise ValueError(f"a chain's confidence must be in [0, 1], got {conf}")
+                out.confidences[i].append(conf)
+            out.answers[i].append(ans)
+            out.tokens[i].append(tok)
+            out.spent += float(tok)
+        return True
+
+    ok = True
+    for i in range(n_problems):
+        ok = give(i, min(first, max_chains)) and ok
+        if not ok:
+            break
+    while ok:
+        open_ = [(open_key(out, i), i) for i in range(n_problems)
+                 if len(out.answers[i]) < max_chains]
+        open_ = [(k, i) for k, i in open_ if k is not None]
+        if not open_:
+            break
+        before = out.spent
+        for _, i in sorted(open_):
+            if not give(i, min(step, max_chains - len(out.answers[i]))):
+                ok = False
+                break
+        out.rounds += out.spent > before
+    return out
 
 
 def allocate(n_problems: int, draw: Draw, budget_tokens: float, max_chain_tokens: float,
@@ -437,44 +515,67 @@ def allocate(n_problems: int, draw: Draw, budget_tokens: float, max_chain_tokens
     tokens) pairs; ValueError if one costs more than ``max_chain_tokens`` (the bound the
     guarantee rests on). Returns an :class:`Allocation` (winners by ``search.voting.vote``,
     seed 0)."""
-    if n_problems < 0 or first < 1 or step < 1 or max_chains < 1:
-        raise ValueError("n_problems >= 0, first, step and max_chains >= 1 are needed")
-    if max_chain_tokens <= 0 or budget_tokens < 0:
-        raise ValueError("max_chain_tokens must be > 0 and budget_tokens >= 0")
-    out = Allocation(answers=[[] for _ in range(n_problems)],
-                     tokens=[[] for _ in range(n_problems)])
-
-    def give(i: int, m: int) -> bool:
-        """Draw up to m chains for problem i while the budget covers them; False when the
-        budget ran out."""
-        for _ in range(m):
-            if budget_tokens - out.spent < max_chain_tokens:
-                return False
-            ((ans, tok),) = list(draw(i, 1))
-            if tok > max_chain_tokens:
-                raise ValueError(f"a chain cost {tok} tokens, above max_chain_tokens "
-                                 f"{max_chain_tokens}")
-            out.answers[i].append(ans)
-            out.tokens[i].append(tok)
-            out.spent += float(tok)
-        return True
-
-    ok = True
-    for i in range(n_problems):
-        ok = give(i, min(first, max_chains)) and ok
-        if not ok:
-            break
-    while ok:
-        open_ = [(decide(out.answers[i], max_chains, rule), i) for i in range(n_problems)]
-        open_ = [(d.probability, i) for d, i in open_ if not d.stop]
-        if not open_:
-            break
-        out.rounds += 1
-        for _, i in sorted(open_):
-            if not give(i, min(step, max_chains - len(out.answers[i]))):
-                ok = False
-                break
+    def key(out: Allocation, i: int) -> Optional[float]:
+        d = decide(out.answers[i], max_chains, rule)
+        return None if d.stop else d.probability
+    out = _allocate_rounds(n_problems, draw, budget_tokens, max_chain_tokens, first, step,
+                           max_chains, key)
     out.winners = [vote(list(a)).winner for a in out.answers]
+    return out
+
+
+def most_confident(answers: Sequence[Optional[str]], confidences: Sequence[float],
+                   seed: int = 0, problem: str = "") -> Optional[str]:
+    """The answer of the most confident chain among those with an answer (None abstains; None
+    when no chain answered). Chains sharing the top confidence with different answers: the
+    vote among them (``search.voting.vote`` with ``seed`` and ``problem``). A chain's
+    confidence is the model's own exp(mean token log-probability), ``ChainPool.confidence``:
+    this is best-of-n under that score (``search.scaling.best_of_k``'s selection), restricted
+    to chains that gave an answer."""
+    if len(answers) != len(confidences):
+        raise ValueError("one confidence per chain is needed")
+    seen = [(float(c), a) for a, c in zip(answers, confidences) if a is not None]
+    if not seen:
+        return None
+    top = max(c for c, _ in seen)
+    return vote([a for c, a in seen if c == top], seed=seed, problem=problem).winner
+
+
+def allocate_confident(n_problems: int, draw: Draw, budget_tokens: float,
+                       max_chain_tokens: float,
+                       threshold: float = CHOSEN_CONFIDENT["threshold"],
+                       first: int = CHOSEN_CONFIDENT["first"], step: int = 1,
+                       max_chains: int = 64) -> Allocation:
+    """Confidence-aware allocation of a total token budget over ``n_problems`` problems: more
+    chains where the model is unsure, the answer of its most confident chain.
+
+    A chain's confidence is the model's exp(mean token log-probability) over the chain
+    (``ChainPool.confidence``, in [0, 1]; no extra model). Rule (in order): (1) every problem
+    gets ``first`` chains; (2) a problem is *settled* once one of its chains that gave an answer
+    has confidence >= ``threshold``; each round, every unsettled problem with fewer than
+    ``max_chains`` chains gets ``step`` more, the least confident first (lowest best
+    confidence so far, ties by problem index); (3) it ends when every problem is settled or at
+    ``max_chains``, or when the budget cannot pay for another chain. Each problem's answer is
+    :func:`most_confident` over its chains (best-of-n by confidence). The budget guarantee is
+    :func:`allocate`'s: a chain is drawn only while the tokens left are at least
+    ``max_chain_tokens``, so ``spent <= budget_tokens``.
+
+    This rule is ours (the threshold and ``first`` are chosen on the validation split by
+    ``benchmarks/bench_adaptive.py``, ``CHOSEN_CONFIDENT``); it uses the same signal as the
+    Scaling page's best-of-n by confidence, and spends the budget as :func:`allocate` does.
+    draw(i, m) returns m (answer or None, generated tokens, confidence) triples. ValueError for
+    a threshold outside (0, 1], a confidence outside [0, 1], a chain above
+    ``max_chain_tokens`` or the arguments :func:`allocate` rejects."""
+    if not 0.0 < float(threshold) <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+
+    def key(out: Allocation, i: int) -> Optional[float]:
+        best = max((c for a, c in zip(out.answers[i], out.confidences[i]) if a is not None),
+                   default=-1.0)
+        return None if best >= threshold else best
+    out = _allocate_rounds(n_problems, draw, budget_tokens, max_chain_tokens, first, step,
+                           max_chains, key, confident=True)
+    out.winners = [most_confident(a, c) for a, c in zip(out.answers, out.confidences)]
     return out
 
 
@@ -488,6 +589,50 @@ def allocate_on_pools(pools: Sequence, budget_tokens: float, max_chain_tokens: f
     :func:`simulate_pools`. ``max_chains`` defaults to the smallest pool size.
     Returns per_problem [P], mean, ci_low, ci_high (95% Wilson over problems), mean_tokens
     (spent per problem), mean_chains, max_spent (the largest total spent over the orders)."""
+    def run_(draw, cap):
+        res = allocate(len(pools), draw, budget_tokens, max_chain_tokens, rule, first, step,
+                       cap)
+        return res, [_tie_credit(p, a) for p, a in zip(pools, res.answers)]
+    return _replay_allocation(pools, run_, max_chains, orders, seed, False)
+
+
+def _confident_credit(pool, answers: Sequence[Optional[str]],
+                      confidences: Sequence[float]) -> float:
+    """Expected credit of :func:`most_confident` with ties in confidence broken uniformly over
+    the tied chains (a group of m chains sharing the top confidence, r of them right, earns
+    r/m, as ``search.scaling.best_of_k`` credits ties); 0.0 when no chain answered."""
+    seen = [(float(c), a) for a, c in zip(answers, confidences) if a is not None]
+    if not seen:
+        return 0.0
+    top = max(c for c, _ in seen)
+    tied = [a for c, a in seen if c == top]
+    return sum(_credit(pool, a) for a in tied) / len(tied)
+
+
+def allocate_confident_on_pools(pools: Sequence, budget_tokens: float, max_chain_tokens: float,
+                                threshold: float = CHOSEN_CONFIDENT["threshold"],
+                                first: int = CHOSEN_CONFIDENT["first"], step: int = 1,
+                                max_chains: Optional[int] = None, orders: int = 8,
+                                seed: int = 0) -> dict:
+    """:func:`allocate_confident` replayed on pools (``ChainPool.confidence`` as each chain's
+    confidence), exactly as :func:`allocate_on_pools` replays :func:`allocate` (the same
+    random orders for the same ``seed``; Monte Carlo over ``orders`` orders). Credit per
+    problem: :func:`most_confident`'s answer, ties in confidence credited r/m over the tied
+    chains. Returns the dict of :func:`allocate_on_pools`."""
+    def run_(draw, cap):
+        res = allocate_confident(len(pools), draw, budget_tokens, max_chain_tokens, threshold,
+                                 first, step, cap)
+        return res, [_confident_credit(p, a, c)
+                     for p, a, c in zip(pools, res.answers, res.confidences)]
+    return _replay_allocation(pools, run_, max_chains, orders, seed, True)
+
+
+def _replay_allocation(pools: Sequence, run_: Callable, max_chains: Optional[int], orders: int,
+                       seed: int, confident: bool) -> dict:
+    """The replay loop of :func:`allocate_on_pools` and :func:`allocate_confident_on_pools`:
+    per order o, a permutation of each pool's chains (numpy default_rng(seed + o)), a draw that
+    hands them out in that order ((answer, tokens) or, with ``confident``, (answer, tokens,
+    confidence)), and ``run_(draw, cap) -> (Allocation, per-problem credit)``."""
     sizes = [len(p.answers) for p in pools]
     cap = min(sizes) if max_chains is None else min(max_chains, min(sizes))
     per = np.zeros(len(pools))
@@ -502,16 +647,51 @@ def allocate_on_pools(pools: Sequence, budget_tokens: float, max_chain_tokens: f
             for _ in range(m):
                 j = perms[i][pos[i]]
                 pos[i] += 1
-                got.append((pools[i].answers[j], float(pools[i].tokens[j])))
+                p = pools[i]
+                got.append((p.answers[j], float(p.tokens[j]), float(p.confidence[j]))
+                           if confident else (p.answers[j], float(p.tokens[j])))
             return got
-        res = allocate(len(pools), draw, budget_tokens, max_chain_tokens, rule, first, step,
-                       cap)
-        per += [_tie_credit(p, a) for p, a in zip(pools, res.answers)]
+        res, credit = run_(draw, cap)
+        per += credit
         spent.append(res.spent)
         chains.append(np.mean(res.chains) if pools else 0.0)
     per /= max(1, orders)
     ci = curve_with_ci(per[:, None])
     return {"per_problem": per, "mean": float(ci["mean"][0]), "ci_low": float(ci["ci_low"][0]),
-            "ci_high": float(ci["ci_high"][0]),
+            "ci_high": float(ci["ci_high"][0]), "stderr": float(ci["stderr"][0]),
             "mean_tokens": float(np.mean(spent)) / max(1, len(pools)),
             "mean_chains": float(np.mean(chains)), "max_spent": float(np.max(spent))}
+
+
+CONFIDENT_SHARES = (0.25, 0.5)  # budgets of the Scaling page's points: shares of maj@n's tokens
+
+
+def confident_series(pools: Sequence, n: int, max_chain_tokens: float,
+                     shares: Sequence[float] = CONFIDENT_SHARES,
+                     threshold: float = CHOSEN_CONFIDENT["threshold"],
+                     first: int = CHOSEN_CONFIDENT["first"], orders: int = SIM_ORDERS,
+                     seed: int = 0, name: str = "allocation by confidence") -> dict:
+    """A "points" series for ``viz.curves.accuracy_figure``: :func:`allocate_confident_on_pools`
+    on ``pools`` with a total budget of ``share`` x maj@n's generated tokens for each of
+    ``shares`` (ascending), maj@n's tokens being n x the mean tokens of one chain over the
+    pools (as ``search.pools.pool_curve`` counts them), at most n chains per problem, knobs
+    ``CHOSEN_CONFIDENT``. x values: mean generated tokens ("tokens") and chains ("samples")
+    per problem; ``budgets`` each point's share ("25%"), ``knob`` "budget"; ``method``
+    "monte-carlo" (over chain orders); ``sims`` keeps each point's replay dict (drop it before
+    ``curve_rows``). ValueError for n < 1 or above a pool's size, or a share outside (0, 1]."""
+    sizes = [len(p.answers) for p in pools]
+    if n < 1 or (sizes and n > min(sizes)):
+        raise ValueError(f"n must be in 1..{min(sizes) if sizes else n}, got {n}")
+    if any(not 0.0 < float(f) <= 1.0 for f in shares):
+        raise ValueError("shares must be in (0, 1]")
+    per_chain = float(np.mean([np.mean(p.tokens) for p in pools])) if pools else 0.0
+    shares = sorted(float(f) for f in shares)
+    sims = [allocate_confident_on_pools(pools, f * n * per_chain * len(pools), max_chain_tokens,
+                                        threshold, first, 1, n, orders, seed) for f in shares]
+    return {"name": name, "kind": "points", "key": "confident",
+            "samples": [r["mean_chains"] for r in sims],
+            "tokens": [r["mean_tokens"] for r in sims],
+            "mean": [r["mean"] for r in sims], "stderr": [r["stderr"] for r in sims],
+            "ci_low": [r["ci_low"] for r in sims], "ci_high": [r["ci_high"] for r in sims],
+            "budgets": [f"{100 * f:g}%" for f in shares], "knob": "budget",
+            "method": ["monte-carlo"] * len(shares), "shares": shares, "sims": sims}

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search.adaptive import (StopRule, adaptive_series, allocate, allocate_on_pools,
-                             beta_probability, cannot_be_overtaken, decide, run, run_on_chains,
-                             simulate_pools, top_two)
+from search.adaptive import (StopRule, adaptive_series, allocate, allocate_confident,
+                             allocate_confident_on_pools, allocate_on_pools, beta_probability,
+                             cannot_be_overtaken, confident_series, decide, run,
+                             run_on_chains, simulate_pools, top_two)
 from search.pools import ChainPool
 from search.scaling import maj_at_k
 from search.voting import vote
@@ -268,3 +269,109 @@ def test_run_strategy_majority_with_stop_and_the_cli_flags(monkeypatch):
     a = build_parser().parse_args(["solve", "8*7+6", "--strategy", "beam", "--stop", "beta"])
     with pytest.raises(UsageError, match="--stop applies to --strategy majority"):
         strategy_knobs(a)
+
+
+# ---- allocation by confidence over a problem set
+
+
+def test_confidence_allocation_worked_by_hand():
+    # 3 problems, every chain 10 tokens; problem 0 is settled by its first chain (0.97 >= 0.95),
+    # the others get one more chain per round, the least confident first, until the budget (70)
+    script = {0: [("4", 0.97), ("5", 0.99)], 1: [("7", 0.5), ("8", 0.8), ("9", 0.96)],
+              2: [("1", 0.6), ("2", 0.7), ("2", 0.75), ("3", 0.99)]}
+    log = []
+
+    def draw(i, m):
+        got = []
+        for _ in range(m):
+            ans, c = script[i][sum(1 for j in log if j == i)]
+            log.append(i)
+            got.append((ans, 10, c))
+        return got
+    out = allocate_confident(3, draw, 70, 10, threshold=0.95, first=1, step=1, max_chains=8)
+    # round 0: 0, 1, 2; round 1: 1 (best 0.5) before 2 (0.6); round 2: 2 (0.7) before 1 (0.8)
+    assert log == [0, 1, 2, 1, 2, 2, 1]
+    assert out.chains == [1, 3, 3] and out.spent == 70 and out.rounds == 2
+    assert out.winners == ["4", "9", "2"]  # the most confident chain's answer
+    assert out.confidences[1] == [0.5, 0.8, 0.96]
+    # one chain less of budget: problem 1 never reaches its 0.96 chain
+    log.clear()
+    out = allocate_confident(3, draw, 69, 10, threshold=0.95, first=1, step=1, max_chains=8)
+    assert out.chains == [1, 2, 3] and out.winners == ["4", "8", "2"] and out.spent == 60
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 10), st.floats(0, 3000), st.integers(1, 4), st.integers(1, 3),
+       st.integers(1, 16), st.floats(0.3, 1.0), st.integers(0, 999))
+def test_confidence_allocation_never_exceeds_the_budget(n_problems, budget, first, step, cap,
+                                                        tau, seed):
+    rnd = random.Random(seed)
+    bound = 40
+
+    def draw(i, m):
+        return [(rnd.choice(["1", "2", None]), rnd.randint(1, bound), rnd.random())
+                for _ in range(m)]
+    out = allocate_confident(n_problems, draw, budget, bound, tau, first, step, cap)
+    assert out.spent <= budget
+    assert out.spent == pytest.approx(sum(sum(t) for t in out.tokens))
+    assert all(c <= cap for c in out.chains)
+
+    def best(i, upto=None):
+        cs = [c for a, c in zip(out.answers[i][:upto], out.confidences[i][:upto])
+              if a is not None]
+        return max(cs, default=-1.0)
+    for i in range(n_problems):
+        if out.chains[i] > first:  # it got more only while it was unsettled (the chains
+            assert best(i, out.chains[i] - step) < tau  # before its last round's <= step)
+        if best(i) >= 0:  # the winner is the most confident answered chain's answer
+            top = [a for a, c in zip(out.answers[i], out.confidences[i])
+                   if a is not None and c == best(i)]
+            assert out.winners[i] in top
+        else:
+            assert out.winners[i] is None
+    if budget - out.spent >= bound:  # it stopped for another reason than the budget
+        assert all(best(i) >= tau or out.chains[i] >= cap for i in range(n_problems))
+
+
+def test_confidence_allocation_on_pools_picks_the_confident_chain():
+    # the right answer is a minority but the most confident: the vote loses it, this rule not
+    pools = [ChainPool(problem="x", gold="1", level=1, answers=["1"] * 4 + ["2"] * 12,
+                       tokens=[10] * 16, confidence=[0.9] * 4 + [0.6] * 12,
+                       correct=[True] * 4 + [False] * 12) for _ in range(3)]
+    res = allocate_confident_on_pools(pools, 3 * 16 * 10, 10, threshold=0.95, first=2,
+                                      orders=3)
+    assert res["mean"] == 1.0 and res["mean_chains"] == 16 and res["max_spent"] <= 480
+    res = allocate_confident_on_pools(pools, 3 * 16 * 10, 10, threshold=0.85, first=1,
+                                      orders=4)
+    assert res["mean"] == 1.0 and res["mean_tokens"] < 160  # settled at its first 0.9 chain
+    assert allocate_on_pools(pools, 3 * 16 * 10, 10, StopRule("none"), first=16,
+                             orders=2)["mean"] == 0.0
+    with pytest.raises(ValueError):
+        allocate_confident(1, lambda i, m: [("1", 5, 1.5)] * m, 100, 10, 0.9)
+
+
+def test_confident_series_points_at_a_quarter_and_half_of_maj_tokens():
+    pools = [ChainPool(problem="x", gold="1", level=1, answers=["1", "2"] * 4,
+                       tokens=[10] * 8, confidence=[0.9, 0.5] * 4,
+                       correct=[True, False] * 4) for _ in range(4)]
+    s = confident_series(pools, 8, 10, threshold=0.95, first=1, orders=3)
+    # maj@8 costs 80 tokens per problem: budgets 20 and 40 per problem (80 and 160 in all)
+    assert s["budgets"] == ["25%", "50%"] and s["kind"] == "points"
+    assert [r["max_spent"] for r in s["sims"]] == [80.0, 160.0]
+    assert s["tokens"] == [20.0, 40.0] and s["samples"] == [2.0, 4.0]
+    assert s["mean"][1] == 1.0  # four chains: a 0.9 chain (answer 1) is among them
+    with pytest.raises(ValueError):
+        confident_series(pools, 9, 10)
+
+
+def test_scaling_page_shows_the_allocation_by_confidence(tiny_model_dir, monkeypatch, tmp_path):
+    from tests.pool_pages import page_app, page_text
+    monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", str(tmp_path / "no_orm"))
+    monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", str(tmp_path / "no_prm"))
+    at = page_app("pages/scaling.py", {"sc_problems": 10, "sc_n": 4}, tiny_model_dir,
+                  monkeypatch)().run()
+    assert not at.exception, at.exception
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "allocation by confidence (at most 4 chains)" in spec
+    text = page_text(at)
+    assert "Allocation by confidence" in text and "of maj@4's tokens" in text, text
