@@ -84,7 +84,18 @@ def test_live_view_redraws_only_on_change_at_a_cost_adaptive_rate():
 # ------------------------------------------------------------------- inference worker
 @pytest.fixture(scope="module")
 def worker(tiny_model_dir):
-    w = InferenceWorker(str(tiny_model_dir), "cpu")
+    """The inference process running one search at a time (THOUGHTSCOPE_WORKER_RUNS=1), so
+    that queue order and a stop while queued can be checked."""
+    import os
+    before = os.environ.get("THOUGHTSCOPE_WORKER_RUNS")
+    os.environ["THOUGHTSCOPE_WORKER_RUNS"] = "1"
+    try:
+        w = InferenceWorker(str(tiny_model_dir), "cpu")
+    finally:
+        if before is None:
+            del os.environ["THOUGHTSCOPE_WORKER_RUNS"]
+        else:
+            os.environ["THOUGHTSCOPE_WORKER_RUNS"] = before
     yield w
     w.close()
 

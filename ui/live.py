@@ -81,16 +81,21 @@ def sync_runs() -> bool:
     return os.environ.get("THOUGHTSCOPE_SYNC_RUNS", "") not in ("", "0")
 
 
+WORKER_RUNS = 8  # searches the inference process runs at once by default
+
+
 def worker_runs() -> int:
     """Searches the inference worker process runs at once: ``THOUGHTSCOPE_WORKER_RUNS``
-    (default 1: one after another, in the order submitted). Above 1, each run is a thread of
-    the process and their sampling calls share one ``search.models.worker.InferenceWorker``
-    (round robin over the runs, identical calls of runs with the same settings computed once;
-    each result still the run's own seeded run); runs beyond that number wait in the queue."""
+    (default ``WORKER_RUNS`` = 8; 1: one after another, in the order submitted). Above 1,
+    each run is a thread of the process and their sampling calls share one
+    ``search.models.worker.InferenceWorker``: merged into shared forward passes by its
+    continuous batch (each result still bit for bit the run's own seeded run), identical calls
+    computed once, round robin over the runs; runs beyond that number wait in the queue."""
     try:
-        return max(1, min(64, int(os.environ.get("THOUGHTSCOPE_WORKER_RUNS", "1"))))
+        return max(1, min(64, int(os.environ.get("THOUGHTSCOPE_WORKER_RUNS",
+                                                  str(WORKER_RUNS)))))
     except ValueError:
-        return 1
+        return WORKER_RUNS
 
 
 def worker_threads(cpus: Optional[int] = None) -> int:
