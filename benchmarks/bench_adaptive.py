@@ -161,14 +161,15 @@ def main() -> None:
         if conf_best is None or r["mean"] > conf_best[2]:
             conf_best = (cf, ct, r["mean"])
     cf, ct = conf_best[:2]
+    agrees = ("agrees" if CHOSEN_CONFIDENT == dict(threshold=ct, first=cf)
+              else "DIFFERS: update it")
     n_conf = len(CONF_GRID["first"]) * len(CONF_GRID["threshold"])
     print(f"CHOSEN allocation by confidence on validation ({n_conf} configurations, "
           f"{a.grid_orders} orders): first {cf} "
           f"chain(s) each, then one more per round to every problem whose most confident chain "
           f"is below {ct:g}, the least confident first; answer: the most confident chain's "
           f"(validation {pct(conf_best[2])} at half of maj@{MAJ_K}'s tokens; "
-          f"search.adaptive.CHOSEN_CONFIDENT "
-          f"{'agrees' if CHOSEN_CONFIDENT == dict(threshold=ct, first=cf) else 'DIFFERS: update it'})")
+          f"search.adaptive.CHOSEN_CONFIDENT {agrees})")
     for frac in (0.25, 0.35):
         r = allocate_confident_on_pools(val, 2 * half * frac * len(val), task.chain_tokens, ct,
                                         first=cf, max_chains=a.n, orders=a.grid_orders)
