@@ -9,7 +9,10 @@ are kept small (integers within a few steps of their minimum, the smallest few o
 numeric list, pools at their smallest size, the Scaling page's measured searches off) and the
 resource caps are low
 (``THOUGHTSCOPE_MAX_NODES``), so a few hundred actions take about a minute on the tiny random
-model of conftest.py. Runs are synchronous (``THOUGHTSCOPE_SYNC_RUNS=1``) so a seed replays
+model of conftest.py. The per-session limits are low too (one run's worth), so pages release
+older runs and refuse big ones as they go; after every action the session must hold no more
+than its limits (``ui.session_caps.budget``), save the Search tree page's own run grown in
+place by a person's Continue (which never refuses: the other runs make room). Runs are synchronous (``THOUGHTSCOPE_SYNC_RUNS=1``) so a seed replays
 the same session. A failure prints the seed and the action trace (``pytest -k seed`` reruns it).
 """
 from __future__ import annotations
@@ -208,6 +211,22 @@ def fuzz_env(monkeypatch, tiny_model_dir):
         monkeypatch.setenv("THOUGHTSCOPE_SYNC_RUNS", "1")
     monkeypatch.setenv("THOUGHTSCOPE_MAX_NODES", "150")
     monkeypatch.setenv("THOUGHTSCOPE_MAX_EVENTS", "600")
+    # One run's worth: a page's second run releases the first, a slot of several runs (Compare,
+    # its problem set) can be refused (in 450 actions of seeds 0-2: both happen).
+    monkeypatch.setenv("THOUGHTSCOPE_SESSION_MAX_NODES", "150")
+    monkeypatch.setenv("THOUGHTSCOPE_SESSION_MAX_EVENTS", "600")
+
+
+def over_session_limits(at: AppTest):
+    """None, or what the session holds over its limits (any slot but the Search tree page's
+    own run, which a Continue may grow past them in place)."""
+    from ui import session_caps
+    b = session_caps.budget(at.session_state)
+    hit = b.total().over(b.caps)
+    slots = [s for s, _a, _f in b.held()]
+    if hit is None or slots == ["tree"]:
+        return None
+    return f"session over its limit: {hit}; held {[(s, f) for s, _a, f in b.held()]}"
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -243,6 +262,9 @@ def test_random_actions_across_every_page_raise_nothing(fuzz_env, seed):
         if at.exception:
             ex = at.exception[0]
             fail(f"{ex.message}\n{''.join(ex.stack_trace)}")
+        over = over_session_limits(at)
+        if over:
+            fail(over)
     if os.environ.get("FUZZ_TRACE"):  # see where the time goes: pytest -s
         print(f"seed {seed}:\n  " + "\n  ".join(trace))
 

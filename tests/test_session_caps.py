@@ -284,3 +284,54 @@ def test_a_continue_is_refused_once_the_run_alone_reaches_the_session_limit(monk
     grown = at.session_state["tree_result"].tree
     assert len(grown.votes) == votes + 2
     assert [e.type for e in grown.events].count("continue") == 1
+
+
+def test_history_reopen_over_the_session_limit_is_refused_on_the_history_page(
+        tiny_policy, tmp_path, monkeypatch):
+    from search import history
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    res = _run(tiny_policy, "majority", 8)
+    rid = history.save(res)
+    at = new_app()
+    at.switch_page("pages/history.py").run()
+    assert at.selectbox(key="hist_pick").value == rid
+    monkeypatch.setenv("THOUGHTSCOPE_SESSION_MAX_NODES", str(res.tree.n_steps - 1))
+    at.button(key="hist_open").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["History"]  # stays: nothing to show there
+    errs = [_plain(e.value) for e in at.error]
+    assert errs == [f"the run was not kept in this session: it holds {res.tree.n_steps} nodes, "
+                    f"over the session limit of {res.tree.n_steps - 1} nodes (set "
+                    f"THOUGHTSCOPE_SESSION_MAX_NODES to change it)"], errs
+    assert at.session_state.get("tree_result") is None
+    assert at.session_state.get("history_row") is None
+    # within the limit the same button opens it on the Search tree page
+    monkeypatch.setenv("THOUGHTSCOPE_SESSION_MAX_NODES", str(res.tree.n_steps))
+    at.button(key="hist_open").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Search tree"]
+    assert at.session_state["tree_result"].tree.n_steps == res.tree.n_steps
+
+
+def test_step_by_step_releases_compare_runs_and_says_they_are_not_saved(monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    _compare(at, b0=4, b1=2, b2=2)
+    cmp_fp = caps.footprint(at.session_state["cmp_results"][1])
+    at.switch_page("pages/mcts_steps.py").run()
+    assert not at.exception, at.exception
+    from ui.common import widget_key as w
+    at.number_input(key=w("ms_sims")).set_value(1).run()
+    # room for Step by step's run alone, not with Compare's
+    monkeypatch.setenv("THOUGHTSCOPE_SESSION_MAX_EVENTS", str(cmp_fp.events))
+    at.button(key="ms_go").click().run()
+    assert not at.exception, at.exception
+    key, res, _parts = at.session_state["ms_run"]
+    assert caps.footprint([res]).events <= cmp_fp.events  # (so it was kept)
+    warns = [x for x in _warnings(at) if "released from memory" in x]
+    assert len(warns) == 1, _warnings(at)
+    assert warns[0].startswith(f"This session holds at most {cmp_fp.events} events")
+    assert "Compare (3 runs, run it again to redo it)" in warns[0]
+    assert at.session_state.get("cmp_results") is None
+    # the page then draws the run's stepper as usual
+    assert not any("Press **Run**" in m for m in texts(at.info))

@@ -46,6 +46,7 @@ NOTES = "session_caps_notes"  # [(kind, line)] to show on the next draw (show_no
 # pages/compare.py, pages/mcts_steps.py).
 TREE_RUN, TREE_RESULT, TREE_VIEW, HISTORY_ROW = ("tree_run", "tree_result", "tree_live_view",
                                                  "history_row")
+TREE_ADOPTED = "tree_adopted"  # run id of the LiveRun the tree page took in (and saved)
 CMP_RESULTS, CMP_SET = "cmp_results", "cmp_set_results"
 MS_RUN, MS_POS, MS_BEAM_RUN, MS_BEAM_POS = "ms_run", "ms_pos", "ms_beam_run", "ms_beam_pos"
 
@@ -65,7 +66,10 @@ def _release_tree(ss) -> None:
     ss.pop(TREE_RESULT, None)
     ss.pop(HISTORY_ROW, None)
     run = ss.get(TREE_RUN)
-    if run is not None and getattr(run, "done", False):  # a run in progress is never dropped
+    # A run in progress, or one finished in the background that the page has not taken in
+    # (and saved in the History) yet, is never dropped: the page takes it in on its next draw.
+    if run is not None and getattr(run, "done", False) and \
+            ss.get(TREE_ADOPTED) == getattr(run, "run_id", None):
         ss.pop(TREE_RUN, None)
         ss.pop(TREE_VIEW, None)
 
@@ -143,10 +147,11 @@ def release_message(hit: dict, released: list, ss) -> str:
     for slot, n, saved in released:
         what = ngettext("{n} run", "{n} runs", n).format(n=n)
         where = (_("saved in the History") if saved else _("run it again to redo it"))
-        parts.append(f"{_(HOLDERS[slot].label)} ({what}, {where})")
+        parts.append(_("{page} ({runs}, {where})").format(page=_(HOLDERS[slot].label),
+                                                          runs=what, where=where))
     return (_("This session holds at most {limit}: to keep the new run, the oldest runs it held "
               "were released from memory: {released}.").format(limit=_limit(hit),
-                                                               released="; ".join(parts))
+                                                               released=_("; ").join(parts))
             + " " + _("Runs saved in the History stay there on disk (open them from the History "
                       "page); the others run again with the same settings and seed (set {var} "
                       "to change the limit).").format(var=caps.SESSION_ENV[hit["limit"]]))
