@@ -1,5 +1,6 @@
 """Resource caps: how large one run's tree, event log and memory, and one uploaded file, may
-grow before the app stops it (issue 11 item 5). The one place the limits live.
+grow before the app stops it, and how much one session may hold at once (issue 11 item 5).
+The one place the limits live.
 
 A server shared by a class must not be taken down by one session asking for a huge search, so
 every run is checked against ``Caps`` by ``guard`` (wired into ``search.strategies.run_strategy``,
@@ -9,7 +10,8 @@ cap stops there exactly as if the user had pressed Stop: the strategy's own part
 (its vote, tally and ``final`` event over what was sampled), ``stopped=True`` and
 ``extra["capped"]`` = {"limit", "cap", "value"} (``message`` words it). So a run ends at most
 one batch (or one simulation) past a cap, and nothing already sampled is lost. A session runs
-one search at a time, so the per-run caps bound what a session holds.
+one search at a time but keeps several finished runs at once: the per-session limits below
+bound what it holds.
 
 Limits (``Caps``; defaults below, each overridden by an environment variable read anew on every
 ``Caps.from_env()``; a value that is not a positive number is ignored, with the default kept):

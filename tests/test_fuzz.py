@@ -12,7 +12,8 @@ resource caps are low
 model of conftest.py. The per-session limits are low too (one run's worth), so pages release
 older runs and refuse big ones as they go; after every action the session must hold no more
 than its limits (``ui.session_caps.budget``), save the Search tree page's own run grown in
-place by a person's Continue (which never refuses: the other runs make room). Runs are synchronous (``THOUGHTSCOPE_SYNC_RUNS=1``) so a seed replays
+place by a person's Continue (which never refuses: the other runs make room). Runs are
+synchronous (``THOUGHTSCOPE_SYNC_RUNS=1``) so a seed replays
 the same session. A failure prints the seed and the action trace (``pytest -k seed`` reruns it).
 """
 from __future__ import annotations

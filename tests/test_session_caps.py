@@ -335,3 +335,19 @@ def test_step_by_step_releases_compare_runs_and_says_they_are_not_saved(monkeypa
     assert at.session_state.get("cmp_results") is None
     # the page then draws the run's stepper as usual
     assert not any("Press **Run**" in m for m in texts(at.info))
+
+
+def test_releasing_the_tree_slot_keeps_a_run_in_progress_or_not_yet_taken_in():
+    """The tree slot's release frees the result on show and the History row's hold on its
+    tree, and a finished run the page took in; never a run in progress, nor a finished one the
+    page has not taken in (and saved) yet."""
+    from types import SimpleNamespace
+    from ui import session_caps as sc
+    for done, adopted, dropped in ((False, None, False), (True, None, False),
+                                   (True, 7, True)):
+        run = SimpleNamespace(done=done, run_id=7, result=None)
+        ss = {sc.TREE_RESULT: object(), sc.HISTORY_ROW: (1, object()), sc.TREE_RUN: run,
+              sc.TREE_VIEW: object(), "tree_adopted": adopted}  # pages/tree.py ADOPTED
+        sc.HOLDERS["tree"].release(ss)
+        assert sc.TREE_RESULT not in ss and sc.HISTORY_ROW not in ss
+        assert (sc.TREE_RUN not in ss) == dropped and (sc.TREE_VIEW not in ss) == dropped
