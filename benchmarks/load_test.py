@@ -13,6 +13,9 @@ together behind a barrier. Modes:
 * ``worker1`` - the same with a single executor thread (one batch);
 * ``nobatch`` - the worker with batching off: each executor runs one whole call at a time
   (what the worker did before continuous batching);
+* ``plain``   - ``nobatch`` with the model's fixed window off too (``HFPolicy.window = None``:
+  each call left-padded to its own longest prefix, the sampler before continuous batching),
+  to price the fixed window at N=1;
 * ``class``   - through the worker, every session on the same problem with the same seed (what
   a class pressing Run on the page's defaults sends): identical calls, computed once each;
 * ``direct``  - every session calls the bare policy itself, torch at its default thread count
@@ -60,7 +63,7 @@ from search.models.worker import (InferenceWorker, WorkerPolicy, worker_executor
 from search.solve import solve  # noqa: E402
 
 PROBLEMS = ["5+(8-3)", "8*7+6", "12+5", "9*4-7", "3*(4+5)", "17-8+2", "6*6+3", "40-3*7"]
-MODES = ("worker", "worker1", "nobatch", "class", "direct", "direct1")
+MODES = ("worker", "worker1", "nobatch", "plain", "class", "direct", "direct1")
 
 
 def digest(result, logprobs: bool) -> str:
@@ -101,6 +104,17 @@ def peak_rss() -> float:
 def wave(n: int, mode: str, policy, default_threads: int, sc: int, mcts: int,
          refs: dict) -> dict:
     """Run ``n`` sessions at once in ``mode``; returns the figures of one line."""
+    window = policy.window
+    if mode == "plain":
+        policy.window = None
+    try:
+        return _wave(n, mode, policy, default_threads, sc, mcts, refs)
+    finally:
+        policy.window = window
+
+
+def _wave(n: int, mode: str, policy, default_threads: int, sc: int, mcts: int,
+          refs: dict) -> dict:
     if mode.startswith("direct"):
         threads = default_threads if mode == "direct" else 1
         torch.set_num_threads(threads)
@@ -109,13 +123,13 @@ def wave(n: int, mode: str, policy, default_threads: int, sc: int, mcts: int,
         threads = worker_threads()
         worker = InferenceWorker(policy, threads=threads,
                                  executors=1 if mode == "worker1" else None,
-                                 batching=mode != "nobatch")
+                                 batching=mode not in ("nobatch", "plain"))
         served = WorkerPolicy(policy, worker=worker)
     # references: each distinct search alone, at this torch thread count
     torch.set_num_threads(threads)
     for s in range(n):
         for job in jobs_of(s, mode, sc, mcts):
-            key = (job, threads)
+            key = (job, threads, policy.window)
             if key not in refs:
                 r = solve(job[0], job[1], job[2], policy=policy, seed=job[3])
                 refs[key] = (digest(r, False), digest(r, True))
@@ -139,7 +153,7 @@ def wave(n: int, mode: str, policy, default_threads: int, sc: int, mcts: int,
                     errors.append(f"{type(e).__name__}: {e}")
                 continue
             dt = time.perf_counter() - t0
-            same, exact = refs[(job, threads)]
+            same, exact = refs[(job, threads, policy.window)]
             with lock:
                 latencies.append(dt)
                 tokens.append(r.compute.generated_tokens)
