@@ -235,16 +235,21 @@ def test_live_run_stops_when_the_vote_is_settled():
 # ---- the Scaling page
 
 
-def test_scaling_page_draws_the_adaptive_curve(tiny_model_dir, monkeypatch, tmp_path):
+def _scaling_page(tiny_model_dir, monkeypatch, tmp_path) -> tuple[str, str]:
+    """(the first chart's spec, the page's text) of the Scaling page on 10 problems x 4
+    chains of the tiny model, with no learned verifiers."""
     from tests.pool_pages import page_app, page_text
     monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", str(tmp_path / "no_orm"))
     monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", str(tmp_path / "no_prm"))
     at = page_app("pages/scaling.py", {"sc_problems": 10, "sc_n": 4}, tiny_model_dir,
                   monkeypatch)().run()
     assert not at.exception, at.exception
-    spec = at.get("plotly_chart")[0].proto.spec
+    return at.get("plotly_chart")[0].proto.spec, page_text(at)
+
+
+def test_scaling_page_draws_the_adaptive_curve(tiny_model_dir, monkeypatch, tmp_path):
+    spec, text = _scaling_page(tiny_model_dir, monkeypatch, tmp_path)
     assert "adaptive self-consistency" in spec
-    text = page_text(at)
     assert "Adaptive self-consistency" in text and "tokens saved" in text, text
 
 
@@ -365,13 +370,6 @@ def test_confident_series_points_at_a_quarter_and_half_of_maj_tokens():
 
 
 def test_scaling_page_shows_the_allocation_by_confidence(tiny_model_dir, monkeypatch, tmp_path):
-    from tests.pool_pages import page_app, page_text
-    monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", str(tmp_path / "no_orm"))
-    monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", str(tmp_path / "no_prm"))
-    at = page_app("pages/scaling.py", {"sc_problems": 10, "sc_n": 4}, tiny_model_dir,
-                  monkeypatch)().run()
-    assert not at.exception, at.exception
-    spec = at.get("plotly_chart")[0].proto.spec
+    spec, text = _scaling_page(tiny_model_dir, monkeypatch, tmp_path)
     assert "allocation by confidence (at most 4 chains)" in spec
-    text = page_text(at)
     assert "Allocation by confidence" in text and "of maj@4's tokens" in text, text
