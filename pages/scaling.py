@@ -293,7 +293,7 @@ def cached_confident(pools_: list, key: tuple, budget: int, chain_tokens: float)
 def rule_label(rule) -> str:
     """A stop rule's short name (``search.adaptive.StopRule.label``) in the session's language."""
     if rule.kind == "certain":
-        return _("certain")
+        return _("deterministic rule")
     if rule.kind == "none":
         return _("fixed N")
     return _("beta C={c}").format(c=f"{rule.threshold:g}")

@@ -336,9 +336,15 @@ c5 = cols[-1]
 strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
                         format_func=lambda s: _(STRATEGY_LABELS[s]), help=_(STRATEGY_HELP))
 knob = KNOB_KEY[strategy]
-c2.number_input(common.sentence(_(BUDGET_KNOB[strategy]), stop=""), 1,
-                MAX_BUDGET[strategy], step=1, **bind(knob),
+knob_label = common.sentence(_(BUDGET_KNOB[strategy]), stop="")
+over = int(ss[knob]) > MAX_BUDGET[strategy]  # typed past the largest: said, then set to it
+if over:  # (no max on the widget: the browser would keep the typed value to itself, unsaid)
+    ss[knob] = MAX_BUDGET[strategy]
+c2.number_input(knob_label, 1, None, step=1, **bind(knob),
                 help=_(KNOB_HELP[strategy]).format(**DEFAULTS[strategy]))
+if over:
+    box.warning(_("{knob} is at most {max}: set to {max}.").format(
+        knob=knob_label, max=f"{MAX_BUDGET[strategy]:,}"), icon=":material/vertical_align_top:")
 if TASK_SCORERS:
     c3.selectbox(_("Scorer"), TASK_SCORERS, **bind("scorer"),
                  format_func=lambda s: _(SCORERS[s]),

@@ -760,3 +760,31 @@ def test_verifier_strategies_are_offered_and_run_with_a_learned_scorer(strategy,
         assert "need not be the tally's tallest bar" in caps, caps
     else:
         assert "The answer is the tally's largest bar" in caps, caps
+
+
+def test_a_budget_typed_past_the_largest_is_said_and_set_to_it():
+    """Chains N typed as 100000 (the largest is MAX_BUDGET): the page says so and sets the
+    largest, instead of the browser keeping the typed number to itself and the run using the
+    old value unsaid (a fresh user's trial)."""
+    from search.strategies import MAX_BUDGET
+    at = new_app().run()
+    at.number_input(key=w("n")).set_value(100000).run()
+    assert not at.exception
+    top = MAX_BUDGET["majority"]
+    assert at.session_state["n"] == top and at.number_input(key=w("n")).value == top
+    assert [x.value for x in at.warning] == [f"Chains N is at most {top:,}: set to {top:,}."]
+    at.number_input(key=w("n")).set_value(32).run()
+    assert at.session_state["n"] == 32 and not at.warning
+
+
+def test_a_stopped_run_is_labelled_a_partial_result(tiny_policy):
+    """A run ended by Stop gets the same kind of line above the tree as a run ended by a cap."""
+    from search.solve import solve
+    r = solve("8*7+6", "majority", 4, policy=tiny_policy, seed=0)
+    r.stopped = True
+    at = new_app().run()
+    at.file_uploader(key="tree_upload").upload("stopped.json", r.to_json().encode(),
+                                               "application/json").run()
+    assert not at.exception
+    assert any(x.value.startswith("**Partial result**: the run was stopped before it spent "
+                                  "its budget") for x in at.warning), [x.value for x in at.warning]

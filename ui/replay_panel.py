@@ -41,7 +41,7 @@ from i18n import N_, _, ngettext
 from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
-from ui.replay import (ReplayState, is_right, is_weighted, majority_curve, snap, state_at,
+from ui.replay import (ReplayState, is_right, is_weighted, tally_view, majority_curve, snap, state_at,
                        stops, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure
@@ -239,6 +239,10 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
         from search.caps import message as cap_message
         st.warning(_("**Partial result**: {why}.").format(why=md(cap_message(res.extra["capped"]))),
                    icon=":material/block:")
+    elif res.stopped and not res.extra.get("halted"):  # Stop pressed: as plain as a cap
+        st.warning(_("**Partial result**: the run was stopped before it spent its budget; "
+                     "the answer and the tally are over what it sampled until then."),
+                   icon=":material/stop_circle:")
     play, line = st.columns([1, 7], vertical_alignment="bottom")
     with play:
         _play_button(res)
@@ -279,17 +283,9 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
     with right:  # the votes first: what the run answered, on the first screen
-        vr = state.votes
-        tally, weighted = vr.tally, is_weighted(res)
-        if res.strategy in TOT:  # votes weighted by value: show how many chains, not the sums
-            tally = dict(Counter(v["answer"] for v in state.tree.votes
-                                 if v["answer"] is not None))
-            weighted = False
-        right = None if res.task == "arithmetic" or res.gold is None else [
-            a for a in tally if is_right(res.task, res.problem, a, res.gold)]
-        st.plotly_chart(tally_figure(tally, res.gold, state.answer,
-                                     tied=[] if res.strategy in TOT else vr.tied,
-                                     abstained=vr.abstained, weighted=weighted, right=right),
+        vr, tv = state.votes, tally_view(res, state)  # ToT: chain counts, not value sums
+        st.plotly_chart(tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
+                                     abstained=vr.abstained, weighted=tv.weighted, right=tv.right),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(answer_rule(res) + " " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE)))
         node_panel(res, state, nid, policy, on_edit)
