@@ -19,7 +19,7 @@ from i18n import _
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
 from ui import common, presenter, session_caps
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
-from ui.replay import equal_budget, state_at, total_tokens
+from ui.replay import equal_budget, state_at, tally_view, total_tokens
 from viz.tree import tree_figure
 from ui.presenter import tally_figure  # presenter mode's style
 
@@ -133,10 +133,11 @@ def _show_one() -> None:
                                         final_path=state.path, height=380, width=420,
                                         style=presenter.style()),
                             key=f"cmp_tree_{i}")
-            if state.votes.tally:
-                st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
-                                             tied=state.votes.tied,
-                                             abstained=state.votes.abstained, height=220),
+            if state.votes.tally:  # drawn as the Search tree page draws it (tally_view)
+                tv = tally_view(res, state)
+                st.plotly_chart(tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
+                                             abstained=state.votes.abstained,
+                                             weighted=tv.weighted, right=tv.right, height=220),
                                 key=f"cmp_tally_{i}")
 
 

@@ -157,3 +157,26 @@ def test_set_section_table_equals_the_pure_function():
     # The held-out split is allowed and labelled as report only.
     at.selectbox(key=w("cmp_split")).set_value("heldout").run()
     assert any("Press **Run on the set**" in m and "report only" in m for m in texts(at.info))
+
+
+def test_compare_tally_rounds_weighted_votes_like_the_search_tree_page():
+    """Trial 17: beam search's tally on Compare showed raw decimals ("★ 0.961274") under the axis
+    title "votes"; the Search tree page shows "0.96" under "weighted vote tally" / "weight".
+    Integer vote counts (self-consistency) stay integers."""
+    at = open_compare({"cmp_problem": "8*7+6", "cmp_b0": "8", "cmp_b1": "2", "cmp_b2": "4"})
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    _key, results = at.session_state["cmp_results"]
+    slider = at.slider(key="cmp_budget")
+    slider.set_value(slider.max).run()
+    beam = chart(at, "cmp_tally_1")
+    bar = beam["data"][0]
+    want = [f"{v:.2f}" for v in bar["y"]]
+    assert [t.replace("★ ", "") for t in bar["text"]] == want
+    assert all(len(t.replace("★ ", "").split(".")[-1]) == 2 for t in bar["text"])
+    assert beam["layout"]["title"]["text"] == "weighted vote tally"
+    assert beam["layout"]["yaxis"]["title"]["text"] == "weight"
+    vote = chart(at, "cmp_tally_0")
+    assert vote["layout"]["title"]["text"] == "vote tally"
+    assert vote["layout"]["yaxis"]["title"]["text"] == "votes"
+    assert all("." not in t for t in vote["data"][0]["text"])  # whole votes: "★ 5", "2"

@@ -447,3 +447,43 @@ def test_tally_figure_takes_the_presenter_style():
     # the default look is unchanged
     assert plain["data"][0]["marker"]["color"] == ["#7f7f7f", DEFAULT_STYLE.correct]
     assert "green = gold answer 62" in plain["layout"]["annotations"][0]["text"]
+
+
+def _notes_gap_px(d: dict) -> float:
+    """How far below the plot area (px) the tally's notes annotation starts: the paper y times
+    the plot area's height, plus its yshift."""
+    lay = d["layout"]
+    plot_h = lay["height"] - lay["margin"]["t"] - lay["margin"]["b"]
+    note = lay["annotations"][0]
+    return -note["y"] * plot_h - note.get("yshift", 0)
+
+
+def test_tally_notes_never_overlap_the_answer_axis_title():
+    """Trial 17: at height 220 (Compare) the note "green = gold answer 10" sat on the x axis
+    title "answer": the notes were placed at a fraction of the plot's height. Below the tick
+    labels and the title (about three axis font heights) at any height, and the bottom margin
+    holds them."""
+    from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE
+    for height in (150, 220, 300):
+        for style in (None, PRESENTER_STYLE):
+            d = valid(tally_figure({"10": 4.0, "0": 1.0}, "10", "10", height=height,
+                                   style=style))
+            px = (style or DEFAULT_STYLE).legend_px
+            lines = d["layout"]["annotations"][0]["text"].count("<br>") + 1
+            gap = _notes_gap_px(d)
+            assert gap >= 4 * px, (height, style, gap)
+            font = d["layout"]["annotations"][0]["font"]["size"]
+            assert gap + lines * font * 1.3 <= d["layout"]["margin"]["b"], (height, style)
+
+
+def test_weighted_tally_text_is_rounded_even_when_not_flagged():
+    """A weighted tally passed without weighted=True (the live panel flags only beam) still shows
+    two decimals and the weighted titles; a whole-vote tally keeps integers."""
+    d = valid(tally_figure({"10": 0.961274, "9": 0.838655}, "10", "10"))
+    assert d["data"][0]["text"] == ["★ 0.96", "0.84"]
+    assert d["layout"]["title"]["text"] == "weighted vote tally"
+    assert d["layout"]["yaxis"]["title"]["text"] == "weight"
+    assert "0.961274" not in json.dumps(d["data"][0]["hovertext"])
+    d = valid(tally_figure({"10": 4.0, "0": 1.0}, "10", "10"))
+    assert d["data"][0]["text"] == ["★ 4", "1"]
+    assert d["layout"]["yaxis"]["title"]["text"] == "votes"

@@ -47,7 +47,8 @@ def _figures(view: LiveView, strategy: str) -> tuple:
     labels, dead = task_marks(tree)
     return (tree_figure(tree, mcts=strategy == "mcts", color_by=STRATEGY_COLOR[strategy],
                         labels=labels, dead_ends=dead, style=presenter.style()),
-            tally_figure(tree.tally(), None, None, weighted=strategy == "beam"))
+            tally_figure(tree.tally(), None, None,
+                         weighted=strategy in ("beam", "dvts", "weighted")))
 
 
 @st.fragment(run_every=POLL_SECONDS)

@@ -9,6 +9,7 @@ end of the log the strategy's recorded ``final`` event is used as is. No model i
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -178,6 +179,34 @@ def snap(stops_: list[int], budget: int) -> int:
 
 def is_weighted(result: SearchResult) -> bool:
     return result.strategy in ("beam", "dvts") or bool(result.config.get("weighted"))
+
+
+TOT = ("tot", "tot_dfs")
+
+
+@dataclass
+class TallyView:
+    """What a page's tally figure draws for a run at a budget (the Search tree page's rule,
+    shared with Compare): tally (answer -> votes, or summed weights when ``weighted``), tied,
+    right (the answers judged right when the task has several; None: the gold alone)."""
+    tally: dict
+    weighted: bool
+    tied: list
+    right: Optional[list]
+
+
+def tally_view(result: SearchResult, state: "ReplayState") -> TallyView:
+    """The tally of ``state`` (a replay of ``result``) as the pages draw it: weighted votes
+    (beam, DVTS, weighted vote) as weight sums, Tree of Thoughts as chain counts (its votes are
+    weighted by value: the sums would read as counts) with no tie, others as vote counts."""
+    vr = state.votes
+    tally, weighted, tied = dict(vr.tally), is_weighted(result), list(vr.tied)
+    if result.strategy in TOT:
+        tally = dict(Counter(v["answer"] for v in state.tree.votes if v["answer"] is not None))
+        weighted, tied = False, []
+    right = None if result.task == "arithmetic" or result.gold is None else [
+        a for a in tally if is_right(result.task, result.problem, a, result.gold)]
+    return TallyView(tally=tally, weighted=weighted, tied=tied, right=right)
 
 
 # ------------------------------------------------------------------ P(correct) vs budget

@@ -28,7 +28,6 @@ selection already applied).
 from __future__ import annotations
 
 import time
-from collections import Counter
 from typing import Any, Callable, Optional
 
 import streamlit as st
@@ -41,15 +40,14 @@ from i18n import N_, _, ngettext
 from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
-from ui.replay import (ReplayState, is_right, is_weighted, tally_view, majority_curve, snap, state_at,
-                       stops, task_marks, total_tokens, trajectory)
+from ui.replay import (ReplayState, majority_curve, snap, state_at,
+                       stops, tally_view, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure
 from ui.presenter import tally_figure  # presenter mode: larger, in the tree's colours
 
 AT, PLAYING, PLAY_T, SEL_SEEN = "at", "tree_playing", "tree_play_t", "tree_sel_seen"
 PLAY_AT, PLAY_SLIDER = "tree_play_at", "at_playing"
-TOT = ("tot", "tot_dfs")
 PLAY_SECONDS = 0.2   # shortest animation frame period
 PLAY_FRAMES = 25     # at most this many frames from 0 to the end of the log
 PLAY_TOTAL = 4.0     # seconds from 0 to the end (longer only when a frame would be < 0.2 s)

@@ -18,6 +18,9 @@ GOLD_COLOR = "#2ca02c"
 OTHER_COLOR = "#7f7f7f"
 WINNER_LINE = "#ff7f0e"
 NOTE_WIDTH = 48  # characters per note line: fits a figure in a narrow column (~400 px)
+# Pixels from the plot area's bottom to the first note line at 12 px ticks: the tick labels and
+# the x axis title "answer" end about 47 px below it (trial 17's Compare screenshot).
+NOTES_GAP_PX = 52
 # The notes that name the right answer's colour, by ``TreeStyle.correct_name``: (some right,
 # none of the right voted, gold voted, gold without votes).
 COLOUR_NOTES = {
@@ -58,6 +61,11 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     that makes 24); their bars are green and the note says "right answer". None: the gold alone.
     tie_rule: written under the notes when given. It is a long sentence: a page in a narrow
     column shows it better as text under the chart (the Search tree page does) and passes None.
+    weighted: the bar text shows two decimals ("0.96"), the title "weighted vote tally" and the
+    y axis "weight"; a tally with any non-whole value is drawn weighted even when not flagged
+    (raw sums such as "0.961274" never reach the figure); whole votes stay integers ("4").
+    The notes sit a fixed number of pixels under the plot area (``NOTES_GAP_PX``, scaled with
+    the style), below the tick labels and the "answer" title at any height.
     style: the tree figure's style (``viz.palette``; default ``DEFAULT_STYLE``): the right
     answer's bars take ``style.correct``, the winner's outline ``style.path``, and the fonts,
     the height (px) and the note lines scale with ``style.legend_px`` / 12 (the projector
@@ -72,6 +80,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     items = sorted(tally.items(), key=lambda kv: (-kv[1], *answer_order(kv[0])))
     answers = [a for a, _ in items]
     votes = [v for _, v in items]
+    weighted = weighted or any(float(v) != round(float(v)) for v in votes)
     good = set(right) if right is not None else {gold}
     colors = [s.correct if a in good else OTHER_COLOR for a in answers]
     outline = [s.path if a == winner else "rgba(0,0,0,0)" for a in answers]
@@ -89,7 +98,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         text=labels, textposition="outside", cliponaxis=False,
         textfont=dict(size=round(12 * f)),
         hovertext=[ngettext("answer {answer}: {n} vote", "answer {answer}: {n} votes", v).format(
-                       answer=html.escape(a, quote=False), n=f"{v:g}")
+                       answer=html.escape(a, quote=False), n=f"{v:.2f}" if weighted else f"{v:g}")
                    + (" · " + _("right") if right is not None and a in good
                       else " · " + _("gold") if a == gold else "")
                    + (" · " + _("winner") if a == winner else "")
@@ -111,10 +120,11 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     if tie_rule:
         notes.append(_("Tie rule: {rule}").format(rule=_(tie_rule)))
     # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
+    gap = round(NOTES_GAP_PX * f)
     lines = [html.escape(l, quote=False)  # plotly text is HTML; quotes need no escaping
              for note in notes for l in textwrap.wrap(note, width)]
     annotations = [dict(text="<br>".join(lines),
-                        xref="paper", yref="paper", x=0, y=-0.22, yanchor="top",
+                        xref="paper", yref="paper", x=0, y=0, yshift=-gap, yanchor="top",
                         xanchor="left", showarrow=False, align="left",
                         font=dict(size=note_px, color="#555"))]
     if not items:
@@ -124,8 +134,8 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
                                 showarrow=False, font=dict(size=round(14 * f), color="#888")))
     axis_font = dict(size=s.legend_px)
     layout = dict(
-        height=round(height * f) + line_px * len(lines),
-        margin=dict(l=10, r=10, t=round(30 * f), b=round(60 * f) + line_px * len(lines)),
+        height=round(height * f) + round(10 * f) + line_px * len(lines),
+        margin=dict(l=10, r=10, t=round(30 * f), b=round(70 * f) + line_px * len(lines)),
         plot_bgcolor="white",
         title=dict(text=_("weighted vote tally") if weighted else _("vote tally"),
                    font=dict(size=round(14 * f))),
