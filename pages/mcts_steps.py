@@ -13,7 +13,7 @@ from search.tree import SearchTree
 from ui import beam_steps, common, presenter, session_caps
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
-                           positions, sentence, simulations, table_frame, uct_c)
+                           positions, scorer_note, sentence, simulations, table_frame, uct_c)
 from viz.tree import tree_figure, tree_height
 
 SCOPE = "mcts_steps"
@@ -150,6 +150,8 @@ else:
     where.markdown(_("**Simulation {i} of {n} · {phase}**").format(
         i=i + 1, n=len(parts), phase=_(PHASE_NAMES[phase])))
     right.markdown(sentence(sim, phase, uct_c(res)))
+    if phase == "backpropagation" and (note := scorer_note(res.config.get("scorer"))):
+        right.caption(note)  # Q is the scorer's value: confidence can rate a wrong answer high
     fig = tree_figure(tree, mcts=True, highlight=highlighted(sim, phase),
                       labels=node_labels(sim, phase, tree),
                       selected=sim.leaf if phase == "expansion" else

@@ -15,6 +15,7 @@ from search.tasks import get_task
 from search.tree import SearchTree
 from tests.test_page_tree import APP, model_env, navigation_only, texts  # noqa: F401
 from ui.mcts_steps import PHASES, MCTSLogError, node_labels, positions, simulations
+from viz.tree import node_label
 
 PROBLEM = get_task("arithmetic").example  # 5+(8-3), the teaching default
 
@@ -96,14 +97,16 @@ def test_numbers_beside_the_path_are_the_replayed_trees(run):
         before = replay(res, s.start)
         labels = node_labels(s, "selection", replay(res, s.ends["selection"]))
         assert sorted(labels) == sorted(s.path[1:])
-        for nid, text in labels.items():
+        for nid, (own, text) in labels.items():  # (the node's own text, its numbers)
             t = uct_terms(before, nid, c)
+            assert own == node_label(before.nodes[nid])
             assert text == ("N 0: ∞" if t["N"] == 0 else
                             f"Q {short(t['Q'])}+{short(t['bonus'])} N {t['N']}")
         roll, after = replay(res, s.ends["rollout"]), replay(res, s.ends["backpropagation"])
         labels = node_labels(s, "backpropagation", after)
         assert sorted(labels) == sorted(s.backprop_path[1:])
-        for nid, text in labels.items():
+        for nid, (own, text) in labels.items():
+            assert own == node_label(after.nodes[nid])
             assert text == f"Q {short(roll.nodes[nid].q)}→{short(after.nodes[nid].q)}"
         assert node_labels(s, "expansion", after) == {}
 
@@ -308,3 +311,61 @@ def test_every_string_on_the_step_page_goes_through_the_catalogue(strategy, monk
                 at.button(key="ms_step").click().run()
                 assert not at.exception, at.exception
     assert not left, sorted(left)
+
+
+def _drawn_labels(fig) -> dict[int, str]:
+    """Node id -> the text written beside it in a tree figure (plotly text, HTML-escaped)."""
+    d = fig.to_dict()
+    return {int(cd): t for tr in d["data"] if tr.get("text") and tr.get("customdata")
+            for cd, t in zip(tr["customdata"], tr["text"]) if t}
+
+
+def test_backprop_and_selection_labels_keep_each_step_text(run):
+    """Trial 17: in backpropagation the path's labels were REPLACED by "Q .00→.77" (and in
+    selection by "Q .50+.83 N 2"), so a class could not see which steps these were. The figure
+    writes each node's own text and its numbers beside it, the numbers never cut off."""
+    import html
+    from ui.mcts_steps import highlighted
+    from viz.tree import node_label, tree_figure, tree_height
+    res, sims = run
+    for s in sims[:6]:
+        for phase in ("selection", "backpropagation"):
+            tree = replay(res, s.ends[phase])
+            labels = node_labels(s, phase, tree)
+            fig = tree_figure(tree, mcts=True, highlight=highlighted(s, phase), labels=labels,
+                              height=tree_height(tree, lo=360), width=540)
+            drawn = _drawn_labels(fig)
+            for nid in labels:
+                own = html.escape(node_label(tree.nodes[nid]), quote=False)
+                text = drawn[nid]
+                if phase == "backpropagation":
+                    q0, q1 = (f"{x:.2f}".replace("0.", ".", 1)
+                              for x in (s.before[nid][0], s.after[nid][0]))
+                    assert text.endswith(f"Q {q0}→{q1}"), (phase, nid, text)
+                else:
+                    assert text.endswith("N 0: ∞") or " N " in text, (phase, nid, text)
+                step_part = text.rsplit(" · ", 1)[0]
+                assert step_part == own or (step_part.endswith("…")
+                                            and own.startswith(step_part[:-1])), (nid, text)
+
+
+def test_the_backprop_caption_names_the_scorer_when_it_is_not_the_exact_checker():
+    """A wrong answer can get a high Q from model confidence: the backpropagation phase says
+    the value backed up is the scorer's (named), not correctness; the exact checker's is."""
+    from ui.mcts_steps import scorer_note
+    note = scorer_note("confidence")
+    assert "model confidence" in note and "not" in note
+    assert "learned ORM" in scorer_note("orm")
+    assert scorer_note("checker") is None and scorer_note("perfect") is None
+    at = page()
+    at.button(key="ms_go").click().run()
+    assert not at.exception, at.exception
+    _, res, sims = at.session_state["ms_run"]
+    captions = lambda: " ".join(texts(at.caption))  # noqa: E731
+    assert scorer_note(res.config["scorer"]) not in captions()  # selection: not yet
+    for _i in range(3):
+        at.button(key="ms_step").click().run()
+    assert label(at).endswith("· backpropagation**")
+    want = scorer_note(res.config["scorer"])
+    assert want is None or want in captions()
+    assert res.config["scorer"] == "checker" or want is not None

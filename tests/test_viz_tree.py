@@ -487,3 +487,14 @@ def test_weighted_tally_text_is_rounded_even_when_not_flagged():
     d = valid(tally_figure({"10": 4.0, "0": 1.0}, "10", "10"))
     assert d["data"][0]["text"] == ["★ 4", "1"]
     assert d["layout"]["yaxis"]["title"]["text"] == "votes"
+
+
+def test_a_pair_label_cuts_the_text_and_keeps_the_numbers():
+    """The step-by-step page labels a node (step, numbers): a long step is cut ("…"), the
+    numbers after " · " never are; a plain string is cut as before."""
+    from viz.tree import fit_label
+    assert fit_label(("8-3=5", "Q .00→.77"), 30) == "8-3=5 · Q .00→.77"
+    cut = fit_label(("5+5 is ten and that is the answer", "Q .00→.77"), 20)
+    assert cut.endswith(" · Q .00→.77") and "…" in cut and len(cut) <= 20
+    assert fit_label(("5+5 is ten", "Q .00→.77"), 4).endswith("… · Q .00→.77")
+    assert fit_label("5+5 is ten and that is the answer", 10) == "5+5 is te…"

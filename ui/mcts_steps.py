@@ -30,6 +30,7 @@ from typing import Optional
 from i18n import N_, _, ngettext
 from search.strategies.blocks import uct_terms
 from search.tree import SearchResult, SearchTree
+from viz.tree import node_label
 
 PHASES = ("selection", "expansion", "rollout", "backpropagation")
 # What each phase is called on the page (N_: translated where shown).
@@ -295,19 +296,52 @@ def _short(x: float) -> str:
     return t[1:] if t.startswith("0.") else t
 
 
-def node_labels(sim: Simulation, phase: str, tree: SearchTree) -> dict[int, str]:
-    """Short text written beside the nodes a phase works on (``viz.tree.tree_figure``'s
-    ``labels``; the step's text stays in the table and on hover), so the numbers are on the
-    tree itself: in selection each path node's UCT terms before the simulation ("Q .50+.83 N 2":
-    Q + exploration bonus, visits; "N 0: ∞" unvisited); in backpropagation each path node's Q
-    before -> after ("Q .77→.87"; every N grows by 1). Other phases: none (the nodes keep their
-    own text). Values drop the leading zero to fit a column at a projector's font size."""
+def node_labels(sim: Simulation, phase: str,
+                tree: SearchTree) -> dict[int, tuple[str, str]]:
+    """What is written beside the nodes a phase works on (``viz.tree.tree_figure``'s
+    ``labels``): pairs (the node's own text, ``viz.tree.node_label``: the step, or the answer
+    of a finished chain; numbers), drawn "8-3=5 · Q .00→.77" with only the step text cut
+    (``viz.tree.fit_label``), so the numbers are on the tree and the class still sees which
+    steps they belong to (trial 17: the numbers alone replaced the steps). In selection each
+    path node's UCT terms before the simulation ("Q .50+.83 N 2": Q + exploration bonus,
+    visits; "N 0: ∞" unvisited); in backpropagation each path node's Q before -> after
+    ("Q .77→.87"; every N grows by 1). Other phases: none (the nodes keep their own text).
+    Values drop the leading zero to fit a column at a projector's font size."""
+    def own(nid: int) -> str:
+        return node_label(tree.nodes[nid]) if nid in tree.nodes else ""
+
     if phase == "selection":
-        return {t["id"]: (_("N 0: ∞") if t["N"] == 0 else _("Q {q}+{bonus} N {n}").format(
-                    q=_short(t["Q"]), bonus=_short(t["bonus"]), n=t["N"]))
+        return {t["id"]: (own(t["id"]), _("N 0: ∞") if t["N"] == 0 else
+                          _("Q {q}+{bonus} N {n}").format(q=_short(t["Q"]),
+                                                          bonus=_short(t["bonus"]), n=t["N"]))
                 for t in sim.selection}
     if phase == "backpropagation":
-        return {nid: _("Q {q0}→{q1}").format(q0=_short(sim.before[nid][0]),
-                                            q1=_short(sim.after[nid][0]))
+        return {nid: (own(nid), _("Q {q0}→{q1}").format(q0=_short(sim.before[nid][0]),
+                                                       q1=_short(sim.after[nid][0])))
                 for nid in sim.backprop_path if nid}
     return {}
+
+
+EXACT_SCORERS = ("checker", "perfect")  # value of a finished chain = its answer is right
+# The scorers' names in the backpropagation note (the Search tree page's wording).
+SCORER_NAMES = {"confidence": N_("model confidence"),
+                "learned": N_("learned value: a small model"),
+                "learned_checked": N_("learned value + exact step check"),
+                "orm": N_("learned ORM: P(chain ends right)"),
+                "prm": N_("learned PRM, last step's score"),
+                "prm_last": N_("learned PRM, last step's score"),
+                "prm_min": N_("learned PRM, minimum over steps"),
+                "prm_prod": N_("learned PRM, product over steps")}
+
+
+def scorer_note(scorer: Optional[str]) -> Optional[str]:
+    """The backpropagation phase's one-line caveat for a run scored by ``scorer`` (a
+    ``search.scoring.SCORERS`` name): the value backed up is that scorer's, not whether the
+    answer is right (model confidence can give a wrong answer a high Q). None for the exact
+    checker and the perfect value (exact solvability), whose value on a finished chain is its
+    answer's correctness."""
+    if scorer in EXACT_SCORERS:
+        return None
+    name = _(SCORER_NAMES[scorer]) if scorer in SCORER_NAMES else str(scorer or "?")
+    return _("Q backs up the scorer's value ({scorer}), not correctness: a wrong answer can "
+             "get a high Q.").format(scorer=name)

@@ -161,6 +161,17 @@ def short_label(text: str, max_chars: int) -> str:
     return one if len(one) <= max_chars else one[:max(1, max_chars - 1)].rstrip() + "…"
 
 
+def fit_label(label, max_chars: int) -> str:
+    """A label as written beside its node: a string cut by ``short_label``; a pair (text,
+    numbers) as "text · numbers" with only the text cut (to the room the numbers leave, at
+    least 2 characters), so a step stays named and its numbers are never cut off."""
+    if isinstance(label, tuple):
+        text, tail = label
+        tail = " ".join(str(tail).split())
+        return f"{short_label(text, max(2, max_chars - len(tail) - 3))} · {tail}"
+    return short_label(label, max_chars)
+
+
 def node_label(n: Node) -> str:
     """What is written beside a node before it is cut: the problem at the root, the answer of
     a terminal answer ("∅" when the chain gave none), else the step's text."""
@@ -244,7 +255,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     fits beside each node.
     labels: node id -> the short text written beside that node instead of ``node_label`` (a
     task's short state, e.g. Game of 24's numbers left "10 13 13"; the full step stays on
-    hover). dead_ends: ids of unfinished states from which no right answer can be reached
+    hover), or a pair (text, numbers) written "text · numbers" with only the text cut
+    (``fit_label``; the step-by-step page's "8-3=5 · Q .00→.77"). dead_ends: ids of unfinished states from which no right answer can be reached
     (known exactly, e.g. by the task's solvability check): drawn as a crossed circle
     ("dead end" in the legend). values: node id -> score in [0, 1] of the path to the node,
     for a ``color_by`` of PASSED_IN (computed by the caller, e.g. a learned PRM's path scores;
@@ -295,7 +307,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # Room on the right of the deepest column for its text: as long as its longest label
     # there (answers are short), at most a column; the columns share what is left, so the
     # other labels may be as long as their wider columns allow.
-    deepest = max((len(short_label(label(n), chars)) for n in nodes
+    deepest = max((len(fit_label(label(n), chars)) for n in nodes
                    if xs[n.id] == depth and n.id in labelled), default=0)
     column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
     room = min(ELBOW * 1.05, max(0.25, (deepest * s.char_px + 24) / column_px))
@@ -383,7 +395,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 marker.update(color=[value(n) for n in part], coloraxis="coloraxis")
             else:
                 marker.update(color=fill)
-            text = [html.escape(short_label(label(n), chars), quote=False)
+            text = [html.escape(fit_label(label(n), chars), quote=False)
                     if n.id in labelled else "" for n in part]
             t = trace(x=[xs[n.id] for n in part], y=[ys[n.id] for n in part],
                       mode="markers+text" if any(text) else "markers", marker=marker,
