@@ -156,7 +156,9 @@ else:
                       labels=node_labels(sim, phase, tree),
                       selected=sim.leaf if phase == "expansion" else
                       (sim.evaluated if phase == "rollout" else None),
-                      height=tree_height(tree, lo=360, style=style), width=fig_width,
+                      # rows room for a step's text above its node and its numbers below
+                      height=tree_height(tree, lo=360, style=style, two_lines=True),
+                      width=fig_width,
                       style=style)
     left.plotly_chart(fig, key="ms_tree")
     left.caption(_("Highlighted: the path this phase works on; the ringed node: the node "

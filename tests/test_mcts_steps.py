@@ -313,40 +313,52 @@ def test_every_string_on_the_step_page_goes_through_the_catalogue(strategy, monk
     assert not left, sorted(left)
 
 
-def _drawn_labels(fig) -> dict[int, str]:
-    """Node id -> the text written beside it in a tree figure (plotly text, HTML-escaped)."""
-    d = fig.to_dict()
-    return {int(cd): t for tr in d["data"] if tr.get("text") and tr.get("customdata")
-            for cd, t in zip(tr["customdata"], tr["text"]) if t}
+def _drawn_labels(fig) -> dict[int, list[str]]:
+    """Node id -> the texts written beside it in a tree figure (plotly text, HTML-escaped):
+    the label, then the numbers line under it when there is one."""
+    out: dict[int, list[str]] = {}
+    for tr in fig.to_dict()["data"]:
+        if tr.get("text") and tr.get("customdata"):
+            for cd, t in zip(tr["customdata"], tr["text"]):
+                if t:
+                    out.setdefault(int(cd), []).append(t)
+    return out
 
 
 def test_backprop_and_selection_labels_keep_each_step_text(run):
     """Trial 17: in backpropagation the path's labels were REPLACED by "Q .00→.77" (and in
-    selection by "Q .50+.83 N 2"), so a class could not see which steps these were. The figure
-    writes each node's own text and its numbers beside it, the numbers never cut off."""
+    selection by "Q .50+.83 N 2"), so a class could not see which steps these were. The page's
+    figure (its width, two_lines height) writes each node's own text whole and its numbers
+    beside it; with rows too close for two lines, "text · numbers" with the numbers whole."""
     import html
     from ui.mcts_steps import highlighted
     from viz.tree import node_label, tree_figure, tree_height
     res, sims = run
-    for s in sims[:6]:
+    for s in sims[:6] + sims[-2:]:
         for phase in ("selection", "backpropagation"):
             tree = replay(res, s.ends[phase])
             labels = node_labels(s, phase, tree)
-            fig = tree_figure(tree, mcts=True, highlight=highlighted(s, phase), labels=labels,
-                              height=tree_height(tree, lo=360), width=540)
-            drawn = _drawn_labels(fig)
-            for nid in labels:
-                own = html.escape(node_label(tree.nodes[nid]), quote=False)
-                text = drawn[nid]
-                if phase == "backpropagation":
-                    q0, q1 = (f"{x:.2f}".replace("0.", ".", 1)
-                              for x in (s.before[nid][0], s.after[nid][0]))
-                    assert text.endswith(f"Q {q0}→{q1}"), (phase, nid, text)
-                else:
-                    assert text.endswith("N 0: ∞") or " N " in text, (phase, nid, text)
-                step_part = text.rsplit(" · ", 1)[0]
-                assert step_part == own or (step_part.endswith("…")
-                                            and own.startswith(step_part[:-1])), (nid, text)
+            for two_lines in (True, False):
+                fig = tree_figure(tree, mcts=True, highlight=highlighted(s, phase),
+                                  labels=labels, width=540,
+                                  height=tree_height(tree, lo=360, two_lines=two_lines))
+                drawn = _drawn_labels(fig)
+                for nid, (_own, numbers) in labels.items():
+                    own = html.escape(node_label(tree.nodes[nid]), quote=False)
+                    texts_ = drawn[nid]
+                    if phase == "backpropagation":
+                        q0, q1 = (f"{x:.2f}".replace("0.", ".", 1)
+                                  for x in (s.before[nid][0], s.after[nid][0]))
+                        assert numbers == f"Q {q0}→{q1}"
+                    if len(texts_) == 2:  # text above, numbers below
+                        assert texts_ == [own, html.escape(numbers, quote=False)], texts_
+                    else:
+                        assert not two_lines, (nid, texts_)
+                        text, = texts_
+                        assert text.endswith(" · " + html.escape(numbers, quote=False))
+                        step_part = text.rsplit(" · ", 1)[0]
+                        assert step_part == own or (step_part.endswith("…") and
+                                                    own.startswith(step_part[:-1])), text
 
 
 def test_the_backprop_caption_names_the_scorer_when_it_is_not_the_exact_checker():

@@ -125,6 +125,14 @@ def head_px(style: Optional[TreeStyle] = None) -> float:
     return (s.row_px - 4) / 2 + 1.25 * s.label_px + 4
 
 
+def pair_row_px(style: Optional[TreeStyle] = None) -> float:
+    """Row spacing (px) at which a (text, numbers) label is written on two lines: the text
+    above its node (as every label), the numbers below it, without reaching the next row's
+    text or node: two label lines (1.25 ``label_px`` each) and 8 px."""
+    s = style or DEFAULT_STYLE
+    return 2.5 * s.label_px + 8
+
+
 def margin_bottom(style: Optional[TreeStyle] = None) -> int:
     """The figure's bottom margin (px): ``MARGIN["b"]`` scaled with the legend's font (the
     colour bar and legend sit there)."""
@@ -133,16 +141,19 @@ def margin_bottom(style: Optional[TreeStyle] = None) -> int:
 
 
 def tree_height(tree: SearchTree, lo: int = 420, hi: int = 2000, row_px: int = ROW_PX,
-                style: Optional[TreeStyle] = None) -> int:
+                style: Optional[TreeStyle] = None, two_lines: bool = False) -> int:
     """A figure height (px) that gives each of the tree's rows (and the text above the top one,
     ``head_px``) ``ROW_PX`` + 2 px, so every step keeps its text, within [lo, hi]: up to about
     70 rows keep every label (a Game-of-24 ToT b=5 run has 50-60; at 1100 px only the chosen
     chain kept its labels); larger trees label the chosen chain and the answers and show the
     rest on hover. ``row_px``: the row spacing; ``style``: the figure's style, whose
     ``row_px``, label font and legend margin then count (a projector's are larger; without it
-    the presenter tree lost all but the chosen chain's text)."""
+    the presenter tree lost all but the chosen chain's text). two_lines: rows ``pair_row_px``
+    apart at least, so (text, numbers) labels keep the whole text on a line of its own."""
     if style is not None:
         row_px = style.row_px
+    if two_lines:
+        row_px = max(row_px, int(pair_row_px(style) + 0.5))
     extra = max(0.0, head_px(style) - row_px)
     return int(min(hi, max(lo, (rows(tree) + 0.6) * (row_px + 2) + extra + MARGIN["t"]
                            + margin_bottom(style))))
@@ -255,8 +266,10 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     fits beside each node.
     labels: node id -> the short text written beside that node instead of ``node_label`` (a
     task's short state, e.g. Game of 24's numbers left "10 13 13"; the full step stays on
-    hover), or a pair (text, numbers) written "text · numbers" with only the text cut
-    (``fit_label``; the step-by-step page's "8-3=5 · Q .00→.77"). dead_ends: ids of unfinished states from which no right answer can be reached
+    hover), or a pair (text, numbers): the text above an inner node as any label and the
+    numbers on a line below it when rows are ``pair_row_px`` apart (``tree_height(...,
+    two_lines=True)``), else "text · numbers" on one line with only the text cut
+    (``fit_label``); the step-by-step page's "8-3=5" over "Q .00→.77". dead_ends: ids of unfinished states from which no right answer can be reached
     (known exactly, e.g. by the task's solvability check): drawn as a crossed circle
     ("dead end" in the legend). values: node id -> score in [0, 1] of the path to the node,
     for a ``color_by`` of PASSED_IN (computed by the caller, e.g. a learned PRM's path scores;
@@ -297,6 +310,10 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # (one line each, written level with their node) while rows are a line of text apart.
     all_text = row_gap >= s.row_px - 1e-9 and not big
     answers_text = row_gap >= 1.1 * s.label_px
+    # (text, numbers) labels of inner nodes: the numbers on a line below the node when the rows
+    # leave room for it (else "text · numbers" on one line, the text cut).
+    two_lines = row_gap >= pair_row_px(s) - 1e-9
+    below: list = []  # (node, numbers) written under their node
     chars = label_chars(depth, width, s.char_px)
     path = [i for i in final_path if i in tree.nodes]
     lit = [i for i in dict.fromkeys(highlight) if i in tree.nodes and i != 0]
@@ -395,8 +412,13 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 marker.update(color=[value(n) for n in part], coloraxis="coloraxis")
             else:
                 marker.update(color=fill)
-            text = [html.escape(fit_label(label(n), chars), quote=False)
-                    if n.id in labelled else "" for n in part]
+            def text_of(n: Node) -> str:
+                lab = label(n)
+                if isinstance(lab, tuple) and two_lines:
+                    below.append((n, lab[1], grow))
+                    lab = lab[0]
+                return html.escape(fit_label(lab, chars), quote=False)
+            text = [text_of(n) if n.id in labelled else "" for n in part]
             t = trace(x=[xs[n.id] for n in part], y=[ys[n.id] for n in part],
                       mode="markers+text" if any(text) else "markers", marker=marker,
                       customdata=[n.id for n in part], hovertext=hover(part),
@@ -428,6 +450,20 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         if group:
             markers(group, name, symbol, dict(color=color, width=2.5), grow=2.0,
                     text_color=color, text_at="middle right")
+
+    if below:  # the numbers of (text, numbers) labels, under their node
+        # Invisible markers of the node's size: the text keeps the same offset from the node as
+        # the label above it.
+        traces.append(trace(x=[xs[b[0].id] for b in below], y=[ys[b[0].id] for b in below],
+                            mode="markers+text",
+                            marker=dict(size=[size(b[0]) + b[2] for b in below],
+                                        color="rgba(0,0,0,0)"),
+                            text=[html.escape(short_label(b[1], chars), quote=False)
+                                  for b in below],
+                            customdata=[b[0].id for b in below],
+                            textposition="bottom right", cliponaxis=False,
+                            textfont=dict(size=s.label_px, color=s.text), hoverinfo="skip",
+                            showlegend=False, name="numbers"))
 
     if selected is not None and selected in tree.nodes:
         traces.append(trace(x=[xs[selected]], y=[ys[selected]], mode="markers",
