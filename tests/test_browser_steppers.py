@@ -136,7 +136,8 @@ def test_mcts_three_simulations_and_a_beam_step(server, browser, shots):
                 wait_label(page, rf"^Simulation {sim} of {n} · {phase}$")
                 fig = figure(page)
                 nodes = sum(v for k, v in fig["names"].items()
-                            if k not in ("edges", "highlighted", "chosen chain", "selected"))
+                            if k not in ("edges", "highlighted", "chosen chain", "selected",
+                                         "numbers"))  # numbers: text under path nodes
                 assert nodes >= max(1, nodes_before), (sim, phase, fig["names"])
                 nodes_before = nodes
                 assert table_rows(page) >= 1, (sim, phase)
