@@ -158,14 +158,23 @@ def save(result: SearchResult, model: str = "", path: Optional[Path] = None) -> 
     task, problem, strategy, answer, correct, tokens, stopped = _summary(result)
     row = (time.time(), task, problem, strategy, answer, correct, tokens, stopped, model or "",
            result.to_json())
+    cur = _sql(path, "save the run",
+               "INSERT INTO runs (created, task, problem, strategy, answer, correct, "
+               "generated_tokens, stopped, model, run_json) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+    return int(cur.lastrowid)
+
+
+def _sql(path: Optional[Path], what: str, sql: str, args=(), fetch: Optional[str] = None):
+    """Run one statement on the history file (autocommit): ``fetch`` "one" or "all" returns
+    its rows, None the cursor (``lastrowid``, ``rowcount``). Raises HistoryError("could not
+    {what}: ...") on any SQLite error."""
     with closing(_connect(path)) as con:
         try:
-            cur = con.execute(
-                "INSERT INTO runs (created, task, problem, strategy, answer, correct, "
-                "generated_tokens, stopped, model, run_json) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+            cur = con.execute(sql, args)
+            return cur.fetchone() if fetch == "one" else cur.fetchall() if fetch == "all" \
+                else cur
         except sqlite3.Error as e:
-            raise HistoryError(f"could not save the run: {_one_line(e)}") from None
-        return int(cur.lastrowid)
+            raise HistoryError(f"could not {what}: {_one_line(e)}") from None
 
 
 def _summary(result: SearchResult) -> tuple:
@@ -185,14 +194,10 @@ def update(run_id: int, result: SearchResult, path: Optional[Path] = None) -> bo
     with what it shows now. Returns True when the row existed (False: nothing written).
     Raises HistoryError when the file cannot be used."""
     row = (*_summary(result), result.to_json(), int(run_id))
-    with closing(_connect(path)) as con:
-        try:
-            cur = con.execute(
-                "UPDATE runs SET task = ?, problem = ?, strategy = ?, answer = ?, correct = ?, "
-                "generated_tokens = ?, stopped = ?, run_json = ? WHERE id = ?", row)
-        except sqlite3.Error as e:
-            raise HistoryError(f"could not update run {run_id}: {_one_line(e)}") from None
-        return cur.rowcount > 0
+    cur = _sql(path, f"update run {run_id}",
+               "UPDATE runs SET task = ?, problem = ?, strategy = ?, answer = ?, correct = ?, "
+               "generated_tokens = ?, stopped = ?, run_json = ? WHERE id = ?", row)
+    return cur.rowcount > 0
 
 
 def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tuple[int, bool]:
@@ -215,12 +220,8 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
         raise HistoryError(_("the run file is incomplete or damaged ({error})").format(
             error=_one_line(e))) from None
     text = result.to_json()
-    with closing(_connect(path)) as con:
-        try:
-            row = con.execute("SELECT id FROM runs WHERE run_json = ? ORDER BY id LIMIT 1",
-                              (text,)).fetchone()
-        except sqlite3.Error as e:
-            raise HistoryError(f"could not read the run history: {_one_line(e)}") from None
+    row = _sql(path, "read the run history",
+               "SELECT id FROM runs WHERE run_json = ? ORDER BY id LIMIT 1", (text,), "one")
     if row is not None:
         return int(row[0]), False
     return save(result, model=model, path=path), True
@@ -249,11 +250,7 @@ def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY id DESC LIMIT ?")
     args.append(max(0, int(limit)))
-    with closing(_connect(path)) as con:
-        try:
-            rows = con.execute(sql, args).fetchall()
-        except sqlite3.Error as e:
-            raise HistoryError(f"could not read the run history: {_one_line(e)}") from None
+    rows = _sql(path, "read the run history", sql, args, "all")
     return [RunRow(id=r[0], created=r[1], task=r[2], problem=r[3], strategy=r[4], answer=r[5],
                    correct=None if r[6] is None else bool(r[6]), generated_tokens=r[7],
                    stopped=bool(r[8]), model=r[9]) for r in rows]
@@ -262,11 +259,8 @@ def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
 def export(run_id: int, path: Optional[Path] = None) -> str:
     """The saved run's JSON text (format "thoughtscope-run/1", as the tree page downloads it).
     Raises HistoryError when there is no such run."""
-    with closing(_connect(path)) as con:
-        try:
-            row = con.execute("SELECT run_json FROM runs WHERE id = ?", (int(run_id),)).fetchone()
-        except sqlite3.Error as e:
-            raise HistoryError(f"could not read run {run_id}: {_one_line(e)}") from None
+    row = _sql(path, f"read run {run_id}", "SELECT run_json FROM runs WHERE id = ?",
+               (int(run_id),), "one")
     if row is None:
         raise HistoryError(f"there is no saved run {run_id}")
     return row[0]
@@ -284,9 +278,5 @@ def load(run_id: int, path: Optional[Path] = None) -> SearchResult:
 
 def delete(run_id: int, path: Optional[Path] = None) -> bool:
     """Remove a saved run; True when it existed."""
-    with closing(_connect(path)) as con:
-        try:
-            cur = con.execute("DELETE FROM runs WHERE id = ?", (int(run_id),))
-        except sqlite3.Error as e:
-            raise HistoryError(f"could not delete run {run_id}: {_one_line(e)}") from None
-        return cur.rowcount > 0
+    cur = _sql(path, f"delete run {run_id}", "DELETE FROM runs WHERE id = ?", (int(run_id),))
+    return cur.rowcount > 0

@@ -384,7 +384,6 @@ class HFPolicy:
                           interrupt, t0)
         req = Request(self, inner, n, temperature, top_p, seed, stop, max_new_tokens,
                       interrupt, t0)
-        req.all_enc, req.fits = enc, fits
         req.finish = lambda: self._place(req.result, enc, fits, n, t0)
         return req
 
