@@ -395,14 +395,9 @@ class InferenceWorker:
                 except BaseException as e:
                     self._complete(job, None, e)
                     continue
-                if isinstance(req, SampleBatch):
+                if isinstance(req, SampleBatch):  # nothing to sample (every prefix too long)
                     self._complete(job, req, None)
-                elif not hasattr(req, "finish"):  # not a batchable request: run it whole
-                    try:
-                        self._complete(job, req.run(), None)
-                    except BaseException as e:
-                        self._complete(job, None, e)
-                else:
+                else:  # a Request: batching is on only for a policy with a fixed window
                     active[id(req)] = job
                     new.append(req)
             try:
