@@ -168,7 +168,7 @@ def main() -> None:
 
     from streamlit.runtime import pages_manager
     from streamlit.testing.v1 import AppTest
-    # As in tests/test_page_tree.py: make every AppTest run go through app.py as a server's
+    # As in tests/page_helpers.py: make every AppTest run go through app.py as a server's
     # runs do (AppTest re-detects the legacy pages/ folder mode before each run).
     init = pages_manager.PagesManager.__init__
 
