@@ -24,6 +24,7 @@ from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from search import caps
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
+from ui.sessions import stop_with_session
 from ui.history import save_edited, save_finished
 from ui import session_caps
 from ui.replay_panel import replay_panel, reset
@@ -404,7 +405,7 @@ def spec_now() -> RunSpec:
 def launch() -> None:
     global run, running
     try:
-        run = start_run(spec_now(), policy)
+        run = start_run(spec_now(), policy, on_start=stop_with_session)
     except ValueError as e:  # ParseError included (a catalogued message is translated)
         st.error(_(str(e)))
         return

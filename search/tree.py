@@ -422,3 +422,14 @@ class SearchResult:
         except json.JSONDecodeError as e:
             raise ValueError(f"the run file is not valid JSON ({e.msg}, line {e.lineno})") from None
         return SearchResult.from_dict(d)
+
+
+def node_label(n: Node) -> str:
+    """What a view writes beside node ``n`` before cutting it (``viz.tree``, the step-by-step
+    replays): the problem at the root, the answer of a terminal answer ("∅" when the chain
+    gave none), else the step's text."""
+    if n.id == 0:
+        return n.text
+    if n.terminal:
+        return "∅" if n.answer is None else str(n.answer)
+    return n.text

@@ -59,7 +59,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from search.solve import solve
 from search.strategies import DEFAULTS, STRATEGIES, check_budget
@@ -557,14 +557,18 @@ def worker_for(policy) -> Optional[InferenceWorker]:
         return w
 
 
-def start_run(spec: RunSpec, policy, sync: Optional[bool] = None) -> LiveRun:
+def start_run(spec: RunSpec, policy, sync: Optional[bool] = None,
+              on_start: Optional[Callable[[LiveRun], object]] = None) -> LiveRun:
     """Check ``spec`` (ValueError/ParseError on bad input, raised here, before any work) and
     start the search: in the model's InferenceWorker when there is one (``worker_for``), else in
-    a daemon thread; synchronously with ``sync`` (default ``sync_runs()``)."""
+    a daemon thread; synchronously with ``sync`` (default ``sync_runs()``). ``on_start(run)`` is
+    called once the run exists, before any work (the app passes
+    ``ui.sessions.stop_with_session``: a closed tab stops its search); this module imports
+    nothing from the app."""
     problem = spec.check()
     run = LiveRun(spec=spec, problem=problem, tree=SearchTree(problem, spec.task))
-    from ui.sessions import watch  # a closed tab stops its search (one live run per session)
-    watch("live-run", run.request_stop)
+    if on_start is not None:
+        on_start(run)
     if sync_runs() if sync is None else sync:
         run._work(policy)
         return run

@@ -29,8 +29,7 @@ from typing import Optional
 
 from i18n import N_, _, ngettext
 from search.strategies.blocks import uct_terms
-from search.tree import SearchResult, SearchTree
-from viz.tree import node_label
+from search.tree import SearchResult, SearchTree, node_label
 
 PHASES = ("selection", "expansion", "rollout", "backpropagation")
 # What each phase is called on the page (N_: translated where shown).
@@ -299,7 +298,7 @@ def _short(x: float) -> str:
 def node_labels(sim: Simulation, phase: str,
                 tree: SearchTree) -> dict[int, tuple[str, str]]:
     """What is written beside the nodes a phase works on (``viz.tree.tree_figure``'s
-    ``labels``): pairs (the node's own text, ``viz.tree.node_label``: the step, or the answer
+    ``labels``): pairs (the node's own text, ``search.tree.node_label``: the step, or the answer
     of a finished chain; numbers), drawn "8-3=5 · Q .00→.77" with only the step text cut
     (``viz.tree.fit_label``), so the numbers are on the tree and the class still sees which
     steps they belong to (trial 17: the numbers alone replaced the steps). In selection each

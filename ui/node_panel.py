@@ -271,7 +271,7 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int], policy
 def edit_labels(tree, labels: Optional[dict] = None) -> dict:
     """``labels`` (node id -> the text beside a node, ``viz.tree.tree_figure``) with the
     people's marks added: "✎ " before a step a person wrote, "✂ " before a pruned node (its
-    task label, or ``viz.tree.node_label``, after the mark)."""
+    task label, or ``search.tree.node_label``, after the mark)."""
     out = dict(labels or {})
     for nid, n in tree.nodes.items():
         mark = "✂ " if n.pruned else "✎ " if n.author == HUMAN else None

@@ -156,3 +156,10 @@ def session_policy(policy):
     view = policy.session(("streamlit", sid))
     watch(("worker", id(policy.worker)), view.cancel, sid)
     return view
+
+
+def stop_with_session(run) -> bool:
+    """Stop the live search ``run`` (anything with ``request_stop()``) when the current session
+    goes: one live run per session (key ``"live-run"``, so a newer run replaces the older's
+    watch); a closed tab stops its search. False when there is no session to watch."""
+    return watch("live-run", run.request_stop)

@@ -51,7 +51,7 @@ import igraph as ig
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
-from search.tree import Node, SearchTree
+from search.tree import Node, SearchTree, node_label  # noqa: F401 (node_label: re-exported)
 from viz.axes import fmt_fixed
 from viz.palette import DEFAULT_STYLE, TreeStyle
 
@@ -181,16 +181,6 @@ def fit_label(label, max_chars: int) -> str:
         tail = " ".join(str(tail).split())
         return f"{short_label(text, max(2, max_chars - len(tail) - 3))} · {tail}"
     return short_label(label, max_chars)
-
-
-def node_label(n: Node) -> str:
-    """What is written beside a node before it is cut: the problem at the root, the answer of
-    a terminal answer ("∅" when the chain gave none), else the step's text."""
-    if n.id == 0:
-        return n.text
-    if n.terminal:
-        return "∅" if n.answer is None else str(n.answer)
-    return n.text
 
 
 def hover_lines(text: str, width: int = HOVER_WIDTH, max_lines: int = HOVER_LINES) -> list[str]:
