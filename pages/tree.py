@@ -14,7 +14,7 @@ from typing import Optional
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from search.scoring import has_learned_value, has_learned_verifier, value_scorer_for
+from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
 from search.tasks import ProblemError
 from search.tree import SearchResult
 from i18n import N_, _
@@ -22,7 +22,7 @@ from ui import common, presenter
 from ui.model_picker import pending_note
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from search import caps
-from ui.live import RunSpec, start_run, worker_for
+from ui.live import RunSpec, start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
 from ui.history import save_edited, save_finished
@@ -78,7 +78,7 @@ KNOB_HELP = {
     "dvts": N_("How many chains in all, shared among independent subtrees, each grown greedily "
                "by the scorer."),
 }
-SCORERS = {"confidence": N_("model confidence"),
+SCORER_LABELS = {"confidence": N_("model confidence"),
            "checker": N_("exact checker: perfect process verifier"),
            "perfect": N_("perfect value: exact solvability"),
            "learned": N_("learned value: a small model"),
@@ -141,35 +141,6 @@ C_HELP = N_("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)
           "try less-visited steps more often.")
 
 
-def task_scorers(task) -> list[str]:
-    """The scorers that apply to ``task``: confidence always; the exact checker and the perfect
-    value where the task has them; the learned value where its weights are present."""
-    out = ["confidence"]
-    if task.step_checker(task.example) is not None:
-        out.append("checker")
-    if task.state_value(task.example, []) is not None:
-        out.append("perfect")
-    if has_learned_value(task):
-        out.append("learned")
-        if "checker" in out:
-            out.append("learned_checked")
-    if has_learned_verifier(task, "orm"):
-        out.append("orm")
-    if has_learned_verifier(task, "prm"):
-        out += ["prm", "prm_min", "prm_prod"]
-    return out
-
-
-def default_scorer(task) -> str:
-    """ToT needs a value: the learned one checked by the exact step checker where there is
-    one (the learned value alone is exploited by a wide search: ToT b=5 kept wrong-arithmetic
-    steps claiming 24, 0 of 6 validation puzzles solved), else the perfect one (Game of 24);
-    arithmetic keeps the model's confidence."""
-    if task.name == "arithmetic":
-        return "confidence"
-    return value_scorer_for(task) or "confidence"
-
-
 # The problem's and the scorer's defaults depend on the task, known only once url_params has
 # loaded the frame (on a deep link's first run it draws the sidebar, which reads task=): None
 # here, the task's own values just after.
@@ -177,7 +148,7 @@ PARAMS = [
     UrlParam("problem", None, text(200)),
     UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
     *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
-    UrlParam("scorer", None, one_of(SCORERS)),
+    UrlParam("scorer", None, one_of(SCORER_LABELS)),
     UrlParam("c", C_DEFAULT, float_in(0.0, 100.0), show_float),
     UrlParam("color", "run", one_of(COLOURS)),
 ]
@@ -194,9 +165,9 @@ TASK_SCORERS = [s for s in task_scorers(TASK) if not (NO_LOGPROBS and s == "conf
 
 
 def page_default_scorer(task) -> Optional[str]:
-    """``default_scorer`` when the backend can serve it, else the first scorer offered (None
-    when there is none: only self-consistency runs, scoring nothing)."""
-    d = default_scorer(task)
+    """``task_default_scorer`` when the backend can serve it, else the first scorer offered
+    (None when there is none: only self-consistency runs, scoring nothing)."""
+    d = task_default_scorer(task)
     return d if d in TASK_SCORERS else (TASK_SCORERS[0] if TASK_SCORERS else None)
 
 
@@ -348,7 +319,7 @@ if over:
         knob=knob_label, max=f"{MAX_BUDGET[strategy]:,}"), icon=":material/vertical_align_top:")
 if TASK_SCORERS:
     c3.selectbox(_("Scorer"), TASK_SCORERS, **bind("scorer"),
-                 format_func=lambda s: _(SCORERS[s]),
+                 format_func=lambda s: _(SCORER_LABELS[s]),
                  help=scorer_help(TASK))
 else:  # nothing can score on this backend and task: only self-consistency runs
     c3.selectbox(_("Scorer"), ["none"], disabled=True, key="tree_scorer_none",
@@ -418,7 +389,7 @@ def launch() -> None:
 
 
 if policy is not None:
-    worker_for(policy)  # the inference process starts (and loads its model) before the first Run
+    search_process_for(policy)  # the inference process starts (and loads its model) before Run
 b1, b2 = (run_row[0], run_row[1]) if PRESENTING else (row1[2], row1[3])
 can_run = policy is not None and problem is not None and not running and not NO_SCORER
 if b1.button(_("Run"), type="primary", disabled=not can_run, key="tree_run_button",

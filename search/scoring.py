@@ -279,3 +279,34 @@ def make_scorer(name: str) -> Scorer:
     if name not in SCORERS:
         raise ValueError(f"unknown scorer {name!r}; choose one of {', '.join(SCORERS)}")
     return SCORERS[name]()
+
+
+def task_scorers(task) -> list[str]:
+    """The scorers that apply to ``task`` (a Task), in the order pages offer them (the Search
+    tree page's scorer picker): confidence always; the exact checker and the perfect
+    value where the task has them; the learned value where its weights are present."""
+    out = ["confidence"]
+    if task.step_checker(task.example) is not None:
+        out.append("checker")
+    if task.state_value(task.example, []) is not None:
+        out.append("perfect")
+    if has_learned_value(task):
+        out.append("learned")
+        if "checker" in out:
+            out.append("learned_checked")
+    if has_learned_verifier(task, "orm"):
+        out.append("orm")
+    if has_learned_verifier(task, "prm"):
+        out += ["prm", "prm_min", "prm_prod"]
+    return out
+
+
+def task_default_scorer(task) -> str:
+    """The scorer a page picks first for ``task`` (a Task), whatever the strategy: ToT needs a
+    value: the learned one checked by the exact step checker where there is
+    one (the learned value alone is exploited by a wide search: ToT b=5 kept wrong-arithmetic
+    steps claiming 24, 0 of 6 validation puzzles solved), else the perfect one (Game of 24);
+    arithmetic keeps the model's confidence."""
+    if task.name == "arithmetic":
+        return "confidence"
+    return value_scorer_for(task) or "confidence"

@@ -9,8 +9,8 @@ import pytest
 
 from search.tree import SearchTree
 from ui import live
-from ui.live import (COST_FACTOR, MAX_PERIOD, MIN_PERIOD, InferenceWorker, LiveView, RunSpec,
-                     start_run, worker_for, worker_threads)
+from ui.live import (COST_FACTOR, MAX_PERIOD, MIN_PERIOD, SearchProcess, LiveView, RunSpec,
+                     start_run, search_process_for, worker_threads)
 
 WAIT = 180  # s: spawning a worker imports torch and loads the model on a busy 2-core machine
 
@@ -90,7 +90,7 @@ def worker(tiny_model_dir):
     before = os.environ.get("THOUGHTSCOPE_WORKER_RUNS")
     os.environ["THOUGHTSCOPE_WORKER_RUNS"] = "1"
     try:
-        w = InferenceWorker(str(tiny_model_dir), "cpu")
+        w = SearchProcess(str(tiny_model_dir), "cpu")
     finally:
         if before is None:
             del os.environ["THOUGHTSCOPE_WORKER_RUNS"]
@@ -253,9 +253,9 @@ def test_worker_for_uses_a_process_only_for_a_model_it_can_load(tiny_policy, mon
         def sample(self, *a, **k):
             return tiny_policy.sample(*a, **k)
 
-    assert worker_for(Wrapper()) is None
+    assert search_process_for(Wrapper()) is None
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
-    assert worker_for(tiny_policy) is None
+    assert search_process_for(tiny_policy) is None
     run = start_run(RunSpec("8*7+6", "majority", 3, seed=1), Wrapper())
     assert run.worker is None and run.thread is not None
     run.thread.join(WAIT)
@@ -263,7 +263,7 @@ def test_worker_for_uses_a_process_only_for_a_model_it_can_load(tiny_policy, mon
 
 
 def test_a_dead_worker_fails_its_runs_with_a_message(tiny_model_dir):
-    w = InferenceWorker(str(tiny_model_dir), "cpu")
+    w = SearchProcess(str(tiny_model_dir), "cpu")
     try:
         assert w.ready.wait(WAIT) and w.alive
         w._proc.kill()
@@ -298,8 +298,8 @@ def test_the_worker_ends_when_the_app_is_killed(tiny_model_dir):
 
     from tests.conftest import ROOT
     script = ("import sys, time\n"
-              "from ui.live import InferenceWorker\n"
-              f"w = InferenceWorker({str(tiny_model_dir)!r}, 'cpu')\n"
+              "from ui.live import SearchProcess\n"
+              f"w = SearchProcess({str(tiny_model_dir)!r}, 'cpu')\n"
               "assert w.ready.wait(300)\n"
               "print(w._proc.pid, flush=True)\n"
               "time.sleep(600)\n")

@@ -30,7 +30,7 @@ So (after: one tab 2.5-9.1 s, median 2.7 s, against a 0.14 s CLI solve with one 
 four tabs at once all finish in 9-12 s; same load. The goal of 2 x CLI + 1 s is missed on this
 loaded machine: what is left is two full page script runs and the browser's drawing):
 
-1. **Sampling runs in one inference worker process** per model (``InferenceWorker``), chosen
+1. **Sampling runs in one inference worker process** per model (``SearchProcess``), chosen
    over a thread-side fix because of the convoy effect above: it owns its own copy of the
    model and its own GIL, so nothing the UI does can block it, and it runs
    searches one after another from a FIFO queue, so four tabs do not oversubscribe two cores
@@ -152,7 +152,7 @@ class LiveRun:
     """One run as the page sees it. ``tree.events`` is the log so far (appended by whoever runs
     the search: the app thread, or the worker's reader thread for a run in the worker process;
     the page never reads ``tree.nodes`` while the run is live). ``worker`` is the
-    InferenceWorker running it (None for a run in an app thread)."""
+    SearchProcess running it (None for a run in an app thread)."""
     spec: RunSpec
     problem: str
     tree: SearchTree
@@ -163,7 +163,7 @@ class LiveRun:
     error: Optional[str] = None
     run_id: int = field(default_factory=lambda: next(_ids))
     thread: Optional[threading.Thread] = None
-    worker: Optional["InferenceWorker"] = None
+    worker: Optional["SearchProcess"] = None
 
     @property
     def done(self) -> bool:
@@ -412,10 +412,10 @@ def _start_without_main(proc) -> None:
                 sys.modules["__main__"] = saved
 
 
-class InferenceWorker:
+class SearchProcess:
     """One process that owns a copy of the model (loaded from ``path`` on ``device``) and runs
     searches one after another, in the order submitted. Thread-safe; one per model
-    (``worker_for``). ``submit`` returns at once; the run's events arrive in its
+    (``search_process_for``). ``submit`` returns at once; the run's events arrive in its
     ``tree.events`` and ``finished``/``result``/``error`` are set when it ends. If the process
     dies, every unfinished run gets an error and ``alive`` turns False."""
 
@@ -528,12 +528,12 @@ class InferenceWorker:
             run.finished = time.monotonic()
 
 
-_workers: dict[tuple, InferenceWorker] = {}
+_workers: dict[tuple, SearchProcess] = {}
 _workers_lock = threading.Lock()
 
 
-def worker_for(policy) -> Optional[InferenceWorker]:
-    """The process-wide InferenceWorker for ``policy`` (started on first use; a dead one is
+def search_process_for(policy) -> Optional[SearchProcess]:
+    """The process-wide SearchProcess for ``policy`` (started on first use; a dead one is
     replaced), or None when runs of this policy stay in app threads: a policy the worker cannot
     load from a local folder (anything but ``search.models.hf.HFPolicy`` itself), or
     ``THOUGHTSCOPE_RUNS=thread``."""
@@ -551,7 +551,7 @@ def worker_for(policy) -> Optional[InferenceWorker]:
     with _workers_lock:
         w = _workers.get(key)
         if w is None or not w.alive:
-            w = _workers[key] = InferenceWorker(policy.path, policy.device,
+            w = _workers[key] = SearchProcess(policy.path, policy.device,
                                                 step_delimiter=delim, dtype=dtype,
                                                 overflow=overflow)
         return w
@@ -560,9 +560,10 @@ def worker_for(policy) -> Optional[InferenceWorker]:
 def start_run(spec: RunSpec, policy, sync: Optional[bool] = None,
               on_start: Optional[Callable[[LiveRun], object]] = None) -> LiveRun:
     """Check ``spec`` (ValueError/ParseError on bad input, raised here, before any work) and
-    start the search: in the model's InferenceWorker when there is one (``worker_for``), else in
-    a daemon thread; synchronously with ``sync`` (default ``sync_runs()``). ``on_start(run)`` is
-    called once the run exists, before any work (the app passes
+    start the search: in the model's SearchProcess when there is one
+    (``search_process_for``), else in a daemon thread; synchronously with ``sync`` (default
+    ``sync_runs()``). ``on_start(run)`` is called once the run exists, before any work (the
+    app passes
     ``ui.sessions.stop_with_session``: a closed tab stops its search); this module imports
     nothing from the app."""
     problem = spec.check()
@@ -572,13 +573,13 @@ def start_run(spec: RunSpec, policy, sync: Optional[bool] = None,
     if sync_runs() if sync is None else sync:
         run._work(policy)
         return run
-    worker = worker_for(policy)
+    worker = search_process_for(policy)
     if worker is not None:
         try:
             worker.submit(run)
             return run
-        except RuntimeError:  # died since worker_for looked: one fresh try, then a thread
-            worker = worker_for(policy)
+        except RuntimeError:  # died since search_process_for looked: one fresh try, then a thread
+            worker = search_process_for(policy)
             if worker is not None:
                 worker.submit(run)
                 return run
@@ -635,3 +636,9 @@ class LiveView:
     def drawn(self, figures: Any, now: float, cost: float) -> None:
         """Record a rebuild that produced ``figures`` at ``now`` and took ``cost`` seconds."""
         self.figures, self.drawn_at, self.cost, self.dirty = figures, now, cost, False
+
+
+# Transition only (other branches still use the old names; remove after the merge): they
+# collided with search.models.worker.InferenceWorker / worker_for, the call-merging worker.
+InferenceWorker = SearchProcess
+worker_for = search_process_for
