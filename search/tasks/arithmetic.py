@@ -567,12 +567,6 @@ def prompt_for(problem_text: str) -> str:
     return problem_text + STEP_DELIMITER
 
 
-def format_chain(problem: Problem) -> str:
-    """Full training text: prompt + steps joined by newlines (the end-of-chain token is added
-    by the tokenizer step of training)."""
-    return prompt_for(problem.text) + STEP_DELIMITER.join(problem.solution)
-
-
 # -------------------------------------------------------------------------- training stream
 # The bundled model's training data (``search.models.train`` asks for it through
 # ``ArithmeticTask.train_batch``). A curriculum: the first CURRICULUM_STEPS optimizer steps draw
