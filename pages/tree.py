@@ -13,7 +13,7 @@ from typing import Optional
 
 import streamlit as st
 
-from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
+from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES
 from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
 from search.tasks import ProblemError
 from search.tree import SearchResult
@@ -35,10 +35,9 @@ SOURCE, UPLOAD_ID = "tree_source", "tree_upload_id"
 UPLOAD_ERR, PENDING_AT = "tree_upload_error", "tree_pending_at"
 PAGE_TASK = "tree_task"  # the task the page last drew: a change resets the problem
 
-# Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines).
-STRATEGY_LABELS = {"majority": N_("self-consistency"), "beam": N_("beam search"),
-                   "mcts": "MCTS", "tot": "ToT BFS", "tot_dfs": "ToT DFS",
-                   "best_of_n": N_("best-of-N"), "weighted": N_("weighted vote"), "dvts": "DVTS"}
+# Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines),
+# the budget's URL parameter and help: each strategy's registry entry.
+STRATEGY_LABELS = {n: e.short or n for n, e in REGISTRY.items()}
 STRATEGY_HELP = N_(
     "**self-consistency**: sample N whole chains independently and answer with their majority "
     "vote.  \n**beam search**: grow chains one step at a time, keeping only the best few "
@@ -53,40 +52,21 @@ STRATEGY_HELP = N_(
     "**DVTS** (diverse verifier tree search): split the budget into independent subtrees, "
     "each grown greedily by the scorer (a PRM), so the search does not collapse onto one "
     "branch the verifier over-rates.")
-KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims", "tot": "b", "tot_dfs": "states",
-            "best_of_n": "bon_n", "weighted": "wv_n", "dvts": "dvts_n"}
-# Every strategy of search.strategies the page knows a knob for (new ones appear when they
-# land in STRATEGIES with their DEFAULTS and MAX_BUDGET).
-PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY and s in DEFAULTS and s in MAX_BUDGET]
+KNOB_KEY = {n: e.url_key for n, e in REGISTRY.items() if e.url_key}  # URL parameter
+# Every registered strategy with a URL key (search/strategies/registry.py: one entry each).
+PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
-KNOB_HELP = {
-    "majority": N_("How many complete chains (worked solutions) to sample. Each casts one "
-                   "vote; more chains cost more generated tokens."),
-    "beam": N_("How many partial chains the beam keeps after each step. Each is extended by a few "
-            "sampled next steps and the scorer keeps the best; wider costs more tokens."),
-    "mcts": N_("How many MCTS rounds to run (select a node by UCT, expand it, evaluate, back the "
-            "value up). More simulations grow a bigger tree and cost more tokens."),
-    # {k}, {threshold}: the strategy's DEFAULTS (formatted where shown)
-    "tot": N_("Breadth b: how many best-valued states ToT keeps at each depth (each gets "
-              "k = {k} proposed next steps). Yao et al. used b = 1 and b = 5."),
-    "tot_dfs": N_("At most this many states are expanded (k = {k} proposals each) before DFS "
-                  "gives up; states valued at or below {threshold} are pruned."),
-    "best_of_n": N_("How many complete chains to sample; the scorer picks one. More chains give "
-                    "the scorer more to choose from (and more chances to be fooled)."),
-    "weighted": N_("How many complete chains to sample; each votes with its score as weight."),
-    "dvts": N_("How many chains in all, shared among independent subtrees, each grown greedily "
-               "by the scorer."),
-}
+KNOB_HELP = {n: e.knob_help for n, e in REGISTRY.items()}  # {k}, {threshold}: DEFAULTS
 SCORER_LABELS = {"confidence": N_("model confidence"),
-           "checker": N_("exact checker: perfect process verifier"),
-           "perfect": N_("perfect value: exact solvability"),
-           "learned": N_("learned value: a small model"),
-           "learned_checked": N_("learned value + exact step check"),
-           "orm": N_("learned ORM: P(chain ends right)"),
-           "prm": N_("learned PRM, last step's score"),
-           "prm_min": N_("learned PRM, minimum over steps"),
-           "prm_prod": N_("learned PRM, product over steps")}
+                 "checker": N_("exact checker: perfect process verifier"),
+                 "perfect": N_("perfect value: exact solvability"),
+                 "learned": N_("learned value: a small model"),
+                 "learned_checked": N_("learned value + exact step check"),
+                 "orm": N_("learned ORM: P(chain ends right)"),
+                 "prm": N_("learned PRM, last step's score"),
+                 "prm_min": N_("learned PRM, minimum over steps"),
+                 "prm_prod": N_("learned PRM, product over steps")}
 VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
 SCORER_HELP = N_(
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "

@@ -82,3 +82,15 @@ def test_a_new_strategy_needs_one_entry(monkeypatch):
             registry.register(registry.REGISTRY["toy"])
     finally:
         DEFAULTS.pop("toy", None)
+
+
+def test_page_keys_are_unique_and_every_picker_entry_has_text():
+    """The Search tree page reads its picker names, URL keys and knob help from the entries:
+    keys must be distinct and not collide with the page's other URL parameters."""
+    keys = [e.url_key for e in registry.REGISTRY.values() if e.url_key]
+    assert len(keys) == len(set(keys))
+    assert not set(keys) & {"problem", "strategy", "scorer", "c", "color", "temperature",
+                            "top_p", "seed", "task", "lang", "at", "model"}
+    for e in registry.REGISTRY.values():
+        if e.url_key:
+            assert e.short and e.knob_help.format(**e.defaults)

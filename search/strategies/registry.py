@@ -25,12 +25,13 @@ How to add a strategy (one module + one registry entry; nothing else is required
    ``defaults`` (a dict with at least ``"budget"``; an optional ``"scorer"`` names the default
    scorer, see ``default_scorer``). The defaults are merged into ``DEFAULTS`` so the CLI and
    pages see them. A strategy whose config is not simply ``config(size_field=budget, **knobs)``
-   gives ``start`` instead (see ``_start_majority``).
+   gives ``start`` instead (see ``_start_majority``). For the Search tree page give also
+   ``short`` (its name in the picker), ``url_key`` (a short URL parameter not used by another
+   strategy or setting of that page) and ``knob_help`` (all ``N_()``-marked).
 3. Done: ``run_strategy("<name>", problem, policy, budget)``, ``python -m search solve
-   --strategy <name>``, ``search.solve.solve`` and the Compare page pick it up. (The Search
-   tree page lists only strategies it has a URL key and help text for: ``pages/tree.py``
-   ``KNOB_KEY`` / ``KNOB_HELP``.) Add a test that runs it against brute force or a fixed
-   policy (``tests/test_tree_and_strategies.py`` shows how).
+   --strategy <name>``, ``search.solve.solve``, the Compare page and (with ``url_key``) the
+   Search tree page pick it up. Add a test that runs it against brute force or a fixed
+   policy (``tests/test_registry.py`` and ``tests/test_tree_and_strategies.py`` show how).
 
 This module imports the strategy modules; the strategy modules import only ``defaults`` and
 ``blocks``, so there is no cycle.
@@ -62,6 +63,8 @@ class Strategy:
     scores with model confidence when given no scorer (bool, or a function of the knobs);
     start: optional custom ``(entry, problem, policy, budget, knobs, scorer, common) ->
     SearchResult`` for a strategy whose config is not ``config(size_field=budget, **knobs)``.
+    For the Search tree page: short (the picker's name), url_key (the budget's URL parameter;
+    a strategy without one is not offered there) and knob_help (the budget widget's help).
     """
     name: str
     label: str
@@ -74,6 +77,9 @@ class Strategy:
     defaults: dict = field(default_factory=dict)
     confidence: Union[bool, Callable[[dict], bool]] = False
     start: Optional[Start] = None
+    short: str = ""      # short name for a picker (N_-marked or a term kept as is); "" = name
+    url_key: str = ""    # the Search tree page's URL parameter for the budget; "" = not offered
+    knob_help: str = ""  # N_-marked help of the budget widget ({k}, {threshold}: defaults)
 
     def check_budget(self, budget: Any) -> int:
         """``budget`` as an int in [1, max_budget]; ValueError (one line, naming the knob)
@@ -159,29 +165,55 @@ _ENTRIES: list[Strategy] = [
     Strategy("majority", N_("self-consistency (majority vote over N chains)"), N_("chains N"),
              majority.MAX_CHAINS, majority.MajorityConfig, "n", majority.run,
              knobs=("weighted", "stop", "threshold"), defaults=DEFAULTS["majority"],
-             confidence=lambda knobs: bool(knobs.get("weighted")), start=_start_majority),
+             confidence=lambda knobs: bool(knobs.get("weighted")), start=_start_majority,
+             short=N_("self-consistency"), url_key="n",
+             knob_help=N_("How many complete chains (worked solutions) to sample. Each casts one "
+                          "vote; more chains cost more generated tokens.")),
     Strategy("beam", N_("step-level beam search"), N_("beam width"), beam.MAX_WIDTH,
              beam.BeamConfig, "width", beam.run, knobs=("expansions", "final"),
-             defaults=DEFAULTS["beam"], confidence=True),
+             defaults=DEFAULTS["beam"], confidence=True,
+             short=N_("beam search"), url_key="width",
+             knob_help=N_("How many partial chains the beam keeps after each step. Each is "
+                          "extended by a few sampled next steps and the scorer keeps the best; "
+                          "wider costs more tokens.")),
     Strategy("mcts", N_("MCTS over steps (UCT)"), N_("simulations"), mcts.MAX_SIMULATIONS,
              mcts.MCTSConfig, "simulations", mcts.run, knobs=("k", "c", "final"),
-             defaults=DEFAULTS["mcts"], confidence=True),
+             defaults=DEFAULTS["mcts"], confidence=True,
+             short="MCTS", url_key="sims",
+             knob_help=N_("How many MCTS rounds to run (select a node by UCT, expand it, "
+                          "evaluate, back the value up). More simulations grow a bigger tree and "
+                          "cost more tokens.")),
     Strategy("tot", N_("Tree of Thoughts BFS (keep the b best-valued states per depth)"),
              N_("breadth b"), tot.MAX_BREADTH, tot.ToTConfig, "breadth", tot.run_bfs,
-             knobs=("k",), defaults=DEFAULTS["tot"], start=_start_tot),
+             knobs=("k",), defaults=DEFAULTS["tot"], start=_start_tot,
+             short="ToT BFS", url_key="b",
+             knob_help=N_("Breadth b: how many best-valued states ToT keeps at each depth (each "
+                          "gets k = {k} proposed next steps). Yao et al. used b = 1 and b = 5.")),
     Strategy("tot_dfs", N_("Tree of Thoughts DFS (value threshold, pruning, backtracking)"),
              N_("states expanded"), tot.MAX_STATES, tot.ToTConfig, "max_states", tot.run_dfs,
-             knobs=("k",), defaults=DEFAULTS["tot_dfs"], start=_start_tot),
+             knobs=("k",), defaults=DEFAULTS["tot_dfs"], start=_start_tot,
+             short="ToT DFS", url_key="states",
+             knob_help=N_("At most this many states are expanded (k = {k} proposals each) before "
+                          "DFS gives up; states valued at or below {threshold} are pruned.")),
     Strategy("best_of_n", N_("best-of-N (the verifier's best-scored of N chains)"),
              N_("chains N"), majority.MAX_CHAINS, best_of_n.BestOfNConfig, "n", best_of_n.run,
-             defaults=DEFAULTS["best_of_n"], start=_start_best_of_n),
+             defaults=DEFAULTS["best_of_n"], start=_start_best_of_n,
+             short=N_("best-of-N"), url_key="bon_n",
+             knob_help=N_("How many complete chains to sample; the scorer picks one. More chains "
+                          "give the scorer more to choose from (and more chances to be fooled).")),
     Strategy("weighted", N_("verifier-weighted majority vote over N chains"), N_("chains N"),
              majority.MAX_CHAINS, majority.MajorityConfig, "n", majority.run,
-             defaults=DEFAULTS["weighted"], start=_start_weighted),
+             defaults=DEFAULTS["weighted"], start=_start_weighted,
+             short=N_("weighted vote"), url_key="wv_n",
+             knob_help=N_("How many complete chains to sample; each votes with its score as "
+                          "weight.")),
     Strategy("dvts", N_("DVTS (diverse verifier tree search: N/M independent subtrees, each "
                         "greedy by the verifier)"),
              N_("chains N"), dvts.MAX_CHAINS, dvts.DVTSConfig, "n", dvts.run,
-             knobs=("width", "final"), defaults=DEFAULTS["dvts"]),
+             knobs=("width", "final"), defaults=DEFAULTS["dvts"],
+             short="DVTS", url_key="dvts_n",
+             knob_help=N_("How many chains in all, shared among independent subtrees, each grown "
+                          "greedily by the scorer.")),
 ]
 
 REGISTRY: dict[str, Strategy] = {}
