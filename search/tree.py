@@ -434,4 +434,6 @@ class SearchResult:
             d = json.loads(text)
         except json.JSONDecodeError as e:
             raise ValueError(f"the run file is not valid JSON ({e.msg}, line {e.lineno})") from None
+        except RecursionError:
+            raise ValueError("the run file is not valid JSON (nested too deeply)") from None
         return SearchResult.from_dict(d)

@@ -169,3 +169,91 @@ def test_the_line_is_translated():
     with using("zh"):
         got = bounded(lambda: caps.load_run(damaged(lambda d: _set(ev(d, 0), "tokens", -1))))
     assert str(got).startswith("运行文件不完整或已损坏：事件 0（add）：tokens 必须是≥ 0 的整数"), str(got)
+
+
+def test_a_deeply_nested_run_file_is_one_line(tmp_path):
+    data = b"[" * 200_000 + b"]" * 200_000
+    got = bounded(lambda: caps.load_run(data))
+    assert isinstance(got, ValueError) and "nested too deeply" in str(got), got
+    with pytest.raises(ValueError, match="nested too deeply"):
+        SearchResult.from_json(data.decode())
+    assert isinstance(bounded(lambda: history.import_run(data, path=tmp_path / "h")), HistoryError)
+
+
+# ------------------------------------------------------------------ item 5: bounded work
+def test_hover_text_of_a_4_mb_word_is_bounded():
+    """``textwrap.wrap`` is quadratic in one word's length: 0.9 s for 1 MB, about 14 s for
+    4 MB before the hover read only what it shows."""
+    from viz.tree import HOVER_LINES, HOVER_WIDTH, hover_lines
+    lines = bounded(lambda: hover_lines("x" * 4_000_000), seconds=1.0, mib=16)
+    assert len(lines) == HOVER_LINES and lines[-1].endswith("…")
+    assert all(len(ln) <= HOVER_WIDTH for ln in lines)
+    # a short text is wrapped as before; a text just over the room is marked as cut
+    assert hover_lines("ab cd", 3, 5) == ["ab", "cd"]
+    assert hover_lines("a" * 30, 10, 2) == ["a" * 10, "a" * 9 + "…"]
+
+
+def one_step_run(n_chars: int, task: str = "arithmetic") -> bytes:
+    """A run file of one step whose text is one word of ``n_chars`` characters."""
+    tree = SearchTree("2+3*4", task)
+    tree.charge(generated_tokens=5)
+    leaf = tree.add(0, "x" * n_chars, 5, -1.0, False, None, None)
+    tree.emit("final", answer=None, path=[leaf])
+    return SearchResult(problem="2+3*4", gold="14", strategy="majority", config={},
+                        tree=tree, answer=None, tally={}, compute=tree.compute.copy(),
+                        wall_seconds=0.0).to_json().encode()
+
+
+def test_a_30_mb_one_step_run_loads_and_draws_in_bounded_work():
+    """The tree page's work on a loaded file: load (caps, validator, replay), the tree figure
+    (labels, hover) and the node inspector's text; before, the hover alone took ~11 minutes."""
+    from search.textcap import MAX_TEXT_CHARS
+    from ui.common import md
+    from viz.tree import tree_figure
+    data = one_step_run(30 * MIB)
+    res = bounded(lambda: caps.load_run(data), mib=256)
+    assert not isinstance(res, Exception), res
+    fig = bounded(lambda: tree_figure(res.tree), mib=64)
+    assert not isinstance(fig, Exception), fig
+    hovers = [h for tr in fig.data for h in (tr.hovertext or ()) if h]
+    assert hovers and max(len(h) for h in hovers) < 4000
+    shown = bounded(lambda: md(res.tree.nodes[1].text), mib=64)
+    assert len(shown) < MAX_TEXT_CHARS + 100 and shown.endswith("characters\\)"), shown[-60:]
+
+
+def test_cut_says_where_it_cut():
+    from search.textcap import MAX_TEXT_CHARS, cut
+    assert cut("short") == "short"
+    long = cut("y" * (MAX_TEXT_CHARS + 1))
+    assert long == "y" * MAX_TEXT_CHARS + " … (cut at 20,000 characters)"
+
+
+@pytest.mark.parametrize("name", ["arithmetic", "game24", "freeform"])
+def test_reading_the_answer_of_a_30_mb_step_is_bounded(name):
+    """Freeform extraction is linear, about 0.3 s a MB: 30 MB took ~10 s a call before."""
+    from search.tasks import get_task
+    task = get_task(name)
+    step = "7 " * (15 * MIB) + "The answer is 42"
+    for fn in (task.is_terminal, task.extract_answer, task.end_answer):
+        bounded(lambda: fn(step), seconds=1.0, mib=64)
+    if name == "freeform":
+        assert task.extract_answer(step) == "42"
+
+
+JSONL = [
+    ("not UTF-8", b"\xff\xfe{", "not UTF-8"),
+    ("nested", b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
+    ("NaN answer", b'{"question": "q?", "answer": NaN}', "finite number"),
+    ("huge number", b'{"question": "q?", "answer": 1e999}', "finite number"),
+    ("answer object", b'{"question": "q?", "answer": {"a": 1}}', "'answer' must be text"),
+    ("a 30 MB question", b'{"question": "' + b"w" * (30 * MIB) + b'", "answer": 1}',
+     "at most 8000"),
+    ("a list", b"[1, 2]", "expected an object"),
+]
+
+
+@pytest.mark.parametrize("data,words", [c[1:] for c in JSONL], ids=[c[0] for c in JSONL])
+def test_a_damaged_jsonl_problem_set_is_one_line(data, words):
+    from search.tasks import ProblemError, get_task
+    got = bounded(lambda: get_task("freeform").parse_problems(data), mib=256)
+    assert isinstance(got, ProblemError) and words in str(got) and "\n" not in str(got), got
