@@ -210,6 +210,9 @@ def load_run(data: bytes, caps: Optional[Caps] = None):
     except json.JSONDecodeError as e:
         raise ValueError(_("the run file is not valid JSON ({error}, line {line})").format(
             error=e.msg, line=e.lineno)) from None
+    except RecursionError:  # "[[[[...": nested deeper than the parser can go
+        raise ValueError(_("the run file is not valid JSON ({error}, line {line})").format(
+            error=_("nested too deeply"), line=1)) from None
     events = d.get("events") if isinstance(d, dict) else None
     if isinstance(events, list) and len(events) > c.events:
         raise CapError(_("the run file has {n} events, over the cap of {cap} (set "

@@ -45,6 +45,7 @@ Events a person adds in the app (``search.edits``, the human in the loop; ``auth
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
@@ -260,20 +261,27 @@ class SearchTree:
 
     # ----------------------------------------------------------------------------- queries
     def path_to(self, nid: int) -> list[int]:
-        """Node ids from the root's first step down to ``nid`` (root excluded)."""
+        """Node ids from the root's first step down to ``nid`` (root excluded). Raises
+        ValueError when parent links form a cycle (only a log that bypassed
+        ``search.runfile.check_run`` can make one)."""
         path = []
         while nid is not None and nid != 0:
             path.append(nid)
+            if len(path) > len(self.nodes):  # defense in depth: events keep it a tree
+                raise ValueError(f"node {path[0]}'s parent links form a cycle")
             nid = self.nodes[nid].parent
         return path[::-1]
 
     def subtree(self, nid: int) -> list[int]:
         """``nid`` and all its descendants, parents before children."""
-        out, todo = [], [nid]
+        out, todo, seen = [], deque([nid]), {nid}
         while todo:
-            i = todo.pop(0)
+            i = todo.popleft()
             out.append(i)
-            todo += self.nodes[i].children
+            for c in self.nodes[i].children:  # each once, even if a bad log made a cycle
+                if c not in seen:
+                    seen.add(c)
+                    todo.append(c)
         return out
 
     def steps_to(self, nid: int) -> list[str]:
@@ -396,9 +404,14 @@ class SearchResult:
 
     @staticmethod
     def from_dict(d: dict) -> "SearchResult":
-        """Rebuild a result from ``to_dict`` output. Raises ValueError on a foreign format."""
+        """Rebuild a result from ``to_dict`` output, checked first by
+        ``search.runfile.check_run`` (parents before children, ids in range, types, signs, a
+        growing meter). Raises ValueError (one line) on a foreign format or a damaged file
+        (``search.runfile.RunFileError``, naming the first problem)."""
         if not isinstance(d, dict) or d.get("format") != "thoughtscope-run/1":
             raise ValueError("not a Thoughtscope run file (format thoughtscope-run/1 expected)")
+        from search.runfile import check_run
+        check_run(d)  # the one validator: nothing is replayed before the whole file passes
         try:
             events = [Event.from_dict(e) for e in d["events"]]
             task = d.get("task", "arithmetic")
@@ -421,6 +434,8 @@ class SearchResult:
             d = json.loads(text)
         except json.JSONDecodeError as e:
             raise ValueError(f"the run file is not valid JSON ({e.msg}, line {e.lineno})") from None
+        except RecursionError:
+            raise ValueError("the run file is not valid JSON (nested too deeply)") from None
         return SearchResult.from_dict(d)
 
 

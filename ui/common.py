@@ -340,8 +340,10 @@ def md(value: Any) -> str:
     """Text from a model, a user or an uploaded file, safe inside st.markdown: one line,
     markdown punctuation escaped (no links, tables or code spans can be smuggled in). A URL
     (``http://...``) becomes a code span: shown as typed, never a link (escaping its dots
-    would leave backslashes in the link Streamlit makes of it)."""
-    text = " ".join(str(value).split())
+    would leave backslashes in the link Streamlit makes of it). Bounded work: a text longer
+    than ``search.textcap.MAX_TEXT_CHARS`` is cut there, with "… (cut at N characters)"."""
+    from search.textcap import cut
+    text = " ".join(cut(value).split())
     out, last = [], 0
     for m in _URL.finditer(text):
         out.append(_MD_SPECIAL.sub(r"\\\1", text[last:m.start()]))

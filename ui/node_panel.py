@@ -37,6 +37,7 @@ from i18n import N_, _, ngettext
 from search.edits import HUMAN, MAX_MORE_CHAINS, MAX_STEP_CHARS, EditError
 from search.strategies.blocks import uct_terms
 from search.tasks import ProblemError, get_task
+from search.textcap import cut
 from search.tree import Node, SearchResult
 from ui.common import md
 from ui.verifier_panel import path_step_scores
@@ -261,7 +262,7 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int], policy
     whole = full_text(state.tree, nid)
     if whole is not None:  # a plain-text block: the model's text is shown as data, wrapped
         st.caption(_("Full text of the problem") if nid == 0 else _("Full text of the step"))
-        st.code(whole, language=None, wrap_lines=True)
+        st.code(cut(whole), language=None, wrap_lines=True)  # bounded: search.textcap
     _verifier_view(state.tree, nid)
     if on_change is not None:
         edit_panel(res, state, nid, policy, on_change)
@@ -389,7 +390,7 @@ def edit_panel(res: SearchResult, state: ReplayState, nid: int, policy: Any,
         return
     if ss.get(EDIT_FOR) != (id(res.tree), nid):  # a new node: its text in the box
         ss[EDIT_FOR] = (id(res.tree), nid)
-        ss[EDIT_TEXT] = node.text
+        ss[EDIT_TEXT] = cut(node.text)  # bounded: a longer step is refused on save anyway
     if nid != 0:
         # No max_chars: the browser would cut a longer paste silently; the check says why.
         st.text_input(_("Step text"), key=EDIT_TEXT,

@@ -51,6 +51,7 @@ import igraph as ig
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
+from search.textcap import head
 from search.tree import Node, SearchTree, node_label  # noqa: F401 (node_label: re-exported)
 from viz.axes import fmt_fixed
 from viz.palette import DEFAULT_STYLE, TreeStyle
@@ -167,8 +168,9 @@ def label_chars(depth: int, width: int = WIDTH_HINT, char_px: float = CHAR_PX) -
 
 
 def short_label(text: str, max_chars: int) -> str:
-    """``text`` on one line, cut to ``max_chars`` characters with a final "…" when longer."""
-    one = " ".join(str(text).split())
+    """``text`` on one line, cut to ``max_chars`` characters with a final "…" when longer.
+    Only the first ``search.textcap.MAX_TEXT_CHARS`` characters are read (bounded work)."""
+    one = " ".join(head(text).split())
     return one if len(one) <= max_chars else one[:max(1, max_chars - 1)].rstrip() + "…"
 
 
@@ -186,11 +188,20 @@ def fit_label(label, max_chars: int) -> str:
 def hover_lines(text: str, width: int = HOVER_WIDTH, max_lines: int = HOVER_LINES) -> list[str]:
     """``text`` as the lines of a hover box: each of its lines wrapped at spaces to ``width``
     characters (a longer word is broken), blank lines dropped, at most ``max_lines`` lines,
-    the last ending in "…" when text was left out. Plain text, not yet HTML-escaped."""
+    the last ending in "…" when text was left out. Plain text, not yet HTML-escaped.
+
+    Bounded work: ``textwrap.wrap`` is quadratic in the length of one long word (a 1 MB word
+    took 0.9 s, a 30 MB one minutes), so only the characters the box can show are wrapped:
+    the first ``(width + 1) * max_lines`` characters of the text (``search.textcap.head``),
+    enough for ``max_lines`` full lines. A text cut there ends in "…" like any longer text."""
+    room = (width + 1) * max_lines
+    s = head(text, room)
     out: list[str] = []
-    for line in str(text).splitlines():
+    for line in s.splitlines():
         out += textwrap.wrap(line, width, break_long_words=True, break_on_hyphens=False)
-    if len(out) > max_lines:
+        if len(out) > max_lines:
+            break
+    if len(out) > max_lines or (out and len(s) < len(str(text))):
         out = out[:max_lines]
         out[-1] = out[-1][:max(1, width - 1)].rstrip() + "…"
     return out or [""]

@@ -45,6 +45,11 @@ canonical strings agree or ``math_verify.verify`` says the parsed values are equ
 (Streamlit runs pages in another thread); off the main thread it is called without a timeout,
 and every input is capped at ``MAX_ANSWER_CHARS`` so SymPy never sees a long expression.
 
+Bounded work (issue 19 item 5): reading a step's answer is linear in its length (about 0.3 s a
+MB), so a step is read through its last ``search.textcap.MAX_TEXT_CHARS`` characters (an answer
+marker comes at the end of a step) and an answer's text through its first ones
+(``textcap.head``); a longer text is read as cut there, whatever its length.
+
 Problem sets. GSM8K (Cobbe et al. 2021, arXiv:2110.14168; MIT licence): the first 300 problems of
 its test split, kept OUTSIDE the project in ``<repo>/../shared/data/gsm8k/test_first300.jsonl``
 (see the SOURCE.md beside it; never copied here). The gold answer is the text after ``####``.
@@ -62,6 +67,7 @@ those registered with ``FreeformTask.remember`` (an uploaded set); None when it 
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import threading
@@ -71,6 +77,7 @@ from typing import Iterable, Optional, Union
 
 from i18n import N_
 from search.tasks.base import REPO_ROOT, Problem, ProblemError, Task
+from search.textcap import head, tail
 
 DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "gsm8k"
 GSM8K_FILE = "test_first300.jsonl"
@@ -204,7 +211,10 @@ def answer_value(text: Optional[str]):
     (read by math-verify), a string (case-folded, whitespace collapsed) for anything else, or
     None for a non-string or blank text. The first of these that applies wins (module docstring,
     "Canonical answers")."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        return None
+    text = head(text)  # bounded work: the first MAX_TEXT_CHARS characters (module docstring)
+    if not text.strip():
         return None
     s = _unwrap(text)
     box = boxed_content(s)
@@ -318,6 +328,8 @@ def parse_problem_jsonl(data: Union[str, bytes], max_problems: int = MAX_UPLOAD_
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise UploadError(f"line {no}: not valid JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:  # "[[[[...": nested deeper than the parser can go
+            raise UploadError(f"line {no}: JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise UploadError(f"line {no}: expected an object with 'question' and 'answer' "
                               f"fields, got {type(obj).__name__}")
@@ -330,6 +342,8 @@ def parse_problem_jsonl(data: Union[str, bytes], max_problems: int = MAX_UPLOAD_
         if isinstance(a, bool) or not isinstance(a, (str, int, float)):
             raise UploadError(f"line {no}: 'answer' must be text or a number, "
                               f"got {type(a).__name__}")
+        if isinstance(a, float) and not math.isfinite(a):  # NaN, Infinity, 1e999
+            raise UploadError(f"line {no}: 'answer' must be a finite number, got {a}")
         a = str(a)
         gold = gsm8k_gold(a) if GOLD_MARK in a else canonical_answer_text(a)
         if gold is None:
@@ -398,13 +412,13 @@ class FreeformTask(Task):
     # steps and answers
     def is_terminal(self, step: str) -> bool:
         """A step with a ``\\boxed{`` or an "answer is"/"answer:" marker."""
-        return isinstance(step, str) and _marked(step)[0]
+        return isinstance(step, str) and _marked(tail(step))[0]
 
     def extract_answer(self, step: str) -> Optional[str]:
         """Canonical answer of a marked step (boxed first, then "The answer is"), else None."""
         if not isinstance(step, str):
             return None
-        _, raw = _marked(step)
+        _, raw = _marked(tail(step))
         return canonical_answer_text(raw)
 
     def end_answer(self, step: str) -> Optional[str]:
@@ -417,6 +431,7 @@ class FreeformTask(Task):
         its last non-blank line; None for blank text or an unbalanced last box."""
         if not isinstance(text, str):
             return None
+        text = tail(text)  # bounded work (module docstring)
         has, raw = _marked(text)
         if has:
             return canonical_answer_text(raw)
