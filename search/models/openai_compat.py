@@ -19,8 +19,10 @@ Each degraded feature adds a one-line note (``capabilities.notes``). A feature w
 is turned off; it never crashes the construction. The compute meter reads the server's ``usage``
 (prompt and completion tokens); a server reports no forward passes.
 
-The API key is read from the environment variable ``api_key_env`` when the policy is made and is
-held only by the HTTP client: ``name``, ``device``, ``repr``, ``capabilities`` and every error
+The API key is read from the environment variable ``api_key_env`` when the policy is made, only
+as the operator's rule allows (``search.models.trust.key_for``: an allowed variable, a server on
+the allowed hosts; otherwise ``"EMPTY"`` is sent and a capability note says why), and is held
+only by the HTTP client: ``name``, ``device``, ``repr``, ``capabilities`` and every error
 message are free of it (the URL shown is stripped of any user-info and query).
 """
 from __future__ import annotations
@@ -111,9 +113,12 @@ class OpenAIPolicy:
         self.name = f"{model} @ {host}"
         self.n_parameters = 0  # unknown: a server does not say
         self.device = "server " + self.url
-        self._client = OpenAI(base_url=self.base_url,
-                              api_key=os.environ.get(api_key_env or "OPENAI_API_KEY") or "EMPTY",
+        from search.models.trust import NO_KEY, key_for
+        key, self._key_note = key_for(self.base_url, api_key_env)
+        self._key_sent = key is not None
+        self._client = OpenAI(base_url=self.base_url, api_key=key or NO_KEY,
                               timeout=self.timeout, max_retries=self.max_retries)
+        del key
         self._lock = threading.Lock()
         self._chat_cache: dict = {}
         self.requests = 0  # completions requests sent by ``sample`` (for tests and benchmarks)
@@ -122,7 +127,8 @@ class OpenAIPolicy:
         self._chat_ok = True
         self.capabilities = Capabilities(backend="openai", logprobs=True, reproducible=True,
                                          forward_passes=False, batched=True, chat_template=True,
-                                         notes=("not probed: every feature assumed",))
+                                         notes=("not probed: every feature assumed",)
+                                         + ((self._key_note,) if self._key_note else ()))
         if probe:
             self._probe()
 
@@ -134,6 +140,8 @@ class OpenAIPolicy:
         """One line, with the API key (should a server echo it) and the raw URL masked."""
         s = one_line(text)
         key = os.environ.get(self.api_key_env or "OPENAI_API_KEY") or ""
+        if len(key.strip()) >= 4:
+            s = s.replace(key.strip(), "***")
         if len(key) >= 4:
             s = s.replace(key, "***")
         if self.base_url != self.url:
@@ -202,6 +210,10 @@ class OpenAIPolicy:
                 f"cannot reach the server at {self.url}: {why}")) from None
         except openai.APIStatusError as e:
             if e.status_code in (401, 403):
+                if self._key_note:  # a key was withheld by the operator's rule: say which
+                    raise BackendSettingsError(self._clean(
+                        f"the server at {self.url} needs an API key (HTTP {e.status_code}); "
+                        f"{self._key_note}")) from None
                 if not os.environ.get(self.api_key_env, "").strip():
                     raise BackendSettingsError(self._clean(
                         f"the server at {self.url} needs an API key (HTTP {e.status_code}), "
@@ -296,7 +308,7 @@ class OpenAIPolicy:
         if context_length is None:
             context_length = self._tokenize_context_length()
 
-        notes = []
+        notes = [self._key_note] if self._key_note else []
         if not self._list_ok:
             notes.append("the server refuses a list of prompts: one request per prefix")
         if not self._n_ok:
