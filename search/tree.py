@@ -45,6 +45,7 @@ Events a person adds in the app (``search.edits``, the human in the loop; ``auth
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
@@ -392,7 +393,8 @@ class SearchResult:
                 "events": [e.to_dict() for e in self.tree.events]}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict())
+        """The run as standard JSON (``dumps_standard``: never NaN or Infinity)."""
+        return dumps_standard(self.to_dict())
 
     @staticmethod
     def from_dict(d: dict) -> "SearchResult":
@@ -422,3 +424,25 @@ class SearchResult:
         except json.JSONDecodeError as e:
             raise ValueError(f"the run file is not valid JSON ({e.msg}, line {e.lineno})") from None
         return SearchResult.from_dict(d)
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def dumps_standard(obj: Any, **kw) -> str:
+    """``json.dumps(obj, **kw)`` as standard JSON (RFC 8259), which has no NaN or Infinity:
+    a non-finite float, which should never be there (a server's log-probabilities are clipped
+    on arrival, ``search.models.openai_compat``), is written as null rather than as the
+    ``NaN`` that other JSON readers refuse. ``json.loads`` of the text gives ``obj`` back
+    whenever ``obj`` held only finite numbers."""
+    try:
+        return json.dumps(obj, allow_nan=False, **kw)
+    except ValueError:
+        return json.dumps(_finite(obj), allow_nan=False, **kw)

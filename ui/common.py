@@ -474,18 +474,18 @@ def say_ignored(key: str, raw: Any, error: BaseException, using: Any = None) -> 
     setting's default). The value is cut to ``SHOWN_CHARS`` characters and shown as text
     (never markup). Every page's ignored parameters go through here (``url_params`` calls it
     for each ``UrlParam``; the model picker and the Search tree page's ``at`` for theirs)."""
-    shown = str(raw)
+    shown = " ".join(str(raw).split()).replace("`", "'")
     if len(shown) > SHOWN_CHARS:
         shown = shown[:SHOWN_CHARS] + "…"
-    setting = f"{key}={shown}"
+    mark = "\x00setting\x00"  # the value goes in as a code span: shown as typed, never markup
     why = link_reason(error)
     if using is None or using == "":
         line = _("Ignored {setting} from the link ({error}); using the default.").format(
-            setting=setting, error=why)
+            setting=mark, error=why)
     else:
         line = _("Ignored {setting} from the link ({error}); using {default}.").format(
-            setting=setting, error=why, default=using)
-    st.warning(md(line), icon=":material/link_off:")
+            setting=mark, error=why, default=using)
+    st.warning(md(line).replace(mark, f"`{key}={shown}`"), icon=":material/link_off:")
 
 
 def show_float(v: float) -> str:
