@@ -385,9 +385,17 @@ class SearchResult:
             return self.answer == self.gold
 
     def to_dict(self) -> dict:
+        """The run as JSON-ready data. A server URL in ``config["model"]`` is written without
+        user-info (``search.models.trust.strip_userinfo``; a run file from elsewhere may
+        carry one), so no export, History row or saved file keeps a password."""
+        config = self.config
+        model = config.get("model") if isinstance(config, dict) else None
+        if isinstance(model, dict) and isinstance(model.get("base_url"), str):
+            from search.models.trust import strip_userinfo
+            config = {**config, "model": {**model, "base_url": strip_userinfo(model["base_url"])}}
         return {"format": "thoughtscope-run/1", "task": self.task, "problem": self.problem,
                 "gold": self.gold,
-                "strategy": self.strategy, "config": self.config, "answer": self.answer,
+                "strategy": self.strategy, "config": config, "answer": self.answer,
                 "tally": self.tally, "compute": asdict(self.compute),
                 "wall_seconds": self.wall_seconds, "extra": self.extra, "stopped": self.stopped,
                 "events": [e.to_dict() for e in self.tree.events]}

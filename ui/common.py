@@ -474,7 +474,8 @@ def say_ignored(key: str, raw: Any, error: BaseException, using: Any = None) -> 
     setting's default). The value is cut to ``SHOWN_CHARS`` characters and shown as text
     (never markup). Every page's ignored parameters go through here (``url_params`` calls it
     for each ``UrlParam``; the model picker and the Search tree page's ``at`` for theirs)."""
-    shown = " ".join(str(raw).split()).replace("`", "'")
+    from search.models.trust import strip_userinfo
+    shown = strip_userinfo(" ".join(str(raw).split()).replace("`", "'"))  # never a password
     if len(shown) > SHOWN_CHARS:
         shown = shown[:SHOWN_CHARS] + "…"
     mark = "\x00setting\x00"  # the value goes in as a code span: shown as typed, never markup
