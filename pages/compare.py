@@ -35,7 +35,7 @@ def _label(s: str) -> str:
     return _("(none)") if s == NONE else re.split(r" \(|（", _(STRATEGIES[s]))[0]
 
 
-PARAMS = [UrlParam("cmp_problem", "", str)]
+PARAMS = [UrlParam("cmp_problem", "", common.text(common.LINK_PROBLEM_CHARS))]
 for i in range(SLOTS):
     PARAMS += [UrlParam(f"cmp_s{i}", FIRST[i], one_of(PICKS)),
                UrlParam(f"cmp_b{i}", DEFAULTS[FIRST[i]]["budget"], int_in(1, 1024))]

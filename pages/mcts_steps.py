@@ -23,7 +23,7 @@ BEAM_RUN = "ms_beam_run"  # (settings key, result, steps) of the last beam run
 BEAM_POS = "ms_beam_pos"
 STRATEGIES = ("mcts", "beam")
 PARAMS = [UrlParam("ms_strategy", "mcts", one_of(STRATEGIES)),
-          UrlParam("ms_problem", "", str),
+          UrlParam("ms_problem", "", common.text(common.LINK_PROBLEM_CHARS)),
           UrlParam("ms_sims", DEFAULTS["mcts"]["budget"], int_in(1, 64)),
           UrlParam("ms_width", DEFAULTS["beam"]["budget"], int_in(1, 16))]
 FIG_WIDTH = 540  # px: the tree's column (3/5 of the main column at 1280x720)

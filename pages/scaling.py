@@ -27,7 +27,7 @@ from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
 from search.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
                            mean_chain_tokens, measured_series, verifier_readings)
-from ui.common import (UrlParam, bind, current_task, int_in, model_name, one_of,
+from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
                        sampling_settings, write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
                           sample_or_stop, scorer_key, setup, value_scorers, verifier_key,
@@ -86,11 +86,7 @@ def _keys_of(choices: list[str]):
 
 
 def _bool(s: str) -> bool:
-    if s.lower() in ("1", "true", "yes", "on"):
-        return True
-    if s.lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("expected 1 or 0")
+    return flag(s)
 
 
 def _join(vals) -> str:

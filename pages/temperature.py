@@ -13,7 +13,7 @@ import streamlit as st
 from i18n import N_, _, ngettext
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
-from ui.common import (UrlParam, bind, current_task, int_in, model_name, one_of,
+from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
                        sampling_settings, write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
                           sample_or_stop, setup)
@@ -47,8 +47,7 @@ PARAMS = [
     UrlParam("tp_temps", TEMP_DEFAULT, _temps, lambda v: ",".join(f"{t:g}" for t in v)),
     UrlParam("tp_est", "maj", one_of(list(ESTIMATORS))),
     UrlParam("tp_budget", 8, int_in(1, max(N_CHOICES))),
-    UrlParam("tp_bands", False, lambda s: {"1": True, "0": False}[s],
-             lambda v: "1" if v else "0"),
+    UrlParam("tp_bands", False, flag, lambda v: "1" if v else "0"),
 ]
 
 st.title(_("Temperature: accuracy against diversity"))

@@ -125,7 +125,7 @@ C_HELP = N_("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)
 # loaded the frame (on a deep link's first run it draws the sidebar, which reads task=): None
 # here, the task's own values just after.
 PARAMS = [
-    UrlParam("problem", None, text(200)),
+    UrlParam("problem", None, text(common.LINK_PROBLEM_CHARS)),
     UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
     *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
     UrlParam("scorer", None, one_of(SCORER_LABELS)),
@@ -157,9 +157,9 @@ if ss.get("scorer") is None:
     ss["scorer"] = page_default_scorer(TASK)
 if first_visit and "at" in st.query_params:
     try:
-        ss[PENDING_AT] = int(st.query_params["at"])
-    except ValueError:
-        pass
+        ss[PENDING_AT] = common.int_in(0, 10**12)(st.query_params["at"])
+    except ValueError as e:
+        common.say_ignored("at", st.query_params["at"], e)
 
 run = ss.get(RUN)
 running = run is not None and not run.done

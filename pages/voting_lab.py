@@ -11,7 +11,6 @@ import streamlit as st
 
 from i18n import N_, _
 from search.simulate import exact_majority_curve, monte_carlo_majority
-from ui.checks import show_url_warnings
 from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
                        url_params, write_url)
 from viz.voting import INTERVAL_LABEL, mc_wilson, voting_figure
@@ -65,7 +64,6 @@ st.markdown(_(
     "random). This is self-consistency (Wang et al. 2023) without a language model, and "
     "Condorcet's jury theorem when m = 1."))
 
-show_url_warnings(SCOPE, PARAMS)
 url_params(SCOPE, PARAMS)
 ss = st.session_state
 

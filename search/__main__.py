@@ -22,7 +22,6 @@ the same way, labelled ``capped``, with exit status 3.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -41,6 +40,33 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, status 2, no usage dump
         print(f"error: {message}", file=sys.stderr)
         sys.exit(2)
+
+
+MAX_SEED = 2**31 - 1  # as the app's seed field
+
+
+def _seed(text: str) -> int:
+    """``--seed``: a whole number in [0, MAX_SEED] (argparse names the flag in its one line)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 0 <= v <= MAX_SEED:
+        shown = text if len(text) <= 30 else text[:30] + "..."
+        raise argparse.ArgumentTypeError(f"must be in [0, {MAX_SEED}], got {shown}")
+    return v
+
+
+def _finite_float(text: str) -> float:
+    """A float flag: a finite number (NaN and infinities are refused, naming the flag)."""
+    import math
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return v
 
 
 def _budgets(text: str) -> list[int]:
@@ -302,10 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "majority). best_of_n and weighted default to the task's learned "
                              "ORM, dvts to its learned PRM, each falling back to model "
                              "confidence where the task has none")
-    common.add_argument("--temperature", type=float, default=0.8,
+    common.add_argument("--temperature", type=_finite_float, default=0.8,
                         help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
-    common.add_argument("--top-p", type=float, default=1.0, help="nucleus mass (default 1.0)")
-    common.add_argument("--seed", type=int, default=0, help="(default 0)")
+    common.add_argument("--top-p", type=_finite_float, default=1.0, help="nucleus mass (default 1.0)")
+    common.add_argument("--seed", type=_seed, default=0, help=f"in [0, {MAX_SEED}] (default 0)")
     common.add_argument("--scorer", choices=list(SCORERS),
                         default=None,
                         help="the strategy's scorer: " + ", ".join(SCORERS) + " (default: "
@@ -328,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="mcts: children sampled per expansion (default "
                              f"{DEFAULTS['mcts']['k']}); tot/tot_dfs: proposals per state "
                              f"(default {DEFAULTS['tot']['k']})")
-    common.add_argument("--c", type=float, default=None,
+    common.add_argument("--c", type=_finite_float, default=None,
                         help=f"mcts: UCT exploration constant (default {DEFAULTS['mcts']['c']})")
     common.add_argument("--width", type=int, default=None,
                         help="dvts: children sampled per subtree per depth, M; N chains make "
@@ -348,9 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="hf: the model folder; openai: the served model's name")
     common.add_argument("--base-url", default=None,
                         help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1")
-    common.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                        help="openai: the environment variable holding the API key (default "
-                             "OPENAI_API_KEY; the key is never printed or saved)")
+    common.add_argument("--api-key-env", default="",
+                        help="openai: the environment variable holding the API key, one the "
+                             "operator allows in THOUGHTSCOPE_KEY_VARS (default its first: "
+                             "OPENAI_API_KEY when unset); the key goes only to hosts in "
+                             "THOUGHTSCOPE_KEY_HOSTS (default localhost, 127.0.0.1, ::1) and is "
+                             "never printed or saved")
     common.add_argument("--json", action="store_true")
     s = sub.add_parser("solve", parents=[common], help="solve one problem")
     s.add_argument("problem")
@@ -360,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="majority: stop sampling once the vote is settled (certain: the leader "
                         "can no longer be overtaken; beta: Adaptive-Consistency's Beta "
                         "criterion; search/adaptive.py)")
-    s.add_argument("--threshold", type=float, default=None,
+    s.add_argument("--threshold", type=_finite_float, default=None,
                    help="majority --stop beta: the Beta criterion's threshold C in (0.5, 1) "
                         "(default: the one chosen on validation)")
     s.add_argument("--save", help="write the run (tree + event log) as JSON to this file")
@@ -380,11 +409,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="only the first N puzzles of the split (default all 100)")
     tb.add_argument("--chains", type=int, default=100,
                     help="chains per puzzle for CoT, CoT-SC and best-of-N (default 100)")
-    tb.add_argument("--temperature", type=float, default=None,
+    tb.add_argument("--temperature", type=_finite_float, default=None,
                     help="sampling temperature of every method (default: search.table.TABLE)")
     tb.add_argument("--k", type=int, default=None,
                     help="ToT proposals per state (default: search.table.TABLE)")
-    tb.add_argument("--seed", type=int, default=0, help="(default 0)")
+    tb.add_argument("--seed", type=_seed, default=0, help=f"in [0, {MAX_SEED}] (default 0)")
     tb.add_argument("--methods", default="",
                     help="comma-separated subset of cot,cot_sc,best_of_n,tot_b1,tot_b5,"
                          "tot_b5_perfect,mcts (default all)")
@@ -395,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="reproduce the bundled weights")
     t.add_argument("--out")
     t.add_argument("--steps", type=int)
-    t.add_argument("--max-minutes", type=float, default=30.0)
+    t.add_argument("--max-minutes", type=_finite_float, default=30.0)
     t.add_argument("--json", action="store_true")
     t.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
                    help=f"whose model to train (default {DEFAULT_TASK}); it is written to the "
@@ -431,8 +460,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # noqa: BLE001 - anything else is still one line, never a traceback
+        print(f"error: {type(e).__name__}: {' '.join(str(e).split())[:300]}", file=sys.stderr)
+        return 1
+    from search.tree import dumps_standard  # standard JSON: never NaN or Infinity
     if a.json:
-        print(json.dumps(out, indent=1))
+        print(dumps_standard(out, indent=1))
     elif a.cmd == "solve":
         _print_solve(out)
     elif a.cmd == "curve":
@@ -440,7 +473,7 @@ def main(argv=None) -> int:
     elif a.cmd == "table":
         print(out["markdown"])
     else:
-        print(json.dumps(out, indent=1))
+        print(dumps_standard(out, indent=1))
     if a.cmd == "solve" and (out.get("halted") or out.get("capped")):
         if a.json:  # the JSON holds it; a person reading the terminal sees it too
             print(f"partial result: {out.get('halted') or out['capped']}", file=sys.stderr)

@@ -45,6 +45,7 @@ Events a person adds in the app (``search.edits``, the human in the loop; ``auth
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
@@ -392,15 +393,24 @@ class SearchResult:
             return self.answer == self.gold
 
     def to_dict(self) -> dict:
+        """The run as JSON-ready data. A server URL in ``config["model"]`` is written without
+        user-info (``search.models.trust.strip_userinfo``; a run file from elsewhere may
+        carry one), so no export, History row or saved file keeps a password."""
+        config = self.config
+        model = config.get("model") if isinstance(config, dict) else None
+        if isinstance(model, dict) and isinstance(model.get("base_url"), str):
+            from search.models.trust import strip_userinfo
+            config = {**config, "model": {**model, "base_url": strip_userinfo(model["base_url"])}}
         return {"format": "thoughtscope-run/1", "task": self.task, "problem": self.problem,
                 "gold": self.gold,
-                "strategy": self.strategy, "config": self.config, "answer": self.answer,
+                "strategy": self.strategy, "config": config, "answer": self.answer,
                 "tally": self.tally, "compute": asdict(self.compute),
                 "wall_seconds": self.wall_seconds, "extra": self.extra, "stopped": self.stopped,
                 "events": [e.to_dict() for e in self.tree.events]}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict())
+        """The run as standard JSON (``dumps_standard``: never NaN or Infinity)."""
+        return dumps_standard(self.to_dict())
 
     @staticmethod
     def from_dict(d: dict) -> "SearchResult":
@@ -448,3 +458,25 @@ def node_label(n: Node) -> str:
     if n.terminal:
         return "∅" if n.answer is None else str(n.answer)
     return n.text
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def dumps_standard(obj: Any, **kw) -> str:
+    """``json.dumps(obj, **kw)`` as standard JSON (RFC 8259), which has no NaN or Infinity:
+    a non-finite float, which should never be there (a server's log-probabilities are clipped
+    on arrival, ``search.models.openai_compat``), is written as null rather than as the
+    ``NaN`` that other JSON readers refuse. ``json.loads`` of the text gives ``obj`` back
+    whenever ``obj`` held only finite numbers."""
+    try:
+        return json.dumps(obj, allow_nan=False, **kw)
+    except ValueError:
+        return json.dumps(_finite(obj), allow_nan=False, **kw)

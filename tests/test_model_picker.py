@@ -83,7 +83,7 @@ def test_an_unreachable_server_is_one_line_and_keeps_what_was_typed():
         assert "127.0.0.1:9" in errs[0], errs  # the server backend names what it could not reach
     assert at.sidebar.text_input(key=w("model_base_url")).value == DEAD_URL
     assert at.sidebar.text_input(key=w("model_served")).value == "some-model"
-    assert at.sidebar.text_input(key=w("model_key_env")).value == "OPENAI_API_KEY"
+    assert at.sidebar.selectbox(key=w("model_key_env")).value == "OPENAI_API_KEY"
     assert not at.button(key="tree_run_button").disabled  # the bundled model is still in use
     # ... and the page says so: the sidebar shows a server that runs would not use.
     warns = [m.value for m in at.warning if "not in use yet" in m.value]
@@ -116,10 +116,15 @@ def test_a_local_folder_loads_shows_its_capabilities_and_a_run_uses_it(tiny_mode
     res = wait_done(at)
     assert res.config["model"]["backend"] == "hf"
     assert res.config["model"]["model"] == str(tiny_model_dir)
-    # A link with the folder loads it on a new session's first run.
+    # A link with the folder fills the fields on a new session's first run; the folder is
+    # loaded only by the user's own Load.
     at2 = new_app({"backend": "hf", "model": str(tiny_model_dir)})
-    assert at2.session_state["model_spec"].model == str(tiny_model_dir)
     assert at2.sidebar.radio(key=w("model_choice")).value == "hf"
+    assert at2.sidebar.text_input(key=w("model_folder")).value == str(tiny_model_dir)
+    assert at2.session_state["model_spec"].backend == "bundled" if "model_spec" in \
+        at2.session_state else True
+    at2.sidebar.button(key="model_load").click().run()
+    assert at2.session_state["model_spec"].model == str(tiny_model_dir)
 
 
 class NoLogprobPolicy:
@@ -138,6 +143,7 @@ def test_the_url_never_holds_the_api_key_and_no_logprobs_turns_confidence_off(mo
     import ui.common
     secret = "sk-test-DO-NOT-LEAK-123"
     monkeypatch.setenv("MY_SERVER_KEY", secret)
+    monkeypatch.setenv("THOUGHTSCOPE_KEY_VARS", "OPENAI_API_KEY,MY_SERVER_KEY")
     loaded = []
 
     def fake_load(spec, task):  # what load_policy gives for a reachable server
@@ -151,7 +157,9 @@ def test_the_url_never_holds_the_api_key_and_no_logprobs_turns_confidence_off(mo
     assert all(t.proto.type != t.proto.PASSWORD for t in at.sidebar.text_input)  # no key field
     at.sidebar.text_input(key=w("model_base_url")).set_value("http://gpu-box:8000/v1").run()
     at.sidebar.text_input(key=w("model_served")).set_value("qwen-small").run()
-    at.sidebar.text_input(key=w("model_key_env")).set_value("MY_SERVER_KEY").run()
+    key_var = at.sidebar.selectbox(key=w("model_key_env"))
+    assert key_var.options == ["OPENAI_API_KEY", "MY_SERVER_KEY"]  # the operator's, no others
+    key_var.set_value("MY_SERVER_KEY").run()
     at.sidebar.button(key="model_connect").click().run()
     assert not at.exception, at.exception
     assert not side_errors(at)

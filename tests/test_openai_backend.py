@@ -205,7 +205,12 @@ def fake():
 
 @pytest.fixture
 def secret_key(monkeypatch):
+    """The test key in $TS_TEST_KEY, a variable the operator's rule (search.models.trust)
+    allows, with the tests' other key variables; keys may go to the loopback fake (the default
+    hosts)."""
     monkeypatch.setenv("TS_TEST_KEY", SECRET)
+    monkeypatch.setenv("THOUGHTSCOPE_KEY_VARS", "TS_TEST_KEY,TS_WRONG_KEY,TS_UNSET_KEY")
+    monkeypatch.delenv("THOUGHTSCOPE_KEY_HOSTS", raising=False)
     return "TS_TEST_KEY"
 
 

@@ -11,7 +11,8 @@ sidebar's picker, ``ui.model_picker``, sets it once it loads; default the task's
 
 URL sync (``url_params`` + ``write_url``): a page declares its settings as ``UrlParam``s. On the
 session's first visit of the page the values come from the URL (``st.query_params``; a bad value
-is ignored and the default used), later they come from session state; after the widgets are
+is ignored, said in one translated line by ``say_ignored``, and the default used), later they
+come from session state; after the widgets are
 drawn, ``write_url`` writes the current values back, so the address bar always reopens the same
 view.
 
@@ -394,20 +395,31 @@ class UrlParam:
     show: Callable[[Any], str] = str
 
 
+class BadValue(ValueError):
+    """A link's value a setting cannot take; its message is written for a person (translated)
+    and ``say_ignored`` shows it as it is."""
+
+
 def int_in(lo: int, hi: int) -> Callable[[str], int]:
     def parse(s: str) -> int:
-        v = int(s)
+        try:
+            v = int(s)
+        except (ValueError, TypeError):
+            raise BadValue(_("not a whole number")) from None
         if not lo <= v <= hi:
-            raise ValueError(f"{v} not in [{lo}, {hi}]")
+            raise BadValue(_("{value} not in [{lo}, {hi}]").format(value=v, lo=lo, hi=hi))
         return v
     return parse
 
 
 def float_in(lo: float, hi: float) -> Callable[[str], float]:
     def parse(s: str) -> float:
-        v = float(s)
+        try:
+            v = float(s)
+        except (ValueError, TypeError):
+            raise BadValue(_("not a number")) from None
         if not lo <= v <= hi:  # also refuses nan
-            raise ValueError(f"{v} not in [{lo}, {hi}]")
+            raise BadValue(_("{value} not in [{lo}, {hi}]").format(value=v, lo=lo, hi=hi))
         return v
     return parse
 
@@ -417,7 +429,8 @@ def one_of(choices: Iterable[str]) -> Callable[[str], str]:
 
     def parse(s: str) -> str:
         if s not in allowed:
-            raise ValueError(f"{s!r} not one of {allowed}")
+            shown = ", ".join(allowed[:12]) + (" …" if len(allowed) > 12 else "")
+            raise BadValue(_("not one of {choices}").format(choices=shown))
         return s
     return parse
 
@@ -425,9 +438,57 @@ def one_of(choices: Iterable[str]) -> Callable[[str], str]:
 def text(max_len: int = 200) -> Callable[[str], str]:
     def parse(s: str) -> str:
         if len(s) > max_len:
-            raise ValueError("too long")
+            raise BadValue(_("{n} characters, more than the {max} a link may carry").format(
+                n=f"{len(s):,}", max=max_len))
         return s
     return parse
+
+
+def flag(s: str) -> bool:
+    """A link's on/off value: 1/true/yes/on or 0/false/no/off (BadValue otherwise)."""
+    v = str(s).strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    raise BadValue(_("not 1 or 0"))
+
+
+SHOWN_CHARS = 40  # characters of an ignored value a line repeats
+LINK_PROBLEM_CHARS = 2000  # longest problem a link may carry (a longer one is said and ignored)
+
+
+def link_reason(error: BaseException) -> str:
+    """Why a link's value was refused, for a person: a ``BadValue``'s own (translated) words,
+    a page parser's message, or one generic line for Python's own errors (``int('x')``, a
+    KeyError of a lookup table)."""
+    msg = str(error) if isinstance(error, ValueError) else ""
+    if isinstance(error, BadValue):
+        return msg
+    if not msg or msg.startswith(("invalid literal", "could not convert")):
+        return _("not a value this setting takes")
+    return msg
+
+
+def say_ignored(key: str, raw: Any, error: BaseException, using: Any = None) -> None:
+    """Say, in one translated warning line where it is called, that the link's ``key=raw``
+    was ignored and why (``link_reason``), and what is used instead (``using``; None: the
+    setting's default). The value is cut to ``SHOWN_CHARS`` characters and shown as text
+    (never markup). Every page's ignored parameters go through here (``url_params`` calls it
+    for each ``UrlParam``; the model picker and the Search tree page's ``at`` for theirs)."""
+    from search.models.trust import strip_userinfo
+    shown = strip_userinfo(" ".join(str(raw).split()).replace("`", "'"))  # never a password
+    if len(shown) > SHOWN_CHARS:
+        shown = shown[:SHOWN_CHARS] + "…"
+    mark = "\x00setting\x00"  # the value goes in as a code span: shown as typed, never markup
+    why = link_reason(error)
+    if using is None or using == "":
+        line = _("Ignored {setting} from the link ({error}); using the default.").format(
+            setting=mark, error=why)
+    else:
+        line = _("Ignored {setting} from the link ({error}); using {default}.").format(
+            setting=mark, error=why, default=using)
+    st.warning(md(line).replace(mark, f"`{key}={shown}`"), icon=":material/link_off:")
 
 
 def show_float(v: float) -> str:
@@ -472,11 +533,13 @@ def url_params(scope: str, params: list[UrlParam]) -> None:
     ss[f"_url_loaded_{scope}"] = True
     for p in params:
         if first and p.key in st.query_params:
+            raw = st.query_params[p.key]
             try:
-                ss[p.key] = p.parse(st.query_params[p.key])
+                ss[p.key] = p.parse(raw)
                 continue
-            except (ValueError, TypeError):
-                pass  # a bad value in a link: ignore it, use the default
+            except (ValueError, TypeError, LookupError) as e:  # a bad value in a link:
+                fallback = ss.get(p.key, p.default)          # said, and not used
+                say_ignored(p.key, raw, e, None if fallback is None else p.show(fallback))
         if p.key not in ss:
             ss[p.key] = p.default
 

@@ -11,11 +11,16 @@ task with ``st.cache_resource``). Only a spec that loaded becomes the one the pa
 server does not serve) leaves the model in use as it was and says why in one line
 (``PICK_ERROR``), never with a traceback. Picking "Bundled" applies at once.
 
-Keys: a server's API key is never typed here, stored, or put in the URL: the picker asks for
-the *name* of the environment variable that holds it (default ``OPENAI_API_KEY``). The URL
-carries ``backend``, ``base_url`` and ``model`` (a folder or a served model's name) of the
-spec in use when it is not the bundled one, and a link with them loads that model on the
-session's first run.
+Keys: a server's API key is never typed here, stored, or put in the URL: the picker offers the
+*names* of the environment variables the operator allows (``search.models.trust``:
+``THOUGHTSCOPE_KEY_VARS``, default ``OPENAI_API_KEY`` only), and the key goes only to servers on
+the operator's allowed hosts (``THOUGHTSCOPE_KEY_HOSTS``, default the loopback addresses); under
+Connect a line says, before anything is sent, which URL will be contacted and whether the key
+goes with it. The URL carries ``backend``, ``base_url`` and ``model`` (a folder or a served
+model's name) of the spec in use when it is not the bundled one. A link with them only fills
+the fields: nothing is loaded or contacted until the user presses Load / Connect. A parameter
+of a link that cannot be used (an unknown backend, a value too long, a URL with user-info) is
+said in one line and dropped.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ from ui.common import MODEL_SPEC, bind, one_of, set_url, text
 CHOICE, FOLDER, BASE_URL, SERVED, KEY_ENV = ("model_choice", "model_folder", "model_base_url",
                                              "model_served", "model_key_env")
 PICK_ERROR = "model_pick_error"  # session state: the last Load/Connect's one-line error
+FROM_LINK = "model_from_link"  # session state: the fields were filled by a link, not yet used
 URL_DONE = "_url_loaded_model"
 CHOICES = {"bundled": N_("Bundled (task's model)"), "hf": N_("Local folder"),
            "openai": N_("Server (OpenAI-compatible)")}
@@ -38,8 +44,8 @@ MAX_FIELD = 500
 
 
 def _defaults() -> dict:
-    from search.models.backends import DEFAULT_API_KEY_ENV
-    return {CHOICE: "bundled", FOLDER: "", BASE_URL: "", SERVED: "", KEY_ENV: DEFAULT_API_KEY_ENV}
+    from search.models.trust import default_key_var
+    return {CHOICE: "bundled", FOLDER: "", BASE_URL: "", SERVED: "", KEY_ENV: default_key_var()}
 
 
 def typed_spec():
@@ -87,6 +93,7 @@ def _in_use(spec) -> bool:
 
 
 def _connect() -> None:
+    st.session_state[FROM_LINK] = False
     st.session_state[PICK_ERROR] = apply(typed_spec())
 
 
@@ -100,24 +107,48 @@ def _choice_changed(key: str) -> None:
 
 def _from_url() -> None:
     """On the session's first run: the model a link names (``backend``, ``base_url``,
-    ``model``), loaded as if Connect was pressed; a bad value in a link is ignored."""
+    ``model``) fills the picker's fields, and nothing more: loading a folder or contacting a
+    server takes the user's own Load / Connect (a link must never make this server send its
+    API key anywhere). A value that cannot be used is said (``common.say_ignored``) and
+    dropped from the URL."""
+    from search.models.trust import has_userinfo
     ss = st.session_state
     if URL_DONE in ss:
         return
     ss[URL_DONE] = True
     qp = st.query_params
-    try:
-        backend = one_of(["hf", "openai"])(qp.get("backend", ""))
-        model = text(MAX_FIELD)(qp.get("model", ""))
-        url = text(MAX_FIELD)(qp.get("base_url", ""))
-    except ValueError:
+    if not any(k in qp for k in URL_KEYS):
+        return
+    values = {}
+    for key, parse in (("backend", one_of(["hf", "openai"])), ("model", text(MAX_FIELD)),
+                       ("base_url", text(MAX_FIELD))):
+        if key not in qp:
+            continue
+        raw = qp.get(key, "")
+        try:
+            values[key] = parse(raw)
+        except ValueError as e:
+            common.say_ignored(key, raw, e)
+            set_url(key, None)
+    if values.get("base_url") and has_userinfo(values["base_url"]):
+        common.say_ignored("base_url", values.pop("base_url"),
+                           ValueError(_("a user name or password in a URL is never kept")))
+        set_url("base_url", None)
+    backend = values.get("backend")
+    if backend is None:
+        for key in ("model", "base_url"):
+            if key in values:
+                common.say_ignored(key, values[key], ValueError(_("no backend= in the link")))
         return
     ss[CHOICE] = backend
     if backend == "hf":
-        ss[FOLDER] = model
+        ss[FOLDER] = values.get("model", "")
+        if "base_url" in values:
+            common.say_ignored("base_url", values["base_url"],
+                               ValueError(_("a local folder has no server URL")))
     else:
-        ss[SERVED], ss[BASE_URL] = model, url
-    _connect()
+        ss[SERVED], ss[BASE_URL] = values.get("model", ""), values.get("base_url", "")
+    ss[FROM_LINK] = True
 
 
 def write_url() -> None:
@@ -156,16 +187,67 @@ def model_picker() -> None:
         st.text_input(_("Model name"), **bind(SERVED),
                       placeholder=_("the name the server serves"),
                       help=_("The model name the server lists at /v1/models."))
-        st.text_input(_("API key variable"), **bind(KEY_ENV),
-                      help=_("The NAME of the environment variable (on the machine running "
-                             "this app) that holds the server's API key. The key itself is "
-                             "never typed here, stored, or put in links or exports."))
+        _key_field()
         st.button(_("Connect"), on_click=_connect, key="model_connect", icon=":material/link:")
+        where = connect_line(typed_spec())
+        if where:
+            st.caption(common.md(where))
+    if ss.get(FROM_LINK) and choice != "bundled" and not _in_use(typed_spec()):
+        st.info(_("A link filled these fields. Nothing is loaded or contacted until you press "
+                  "{button}.").format(button=_("Load") if choice == "hf" else _("Connect")),
+                icon=":material/link:")
     if ss.get(PICK_ERROR):  # typed text inside: shown as text (md), never as markup or links
         st.error(common.md(ss[PICK_ERROR]))
     elif choice != "bundled" and not _in_use(typed_spec()):
         st.caption(_("Not in use yet: press Load.") if choice == "hf" else
                    _("Not in use yet: press Connect."))
+
+
+def _key_field() -> None:
+    """The API key variable: a choice among the variables the operator allows (never a free
+    name: a student must not pick which secret is sent), or a line saying none is."""
+    from search.models.trust import KEY_VARS_ENV, allowed_key_vars, default_key_var
+    ss = st.session_state
+    allowed = list(allowed_key_vars())
+    if not allowed:
+        ss[KEY_ENV] = ""
+        st.caption(_("No API key is sent to any server (the operator allows no key variable: "
+                     "{setting}).").format(setting=KEY_VARS_ENV))
+        return
+    if ss.get(KEY_ENV) not in allowed:
+        ss[KEY_ENV] = default_key_var()
+    st.selectbox(_("API key variable"), allowed, **bind(KEY_ENV), disabled=len(allowed) == 1,
+                 help=_("The environment variable (on the machine running this app) whose "
+                        "value is sent as the server's API key; the operator chooses which "
+                        "ones may be used ({setting}). The key itself is never typed here, "
+                        "stored, or put in links or exports.").format(setting=KEY_VARS_ENV))
+
+
+def connect_line(spec) -> Optional[str]:
+    """What pressing Connect will do, said before it is pressed: the URL that will be
+    contacted and whether the API key goes with it (``search.models.trust.key_for``); None
+    when the fields do not name a server yet (the error comes on Connect)."""
+    from search.models.base import BackendSettingsError
+    from search.models.trust import KEY_HOSTS_ENV, key_for, key_host_allowed
+    try:
+        spec = spec.check()
+    except BackendSettingsError:
+        return None
+    if spec.backend != "openai":
+        return None
+    key, why = key_for(spec.base_url, spec.api_key_env)
+    if key is not None:
+        how = _("with the API key in ${var}").format(var=spec.api_key_env)
+    elif not spec.api_key_env:
+        how = _("without an API key")
+    elif not key_host_allowed(spec.base_url):
+        how = _("without an API key: this host is not one the operator allows keys to go to "
+                "({setting})").format(setting=KEY_HOSTS_ENV)
+    else:
+        how = _("without an API key: ${var} is not set").format(var=spec.api_key_env)
+    del key, why
+    return _("Connect will contact {url} for the model {model}, {how}.").format(
+        url=spec.base_url, model=spec.model, how=how)
 
 
 def pending_note() -> Optional[str]:

@@ -18,7 +18,6 @@ import streamlit as st
 
 from i18n import N_, _, ngettext
 from search.tasks import Problem
-from ui.checks import show_url_warnings
 from ui.common import model_key
 from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, policy_or_none,
                        url_params)
@@ -39,9 +38,8 @@ def pool_params(prefix: str, problems: int, problems_range: tuple[int, int], n: 
 
 
 def setup(scope: str, params: list[UrlParam]) -> None:
-    """Say which settings of the link were ignored, then load the settings (URL on the first
-    visit, session state after)."""
-    show_url_warnings(scope, params)
+    """Load the settings (URL on the first visit, said for each one ignored; session state
+    after)."""
     url_params(scope, params)
 
 

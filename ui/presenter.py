@@ -16,18 +16,15 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import _
-from ui.common import UrlParam, bind, url_params, write_url
+from ui.common import UrlParam, bind, flag, url_params, write_url
 from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE, TreeStyle
 
 PRESENTER = "presenter"  # session-state key and URL parameter
 
 
 def _parse(s: str) -> bool:
-    if s in ("1", "true", "on"):
-        return True
-    if s in ("0", "false", "off"):
-        return False
-    raise ValueError(f"presenter must be 1 or 0, got {s!r}")
+    """``presenter=`` of a link: ``ui.common.flag`` (1/0, true/false, on/off, yes/no)."""
+    return flag(s)
 
 
 PARAMS = [UrlParam(PRESENTER, False, _parse, lambda v: "1" if v else "0")]

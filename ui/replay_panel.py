@@ -324,8 +324,9 @@ def _model_label(spec: Any) -> str:
         return str(spec)
     b = spec.get("backend")
     if b == "openai":
+        from search.models.trust import strip_userinfo
         return _("{model} (server {url})").format(model=spec.get('model'),
-                                                  url=spec.get('base_url'))
+                                                  url=strip_userinfo(str(spec.get('base_url'))))
     if b == "hf":
         return _("{model} (local folder)").format(model=spec.get('model'))
     return _("bundled")

@@ -9,7 +9,6 @@ URLs and saved runs never contain a key.
 """
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,7 +30,9 @@ class ModelSpec:
     model: the folder (hf) or the served model name (openai); ignored for bundled.
     base_url: the server's OpenAI API root, e.g. ``http://127.0.0.1:8000/v1`` (openai only).
     api_key_env: name of the environment variable holding the server's API key (openai only;
-        the key itself is read when the policy is made and is never stored in the spec).
+        the key itself is read when the policy is made and is never stored in the spec); it
+        must be one the operator allows (``search.models.trust.allowed_key_vars``; "" means
+        the first allowed one).
     device: ``"cuda"``, ``"cpu"`` or None (CUDA when available); hf/bundled only.
     """
     backend: str = "bundled"
@@ -42,8 +43,9 @@ class ModelSpec:
 
     def check(self) -> "ModelSpec":
         """The spec with blanks stripped; BackendSettingsError (one line) when it cannot name a
-        model: an unknown backend, hf without a folder, openai without a URL or model name, an
-        URL that is not http(s)."""
+        model: an unknown backend, hf without a folder, openai without a URL or model name, a
+        URL that is not http(s) or carries user-info (``user:password@``), an API key variable
+        the operator does not allow (``search.models.trust``)."""
         b = (self.backend or "bundled").strip().lower()
         if b not in BACKENDS:
             raise BackendSettingsError(f"unknown backend {self.backend!r}; choose one of "
@@ -51,17 +53,22 @@ class ModelSpec:
         model, url = (self.model or "").strip(), (self.base_url or "").strip().rstrip("/")
         if b == "hf" and not model:
             raise BackendSettingsError("the hf backend needs a model folder (--model PATH)")
+        env = (self.api_key_env or "").strip()
         if b == "openai":
+            from search.models import trust
             if not url:
                 raise BackendSettingsError("the openai backend needs a server URL "
                                            "(--base-url http://HOST:PORT/v1)")
-            if not url.startswith(("http://", "https://")):
-                raise BackendSettingsError(f"the server URL must start with http:// or "
-                                           f"https://, got {url!r}")
+            try:
+                url = trust.check_url(url)
+                env = trust.check_key_var(env or trust.default_key_var())
+            except trust.TrustError as e:
+                raise BackendSettingsError(str(e)) from None
             if not model:
                 raise BackendSettingsError("the openai backend needs the served model's name "
                                            "(--model NAME)")
-        env = (self.api_key_env or DEFAULT_API_KEY_ENV).strip()
+        else:
+            env = env or DEFAULT_API_KEY_ENV
         return ModelSpec(b, model, url, env, self.device)
 
     def label(self) -> str:
@@ -69,12 +76,17 @@ class ModelSpec:
         if self.backend == "hf":
             return f"hf: {self.model}"
         if self.backend == "openai":
-            return f"openai: {self.model} @ {self.base_url}"
+            from search.models.trust import strip_userinfo
+            return f"openai: {self.model} @ {strip_userinfo(self.base_url)}"
         return "bundled"
 
     def to_dict(self) -> dict:
-        """JSON-ready fields (no API key: only the variable's name)."""
-        return asdict(self)
+        """JSON-ready fields (no API key: only the variable's name; a URL's user-info, which
+        ``check`` refuses, is stripped should an unchecked spec carry one)."""
+        from search.models.trust import strip_userinfo
+        d = asdict(self)
+        d["base_url"] = strip_userinfo(d["base_url"] or "")
+        return d
 
 
 _CACHE: dict = {}
@@ -141,7 +153,9 @@ def forget(spec: Optional[ModelSpec] = None) -> None:
                 del _CACHE[k]
 
 
-def api_key(env_name: str = DEFAULT_API_KEY_ENV) -> Optional[str]:
-    """The API key from the environment variable ``env_name`` (None when unset or blank)."""
-    v = os.environ.get(env_name or DEFAULT_API_KEY_ENV, "").strip()
-    return v or None
+def api_key(env_name: str = DEFAULT_API_KEY_ENV, url: str = "") -> Optional[str]:
+    """The API key from the environment variable ``env_name`` for the server at ``url`` (None
+    when unset or blank, or when the operator's rule, ``search.models.trust.key_for``, does
+    not let that variable or that host have it)."""
+    from search.models.trust import key_for
+    return key_for(url, env_name)[0]

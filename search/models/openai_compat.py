@@ -19,8 +19,23 @@ Each degraded feature adds a one-line note (``capabilities.notes``). A feature w
 is turned off; it never crashes the construction. The compute meter reads the server's ``usage``
 (prompt and completion tokens); a server reports no forward passes.
 
-The API key is read from the environment variable ``api_key_env`` when the policy is made and is
-held only by the HTTP client: ``name``, ``device``, ``repr``, ``capabilities`` and every error
+A server is untrusted input too. What it sends is bounded before anything uses it: a token
+log-probability that is NaN, infinite or above 0 is clipped into [``LOGPROB_FLOOR``, 0]; a
+completion longer than the ``max_tokens`` asked (by its token list, its text, more than
+``MAX_CHARS_PER_TOKEN`` characters a token, or its ``usage``) is cut to ``max_tokens`` tokens and
+charged as ``max_tokens``; each kind of fault adds a note (``capabilities.notes``, counted), so
+no NaN reaches a tree or an export and no server can charge a run more than it asked for.
+An answer that is not the JSON the API promises is said to come from the server.
+
+Stop: ``sample`` takes an ``interrupt`` callable (``interruptible``) and polls it every
+``POLL_SECONDS`` while requests are in flight, so a Stop takes effect within that time whatever
+the server does (a request still in flight is abandoned: its thread ends at the server's answer
+or the timeout, and is not retried).
+
+The API key is read from the environment variable ``api_key_env`` when the policy is made, only
+as the operator's rule allows (``search.models.trust.key_for``: an allowed variable, a server on
+the allowed hosts; otherwise ``"EMPTY"`` is sent and a capability note says why), and is held
+only by the HTTP client: ``name``, ``device``, ``repr``, ``capabilities`` and every error
 message are free of it (the URL shown is stripped of any user-info and query).
 """
 from __future__ import annotations
@@ -31,13 +46,13 @@ import os
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+import queue
 from dataclasses import replace
 from typing import Optional
 from urllib.parse import urlsplit, urlunsplit
 
 from search.models.base import (BackendError, BackendSettingsError, Capabilities, Continuation,
-                                SampleBatch, Stop, check_sample_args)
+                                Interrupted, SampleBatch, Stop, check_sample_args)
 
 # Below this temperature the request asks for greedy decoding (temperature 0), as HFPolicy does.
 GREEDY_BELOW = 1e-6
@@ -52,6 +67,22 @@ GREEDY_SEEDS = 4  # other seeds asked before the probe says "may decode greedily
 PROBE_TOKENS = 4
 # Seconds one probe request may take (a cold server may load its model on the first request).
 PROBE_TIMEOUT = 30.0
+# A token log-probability from a server is clipped into [LOGPROB_FLOOR, 0] nats (NaN and -inf
+# to the floor: probability e^-100, i.e. none).
+LOGPROB_FLOOR = -100.0
+# A completion's text longer than this many characters per token asked is cut there (no
+# tokenizer's token is longer; a server that sends 1 MB for 64 tokens is cut, not stored).
+MAX_CHARS_PER_TOKEN = 64
+POLL_SECONDS = 0.1  # s between looks at ``interrupt`` while requests are in flight
+RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
+FAULT_NOTES = {
+    "logprobs": "the server sent {n} token log-probabilities that were NaN, infinite or above "
+                "0: clipped into [" + f"{LOGPROB_FLOOR:g}" + ", 0]",
+    "length": "the server sent {n} completions longer than the max_tokens asked: cut to "
+              "max_tokens and charged as max_tokens",
+    "usage": "the server reported {n} times more completion tokens than the max_tokens asked: "
+             "charged as max_tokens",
+}
 
 
 def public_url(url: str) -> str:
@@ -91,7 +122,7 @@ class OpenAIPolicy:
     does not serve ``model``, or does not answer a plain completions request.
     """
 
-    interruptible = False
+    interruptible = True  # sample(..., interrupt=) polls it while requests are in flight
 
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY",
                  step_delimiter: str = "\n", timeout: float = 60.0, max_retries: int = 2,
@@ -111,18 +142,25 @@ class OpenAIPolicy:
         self.name = f"{model} @ {host}"
         self.n_parameters = 0  # unknown: a server does not say
         self.device = "server " + self.url
-        self._client = OpenAI(base_url=self.base_url,
-                              api_key=os.environ.get(api_key_env or "OPENAI_API_KEY") or "EMPTY",
+        from search.models.trust import NO_KEY, key_for
+        key, self._key_note = key_for(self.base_url, api_key_env)
+        self._key_sent = key is not None
+        self._client = OpenAI(base_url=self.base_url, api_key=key or NO_KEY,
                               timeout=self.timeout, max_retries=self.max_retries)
+        self._sampler = self._client.with_options(max_retries=0)  # sample retries itself
+        del key
         self._lock = threading.Lock()
         self._chat_cache: dict = {}
         self.requests = 0  # completions requests sent by ``sample`` (for tests and benchmarks)
+        self.faults: dict[str, int] = {}  # what the server sent out of bounds (FAULT_NOTES)
         # What the server honours (set by the probe; all on when not probed).
         self._list_ok = self._n_ok = self._logprobs_ok = self._stop_ok = True
         self._chat_ok = True
         self.capabilities = Capabilities(backend="openai", logprobs=True, reproducible=True,
                                          forward_passes=False, batched=True, chat_template=True,
-                                         notes=("not probed: every feature assumed",))
+                                         notes=("not probed: every feature assumed",)
+                                         + ((self._key_note,) if self._key_note else ()))
+        self._base_notes = self.capabilities.notes
         if probe:
             self._probe()
 
@@ -134,6 +172,8 @@ class OpenAIPolicy:
         """One line, with the API key (should a server echo it) and the raw URL masked."""
         s = one_line(text)
         key = os.environ.get(self.api_key_env or "OPENAI_API_KEY") or ""
+        if len(key.strip()) >= 4:
+            s = s.replace(key.strip(), "***")
         if len(key) >= 4:
             s = s.replace(key, "***")
         if self.base_url != self.url:
@@ -195,6 +235,12 @@ class OpenAIPolicy:
         try:
             listed = quick.models.list()
             rows = list(listed.data)
+            ids = [str(r.id) for r in rows]
+        except openai.APITimeoutError:  # a slow server is not an unreachable one
+            raise BackendSettingsError(self._clean(
+                f"the server at {self.url} did not answer within "
+                f"{min(self.timeout, PROBE_TIMEOUT):g} s (it may still be loading its model; "
+                "try again)")) from None
         except openai.APIConnectionError as e:
             cause = e.__cause__ or e.__context__
             why = one_line(str(cause) or type(cause).__name__) if cause else one_line(str(e))
@@ -202,6 +248,10 @@ class OpenAIPolicy:
                 f"cannot reach the server at {self.url}: {why}")) from None
         except openai.APIStatusError as e:
             if e.status_code in (401, 403):
+                if self._key_note:  # a key was withheld by the operator's rule: say which
+                    raise BackendSettingsError(self._clean(
+                        f"the server at {self.url} needs an API key (HTTP {e.status_code}); "
+                        f"{self._key_note}")) from None
                 if not os.environ.get(self.api_key_env, "").strip():
                     raise BackendSettingsError(self._clean(
                         f"the server at {self.url} needs an API key (HTTP {e.status_code}), "
@@ -211,8 +261,11 @@ class OpenAIPolicy:
                     f"the server at {self.url} refused the API key (HTTP {e.status_code}); "
                     f"set it in ${self.api_key_env}")) from None
             rows = None  # no /models endpoint: the completions probe checks the name
+        except (ValueError, TypeError, AttributeError) as e:  # JSON that is not the API's
+            raise BackendSettingsError(self._clean(
+                f"the server at {self.url} answered /models with something that is not the "
+                f"OpenAI API's JSON ({type(e).__name__}: {e})")) from None
         if rows is not None:
-            ids = [r.id for r in rows]
             if self.model not in ids:
                 shown = ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
                 raise BackendSettingsError(self._clean(
@@ -231,6 +284,12 @@ class OpenAIPolicy:
         # A plain completions request must work, or nothing else will.
         try:
             base = ask()
+            ok = bool(getattr(base, "choices", None)) and isinstance(base.choices[0].text, str)
+        except openai.APITimeoutError:
+            raise BackendSettingsError(self._clean(
+                f"the server at {self.url} did not answer a completions request within "
+                f"{min(self.timeout, PROBE_TIMEOUT):g} s (it may still be loading its model; "
+                "try again)")) from None
         except openai.APIConnectionError:
             raise BackendSettingsError(self._clean(
                 f"cannot reach the server at {self.url}: no answer to a completions "
@@ -239,7 +298,11 @@ class OpenAIPolicy:
             raise BackendSettingsError(self._clean(
                 f"the server at {self.url} does not answer completions requests for "
                 f"{self.model} (HTTP {e.status_code}): {self._server_message(e)}")) from None
-        if not getattr(base, "choices", None):
+        except (ValueError, TypeError, AttributeError, IndexError) as e:
+            raise BackendSettingsError(self._clean(
+                f"the server at {self.url} answered a completions request with something that "
+                f"is not the OpenAI API's JSON ({type(e).__name__}: {e})")) from None
+        if not ok:
             raise BackendSettingsError(self._clean(
                 f"the server at {self.url} answered a completions request without choices"))
 
@@ -296,7 +359,7 @@ class OpenAIPolicy:
         if context_length is None:
             context_length = self._tokenize_context_length()
 
-        notes = []
+        notes = [self._key_note] if self._key_note else []
         if not self._list_ok:
             notes.append("the server refuses a list of prompts: one request per prefix")
         if not self._n_ok:
@@ -312,6 +375,7 @@ class OpenAIPolicy:
         elif same_for_all:
             notes.append(f"{GREEDY_SEEDS + 1} different seeds gave the same text at temperature 1: the server "
                          "may decode greedily (samples may all be alike)")
+        self._base_notes = tuple(notes)
         self.capabilities = Capabilities(
             backend="openai", logprobs=self._logprobs_ok, reproducible=reproducible,
             forward_passes=False, batched=self._list_ok and self._n_ok,
@@ -370,7 +434,7 @@ class OpenAIPolicy:
     # ----- sampling -----------------------------------------------------------------------
     def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
                top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
-               max_new_tokens: int = 64) -> SampleBatch:
+               max_new_tokens: int = 64, interrupt=None) -> SampleBatch:
         """See ``search.models.base.Policy.sample``: ``outputs[len(prefixes)][n]``.
 
         Batched server: the prefixes go out as lists of prompts with ``n`` (in chunks of at
@@ -399,9 +463,18 @@ class OpenAIPolicy:
         ``usage`` (a prompt sent once per sample is counted once per sample: the server
         encoded it that often); ``forward_passes`` 0 (not measured); ``seconds`` wall time.
 
-        Raises ValueError for bad arguments (``check_sample_args``) and BackendError (one
-        line, naming the URL, never the key) when the server cannot be reached or fails
-        after the retries, or refuses the request (e.g. a prompt longer than its context).
+        Out of bounds (see the module docstring): log-probabilities clipped, a completion
+        past ``max_new_tokens`` cut and charged as ``max_new_tokens``, each said in
+        ``capabilities.notes``.
+
+        ``interrupt``: a callable polled every ``POLL_SECONDS`` while requests are in flight
+        (and between retries); when it returns True the call raises ``Interrupted`` at once,
+        leaving the requests still in flight to end on their own (not retried).
+
+        Raises ValueError for bad arguments (``check_sample_args``), Interrupted, and
+        BackendError (one line, naming the URL, never the key) when the server cannot be
+        reached or fails after the retries, refuses the request (e.g. a prompt longer than its
+        context), or answers with something that is not a completion.
         """
         check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
         t0 = time.perf_counter()
@@ -433,72 +506,174 @@ class OpenAIPolicy:
                 for j in range(n):
                     jobs.append((dict(prompt=prefixes[i], seed=int(seed) + j), [(i, j)]))
 
-        def run(job):
+        cap = int(max_new_tokens)
+
+        def run(job, cancelled):
             kw, slots = job
-            try:
-                resp = self._client.completions.create(**common, **kw)
-            except Exception as e:  # noqa: BLE001 - mapped to one BackendError
-                raise self._backend_error(e, max_new_tokens) from None
+            resp = self._request({**common, **kw}, cancelled, cap)
             with self._lock:
                 self.requests += 1
             return resp, slots
 
-        workers = min(self.concurrency, len(jobs))
-        if workers <= 1:
-            results = [run(j) for j in jobs]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(run, j) for j in jobs]
-                results, first_error = [], None
-                for f in futures:
-                    try:
-                        results.append(f.result())
-                    except BackendError as e:
-                        first_error = first_error or e
-                        for g in futures:
-                            g.cancel()
-                if first_error is not None:
-                    raise first_error
+        results = self._run_jobs(jobs, run, interrupt)
 
         outputs: list[list[Optional[Continuation]]] = [[None] * n for _ in range(P)]
         prompt_tokens = generated = 0
         for resp, slots in results:
-            usage = getattr(resp, "usage", None)
-            completion_tokens = getattr(usage, "completion_tokens", None)
-            choices = sorted(resp.choices or [], key=lambda ch: ch.index)
-            if len(choices) != len(slots):
+            try:
+                conts, charged, p_tokens = self._parse(resp, slots, stop, cap)
+            except BackendError:
+                raise
+            except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
                 raise BackendError(self._clean(
-                    f"the server at {self.url} returned {len(choices)} samples where "
-                    f"{len(slots)} were asked"))
-            parsed = [self._continuation(ch, stop) for ch in choices]
-            conts = [c for c, _, _ in parsed]
-            _share_usage(conts, [len(raw) for _, raw, _ in parsed], completion_tokens)
-            for c, raw, tok_strs in parsed:
-                c.steps = ([(c.text, c.tokens, c.logprob)] if stop == "step" else
-                           split_steps(raw, self.step_delimiter, c.tokens, tok_strs,
-                                       c.token_logprobs))
+                    f"the server at {self.url} answered a completions request with something "
+                    f"that is not a completion ({type(e).__name__}: {e})")) from None
             for (i, j), c in zip(slots, conts):
                 outputs[i][j] = c
-            prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-            generated += (int(completion_tokens) if completion_tokens is not None
-                          else sum(c.tokens for c in conts))
+            prompt_tokens += p_tokens
+            generated += charged
         return SampleBatch(outputs=outputs, prompt_tokens=prompt_tokens,
                            generated_tokens=generated, forward_passes=0,
                            seconds=time.perf_counter() - t0)
 
-    def _continuation(self, ch, stop: Stop) -> tuple[Continuation, str, list[str]]:
+    def _request(self, body: dict, cancelled: threading.Event, max_tokens: int):
+        """One completions request with ``max_retries`` retries (connection failures, timeouts,
+        HTTP 408/409/429/5xx; backoff 0.5 s doubling, at most 8 s), none once ``cancelled`` is
+        set. Raises the one-line BackendError of the last failure."""
+        import openai
+        attempt = 0
+        while True:
+            try:
+                return self._sampler.completions.create(**body)
+            except Exception as e:  # noqa: BLE001 - mapped to one BackendError
+                retry = attempt < self.max_retries and (
+                    isinstance(e, openai.APIConnectionError)
+                    or (isinstance(e, openai.APIStatusError) and e.status_code in RETRY_STATUS))
+                if not retry or cancelled.is_set():
+                    raise self._backend_error(e, max_tokens) from None
+                delay = min(8.0, 0.5 * 2 ** attempt)
+                attempt += 1
+                if cancelled.wait(delay):
+                    raise self._backend_error(e, max_tokens) from None
+
+    def _run_jobs(self, jobs: list, run, interrupt) -> list:
+        """``run(job, cancelled)`` for every job, at most ``concurrency`` at once in daemon
+        threads; the results in the jobs' order. The calling thread only waits, polling
+        ``interrupt`` every ``POLL_SECONDS``: Interrupted at once when it says stop; the first
+        job's error is raised at once. Either way ``cancelled`` is set, so no job starts or
+        retries after that (one in flight ends on its own, at the answer or the timeout)."""
+        if interrupt is not None and interrupt():
+            raise Interrupted("stopped before the request was sent")
+        cancelled = threading.Event()
+        results: list = [None] * len(jobs)
+        done: queue.Queue = queue.Queue()
+        todo = list(enumerate(jobs))
+        take = threading.Lock()
+
+        def worker() -> None:
+            while not cancelled.is_set():
+                with take:
+                    if not todo:
+                        return
+                    i, job = todo.pop(0)
+                try:
+                    done.put((i, run(job, cancelled), None))
+                except BaseException as e:  # noqa: BLE001 - handed to the caller
+                    done.put((i, None, e))
+
+        for _ in range(min(self.concurrency, len(jobs))):
+            threading.Thread(target=worker, daemon=True, name="thoughtscope-openai").start()
+        left = len(jobs)
+        try:
+            while left:
+                try:
+                    i, res, err = done.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    if interrupt is not None and interrupt():
+                        raise Interrupted("stopped while the server was answering") from None
+                    continue
+                if err is not None:
+                    raise err
+                results[i] = res
+                left -= 1
+        finally:
+            cancelled.set()
+        return results
+
+    def _fault(self, kind: str, k: int = 1) -> None:
+        """Count ``k`` server answers out of bounds of ``kind`` (``FAULT_NOTES``) and say so in
+        ``capabilities.notes`` (one note per kind, with the count so far)."""
+        with self._lock:
+            self.faults[kind] = self.faults.get(kind, 0) + int(k)
+            notes = tuple(FAULT_NOTES[x].format(n=f"{self.faults[x]:,}") for x in FAULT_NOTES
+                          if x in self.faults)
+            self.capabilities = replace(self.capabilities, notes=self._base_notes + notes)
+
+    def _parse(self, resp, slots: list, stop: Stop, cap: int) -> tuple[list, int, int]:
+        """One response -> (its continuations in the slots' order, generated tokens charged,
+        prompt tokens). Usage past ``cap`` tokens a sample is charged as ``cap`` (a fault)."""
+        usage = getattr(resp, "usage", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+        choices = sorted(resp.choices or [], key=lambda ch: int(ch.index))
+        if len(choices) != len(slots):
+            raise BackendError(self._clean(
+                f"the server at {self.url} returned {len(choices)} samples where "
+                f"{len(slots)} were asked"))
+        parsed = [self._continuation(ch, stop, cap) for ch in choices]
+        conts = [c for c, _, _ in parsed]
+        if completion_tokens is not None:
+            completion_tokens = int(completion_tokens)
+            if completion_tokens < 0:
+                raise ValueError(f"usage.completion_tokens is {completion_tokens}")
+            if completion_tokens > cap * len(choices):
+                self._fault("usage")
+                completion_tokens = cap * len(choices)
+        _share_usage(conts, [len(raw) for _, raw, _ in parsed], completion_tokens)
+        for c, raw, tok_strs in parsed:
+            c.tokens = min(c.tokens, cap)
+            c.steps = ([(c.text, c.tokens, c.logprob)] if stop == "step" else
+                       split_steps(raw, self.step_delimiter, c.tokens, tok_strs,
+                                   c.token_logprobs))
+        prompt_tokens = max(0, int(getattr(usage, "prompt_tokens", 0) or 0))
+        charged = (completion_tokens if completion_tokens is not None
+                   else sum(c.tokens for c in conts))
+        return conts, charged, prompt_tokens
+
+    def _continuation(self, ch, stop: Stop,
+                      cap: Optional[int] = None) -> tuple[Continuation, str, list[str]]:
         """One choice -> (Continuation without ``steps``, the raw text, the log-probability
         token strings). ``tokens`` is -1 when only ``usage`` can tell (``_share_usage`` fills
-        it in)."""
+        it in). Log-probabilities are clipped (``clip_logprob``); a completion past ``cap``
+        tokens (or ``cap * MAX_CHARS_PER_TOKEN`` characters) is cut there and ends with
+        ``"length"``; each is counted (``_fault``). TypeError for a text that is not text."""
         d = self.step_delimiter
-        raw = ch.text or ""
+        raw = ch.text if ch.text is not None else ""
+        if not isinstance(raw, str):
+            raise TypeError("a choice's text is not a string")
         lp = getattr(ch, "logprobs", None)
         tok_strs = list(getattr(lp, "tokens", None) or []) if lp is not None else []
-        tok_lps = [float(x) if x is not None else 0.0
-                   for x in (getattr(lp, "token_logprobs", None) or [])] if lp is not None else []
-        if len(tok_lps) != len(tok_strs):
-            tok_strs, tok_lps = [], []
+        raw_lps = list(getattr(lp, "token_logprobs", None) or []) if lp is not None else []
+        if len(raw_lps) != len(tok_strs) or not all(isinstance(t, str) for t in tok_strs):
+            tok_strs, raw_lps = [], []
+        tok_lps, bad = [], 0
+        for x in raw_lps:
+            v, clipped = (0.0, False) if x is None else clip_logprob(x)
+            tok_lps.append(v)
+            bad += clipped
+        if bad:
+            self._fault("logprobs", bad)
         reason = ch.finish_reason
+        over = False
+        if cap is not None and len(tok_strs) > cap:
+            tok_strs, tok_lps = tok_strs[:cap], tok_lps[:cap]
+            raw = raw[:sum(len(t) for t in tok_strs)]
+            over = True
+        if cap is not None and len(raw) > cap * MAX_CHARS_PER_TOKEN:
+            raw = raw[:cap * MAX_CHARS_PER_TOKEN]
+            over = True
+        if over:
+            self._fault("length")
+            reason = "length"
         extra = getattr(ch, "model_extra", None) or {}
         if stop == "step":
             cut = raw.find(d)
@@ -525,10 +700,23 @@ class OpenAIPolicy:
                 raw, tok_strs)
 
 
+def _safe(f):
+    """``f`` that answers None for a server's answer of the wrong shape (the probe's readers:
+    a feature a malformed answer cannot show is off)."""
+    def wrapped(resp):
+        try:
+            return f(resp)
+        except (TypeError, ValueError, AttributeError, IndexError, OverflowError):
+            return None
+    return wrapped
+
+
+@_safe
 def _indices(resp) -> list:
     return sorted(ch.index for ch in (getattr(resp, "choices", None) or []))
 
 
+@_safe
 def _has_logprobs(resp) -> bool:
     chs = getattr(resp, "choices", None) or []
     return bool(chs) and all(
@@ -537,17 +725,36 @@ def _has_logprobs(resp) -> bool:
         for ch in chs)
 
 
+@_safe
 def _text_probability(resp) -> Optional[float]:
-    """exp(sum of the first choice's token log-probabilities), or None without them."""
+    """exp(sum of the first choice's token log-probabilities, each clipped into
+    [LOGPROB_FLOOR, 0]), or None without them."""
     chs = getattr(resp, "choices", None) or []
     lp = getattr(chs[0], "logprobs", None) if chs else None
-    vals = [x for x in (getattr(lp, "token_logprobs", None) or []) if x is not None]
+    vals = [clip_logprob(x)[0] for x in (getattr(lp, "token_logprobs", None) or [])
+            if x is not None]
     return math.exp(sum(vals)) if vals else None
 
 
+@_safe
 def _text0(resp) -> Optional[str]:
     chs = getattr(resp, "choices", None) or []
-    return chs[0].text if chs else None
+    return str(chs[0].text) if chs else None
+
+
+def clip_logprob(x) -> tuple[float, bool]:
+    """``(value, clipped)``: a server's token log-probability (nats) as a float in
+    [LOGPROB_FLOOR, 0]; NaN, -inf, values below the floor and anything that is not a number go
+    to the floor, +inf and positive values to 0 (``clipped`` True for each of those)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError, OverflowError):
+        return LOGPROB_FLOOR, True
+    if math.isnan(v) or v < LOGPROB_FLOOR:
+        return LOGPROB_FLOOR, True
+    if v > 0:
+        return 0.0, True
+    return v, False
 
 
 def _share_usage(conts: list[Continuation], lengths: list[int],
