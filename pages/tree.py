@@ -14,6 +14,7 @@ from typing import Optional
 import streamlit as st
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES
+from search.strategies.mcts import MAX_C
 from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
 from search.tasks import ProblemError
 from search.tree import SearchResult
@@ -129,7 +130,7 @@ PARAMS = [
     UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
     *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
     UrlParam("scorer", None, one_of(SCORER_LABELS)),
-    UrlParam("c", C_DEFAULT, float_in(0.0, 100.0), show_float),
+    UrlParam("c", C_DEFAULT, float_in(0.0, MAX_C), show_float),
     UrlParam("color", "run", one_of(COLOURS)),
 ]
 
@@ -314,7 +315,7 @@ c5.selectbox(_("Colour nodes by"), TASK_COLOURS, **bind("color"),
                   "is valid), to see where the learned verifier disagrees. Scoring for the "
                   "colours is not charged to the run."))
 if strategy == "mcts":
-    c4.number_input(_("Exploration c"), 0.0, 100.0, step=0.1, **bind("c"), help=_(C_HELP))
+    c4.number_input(_("Exploration c"), 0.0, MAX_C, step=0.1, **bind("c"), help=_(C_HELP))
 common.write_url(PARAMS, active=["problem", "strategy", knob]
                  + (["scorer"] if ss["scorer"] is not None else [])
                  + (["c"] if strategy == "mcts" else [])

@@ -64,6 +64,7 @@ from typing import Any, Callable, Optional
 from search.solve import solve
 from search.strategies import DEFAULTS, STRATEGIES, check_budget
 from search.strategies.blocks import Sampling
+from search.strategies.mcts import MAX_C
 from search.scoring import SCORERS
 from search.tasks import get_task
 from search.tree import Event, SearchResult, SearchTree
@@ -131,8 +132,8 @@ class RunSpec:
         Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed)
         if self.scorer is not None and self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}")
-        if not 0 <= self.c <= 100:
-            raise ValueError("exploration constant c must be in [0, 100]")
+        if not 0 <= self.c <= MAX_C:
+            raise ValueError(f"exploration constant c must be in [0, {MAX_C:g}]")
         return problem
 
     def solve(self, policy, tree: Optional[SearchTree] = None, should_stop=None) -> SearchResult:

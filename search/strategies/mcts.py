@@ -55,6 +55,7 @@ from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
 MAX_SIMULATIONS = 512
+MAX_C = 100.0  # the exploration constant c is in [0, MAX_C]: configs, URL, widget, RunSpec
 
 
 @dataclass
@@ -71,8 +72,8 @@ class MCTSConfig:
             raise ValueError(f"simulations must be in [1, {MAX_SIMULATIONS}], got {self.simulations}")
         if not 1 <= self.k <= 8:
             raise ValueError(f"children per expansion must be in [1, 8], got {self.k}")
-        if not (0 <= self.c <= 100) or math.isnan(self.c):
-            raise ValueError(f"exploration constant c must be in [0, 100], got {self.c}")
+        if not (0 <= self.c <= MAX_C) or math.isnan(self.c):
+            raise ValueError(f"exploration constant c must be in [0, {MAX_C:g}], got {self.c}")
         if self.final not in ("visits", "vote"):
             raise ValueError("final must be 'visits' or 'vote'")
 

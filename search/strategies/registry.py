@@ -224,9 +224,9 @@ def register(entry: Strategy) -> Strategy:
     within [1, max_budget]) and its defaults to DEFAULTS (unless already there)."""
     if entry.name in REGISTRY:
         raise ValueError(f"strategy {entry.name!r} is registered twice")
-    DEFAULTS.setdefault(entry.name, entry.defaults)
-    entry = replace(entry, defaults=DEFAULTS[entry.name])
+    entry = replace(entry, defaults=DEFAULTS.get(entry.name, entry.defaults))
     entry.check_budget(entry.defaults.get("budget"))
+    DEFAULTS.setdefault(entry.name, entry.defaults)
     REGISTRY[entry.name] = entry
     return entry
 
