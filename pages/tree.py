@@ -24,7 +24,7 @@ from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from search import caps
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
-from ui.history import save_edited, save_finished
+from ui.history import PENDING, retry_pending, save_edited, save_finished
 from ui import session_caps
 from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
@@ -449,6 +449,8 @@ if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
             common.forget_policy()         # "connected"; the next use connects anew
     elif run.events():
         set_result(run.partial_result(), "run")
+elif ss.get(PENDING):  # a run the history could not take yet (locked): try again, or say why
+    retry_pending()
 session_caps.show_note()  # runs released or refused to keep within the session's limits
 if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id:
     st.error((_("The run failed: {error}. What it logged before failing is shown below.")
