@@ -12,7 +12,7 @@ from search import history
 from search.strategies import STRATEGIES
 from search.tasks import TASKS
 from ui.common import md, task_label
-from ui.history import import_panel, open_in_tree
+from ui.history import PAGE_WAIT_S, import_panel, open_in_tree, retry_pending
 
 ANY = "(any)"
 PICK, CONFIRM = "hist_pick", "hist_confirm_delete"  # picked run id; id awaiting a confirm
@@ -23,6 +23,7 @@ st.caption(_("Every finished run of the Search tree page is saved in {path} (set
              "THOUGHTSCOPE_DATA to keep it elsewhere). Newest first; open one to replay "
              "it.").format(path=md(history.db_path())))
 ss = st.session_state
+retry_pending()  # runs of this session the history could not take before (a lock): now?
 import_panel()  # before the list: it may fill an empty history
 f1, f2, f3 = st.columns(3)
 task = f1.selectbox(_("Task"), [ANY, *TASKS], key="hist_task",
@@ -45,10 +46,12 @@ text = f3.text_input(_("Search"), key="hist_text", placeholder=_("problem, answe
 try:
     rows = history.list_runs(task=None if task == ANY else task,
                              strategy=None if strategy == ANY else strategy,
-                             text=text.strip() or None, limit=LIMIT)
+                             text=text.strip() or None, limit=LIMIT, wait=PAGE_WAIT_S)
 except history.HistoryError as e:
     st.error(_("The run history cannot be read: {error}").format(error=e))
     st.stop()
+for note in history.notes():  # e.g. an empty (truncated) file was replaced: say so
+    st.info(md(note))
 
 if not rows:
     st.info(_("No saved runs match.") if (task != ANY or strategy != ANY or text.strip()) else
@@ -79,13 +82,13 @@ row = by_id[pick]
 b1, b2, b3 = st.columns(3)
 if b1.button(_("Open in the Search tree"), key="hist_open", width="stretch"):
     try:
-        loaded = history.load(row.id)
+        loaded = history.load(row.id, wait=PAGE_WAIT_S)
     except history.HistoryError as e:
         st.error(str(e))
     else:
         open_in_tree(loaded, row.id)
 try:
-    data = history.export(row.id)
+    data = history.export(row.id, wait=PAGE_WAIT_S)
 except history.HistoryError as e:
     data = None
     b2.error(str(e))
@@ -101,7 +104,7 @@ if ss.get(CONFIRM) == row.id:
     if c1.button(_("Yes, delete it"), key="hist_delete_yes", type="primary"):
         ss[CONFIRM] = None
         try:
-            history.delete(row.id)
+            history.delete(row.id, wait=PAGE_WAIT_S)
         except history.HistoryError as e:
             st.error(str(e))
         else:

@@ -26,7 +26,7 @@ from search import caps
 from ui.live import RunSpec, start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
-from ui.history import save_edited, save_finished
+from ui.history import PENDING, retry_pending, save_edited, save_finished
 from ui import session_caps
 from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
@@ -402,6 +402,8 @@ if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
             common.forget_policy()         # "connected"; the next use connects anew
     elif run.events():
         set_result(run.partial_result(), "run")
+elif ss.get(PENDING):  # a run the history could not take yet (locked): try again, or say why
+    retry_pending()
 session_caps.show_note()  # runs released or refused to keep within the session's limits
 if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id:
     st.error((_("The run failed: {error}. What it logged before failing is shown below.")

@@ -19,9 +19,18 @@ one line and writes nothing).
 
 Damage: a file that is not SQLite, or SQLite without our table and schema version, raises
 ``HistoryError`` with a one-line message; the file is never rewritten or deleted.
+
+Errors say what they are (issue 19 item 8): a lock another process holds past the wait
+(``BUSY_TIMEOUT_S``, or the caller's ``wait``) raises ``HistoryLocked``; a file or folder this
+process may not write raises ``HistoryReadOnly``; neither is called damage. A history file of
+zero bytes (a truncated file; not one another process is creating right now: older than
+``EMPTY_GRACE_S``) has nothing to lose and is replaced by an empty history, with a note kept for
+this process (``notes``) that the History page shows. The Search tree page keeps a run it could
+not save in the session and retries (``ui.history``).
 """
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import time
@@ -30,11 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from i18n import _
 from search.tree import SearchResult
 
 FILE_NAME = "runs.sqlite3"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 30.0
+EMPTY_GRACE_S = 5.0  # a zero-byte file younger than this may be another process's new file
 SQLITE_MAGIC = b"SQLite format 3\x00"
 COLUMNS = ("id", "created", "task", "problem", "strategy", "answer", "correct",
            "generated_tokens", "stopped", "model")
@@ -55,6 +66,48 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
 class HistoryError(Exception):
     """The history file cannot be used (damaged, foreign, unreadable) or a run is missing;
     ``str()`` is one line meant for a person."""
+
+
+class HistoryLocked(HistoryError):
+    """Another process held the history's lock for longer than the wait; nothing is wrong with
+    the file, and the same call may succeed later."""
+
+
+class HistoryReadOnly(HistoryError):
+    """This process may not write the history file or its folder (permissions, a read-only
+    file system); nothing is wrong with the file."""
+
+
+_NOTES: dict[str, str] = {}  # path -> the note of an empty file replaced (module docstring)
+
+
+def notes(path: Optional[Path] = None) -> list[str]:
+    """Notes about the history file kept by this process (today: a zero-byte file replaced
+    by an empty history), for the History page; [] when there are none."""
+    key = str(Path(path) if path is not None else db_path())
+    return [_NOTES[key]] if key in _NOTES else []
+
+
+def _classify(e: BaseException, path: Path, what: str) -> HistoryError:
+    """A SQLite or OS error worded as what it is: ``HistoryLocked`` (busy/locked),
+    ``HistoryReadOnly`` (no permission to write), else ``HistoryError`` for ``what``."""
+    name = getattr(e, "sqlite_errorname", "") or ""
+    text = str(e).lower()
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
+        return HistoryLocked(_("the run history {path} is locked by another process").format(
+            path=path))
+    denied = isinstance(e, OSError) and e.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM")) or "readonly" in text or denied \
+            or (name.startswith("SQLITE_CANTOPEN") and not _writable(path)):
+        return HistoryReadOnly(_("no permission to write the run history {path} (the file or "
+                                 "its folder is read-only: {error})").format(
+            path=path, error=_one_line(e)))
+    return HistoryError(what.format(path=path, error=_one_line(e)))
+
+
+def _writable(path: Path) -> bool:
+    target = path if path.exists() else path.parent
+    return os.access(target, os.W_OK)
 
 
 @dataclass(frozen=True)
@@ -89,25 +142,30 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def _connect(path: Optional[Path] = None) -> sqlite3.Connection:
-    """A fresh connection to a checked history file (created when absent or empty)."""
+def _connect(path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
+    """A fresh connection to a checked history file (created when absent or empty; an empty
+    file that was there before is noted, ``notes``). ``wait``: seconds to wait for another
+    process's lock before ``HistoryLocked``."""
     path = Path(path) if path is not None else db_path()
+    was_empty = False
     try:
         if path.exists() and path.stat().st_size > 0:
             with open(path, "rb") as f:
                 if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                     raise HistoryError(f"{path} is not an SQLite file; it was left as it is "
                                        f"(move it away to start a new history)")
+        elif path.exists():
+            was_empty = time.time() - path.stat().st_mtime > EMPTY_GRACE_S
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        con = sqlite3.connect(str(path), timeout=wait, isolation_level=None)
     except HistoryError:
         raise
     except (OSError, sqlite3.Error) as e:
-        raise HistoryError(f"cannot open the run history {path}: {_one_line(e)}") from None
+        raise _classify(e, path, "cannot open the run history {path}: {error}") from None
     try:
-        con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        _check_or_create(con, path)
+        con.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+        created = _check_or_create(con, path)
         if con.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             con.execute("PRAGMA journal_mode = WAL")
     except HistoryError:
@@ -115,13 +173,20 @@ def _connect(path: Optional[Path] = None) -> sqlite3.Connection:
         raise
     except sqlite3.Error as e:
         con.close()
-        raise HistoryError(f"the run history {path} is damaged or unreadable: "
-                           f"{_one_line(e)}") from None
+        raise _classify(e, path, "the run history {path} is damaged or unreadable: "
+                                 "{error}") from None
+    if was_empty and created:
+        _NOTES[str(path)] = _(
+            "The history file {path} was empty (0 bytes: cut short, perhaps by a full disk or "
+            "a crash); nothing could be read from it, so a new empty history was started in "
+            "its place on {when}.").format(
+                path=path, when=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
     return con
 
 
-def _check_or_create(con: sqlite3.Connection, path: Path) -> None:
-    """Create the table in an empty database; refuse a database that holds anything else."""
+def _check_or_create(con: sqlite3.Connection, path: Path) -> bool:
+    """Create the table in an empty database (True when this call created it); refuse a
+    database that holds anything else."""
     def state():
         tables = {r[0] for r in con.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
@@ -129,6 +194,7 @@ def _check_or_create(con: sqlite3.Connection, path: Path) -> None:
         return tables, version
 
     tables, version = state()
+    created = False
     if not tables and version == 0:
         con.execute("BEGIN IMMEDIATE")  # one creator at a time; re-check under the lock
         try:
@@ -136,7 +202,7 @@ def _check_or_create(con: sqlite3.Connection, path: Path) -> None:
             if not tables and version == 0:
                 con.execute(_SCHEMA)
                 con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                tables, version = {"runs"}, SCHEMA_VERSION
+                tables, version, created = {"runs"}, SCHEMA_VERSION, True
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -148,33 +214,41 @@ def _check_or_create(con: sqlite3.Connection, path: Path) -> None:
     if not set(COLUMNS) | {"run_json"} <= cols:
         raise HistoryError(f"{path}: the table 'runs' lacks columns "
                            f"{sorted(set(COLUMNS) | {'run_json'} - cols)}; it was left as it is")
+    return created
 
 
-def save(result: SearchResult, model: str = "", path: Optional[Path] = None) -> int:
+def save(result: SearchResult, model: str = "", path: Optional[Path] = None,
+         wait: float = BUSY_TIMEOUT_S) -> int:
     """Store a finished run; returns its id (increasing: a later save gets a larger id).
 
-    ``model``: a label of who sampled (e.g. ``ui.common.model_key()``). Raises HistoryError when
-    the file cannot be used."""
+    ``model``: a label of who sampled (e.g. ``ui.common.model_key()``). ``wait``: seconds to
+    wait for another process's lock. Raises HistoryLocked (the lock was held past ``wait``:
+    nothing written, try again), HistoryReadOnly (no permission), HistoryError (the file
+    cannot be used)."""
     task, problem, strategy, answer, correct, tokens, stopped = _summary(result)
     row = (time.time(), task, problem, strategy, answer, correct, tokens, stopped, model or "",
            result.to_json())
     cur = _sql(path, "save the run",
                "INSERT INTO runs (created, task, problem, strategy, answer, correct, "
-               "generated_tokens, stopped, model, run_json) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+               "generated_tokens, stopped, model, run_json) VALUES (?,?,?,?,?,?,?,?,?,?)", row,
+               wait=wait)
     return int(cur.lastrowid)
 
 
-def _sql(path: Optional[Path], what: str, sql: str, args=(), fetch: Optional[str] = None):
+def _sql(path: Optional[Path], what: str, sql: str, args=(), fetch: Optional[str] = None,
+         wait: float = BUSY_TIMEOUT_S):
     """Run one statement on the history file (autocommit): ``fetch`` "one" or "all" returns
-    its rows, None the cursor (``lastrowid``, ``rowcount``). Raises HistoryError("could not
-    {what}: ...") on any SQLite error."""
-    with closing(_connect(path)) as con:
+    its rows, None the cursor (``lastrowid``, ``rowcount``). Raises HistoryLocked or
+    HistoryReadOnly (``_classify``), else HistoryError("could not {what}: ...") on any SQLite
+    error."""
+    p = Path(path) if path is not None else db_path()
+    with closing(_connect(p, wait)) as con:
         try:
             cur = con.execute(sql, args)
             return cur.fetchone() if fetch == "one" else cur.fetchall() if fetch == "all" \
                 else cur
         except sqlite3.Error as e:
-            raise HistoryError(f"could not {what}: {_one_line(e)}") from None
+            raise _classify(e, p, f"could not {what}: {{error}}") from None
 
 
 def _summary(result: SearchResult) -> tuple:
@@ -229,11 +303,12 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
 
 def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
               text: Optional[str] = None, limit: int = 200,
-              path: Optional[Path] = None) -> list[RunRow]:
+              path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> list[RunRow]:
     """Saved runs, newest first, without their event logs.
 
     ``task``/``strategy``: exact names (None: any); ``text``: a case-insensitive substring of
-    the problem, the answer or the model label; at most ``limit`` rows."""
+    the problem, the answer or the model label; at most ``limit`` rows. ``wait``: seconds to
+    wait for another process's lock (a page passes a short one) before HistoryLocked."""
     where, args = [], []
     if task:
         where.append("task = ?")
@@ -250,33 +325,34 @@ def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY id DESC LIMIT ?")
     args.append(max(0, int(limit)))
-    rows = _sql(path, "read the run history", sql, args, "all")
+    rows = _sql(path, "read the run history", sql, args, "all", wait=wait)
     return [RunRow(id=r[0], created=r[1], task=r[2], problem=r[3], strategy=r[4], answer=r[5],
                    correct=None if r[6] is None else bool(r[6]), generated_tokens=r[7],
                    stopped=bool(r[8]), model=r[9]) for r in rows]
 
 
-def export(run_id: int, path: Optional[Path] = None) -> str:
+def export(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> str:
     """The saved run's JSON text (format "thoughtscope-run/1", as the tree page downloads it).
     Raises HistoryError when there is no such run."""
     row = _sql(path, f"read run {run_id}", "SELECT run_json FROM runs WHERE id = ?",
-               (int(run_id),), "one")
+               (int(run_id),), "one", wait=wait)
     if row is None:
         raise HistoryError(f"there is no saved run {run_id}")
     return row[0]
 
 
-def load(run_id: int, path: Optional[Path] = None) -> SearchResult:
+def load(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> SearchResult:
     """The saved run rebuilt (``SearchResult.from_json``). Raises HistoryError when it is
     missing or its stored JSON no longer loads."""
-    text = export(run_id, path)
+    text = export(run_id, path, wait)
     try:
         return SearchResult.from_json(text)
     except ValueError as e:
         raise HistoryError(f"saved run {run_id} does not load: {_one_line(e)}") from None
 
 
-def delete(run_id: int, path: Optional[Path] = None) -> bool:
-    """Remove a saved run; True when it existed."""
-    cur = _sql(path, f"delete run {run_id}", "DELETE FROM runs WHERE id = ?", (int(run_id),))
+def delete(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> bool:
+    """Remove a saved run; True when it existed. ``wait``: as for ``save``."""
+    cur = _sql(path, f"delete run {run_id}", "DELETE FROM runs WHERE id = ?", (int(run_id),),
+               wait=wait)
     return cur.rowcount > 0

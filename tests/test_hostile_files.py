@@ -20,6 +20,7 @@ from search import caps, history
 from search.history import HistoryError
 from search.runfile import RunFileError
 from search.tree import SearchResult, SearchTree
+from tests.test_page_tree import model_env, navigation_only  # noqa: F401 - autouse fixtures
 
 SECONDS = 5.0  # each case's wall-time bound
 MIB = 1024 * 1024
@@ -257,3 +258,150 @@ def test_a_damaged_jsonl_problem_set_is_one_line(data, words):
     from search.tasks import ProblemError, get_task
     got = bounded(lambda: get_task("freeform").parse_problems(data), mib=256)
     assert isinstance(got, ProblemError) and words in str(got) and "\n" not in str(got), got
+
+
+# ------------------------------------------------------------- item 8: the history file
+LOCKER = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("PRAGMA locking_mode = EXCLUSIVE")
+con.execute("BEGIN EXCLUSIVE")
+con.execute("UPDATE runs SET model = model")
+print("locked", flush=True)
+sys.stdin.read()
+con.execute("COMMIT")
+"""
+
+
+class Locker:
+    """Another process holding an exclusive lock on the history file until ``release``."""
+
+    def __init__(self, db):
+        import subprocess
+        import sys
+        self.p = subprocess.Popen([sys.executable, "-c", LOCKER, str(db)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        assert self.p.stdout.readline().strip() == "locked"
+
+    def release(self):
+        self.p.stdin.close()
+        assert self.p.wait(30) == 0
+
+
+def saved_run() -> SearchResult:
+    return SearchResult.from_dict(good_run())
+
+
+def test_a_locked_history_is_worded_as_a_lock_and_the_save_succeeds_later(tmp_path):
+    db = tmp_path / "runs.sqlite3"
+    history.save(saved_run(), path=db)
+    lock = Locker(db)
+    try:
+        got = bounded(lambda: history.save(saved_run(), path=db, wait=0.2), seconds=3.0)
+        assert isinstance(got, history.HistoryLocked), got
+        assert "locked by another process" in str(got) and "damaged" not in str(got)
+    finally:
+        lock.release()
+    assert history.save(saved_run(), path=db, wait=0.2) == 2
+
+
+def test_a_read_only_history_is_worded_as_permission_not_damage(tmp_path, monkeypatch):
+    db = tmp_path / "runs.sqlite3"
+    history.save(saved_run(), path=db)
+    real = history.sqlite3.connect
+
+    def read_only(p, **kw):  # the file as a process without write permission opens it
+        return real(f"file:{p}?mode=ro", uri=True, **kw)
+    monkeypatch.setattr(history.sqlite3, "connect", read_only)
+    got = bounded(lambda: history.save(saved_run(), path=db))
+    assert isinstance(got, history.HistoryReadOnly), got
+    assert "no permission to write" in str(got) and "damaged" not in str(got)
+    assert len(history.list_runs(path=db)) == 1  # reading still works
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
+                    reason="root may write a read-only folder; the monkeypatched test covers it")
+def test_a_read_only_folder_is_worded_as_permission(tmp_path):
+    import os
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    os.chmod(folder, 0o500)
+    try:
+        with pytest.raises(history.HistoryReadOnly, match="no permission"):
+            history.save(saved_run(), path=folder / "runs.sqlite3")
+    finally:
+        os.chmod(folder, 0o700)
+
+
+def test_an_empty_history_file_is_replaced_with_a_note(tmp_path):
+    import os
+    db = tmp_path / "runs.sqlite3"
+    db.write_bytes(b"")
+    old = time.time() - 60
+    os.utime(db, (old, old))
+    assert history.notes(path=db) == []
+    assert bounded(lambda: history.list_runs(path=db)) == []
+    (note,) = history.notes(path=db)
+    assert "was empty (0 bytes" in note and str(db) in note and "new empty history" in note
+    assert db.read_bytes().startswith(b"SQLite format 3")
+    fresh = tmp_path / "fresh.sqlite3"  # another process's file being created just now
+    fresh.write_bytes(b"")
+    history.list_runs(path=fresh)
+    assert history.notes(path=fresh) == []
+
+
+def test_a_run_finished_while_the_history_is_locked_is_kept_and_saved_later(
+        tmp_path, monkeypatch):
+    """The Search tree page: the save waits at most ``SAVE_WAIT_S``, says the lock, keeps the
+    run in the session; the next rerun after the lock is gone saves it (before: a 30 s freeze,
+    then the run was dropped from the history for good)."""
+    from tests import test_page_tree as tp
+    from ui import history as ui_history
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    db = tmp_path / "runs.sqlite3"
+    history.save(saved_run(), path=db)
+    took, real_save = [], history.save
+
+    def timed_save(*a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return real_save(*a, **kw)
+        finally:
+            took.append(time.perf_counter() - t0)
+    monkeypatch.setattr(history, "save", timed_save)
+    at = tp.new_app()
+    lock = Locker(db)
+    try:
+        res = tp.run_once(at, n=4)
+        assert not at.exception, at.exception
+        assert took and max(took) < ui_history.SAVE_WAIT_S + 1.0, took  # not 30 s
+        warns = [x.value for x in at.warning if "not saved in the history yet" in x.value]
+        assert len(warns) == 1 and "locked by another process" in warns[0] \
+            and "retried" in warns[0] and "damaged" not in warns[0], warns
+        assert [p["result"] for p in at.session_state[ui_history.PENDING]] == [res]
+        at.switch_page("pages/history.py").run()  # reading while locked: a lock, not damage
+        assert not at.exception, at.exception
+        errors = [e.value for e in at.error]
+        assert any("locked by another process" in e for e in errors), errors
+    finally:
+        lock.release()
+    at.run()  # the next click: saved now, and listed
+    assert not at.exception, at.exception
+    assert at.session_state[ui_history.PENDING] == []
+    rows = history.list_runs(path=db)
+    assert len(rows) == 2 and rows[0].answer == res.answer
+    assert not [x.value for x in at.warning if "not saved" in x.value]
+
+
+def test_the_history_page_shows_the_empty_file_note(tmp_path, monkeypatch):
+    import os
+    from tests import test_page_tree as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    db = tmp_path / "runs.sqlite3"
+    db.write_bytes(b"")
+    os.utime(db, (time.time() - 60,) * 2)
+    at = tp.new_app()
+    at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    assert any("was empty" in i.value and "new empty history" in i.value for i in at.info), \
+        [i.value for i in at.info]

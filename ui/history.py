@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from i18n import _
+from i18n import _, ngettext
 from search import history
 from search.tree import SearchResult
 
@@ -18,9 +18,16 @@ TREE_PAGE = "pages/tree.py"
 TREE_RESULT, TREE_RESULT_SEQ, TREE_SOURCE = "tree_result", "tree_result_seq", "tree_source"
 
 
+PENDING = "history_pending"  # runs not saved yet: [{"run_id", "result", "model"}], oldest first
+SAVE_WAIT_S = 1.0  # seconds a page waits for another process's lock before keeping the run
+PAGE_WAIT_S = 2.0  # seconds the History page waits for another process's lock when reading
+
+
 def save_finished(result: SearchResult, run_id) -> None:
-    """Save ``result`` once per ``run_id`` unless ``$THOUGHTSCOPE_HISTORY=0``; a failure is
-    one warning line, never an exception."""
+    """Save ``result`` once per ``run_id`` unless ``$THOUGHTSCOPE_HISTORY=0``. A run that
+    cannot be saved now (the history locked by another process, no permission, a damaged file)
+    is kept in the session (``PENDING``) and saved by ``retry_pending`` on a later rerun, so no
+    run is dropped; the page says why in one line, never with an exception."""
     ss = st.session_state
     if not history.enabled() or ss.get(SAVED) == run_id:
         return
@@ -28,16 +35,44 @@ def save_finished(result: SearchResult, run_id) -> None:
     try:
         from ui.replay_panel import _model_label
         spec = result.config.get("model")  # the ModelSpec the run recorded, when it did
+        model = _model_label(spec) if spec else ""
+    except Exception:  # the label is a nicety; never lose the run for it
+        model = ""
+    ss.setdefault(PENDING, []).append({"run_id": run_id, "result": result, "model": model})
+    retry_pending()
+
+
+def retry_pending(quiet: bool = False) -> int:
+    """Try to save the session's runs kept by ``save_finished``, oldest first, each waiting at
+    most ``SAVE_WAIT_S`` for a lock; stop at the first that fails (the others would fail the
+    same way) and say why in one warning (unless ``quiet``). Returns how many are still
+    waiting. Called by the Search tree and History pages on every run."""
+    ss = st.session_state
+    pending = ss.get(PENDING) or []
+    while pending:
+        item = pending[0]
         try:
-            model = _model_label(spec) if spec else ""
-        except Exception:  # the label is a nicety; never lose the run for it
-            model = ""
-        ss[ROW] = (history.save(result, model=model), result.tree)
-    except history.HistoryError as e:
-        st.warning(_("The run was not saved in the history: {error}").format(error=e))
-    except Exception as e:  # noqa: BLE001 - the page must keep going
-        st.warning(_("The run was not saved in the history: {error}").format(
-            error=f"{type(e).__name__}: {' '.join(str(e).split())}"))
+            row = history.save(item["result"], model=item["model"], wait=SAVE_WAIT_S)
+        except history.HistoryLocked as e:
+            why = _("{error}; the run is kept in this session and saving will be retried "
+                    "(on your next click)").format(error=e)
+        except history.HistoryReadOnly as e:
+            why = _("{error}; the run is kept in this session until it can be saved "
+                    "(retried on your next click)").format(error=e)
+        except Exception as e:  # noqa: BLE001 - the page must keep going; the run is kept
+            why = _("{error}; the run is kept in this session and saving will be retried "
+                    "(on your next click)").format(error=" ".join(str(e).split())
+                                                 or type(e).__name__)
+        else:
+            pending.pop(0)
+            ss[ROW] = (row, item["result"].tree)
+            continue
+        if not quiet:
+            st.warning(ngettext("The run was not saved in the history yet: {why}",
+                                "{n} runs were not saved in the history yet: {why}",
+                                len(pending)).format(n=len(pending), why=why))
+        break
+    return len(pending)
 
 
 def save_edited(result: SearchResult) -> None:
