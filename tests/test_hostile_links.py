@@ -484,3 +484,52 @@ def test_cli_json_and_save_are_standard_json_against_a_nan_server(capsys, hostil
     assert any("NaN, infinite or above 0" in n for n in o["capabilities"]["notes"])
     _no_constants(saved.read_text())
     assert SECRET not in saved.read_text()
+
+
+# ------------------------------------------------------------------- the rule, in one place
+@pytest.mark.parametrize("hosts, url, allowed", [
+    (None, "http://127.0.0.1:8000/v1", True),
+    (None, "http://localhost:8000/v1", True),
+    (None, "http://[::1]:8000/v1", True),
+    (None, "http://gpu-box:8000/v1", False),
+    (None, "http://127.0.0.1.evil.example/v1", False),
+    (None, "http://127.0.0.1:8000@evil.example/v1", False),  # user-info, host evil.example
+    (None, "http://2130706433/v1", False),  # 127.0.0.1 spelled as a number: not on the list
+    ("gpu-box:8000", "http://gpu-box:8000/v1", True),
+    ("gpu-box:8000", "http://gpu-box:8001/v1", False),
+    ("gpu-box:8000", "http://127.0.0.1:8000/v1", False),  # the list replaces the default
+    ("gpu-box", "https://GPU-BOX/v1", True),
+    ("*.example.org", "https://a.example.org/v1", True),
+    ("*.example.org", "https://example.org.evil.io/v1", False),
+    ("*.example.org", "https://badexample.org/v1", False),
+    ("*", "http://anywhere:1/v1", True),
+    ("none", "http://127.0.0.1:8000/v1", False),
+])
+def test_key_hosts_rule(monkeypatch, hosts, url, allowed):
+    from search.models import trust
+    if hosts is None:
+        monkeypatch.delenv(trust.KEY_HOSTS_ENV, raising=False)
+    else:
+        monkeypatch.setenv(trust.KEY_HOSTS_ENV, hosts)
+    assert trust.key_host_allowed(url) is allowed
+
+
+def test_key_vars_rule_and_user_info_helpers(monkeypatch):
+    from search.models import trust
+    monkeypatch.delenv(trust.KEY_VARS_ENV, raising=False)
+    assert trust.allowed_key_vars() == ("OPENAI_API_KEY",)
+    monkeypatch.setenv(trust.KEY_VARS_ENV, "CLASS_KEY, OTHER_KEY")
+    assert trust.allowed_key_vars() == ("CLASS_KEY", "OTHER_KEY")
+    assert trust.default_key_var() == "CLASS_KEY"
+    with pytest.raises(trust.TrustError, match="OPENAI_API_KEY may not be used"):
+        trust.check_key_var("OPENAI_API_KEY")
+    monkeypatch.setenv(trust.KEY_VARS_ENV, "none")
+    assert trust.allowed_key_vars() == () and trust.default_key_var() == ""
+    assert trust.strip_userinfo("http://u:pw@h:8/v1?x=1") == "http://h:8/v1?x=1"
+    assert trust.strip_userinfo("http://h:8/v1") == "http://h:8/v1"
+    assert trust.has_userinfo("http://@h/v1") and not trust.has_userinfo("http://h/v1")
+    with pytest.raises(trust.TrustError, match="user name or password") as info:
+        trust.check_url("https://u:secret@h/v1")
+    assert "secret" not in str(info.value)
+    with pytest.raises(trust.TrustError):
+        trust.check_url("http://h:99999/v1")  # a port out of range: one line, no traceback

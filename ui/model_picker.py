@@ -132,20 +132,21 @@ def _from_url() -> None:
             set_url(key, None)
     if values.get("base_url") and has_userinfo(values["base_url"]):
         common.say_ignored("base_url", values.pop("base_url"),
-                           ValueError(_("a user name or password in a URL is never kept")))
+                           common.BadValue(_("a user name or password in a URL is never kept")))
         set_url("base_url", None)
     backend = values.get("backend")
     if backend is None:
         for key in ("model", "base_url"):
             if key in values:
-                common.say_ignored(key, values[key], ValueError(_("no backend= in the link")))
+                common.say_ignored(key, values[key],
+                                   common.BadValue(_("the link names no backend")))
         return
     ss[CHOICE] = backend
     if backend == "hf":
         ss[FOLDER] = values.get("model", "")
         if "base_url" in values:
             common.say_ignored("base_url", values["base_url"],
-                               ValueError(_("a local folder has no server URL")))
+                               common.BadValue(_("a local folder has no server URL")))
     else:
         ss[SERVED], ss[BASE_URL] = values.get("model", ""), values.get("base_url", "")
     ss[FROM_LINK] = True

@@ -67,6 +67,7 @@ GREEDY_SEEDS = 4  # other seeds asked before the probe says "may decode greedily
 PROBE_TOKENS = 4
 # Seconds one probe request may take (a cold server may load its model on the first request).
 PROBE_TIMEOUT = 30.0
+PROBE_BUDGET = 60.0  # s: past this, the probe asks for no more features (they count as missing)
 # A token log-probability from a server is clipped into [LOGPROB_FLOOR, 0] nats (NaN and -inf
 # to the floor: probability e^-100, i.e. none).
 LOGPROB_FLOOR = -100.0
@@ -306,15 +307,23 @@ class OpenAIPolicy:
             raise BackendSettingsError(self._clean(
                 f"the server at {self.url} answered a completions request without choices"))
 
+        deadline = time.monotonic() + PROBE_BUDGET
+
         def tries(**kw):
             # A server may drop its connection after failing a request (transformers serve
-            # does after a 500): one connection error is retried at once on a fresh one.
+            # does after a 500): one connection error is retried at once on a fresh one. A
+            # timeout is not retried, and past PROBE_BUDGET seconds no feature is asked for
+            # (it is taken as missing): a server that hangs cannot hold Connect for minutes.
             for attempt in range(2):
+                if time.monotonic() > deadline:
+                    return None
                 try:
                     return ask(**kw)
+                except openai.APITimeoutError:
+                    return None
                 except openai.APIConnectionError:
                     continue
-                except (openai.OpenAIError, ValueError, TypeError):
+                except (openai.OpenAIError, ValueError, TypeError, AttributeError):
                     return None
             return None
 

@@ -32,7 +32,7 @@ KEY_VARS_ENV = "THOUGHTSCOPE_KEY_VARS"
 KEY_HOSTS_ENV = "THOUGHTSCOPE_KEY_HOSTS"
 DEFAULT_KEY_VARS = ("OPENAI_API_KEY",)
 DEFAULT_KEY_HOSTS = ("localhost", "127.0.0.1", "::1")
-NO_KEY = "EMPTY"  # what is sent as the bearer token when no key may be sent (local servers accept it)
+NO_KEY = "EMPTY"  # the bearer token sent when no key may be (local servers accept it)
 
 
 class TrustError(ValueError):
