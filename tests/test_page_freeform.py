@@ -207,6 +207,9 @@ def test_pool_pages_without_gsm8k_sample_the_built_in_word_problems(stub_policy,
         return real(prefixes, *a, **kw)
 
     stub_policy.sample = sample
+    import streamlit as st
+    st.cache_resource.clear()  # pools cached by an earlier test would hide what is sampled
+    st.cache_data.clear()
     at = new_app({"task": "freeform"})
     at.switch_page(page)
     at.session_state["sc_problems"], at.session_state["sc_n"] = 10, 4

@@ -192,6 +192,24 @@ class Task(ABC):
         (arithmetic: the value; Game of 24: one solution expression), or None when the problem
         has none (an unsolvable puzzle). Raises ProblemError for text that does not parse."""
 
+    def unsolvable(self, problem: str) -> bool:
+        """Whether the task knows that NO answer to ``problem`` is right (Game of 24: no
+        expression of its numbers makes 24). Then ``gold`` is None, yet every answer is judged,
+        and judged wrong (issue 20 item 5); a None gold of a solvable problem means the gold is
+        unknown and answers are not judged. Raises ProblemError for text that does not parse.
+        Default False."""
+        return False
+
+    def judges(self, problem: str, gold: Optional[str]) -> bool:
+        """Whether answers to ``problem`` are judged, given its ``gold``: a known gold, or an
+        unsolvable problem (every answer wrong). False for a problem that does not parse."""
+        if gold is not None:
+            return True
+        try:
+            return bool(self.unsolvable(problem))
+        except ProblemError:
+            return False
+
     @abstractmethod
     def is_correct(self, problem: str, answer: Optional[str]) -> bool:
         """The gold check: is ``answer`` (canonical, as ``extract_answer`` returns it; None
