@@ -10,7 +10,8 @@ from search.solve import solve
 from search.tasks import get_task
 from search.tree import SearchResult
 from tests.test_page_freeform import QUESTION, ParagraphPolicy
-from tests.test_page_tree import new_app, texts, wait_done
+from tests.test_page_tree import (model_env, navigation_only, new_app, texts,  # noqa: F401
+                                  wait_done)
 from ui.common import widget_key as w
 from ui.replay import curve_missing, majority_curve
 
@@ -39,6 +40,13 @@ def test_answers_to_an_unsolvable_puzzle_are_wrong(puzzle, game24_model, tmp_pat
     assert [row.correct for row in history.list_runs(path=db) if row.id == rid] == [False]
     # The run's chains voted, and the curve says so: 0 at every k, not "no votes".
     assert curve_missing(r) is None and set(majority_curve(r)["p"]) == {0.0}
+    # A solvable puzzle's curve: exact maj@k against the task's gold check.
+    s = solve("4 9 10 13", "majority", budget=6, task="game24", seed=1)
+    curve = majority_curve(s)
+    right = [v["answer"] is not None and t.is_correct(s.problem, v["answer"])
+             for v in s.tree.votes]
+    assert curve["ks"] == [1, 2, 3, 4, 5, 6]
+    assert curve["p"][0] == pytest.approx(sum(right) / len(right))
 
 
 def test_the_page_says_the_puzzle_has_no_solution(game24_model, monkeypatch):
@@ -64,8 +72,9 @@ def test_a_run_with_votes_and_no_gold_is_not_told_it_has_no_votes(monkeypatch):
     stub = ParagraphPolicy()
     monkeypatch.setattr(ui.common, "get_policy", lambda task=None: stub)
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    question = QUESTION + " (A question no test gives a gold answer.)"
     at = new_app({"task": "freeform"})
-    at.text_area(key=w("problem")).set_value(QUESTION).run()
+    at.text_area(key=w("problem")).set_value(question).run()
     at.number_input(key=w("n")).set_value(16).run()
     at.button(key="tree_run_button").click().run()
     res = wait_done(at)

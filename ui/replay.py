@@ -284,6 +284,7 @@ def majority_curve(result: SearchResult) -> Optional[dict]:
         return {"ks": ks, "p": [0.0] * len(ks), "tokens_per_chain": total / len(answers)}
     right = tuple(sorted({a for a in answers if a is not None
                           and is_right(result.task, result.problem, a, result.gold)}))
+    ks, ps = _maj_curve(answers, result.gold, right or (result.gold,))
     return {"ks": list(ks), "p": list(ps), "tokens_per_chain": total / len(answers)}
 
 

@@ -218,6 +218,15 @@ class Task(ABC):
         rationals). False for None or an answer that does not parse. Never raises for a bad
         answer; ProblemError for a problem that does not parse."""
 
+    def outside_training(self, problem: str) -> list[tuple[str, dict]]:
+        """How a canonical ``problem`` lies outside what the task's bundled model was trained on
+        (issue 20 item 6): ``(message, fields)`` pairs, each message marked with ``N_`` (callers
+        translate it, then ``.format(**fields)``), e.g. ``("a negative value, {value} (it
+        learned values from 0 to {max})", {"value": -10, "max": 199})``. Empty when it is
+        inside, or when the task states no range. The run may still go ahead: pages and the CLI
+        warn in one line (``training_range_warning``). Default: empty."""
+        return []
+
     # ------------------------------------------------------------------- exact verification
     def step_checker(self, problem: str) -> Optional[StepChecker]:
         """An exact step checker for ``problem`` (see :class:`StepChecker`), or None when the
@@ -310,3 +319,18 @@ class Task(ABC):
 
     def __repr__(self) -> str:
         return f"<Task {self.name}>"
+
+
+def training_range_warning(task: Task, problem: str) -> Optional[str]:
+    """One translated line warning that ``problem`` (canonical) lies outside the training range
+    of ``task``'s bundled model (``Task.outside_training``), or None when it is inside or the
+    task states no range. Callers show it only when the bundled model is the one in use; the
+    run may still go ahead. ProblemError for text that does not parse."""
+    from i18n import _
+    items = task.outside_training(problem)
+    if not items:
+        return None
+    why = "; ".join(_(msg).format(**fields) for msg, fields in items)
+    return _("Outside what the bundled model {model} learned: {why}. Its answers may be wrong; "
+             "the run still goes ahead.").format(model=task.model_name, why=why)
+
