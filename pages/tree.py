@@ -16,7 +16,7 @@ import streamlit as st
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES
 from search.strategies.mcts import MAX_C
 from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
-from search.tasks import ProblemError
+from search.tasks import ProblemError, training_range_warning
 from search.tree import SearchResult
 from i18n import N_, _
 from ui import common, presenter
@@ -32,6 +32,7 @@ from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
 
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
+RESULT_BOX = "tree_result_box"  # (RESULT_SEQ, the problem in the box when that result came)
 SOURCE, UPLOAD_ID = "tree_source", "tree_upload_id"
 UPLOAD_ERR, PENDING_AT = "tree_upload_error", "tree_pending_at"
 PAGE_TASK = "tree_task"  # the task the page last drew: a change resets the problem
@@ -326,6 +327,11 @@ if TASK.name == "freeform":
         problem_sets(TASK, "problem", disabled=running)
 if parse_error:
     st.error(_("Cannot read the problem: {error}").format(error=_(parse_error)))
+elif problem is not None and common.model_spec().backend == "bundled":
+    # Outside what the bundled model was trained on (issue 20 item 6): said, and it still runs.
+    range_warning = training_range_warning(TASK, problem)
+    if range_warning:
+        st.warning(range_warning, icon=":material/warning:")
 # A scorer that needs token log-probabilities on a backend without them: said, not run.
 NO_SCORER = ss["scorer"] is None and strategy != "majority"
 if NO_SCORER:
@@ -420,6 +426,16 @@ if running:
 res = ss.get(RESULT)
 if res is not None and res.task != TASK.name:
     res = None  # a result of the task picked before: its tree is not this task's
+if res is not None:
+    # A result belongs to the problem it answers (issue 20 item 4): when the person changes the
+    # problem box (another problem, or one that does not parse), the result leaves with it and
+    # comes back if the box returns to its problem. The box is read when a result is first shown
+    # (a run, an edit, a file, a History row).
+    shown = ss.get(RESULT_BOX)
+    if shown is None or shown[0] != ss.get(RESULT_SEQ, 0):
+        ss[RESULT_BOX] = shown = (ss.get(RESULT_SEQ, 0), problem)
+    if problem != shown[1]:
+        res = None
 colour = None
 if res is not None and not running and ss["color"] != "run":
     label = _(COLOURS[ss["color"]])

@@ -26,7 +26,7 @@ import sys
 import time
 
 from search.scaling import CI_METHOD
-from search.tasks import DEFAULT_TASK, TASKS, get_task
+from search.tasks import DEFAULT_TASK, TASKS, get_task, training_range_warning
 
 
 PARTIAL_EXIT = 3  # exit status of a solve whose server died mid-search (a partial result)
@@ -137,8 +137,12 @@ def cmd_solve(a) -> dict:
     from search.strategies import check_scorer
     knobs = strategy_knobs(a)
     spec = model_spec(a)
-    get_task(a.task).canonical(a.problem)  # bad input fails before a model is loaded
+    problem = get_task(a.task).canonical(a.problem)  # bad input fails before a model is loaded
     check_scorer(a.scorer, a.task)  # before loading a model: a missing verifier fails fast
+    warning = (training_range_warning(get_task(a.task), problem)
+               if spec.backend == "bundled" else None)
+    if warning:  # one line, before the run (which still goes ahead)
+        print(f"warning: {warning}", file=sys.stderr)
     policy = load_policy(spec, a.task)
     r = solve_resilient(a.problem, strategy=a.strategy, temperature=a.temperature,
                         top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted,
@@ -153,6 +157,8 @@ def cmd_solve(a) -> dict:
            "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
            "tie_rule": r.extra.get("tie_rule"), "stopped": r.stopped,
            "halted": r.extra.get("halted"), "capped": _capped(r), **backend_info(spec, policy)}
+    if warning:
+        out["warning"] = warning
     if "early_stop" in r.extra:  # majority --stop: why and after how many chains it stopped
         out["early_stop"] = r.extra["early_stop"]
     if not out["capabilities"]["forward_passes"]:

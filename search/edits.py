@@ -196,7 +196,8 @@ def edit_step(result: SearchResult, nid: int, text: object) -> SearchResult:
         raise EditError(_("the text is unchanged"))
     task = get_task(tree.task)
     terminal, answer = step_ending(text, "step", node.depth, _max_depth(result), task)
-    correct = None if (result.gold is None or not terminal) else is_correct(tree, answer)
+    correct = None if not terminal or not task.judges(tree.problem, result.gold) else \
+        is_correct(tree, answer)
     steps = tree.steps_to(node.parent) + [text]
     try:
         chk = task.step_checker(tree.problem)

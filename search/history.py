@@ -351,6 +351,12 @@ def load(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S)
         raise HistoryError(f"saved run {run_id} does not load: {_one_line(e)}") from None
 
 
+def exists(run_id: int, path: Optional[Path] = None) -> bool:
+    """Whether run ``run_id`` is saved. Raises HistoryError when the history cannot be read."""
+    return _sql(path, f"read run {run_id}", "SELECT 1 FROM runs WHERE id = ?",
+                (int(run_id),), "one") is not None
+
+
 def delete(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> bool:
     """Remove a saved run; True when it existed. ``wait``: as for ``save``."""
     cur = _sql(path, f"delete run {run_id}", "DELETE FROM runs WHERE id = ?", (int(run_id),),

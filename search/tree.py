@@ -381,12 +381,16 @@ class SearchResult:
 
     @property
     def correct(self) -> Optional[bool]:
-        """None without a gold answer; else the task's gold check of ``answer``
-        (``Task.is_correct``: Game of 24 has many right answers), or equality with ``gold``
-        for a problem the task cannot parse."""
-        if self.gold is None:
-            return None
+        """None when the answer is not judged (no gold answer known, ``Task.judges``); else
+        the task's gold check of ``answer`` (``Task.is_correct``: Game of 24 has many right
+        answers; any answer to an unsolvable puzzle is wrong), or equality with ``gold`` for a
+        problem the task cannot parse."""
         from search.tasks import get_task
+        if self.gold is None:
+            try:
+                return False if get_task(self.task).judges(self.problem, None) else None
+            except ValueError:
+                return None
         try:
             return get_task(self.task).is_correct(self.problem, self.answer)
         except ValueError:

@@ -136,7 +136,8 @@ def import_files(files) -> list[tuple[str, str]]:
     """Import uploaded run files (Streamlit UploadedFile: ``file_id``, ``name``,
     ``getvalue()``) into the history, each once per session (a rerun does not import it
     again). Returns one (kind, line) per file in upload order: kind "ok" (imported, or already
-    saved) or "error" (the one-line reason; nothing was written)."""
+    saved) or "error" (the one-line reason; nothing was written). A line about a saved run
+    leaves once that run is deleted (issue 20 item 4: a message leaves with its subject)."""
     ss = st.session_state
     done = ss.setdefault(IMPORTED, {})
     out = []
@@ -147,12 +148,19 @@ def import_files(files) -> list[tuple[str, str]]:
                 run_id, new = history.import_run(data, model=_model_of(data))
             except history.HistoryError as e:
                 done[f.file_id] = ("error", _("Could not import {name}: {error}").format(
-                    name=f.name, error=e))
+                    name=f.name, error=e), None)
             else:
                 done[f.file_id] = ("ok", (_("Imported {name} as run #{id}.") if new else
                                           _("{name} is already saved as run #{id}.")).format(
-                                              name=f.name, id=run_id))
-        out.append(done[f.file_id])
+                                              name=f.name, id=run_id), run_id)
+        kind, line, run_id = done[f.file_id]
+        if run_id is not None:
+            try:
+                if not history.exists(run_id):
+                    continue  # the run it names was deleted: so is the line
+            except history.HistoryError:
+                pass
+        out.append((kind, line))
     return out
 
 

@@ -39,10 +39,27 @@ class ReplayState:
     @property
     def correct(self) -> Optional[bool]:
         """The answer judged by the task's gold check (``is_right``): Game of 24 has many right
-        expressions, not only the gold one. None without an answer or a gold."""
-        if self.gold is None or self.answer is None:
+        expressions, not only the gold one; any answer to an unsolvable puzzle is wrong. None
+        without an answer or when answers are not judged (no gold known, ``judged``)."""
+        if self.answer is None or not judged(self.tree.task, self.tree.problem, self.gold):
             return None
         return is_right(self.tree.task, self.tree.problem, self.answer, self.gold)
+
+
+@lru_cache(maxsize=4096)
+def judged(task: str, problem: str, gold: Optional[str]) -> bool:
+    """Whether answers to ``problem`` are judged (``Task.judges``): a gold answer is known, or
+    the task knows the problem has no solution (every answer wrong). A problem the task cannot
+    read: whether a gold was recorded."""
+    try:
+        return get_task(task).judges(problem, gold)
+    except (ProblemError, ValueError):
+        return gold is not None
+
+
+def unsolvable(result: SearchResult) -> bool:
+    """The run's problem has no solution (``Task.unsolvable``): every answer is wrong."""
+    return result.gold is None and judged(result.task, result.problem, None)
 
     @property
     def abstained(self) -> int:
@@ -204,7 +221,8 @@ def tally_view(result: SearchResult, state: "ReplayState") -> TallyView:
     if result.strategy in TOT:
         tally = dict(Counter(v["answer"] for v in state.tree.votes if v["answer"] is not None))
         weighted, tied = False, []
-    right = None if result.task == "arithmetic" or result.gold is None else [
+    right = None if result.task == "arithmetic" or not judged(
+        result.task, result.problem, result.gold) else [
         a for a in tally if is_right(result.task, result.problem, a, result.gold)]
     return TallyView(tally=tally, weighted=weighted, tied=tied, right=right)
 
@@ -235,19 +253,38 @@ def _maj_curve(answers: tuple, gold: str, right: tuple = ()) -> tuple[tuple, tup
     return tuple(ks), tuple(sum(maj_at_k(list(answers), c, k) for c in classes) for k in ks)
 
 
+VOTING = ("majority", "weighted")  # strategies whose chains are independent samples that vote
+
+
+def curve_missing(result: SearchResult) -> Optional[str]:
+    """Why a voting run (``VOTING``) has no maj@k curve: ``"not_voting"`` (another strategy),
+    ``"not_judged"`` (no gold answer known, so P(correct) is unknown), ``"no_votes"`` (no
+    chain has voted yet), or None: it has one (``majority_curve``)."""
+    if result.strategy not in VOTING:
+        return "not_voting"
+    if not judged(result.task, result.problem, result.gold):
+        return "not_judged"
+    if not result.tree.votes:
+        return "no_votes"
+    return None
+
+
 def majority_curve(result: SearchResult) -> Optional[dict]:
-    """For self-consistency with a known gold answer: exact maj@k over the run's own chains as
-    the pool, k = 1..N (see ``search.scaling.maj_at_k``); None otherwise. Returns ks, p
+    """For a voting run (self-consistency, or the verifier-weighted vote: its chains are the
+    same independent samples) whose answers are judged: exact maj@k of the plain vote over the
+    run's own chains as the pool, k = 1..N (see ``search.scaling.maj_at_k``); 0 at every k for
+    an unsolvable problem; None when ``curve_missing`` names a reason. Returns ks, p
     (P(correct) per k) and tokens_per_chain (mean generated tokens per chain)."""
-    if result.strategy != "majority" or result.gold is None:
+    if curve_missing(result) is not None:
         return None
     answers = tuple(v["answer"] for v in result.tree.votes)
-    if not answers:
-        return None
+    total = total_tokens(result)
+    if result.gold is None:  # judged without a gold: no answer can be right
+        ks = curve_ks(len(answers))
+        return {"ks": ks, "p": [0.0] * len(ks), "tokens_per_chain": total / len(answers)}
     right = tuple(sorted({a for a in answers if a is not None
                           and is_right(result.task, result.problem, a, result.gold)}))
     ks, ps = _maj_curve(answers, result.gold, right or (result.gold,))
-    total = total_tokens(result)
     return {"ks": list(ks), "p": list(ps), "tokens_per_chain": total / len(answers)}
 
 
@@ -256,9 +293,9 @@ _TRAJ: dict = {}
 
 def trajectory(result: SearchResult) -> Optional[dict]:
     """This run's answer as it stood at up to MAX_TRAJECTORY_POINTS budgets (each a token
-    stamp of the log): tokens, correct (True/False/None). None when the gold is unknown.
-    One pass over the log; cached per result object."""
-    if result.gold is None:
+    stamp of the log): tokens, correct (True/False/None). None when answers are not judged
+    (``judged``: no gold known). One pass over the log; cached per result object."""
+    if not judged(result.task, result.problem, result.gold):
         return None
     key = id(result)
     hit = _TRAJ.get(key)

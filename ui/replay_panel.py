@@ -40,7 +40,7 @@ from i18n import N_, _, ngettext
 from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
-from ui.replay import (ReplayState, majority_curve, snap, state_at,
+from ui.replay import (ReplayState, curve_missing, majority_curve, snap, state_at, unsolvable,
                        stops, tally_view, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure
@@ -301,9 +301,18 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
                         config=SMALL_CONFIG)
         st.caption(_("Exact maj@k over all k-subsets of this run's chains (one problem).")
                    + (" " + _("The run itself used a weighted vote; this curve is the plain "
-                              "vote.") if res.config.get("weighted") else ""))
+                              "vote.") if res.config.get("weighted") or res.strategy == "weighted"
+                      else "")
+                   + (" " + _("The problem has no solution, so every vote is wrong: maj@k is 0 "
+                              "at every k.") if unsolvable(res) else ""))
         return
-    if res.strategy in ("majority", "weighted"):  # no curve: no chain finished with a vote
+    # Each caption says the run's own reason (issue 20 item 7: a run with 16 votes and no gold
+    # was told it had no votes).
+    missing = curve_missing(res)
+    if missing == "not_judged":
+        st.caption(_("Exact maj@k needs the gold answer, which is unknown for this problem."))
+        return
+    if missing == "no_votes":
         st.caption(_("Exact maj@k needs chains that voted; this run has none yet."))
         return
     traj = trajectory(res)
@@ -365,7 +374,8 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     m[0].metric(_("Answer"), "–" if res.answer is None else res.answer,
                 None if res.correct is None else (_("correct") if res.correct else _("wrong")),
                 delta_color="green" if res.correct else "red", delta_arrow="off")
-    m[1].metric(_("Gold"), "?" if res.gold is None else res.gold)
+    m[1].metric(_("Gold"), res.gold if res.gold is not None
+                else _("none") if unsolvable(res) else "?")
     m[2].metric(_("Generated tokens"), f"{res.compute.generated_tokens:,}",
                 help=_("Tokens the model wrote, over all chains and steps: the compute meter "
                        "every strategy spends from, so strategies compare at equal compute."))
@@ -385,3 +395,6 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                        "parameters × tokens processed (prompt + generated); a learned "
                        "verifier's are not included. Shown for runs made with the loaded "
                        "model only; n/a when its size is unknown (a server)."))
+    if unsolvable(res):  # issue 20 item 5: judged, and said
+        st.info(_("This problem has no solution: no answer can be right, so every answer is "
+                  "judged wrong."))

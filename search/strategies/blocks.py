@@ -121,7 +121,8 @@ def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: fl
     if same is not None:
         tree.emit("count", id=same)
         return same, False
-    correct = None if (gold is None or not terminal) else is_correct(tree, answer)
+    correct = None if not terminal or not task.judges(tree.problem, gold) else \
+        is_correct(tree, answer)
     nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind)
     return nid, True
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import importlib
 from typing import Union
 
-from search.tasks.base import Problem, ProblemError, StepChecker, Task
+from search.tasks.base import Problem, ProblemError, StepChecker, Task, training_range_warning
 
 __all__ = ["BUNDLED_TASKS", "DEFAULT_TASK", "TASKS", "Problem", "ProblemError", "StepChecker", "Task",
-           "TaskLike", "get_task", "task_names"]
+           "TaskLike", "get_task", "task_names", "training_range_warning"]
 
 # name -> module under search.tasks; the order is the order pages list them in.
 _MODULES = {"arithmetic": "arithmetic", "game24": "game24", "freeform": "freeform"}

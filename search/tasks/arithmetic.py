@@ -42,6 +42,31 @@ HELDOUT_SIZE = 500
 VALIDATION_SEED = 31_415_926  # the validation split's own seed (not a training seed either)
 VALIDATION_SIZE = 500
 MAX_VALUE = 199  # every intermediate value of a generated problem lies in [0, MAX_VALUE]
+MAX_OPERAND = 99       # operands are 1..MAX_OPERAND (half of them one-digit) at levels 1-2,
+MAX_OPERAND_LONG = 50  # and 1..MAX_OPERAND_LONG at levels 3-4
+MAX_SMALL_FACTOR = 12  # one factor of every product is at most this
+
+
+# ------------------------------------------------------------------ the model's training range
+@dataclass(frozen=True)
+class TrainingRange:
+    """What the bundled model (``weights/arith-gpt2-tiny``) saw in training, in one place
+    (issue 20 item 6): ``random_problem`` draws only such problems and ``train_batch`` trains on
+    nothing else. A problem outside it still runs; pages and the CLI warn in one line.
+
+    ops: the operators (with parentheses); operations: ``1..max_operations`` per problem;
+    operands: integers ``1..max_operand`` (at most two digits; no 0, no negative numbers);
+    values: every intermediate result and the answer in ``0..max_value`` (never negative);
+    products: one factor at most ``max_small_factor``.
+    """
+    ops: str = "+-*"
+    max_operations: int = max(LEVEL_OPS.values())
+    max_operand: int = MAX_OPERAND
+    max_value: int = MAX_VALUE
+    max_small_factor: int = MAX_SMALL_FACTOR
+
+
+TRAINING_RANGE = TrainingRange()
 
 
 class ParseError(ProblemError):
@@ -372,7 +397,7 @@ def _values_ok(e: Expr) -> bool:
     if not (_values_ok(e.left) and _values_ok(e.right)):
         return False
     a, b = evaluate(e.left), evaluate(e.right)
-    if e.op == "*" and min(a, b) > 12:
+    if e.op == "*" and min(a, b) > MAX_SMALL_FACTOR:
         return False  # keep products within reach of a small model: one factor is at most 12
     return 0 <= apply_op(e.op, a, b) <= MAX_VALUE
 
@@ -395,7 +420,7 @@ def random_problem(rng: random.Random, level: int) -> Problem:
     two-digit ones up to 50 at levels 3-4), every intermediate value in [0, MAX_VALUE], one
     factor of every product at most 12. Rejection sampling; deterministic in rng."""
     n_ops = LEVEL_OPS[level]
-    max_operand = 99 if n_ops <= 2 else 50
+    max_operand = MAX_OPERAND if n_ops <= 2 else MAX_OPERAND_LONG
     while True:
         e = _random_expr(rng, n_ops, max_operand)
         if _values_ok(e):
@@ -613,6 +638,54 @@ def draw_training_problem(rng: random.Random, mix: dict, excluded: frozenset) ->
             return p
 
 
+# ---------------------------------------------------------------- outside the training range
+def outside_training(problem: str, rng: TrainingRange = TRAINING_RANGE) -> list[tuple[str, dict]]:
+    """How ``problem`` lies outside the bundled model's training range (:class:`TrainingRange`):
+    a list of ``(message, fields)``, each message marked with ``N_`` (translate it, then
+    ``.format(**fields)``), in this order: too many operations, operands out of range (each
+    distinct one once), a negative value, a value over the range, a product of two large
+    factors (the first of each kind). Empty when the problem is inside it. ParseError for text
+    that does not parse."""
+    e = parse(problem)
+    out: list[tuple[str, dict]] = []
+    n = count_ops(e)
+    if n > rng.max_operations:
+        out.append((N_("{n} operations (it learned 1 to {max})"),
+                    {"n": n, "max": rng.max_operations}))
+    nums, values, products = [], [], []
+
+    def walk(x: Expr) -> int:
+        if isinstance(x, Num):
+            nums.append(x.value)
+            return x.value
+        a, b = walk(x.left), walk(x.right)
+        v = apply_op(x.op, a, b)
+        values.append(v)
+        if x.op == "*":
+            products.append((a, b))
+        return v
+
+    walk(e)
+    bad = [v for v in dict.fromkeys(nums) if not 1 <= v <= rng.max_operand]
+    if bad:
+        shown = ", ".join(map(str, bad[:3])) + (", …" if len(bad) > 3 else "")
+        out.append((N_("numbers outside 1 to {max}: {numbers}"),
+                    {"numbers": shown, "max": rng.max_operand}))
+    neg = next((v for v in values if v < 0), None)
+    if neg is not None:
+        out.append((N_("a negative value, {value} (it learned values from 0 to {max})"),
+                    {"value": neg, "max": rng.max_value}))
+    big = next((v for v in values if v > rng.max_value), None)
+    if big is not None:
+        out.append((N_("the value {value} (it learned values from 0 to {max})"),
+                    {"value": big, "max": rng.max_value}))
+    prod = next(((a, b) for a, b in products if min(a, b) > rng.max_small_factor), None)
+    if prod is not None:
+        out.append((N_("the product {a}*{b} (it learned products with a factor of at most "
+                       "{max})"), {"a": prod[0], "b": prod[1], "max": rng.max_small_factor}))
+    return out
+
+
 # ------------------------------------------------------------------------------ the Task
 class ArithmeticTask(Task):
     """Arithmetic behind the Task interface (``search.tasks.base``): the module's functions,
@@ -641,6 +714,7 @@ class ArithmeticTask(Task):
     level_ops = LEVEL_OPS
     default_mix = DEFAULT_MIX
     max_value = MAX_VALUE
+    training_range = TRAINING_RANGE
     heldout_seed = HELDOUT_SEED
     validation_seed = VALIDATION_SEED
     curriculum_steps = CURRICULUM_STEPS
@@ -677,6 +751,10 @@ class ArithmeticTask(Task):
 
     def step_checker(self, problem: str) -> StepChecker:
         return StepChecker(problem)
+
+    def outside_training(self, problem: str) -> list[tuple[str, dict]]:
+        """:func:`outside_training` against :data:`TRAINING_RANGE`."""
+        return outside_training(problem)
 
     def state_value(self, problem: str, steps: list[str]) -> Optional[float]:
         return 1.0 if all(StepChecker(problem).step_validity(list(steps))) else 0.0

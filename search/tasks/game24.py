@@ -840,6 +840,10 @@ class Game24Task(Task):
         sol = solve(problem)
         return None if sol is None else extract_answer(sol[-1])
 
+    def unsolvable(self, problem: str) -> bool:
+        """No expression of the puzzle's numbers makes 24 (``solvable``, exact)."""
+        return not solvable(parse_puzzle(problem))
+
     def is_correct(self, problem: str, answer: Optional[str]) -> bool:
         parse_puzzle(problem)  # ProblemError for a bad puzzle
         if not isinstance(answer, str):
