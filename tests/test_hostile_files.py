@@ -433,3 +433,20 @@ def test_a_30_mb_step_run_opens_on_the_search_tree_page_in_bounded_time(tmp_path
     assert [t.value for t in at.title] == ["Search tree"]
     assert took < 30.0, took  # measured 3.8 s; before, the hover alone took ~11 minutes
     assert at.get("plotly_chart"), "the tree is drawn"
+
+
+def test_the_search_tree_page_says_one_line_for_a_cycle_and_keeps_what_it_showed():
+    from tests import test_page_tree as tp
+    at = tp.new_app()
+    before = at.session_state["tree_result"] if "tree_result" in at.session_state else None
+    cycle = damaged(DAMAGED[0][1])
+    t0 = time.perf_counter()
+    at.file_uploader(key="tree_upload").upload("cycle.json", cycle, "application/json").run()
+    assert time.perf_counter() - t0 < 30.0
+    assert not at.exception, at.exception
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and errs[0].startswith("Could not load cycle.json: the run file is "
+                                                 "incomplete or damaged: event 10 \\(add\\): id 1 "
+                                                 "is out of order"), errs
+    after = at.session_state["tree_result"] if "tree_result" in at.session_state else None
+    assert after is before  # nothing stored
