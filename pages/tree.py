@@ -481,4 +481,5 @@ with st.expander(_("Export / import a run"), expanded=False):
                 st.rerun()
             session_caps.show_note()  # refused: the session's limits
     if up is not None and ss.get(UPLOAD_ERR):
-        st.error(_("Could not load {name}: {error}").format(name=up.name, error=ss[UPLOAD_ERR]))
+        st.error(_("Could not load {name}: {error}").format(  # the error quotes the file
+            name=up.name, error=common.md(ss[UPLOAD_ERR])))

@@ -42,6 +42,7 @@ from i18n import _
 
 COMPUTE_FIELDS = ("generated_tokens", "prompt_tokens", "forward_passes", "model_calls",
                   "verifier_passes", "verifier_tokens")
+_FIELDS = frozenset(COMPUTE_FIELDS)
 EVENT_TYPES = ("add", "count", "score", "select", "backprop", "beam", "vote", "final",
                "discard", "edit", "prune", "continue")
 SHOWN_CHARS = 40  # a bad value is quoted in the message up to this many characters
@@ -56,13 +57,17 @@ def _shown(v: Any) -> str:
     return r if len(r) <= SHOWN_CHARS else r[:SHOWN_CHARS] + "…"
 
 
-def _fail(where: str, problem: str):
+def _fail(where, problem: str):
+    """Raise the one line; ``where`` is a place's words or (event index, event type), worded
+    only here (so checking a long log builds no message until one fails)."""
+    if isinstance(where, tuple):
+        where = _("event {i} ({type})").format(i=where[0], type=where[1])
     raise RunFileError(_("the run file is incomplete or damaged: {where}: {problem}").format(
         where=where, problem=problem))
 
 
 def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return type(v) is int  # JSON gives plain ints; True/False are not counts
 
 
 def _is_num(v) -> bool:
@@ -70,7 +75,7 @@ def _is_num(v) -> bool:
 
 
 # what a value must be: (test, wording)
-def _count(v): return _is_int(v) and v >= 0
+def _count(v): return type(v) is int and v >= 0
 def _num(v): return _is_num(v)
 def _num_or_none(v): return v is None or _is_num(v)
 def _str(v): return isinstance(v, str)
@@ -89,7 +94,7 @@ def _kind(test) -> str:
             _obj_or_none: _("an object or null")}[test]
 
 
-def _need(d: dict, key: str, test, where: str, optional: bool = False) -> None:
+def _need(d: dict, key: str, test, where, optional: bool = False) -> None:
     if key not in d:
         if optional:
             return
@@ -99,18 +104,18 @@ def _need(d: dict, key: str, test, where: str, optional: bool = False) -> None:
             key=key, kind=_kind(test), value=_shown(d[key])))
 
 
-def _meter(c, where: str, prev: dict | None) -> dict:
+def _meter(c, where, prev: dict | None) -> dict:
     """Check one compute meter; return it with missing fields as 0."""
     if not isinstance(c, dict):
         _fail(where, _("compute must be {kind}, not {value}").format(kind=_kind(_obj),
                                                                      value=_shown(c)))
-    for k in c:
-        if k not in COMPUTE_FIELDS:
-            _fail(where, _("compute has an unknown field {key}").format(key=_shown(k)))
+    if not c.keys() <= _FIELDS:
+        k = next(k for k in c if k not in _FIELDS)
+        _fail(where, _("compute has an unknown field {key}").format(key=_shown(k)))
     full = {}
     for k in COMPUTE_FIELDS:
         v = c.get(k, 0)
-        if not _count(v):
+        if type(v) is not int or v < 0:
             _fail(where, _("compute {key} must be {kind}, not {value}").format(
                 key=k, kind=_kind(_count), value=_shown(v)))
         if prev is not None and v < prev[k]:
@@ -120,13 +125,13 @@ def _meter(c, where: str, prev: dict | None) -> dict:
     return full
 
 
-def _node(v, n_nodes: int, where: str, key: str) -> None:
+def _node(v, n_nodes: int, where, key: str) -> None:
     if not _is_int(v) or not 0 <= v < n_nodes:
         _fail(where, _("{key}: {value} is not a node added before this event").format(
             key=key, value=_shown(v)))
 
 
-def _nodes(v, n_nodes: int, where: str, key: str) -> None:
+def _nodes(v, n_nodes: int, where, key: str) -> None:
     if not isinstance(v, list):
         _fail(where, _("{key} must be a list of node ids, not {value}").format(
             key=key, value=_shown(v)))
@@ -142,7 +147,7 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
     t = ev.get("type")
     if t not in EVENT_TYPES:
         _fail(_("event {i}").format(i=i), _("unknown event type {type}").format(type=_shown(t)))
-    where = _("event {i} ({type})").format(i=i, type=t)
+    where = (i, t)  # worded by _fail, only when something fails
     meter = _meter(ev.get("compute"), where, prev)
     d = ev.get("data")
     if not isinstance(d, dict):

@@ -405,3 +405,48 @@ def test_the_history_page_shows_the_empty_file_note(tmp_path, monkeypatch):
     assert not at.exception, at.exception
     assert any("was empty" in i.value and "new empty history" in i.value for i in at.info), \
         [i.value for i in at.info]
+
+
+def test_a_30_mb_answer_in_the_tally_is_cut_in_the_vote_chart():
+    from search.textcap import MAX_TEXT_CHARS
+    from viz.votes import tally_figure
+    big = "7" * (30 * MIB)
+    fig = bounded(lambda: tally_figure({big: 2.0, "42": 2.0}, "42", big, tied=[big, "42"]),
+                  mib=256)  # linear copies of the 30 MB answer; before: minutes in textwrap
+    assert not isinstance(fig, Exception), fig
+    assert max(len(x) for x in fig.data[0].x) < MAX_TEXT_CHARS + 100
+
+
+def test_a_30_mb_step_run_opens_on_the_search_tree_page_in_bounded_time(tmp_path, monkeypatch):
+    """End to end: imported on the History page's way, opened in the Search tree page's
+    replay; the whole page run (figure, node inspector, tables) stays within the bound."""
+    from tests import test_page_tree as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    run_id, _ = history.import_run(one_step_run(30 * MIB))
+    at = tp.new_app()
+    at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    t0 = time.perf_counter()
+    at.button(key="hist_open").click().run()
+    took = time.perf_counter() - t0
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Search tree"]
+    assert took < 30.0, took  # measured 3.8 s; before, the hover alone took ~11 minutes
+    assert at.get("plotly_chart"), "the tree is drawn"
+
+
+def test_the_search_tree_page_says_one_line_for_a_cycle_and_keeps_what_it_showed():
+    from tests import test_page_tree as tp
+    at = tp.new_app()
+    before = at.session_state["tree_result"] if "tree_result" in at.session_state else None
+    cycle = damaged(DAMAGED[0][1])
+    t0 = time.perf_counter()
+    at.file_uploader(key="tree_upload").upload("cycle.json", cycle, "application/json").run()
+    assert time.perf_counter() - t0 < 30.0
+    assert not at.exception, at.exception
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and errs[0].startswith("Could not load cycle.json: the run file is "
+                                                 "incomplete or damaged: event 10 \\(add\\): id 1 "
+                                                 "is out of order"), errs
+    after = at.session_state["tree_result"] if "tree_result" in at.session_state else None
+    assert after is before  # nothing stored

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from i18n import N_, _, ngettext
+from search.textcap import cut
 from search.tree import SearchResult, SearchTree
 
 PHASES = ("propose", "score", "keep")
@@ -178,7 +179,7 @@ def phase_rows(step: BeamStep, phase: str, tree: SearchTree) -> list[dict]:
               sorted(step.candidates, key=lambda c: (c in step.finished, rank.get(c, 0), c))):
         node = tree.nodes[c]
         row = {_("node"): c, _("parent"): node.parent,
-               _("step"): node.text, _("samples"): step.samples.count(c)}
+               _("step"): cut(node.text), _("samples"): step.samples.count(c)}
         if phase == "propose":
             row[_("new")] = _("yes") if c in step.new else _("merged")
         else:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from i18n import N_, _, ngettext
+from search.textcap import cut
 from search.strategies.blocks import uct_terms
 from search.tree import SearchResult, SearchTree, node_label
 
@@ -203,7 +204,7 @@ def phase_rows(sim: Simulation, phase: str, tree: SearchTree) -> list[dict]:
     -> after. Column names are translated (Q, N and UCT stay as they are); values are data
     (None: no value, shown as "–" by ``table_frame``)."""
     def text(nid: int) -> str:
-        return tree.nodes[nid].text if nid in tree.nodes else ""
+        return cut(tree.nodes[nid].text) if nid in tree.nodes else ""  # bounded: textcap
 
     node, step, root_text = _("node"), _("step"), _("(root)")
     if phase == "selection":  # the root (no UCT: it is where every selection starts), the path

@@ -11,6 +11,7 @@ from typing import Mapping, Optional, Sequence
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
+from search.textcap import cut
 from viz.axes import linear_axis
 from viz.palette import DEFAULT_STYLE, TreeStyle
 
@@ -93,7 +94,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     # The x axis is categorical (set below): answers such as "62" and "620" are labels, not
     # positions on a number line.
     bar = dict(
-        type="bar", x=[html.escape(a, quote=False) for a in answers], y=votes,
+        type="bar", x=[html.escape(cut(a), quote=False) for a in answers], y=votes,
         marker=dict(color=colors, line=dict(color=outline, width=3)),
         text=labels, textposition="outside", cliponaxis=False,
         textfont=dict(size=round(12 * f)),
@@ -120,9 +121,10 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     if tie_rule:
         notes.append(_("Tie rule: {rule}").format(rule=_(tie_rule)))
     # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
+    # Each is cut first (search.textcap): textwrap is quadratic in one long word (an answer).
     gap = round(NOTES_GAP_PX * f)
     lines = [html.escape(l, quote=False)  # plotly text is HTML; quotes need no escaping
-             for note in notes for l in textwrap.wrap(note, width)]
+             for note in notes for l in textwrap.wrap(cut(note), width)]
     annotations = [dict(text="<br>".join(lines),
                         xref="paper", yref="paper", x=0, y=0, yshift=-gap, yanchor="top",
                         xanchor="left", showarrow=False, align="left",
