@@ -12,9 +12,8 @@ sidebar's picker, ``ui.model_picker``, sets it once it loads; default the task's
 URL sync (``url_params`` + ``write_url``): a page declares its settings as ``UrlParam``s. On the
 session's first visit of the page the values come from the URL (``st.query_params``; a bad value
 is ignored, said in one translated line by ``say_ignored``, and the default used), later they
-come from session state; after the widgets are
-drawn, ``write_url`` writes the current values back, so the address bar always reopens the same
-view.
+come from session state; after the widgets are drawn, ``write_url`` writes the current values
+back, so the address bar always reopens the same view.
 
 Who owns a setting's value: ``st.session_state[key]``, a plain entry that no widget owns, so
 Streamlit never deletes or resets it. The widget that shows it is drawn with ``**bind(key)``:
