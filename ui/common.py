@@ -12,9 +12,8 @@ sidebar's picker, ``ui.model_picker``, sets it once it loads; default the task's
 URL sync (``url_params`` + ``write_url``): a page declares its settings as ``UrlParam``s. On the
 session's first visit of the page the values come from the URL (``st.query_params``; a bad value
 is ignored, said in one translated line by ``say_ignored``, and the default used), later they
-come from session state; after the widgets are
-drawn, ``write_url`` writes the current values back, so the address bar always reopens the same
-view.
+come from session state; after the widgets are drawn, ``write_url`` writes the current values
+back, so the address bar always reopens the same view.
 
 Who owns a setting's value: ``st.session_state[key]``, a plain entry that no widget owns, so
 Streamlit never deletes or resets it. The widget that shows it is drawn with ``**bind(key)``:
@@ -186,8 +185,11 @@ def _policy(path: str, device: Optional[str], task: str = TASK_DEFAULT):
 def _spec_policy(backend: str, model: str, base_url: str, api_key_env: str,
                  device: Optional[str], task: str):
     from search.models.backends import ModelSpec, load_policy
-    from search.models.worker import wrap_local  # a local model: one worker; a server: as is
-    return wrap_local(load_policy(ModelSpec(backend, model, base_url, api_key_env, device), task))
+    policy = load_policy(ModelSpec(backend, model, base_url, api_key_env, device), task)
+    if backend == "openai":  # a server batches itself; and connecting imports no torch or
+        return policy        # transformers (a Connect pressed while a bundled model loads
+    from search.models.worker import wrap_local  # failed with ImportError: DynamicCache)
+    return wrap_local(policy)  # a local model: one inference worker serves every session
 
 
 _loaded: set = set()  # model paths (bundled) and (spec, task) pairs this process has loaded

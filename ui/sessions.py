@@ -149,6 +149,9 @@ def session_policy(policy):
     ``WorkerPolicy`` gets ``.session(("streamlit", id))`` (fair turns per tab, not per script
     thread; a closed tab's calls cancelled through :func:`watch`); any other policy, or no
     session, is returned as is."""
+    import sys
+    if "search.models.worker" not in sys.modules:  # then it cannot be a WorkerPolicy (and
+        return policy                               # a server's policy imports no torch)
     from search.models.worker import WorkerPolicy
     sid = current_session()
     if sid is None or not isinstance(policy, WorkerPolicy):
