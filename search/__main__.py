@@ -209,10 +209,13 @@ def cmd_curve(a) -> dict:
         raise UsageError(f"budgets for {a.strategy} are at most {MAX_BUDGET[a.strategy]} "
                          f"({BUDGET_KNOB[a.strategy]})")
     knobs = {k: v for k, v in strategy_knobs(a).items() if k != "budget"}
-    size = task.split_size(a.split)
+    if a.problem_set is not None and a.problem_set not in task.problem_sets():
+        raise UsageError(f"--problem-set {a.problem_set} is not available for the {task.name} "
+                         f"task here; choose one of {', '.join(task.problem_sets())}")
+    size = task.set_split_size(a.problem_set, a.split)
     if not 1 <= a.problems <= size:
         raise UsageError(f"--problems must be in [1, {size}] for the {task.name} {a.split} split")
-    problems = task.split(a.split, a.problems)
+    problems = task.set_split(a.problem_set, a.split, a.problems)
     from search.models.backends import load_policy
     spec = model_spec(a)
     policy = load_policy(spec, task)
@@ -270,7 +273,9 @@ def cmd_curve(a) -> dict:
     return {"task": task.name, "strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
             "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
             "seconds": round(time.perf_counter() - t0, 1), "curve": rows,
-            "ci_method": CI_METHOD, "split": a.split, **extra, **backend_info(spec, policy)}
+            "ci_method": CI_METHOD, "split": a.split,
+            "problem_set": a.problem_set or task.problem_sets()[0],
+            **extra, **backend_info(spec, policy)}
 
 
 def _print_curve(o: dict) -> None:
@@ -405,6 +410,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "and design choices here) (default heldout)")
     c.add_argument("--budgets", default="1,2,4,8,16")
     c.add_argument("--problems", type=int, default=200)
+    c.add_argument("--problem-set", default=None,
+                   help="which of the task's problem sets (default its first: free-form uses "
+                        "GSM8K when ../shared/data/gsm8k is present, else 'builtin', the "
+                        "generated word problems)")
     tb = sub.add_parser("table", help="the Tree-of-Thoughts table (CoT, CoT-SC, best-of-N, "
                                       "ToT, MCTS) on a task's held-out puzzles")
     tb.add_argument("task", nargs="?", default="game24", choices=["game24"],
