@@ -227,6 +227,63 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
     return save(result, model=model, path=path), True
 
 
+def _content(text: str) -> Optional[dict]:
+    """A run JSON's content without its wall-clock time (two runs of the same seeded settings
+    differ only there); None when it does not parse."""
+    import json
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(d, dict):
+        d.pop("wall_seconds", None)
+    return d
+
+
+def find_same(result: SearchResult, path: Optional[Path] = None) -> Optional[int]:
+    """The id of a saved run with the same content as ``result`` (everything but its wall-clock
+    time: the same seeded run made again, e.g. by a shared link), newest first; None when
+    there is none. Raises HistoryError when the file cannot be used."""
+    want = _content(result.to_json())
+    rows = _sql(path, "read the run history",
+                "SELECT id, run_json FROM runs WHERE task = ? AND problem = ? AND strategy = ? "
+                "ORDER BY id DESC", (result.task, result.problem, result.strategy), "all")
+    return next((int(i) for i, text in rows if _content(text) == want), None)
+
+
+def save_once(result: SearchResult, model: str = "", path: Optional[Path] = None
+              ) -> tuple[int, bool]:
+    """``save`` unless the same run is saved already (``find_same``): (id, True) for a new
+    row, (id of the saved one, False) otherwise, so a replayed run is not saved twice.
+    Raises HistoryError when the file cannot be used."""
+    same = find_same(result, path)
+    if same is not None:
+        return same, False
+    return save(result, model=model, path=path), True
+
+
+def find_spec(task: str, problem: str, strategy: str, settings: dict,
+              path: Optional[Path] = None) -> Optional[int]:
+    """The newest saved run, not stopped, made with exactly these settings: its
+    ``config["run_spec"]`` equals ``settings`` (``ui.live.RunSpec.settings``: budget,
+    sampling, seed, scorer, c, task, model) for this canonical ``problem``, ``task`` and
+    ``strategy``; None when there is none (runs saved before run_spec was recorded never
+    match). A shared link opens it instead of sampling the same seeded run again. Raises
+    HistoryError when the file cannot be used."""
+    import json
+    rows = _sql(path, "read the run history",
+                "SELECT id, run_json FROM runs WHERE task = ? AND problem = ? AND strategy = ? "
+                "AND stopped = 0 ORDER BY id DESC", (task, problem, strategy), "all")
+    for i, text in rows:
+        try:
+            spec = json.loads(text).get("config", {}).get("run_spec")
+        except (ValueError, AttributeError):
+            continue
+        if spec == settings:
+            return int(i)
+    return None
+
+
 def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
               text: Optional[str] = None, limit: int = 200,
               path: Optional[Path] = None) -> list[RunRow]:

@@ -16,6 +16,10 @@ TREE_PAGE = "pages/tree.py"
 # The Search tree page's session-state keys that show a result (pages/tree.py: RESULT,
 # RESULT_SEQ, SOURCE, and the URL's run/at it clears when a file is loaded).
 TREE_RESULT, TREE_RESULT_SEQ, TREE_SOURCE = "tree_result", "tree_result_seq", "tree_source"
+# The settings of a run opened from History, for the Search tree page to put in its problem
+# box and settings before it draws them ({"problem": text, **config["run_spec"]}; only the
+# problem and strategy for a run saved before run_spec was recorded).
+OPEN_SPEC = "tree_open_spec"
 
 
 def save_finished(result: SearchResult, run_id) -> None:
@@ -32,7 +36,8 @@ def save_finished(result: SearchResult, run_id) -> None:
             model = _model_label(spec) if spec else ""
         except Exception:  # the label is a nicety; never lose the run for it
             model = ""
-        ss[ROW] = (history.save(result, model=model), result.tree)
+        run_id, _new = history.save_once(result, model=model)  # a replayed run: saved once
+        ss[ROW] = (run_id, result.tree)
     except history.HistoryError as e:
         st.warning(_("The run was not saved in the history: {error}").format(error=e))
     except Exception as e:  # noqa: BLE001 - the page must keep going
@@ -61,7 +66,9 @@ def save_edited(result: SearchResult) -> None:
 
 def open_in_tree(result: SearchResult, run_id=None) -> None:
     """Show ``result`` in the Search tree page's replay view, as a loaded JSON file is shown
-    (the replay at its end, nothing inspected), on the run's task; then switch to that page.
+    (the replay at its end, nothing inspected), on the run's task, with its problem and
+    settings in the page's boxes (``OPEN_SPEC``; the sampling settings in the sidebar), so
+    Run and the page's link give this run; then switch to that page.
     ``run_id``: its saved row, which a person's edits then update (``save_edited``)."""
     from ui import common, session_caps
     from ui.replay_panel import reset
@@ -72,6 +79,12 @@ def open_in_tree(result: SearchResult, run_id=None) -> None:
     if run_id is not None:
         ss[ROW] = (int(run_id), result.tree)
     ss[common.TASK] = result.task
+    spec = result.config.get("run_spec")
+    spec = dict(spec) if isinstance(spec, dict) else {"strategy": result.strategy}
+    ss[OPEN_SPEC] = {**spec, "problem": result.problem}
+    for k in (common.TEMPERATURE, common.TOP_P, common.SEED):  # the sidebar's: set here,
+        if k in spec:                                           # before it is drawn
+            ss[k] = spec[k]
     ss[TREE_RESULT] = result
     ss[TREE_SOURCE] = "file"
     ss[TREE_RESULT_SEQ] = ss.get(TREE_RESULT_SEQ, 0) + 1

@@ -277,12 +277,12 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                           values=colour[1] if colour else None,
                           height=tree_height(res.tree, style=presenter.style()),
                           labels=labels, dead_ends=dead, style=presenter.style())
-        st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
+        presenter.chart(st, fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
     with right:  # the votes first: what the run answered, on the first screen
         vr, tv = state.votes, tally_view(res, state)  # ToT: chain counts, not value sums
-        st.plotly_chart(tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
+        presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
                                      abstained=vr.abstained, weighted=tv.weighted, right=tv.right),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(answer_rule(res) + " " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE)))
@@ -296,7 +296,7 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
     run's answer right or wrong against the budget (beam, MCTS), marked at ``budget``."""
     curve = majority_curve(res)
     if curve is not None:
-        st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
+        presenter.chart(st, maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
                                          curve["tokens_per_chain"]), key="tree_curve",
                         config=SMALL_CONFIG)
         st.caption(_("Exact maj@k over all k-subsets of this run's chains (one problem).")
@@ -310,7 +310,7 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
     if traj is None:
         st.caption(_("P(correct) vs budget is not available: the gold answer is unknown."))
         return
-    st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
+    presenter.chart(st, run_trajectory_figure(traj["tokens"], traj["correct"], budget),
                     key="tree_curve", config=SMALL_CONFIG)
     st.caption(_("{strategy}: its finished chains are not independent samples, so maj@k does "
                  "not apply and one run gives no P(correct). Shown instead: whether this run's "
