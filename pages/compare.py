@@ -216,7 +216,9 @@ def _show_set() -> None:
         _("95% interval, whole"): f"[{100 * r['ci_low_uncut']:.1f}, "
                                   f"{100 * r['ci_high_uncut']:.1f}]",
         _("Tokens, whole runs"): f"{r['tokens_uncut']:.1f}"} for r in rows])
-    st.dataframe(table, hide_index=True, key="cmp_set_table")
+    # An HTML table: its headers wrap, so all seven columns show at 1280 px (the data grid's
+    # fixed-width columns cut the last one off the screen).
+    st.table(table.set_index(_("Strategy")))
     st.caption(_("{n} {split} problems. Intervals: {method}. Tokens are the generated tokens "
                  "per problem (mean) spent by the cut: at most the equal-compute point, less "
                  "where a run logs a whole chain at once.").format(

@@ -25,6 +25,7 @@ from search import caps
 from ui.live import RunSpec, start_run, worker_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.history import OPEN_SPEC, ROW, save_edited, save_finished
+from ui.labels import SCORER_LABELS
 from ui import session_caps
 from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
@@ -77,15 +78,8 @@ KNOB_HELP = {
     "dvts": N_("How many chains in all, shared among independent subtrees, each grown greedily "
                "by the scorer."),
 }
-SCORERS = {"confidence": N_("model confidence"),
-           "checker": N_("exact checker: perfect process verifier"),
-           "perfect": N_("perfect value: exact solvability"),
-           "learned": N_("learned value: a small model"),
-           "learned_checked": N_("learned value + exact step check"),
-           "orm": N_("learned ORM: P(chain ends right)"),
-           "prm": N_("learned PRM, last step's score"),
-           "prm_min": N_("learned PRM, minimum over steps"),
-           "prm_prod": N_("learned PRM, product over steps")}
+# The scorers offered, named as every page names them (ui.labels; prm_last is prm: not twice).
+SCORERS = {k: v for k, v in SCORER_LABELS.items() if k != "prm_last"}
 VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
 SCORER_HELP = N_(
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "

@@ -28,7 +28,7 @@ import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from search.tree import SearchResult
 
@@ -286,11 +286,13 @@ def find_spec(task: str, problem: str, strategy: str, settings: dict,
 
 def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
               text: Optional[str] = None, limit: int = 200,
-              path: Optional[Path] = None) -> list[RunRow]:
+              path: Optional[Path] = None, models: Iterable[str] = ()) -> list[RunRow]:
     """Saved runs, newest first, without their event logs.
 
     ``task``/``strategy``: exact names (None: any); ``text``: a case-insensitive substring of
-    the problem, the answer or the model label; at most ``limit`` rows."""
+    the problem, the answer or the model label, or (with ``text``) a row whose model is one of
+    ``models`` (the stored ids whose translated name matches: ``ui.labels.models_matching``);
+    at most ``limit`` rows."""
     where, args = [], []
     if task:
         where.append("task = ?")
@@ -300,9 +302,12 @@ def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
         args.append(strategy)
     if text:
         like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        models = list(models)
         where.append("(problem LIKE ? ESCAPE '\\' OR IFNULL(answer, '') LIKE ? ESCAPE '\\' "
-                     "OR model LIKE ? ESCAPE '\\')")
-        args += [like, like, like]
+                     "OR model LIKE ? ESCAPE '\\'"
+                     + (f" OR model IN ({', '.join('?' * len(models))})" if models else "")
+                     + ")")
+        args += [like, like, like, *models]
     sql = (f"SELECT {', '.join(COLUMNS)} FROM runs"
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY id DESC LIMIT ?")

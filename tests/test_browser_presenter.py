@@ -1,5 +1,5 @@
-"""Presenter mode in a real browser (issue 20 items 8 and 9), checked as a person looks at the
-projected screen, with a screenshot of each view:
+"""Presenter mode and an offline classroom in a real browser (issue 20 items 8, 9 and 10),
+checked as a person looks at the projected screen, with a screenshot of each view:
 
 - the Lesson's Back and Next keep their whole labels at 1280x720 with the sidebar open, in
   Chinese too (they were cut to "← 上.."), inside the viewport;
@@ -7,7 +7,8 @@ projected screen, with a screenshot of each view:
   the plot, the hover box) is at least ``ui.presenter.CHART_PX`` px (9-10 px before);
 - Lesson step 5's two trees (16 chains, the perfect verifier and the learned PRM) at
   1280x720 and 1920x1080: no node's marker covers another's and every answer keeps its
-  label (the chosen wrong answer was half hidden under a right one, its label gone).
+  label (the chosen wrong answer was half hidden under a right one, its label gone);
+- no page asks any host but the app's own (the favicon came from fonts.gstatic.com).
 
 The server is ``benchmarks.bench_live.streamlit_server``, the browser Debian's chromium
 (never ``playwright install``). A fresh server's first request is the root page (a deep link
@@ -192,3 +193,35 @@ def test_lesson_step5_trees_show_every_node_and_answer(server, browser, shots, v
             assert fig[0] >= 0 and fig[2] <= viewport[0] + 1, (k, fig)
     finally:
         ctx.close()
+
+
+def test_pages_make_no_request_outside_the_app(server, browser):
+    """Issue 20 item 10: an offline page makes no outside request. Every request of a tab
+    that opens the Search tree, the Lesson, the Voting lab and History (their favicons, icons,
+    fonts, scripts) goes to the app's own host."""
+    from urllib.parse import urlparse
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    own = urlparse(server).hostname
+    try:
+        page.goto(server + "/", timeout=PAGE_TIMEOUT)
+        page.wait_for_selector(key("tree_run_button"), timeout=PAGE_TIMEOUT)
+        for path, k in (("/lesson", "ls_fig_answer"), ("/voting_lab", "vl_fig"),
+                        ("/history", None)):
+            page.goto(server + path, timeout=PAGE_TIMEOUT)
+            if k:
+                wait_charts(page, [k])
+            else:
+                page.wait_for_selector("h1", timeout=PAGE_TIMEOUT)
+            page.wait_for_timeout(1500)  # late requests: favicon, icons
+        icons = page.evaluate("() => [...document.querySelectorAll('link[rel*=icon]')]"
+                              ".map(l => l.href)")
+    finally:
+        ctx.close()
+    outside = [u for u in seen if not u.startswith(("data:", "blob:"))
+               and urlparse(u).hostname != own]
+    assert len(seen) > 20 and not outside, outside
+    assert icons and all(urlparse(u).hostname == own for u in icons), icons

@@ -417,3 +417,50 @@ def test_a_run_opened_from_history_puts_its_problem_and_settings_on_the_page(tmp
     # a setting changed on the page: the link no longer says run=1 (it would not make it)
     again.number_input(key=w("n")).set_value(4).run()
     assert "run" not in again.query_params
+
+
+def test_a_legacy_translated_model_label_is_found_by_either_language():
+    """Issue 20 item 10: rows saved before ids were stored hold "内置" (bundled, in 中文); an
+    English search for "bundled" finds them with the rows holding the id, a Chinese one too,
+    and both show as the session's word."""
+    import i18n
+    from ui.labels import model_label, models_matching
+    old = history.save(make_result("2+3*4"), model="内置")
+    new = history.save(make_result("7*8", answers=("56",), gold="56"), model="bundled")
+    other = history.save(make_result("9-1", answers=("8",), gold="8"), model="hf: /m/x")
+    for text in ("bundled", "BUNDLED", "内置"):
+        got = [r.id for r in history.list_runs(text=text, models=models_matching(text))]
+        assert got == [new, old], text
+    assert [r.id for r in history.list_runs(text="local folder",
+                                            models=models_matching("local folder",
+                                                                   ["hf: /m/x"]))] == [other]
+    assert model_label("内置") == model_label("bundled") == "bundled"
+    with i18n.using("zh"):
+        assert model_label("bundled") == "内置"
+
+
+def test_runs_store_ids_and_pages_show_their_names(tmp_path, monkeypatch):
+    """Issue 20 item 10: a run made in 中文 is saved with the model id "bundled" (it was
+    "内置"), found by an English search on the History page and shown there as "bundled";
+    the run's line names its scorer, not its id ("checker")."""
+    import i18n
+    from tests import test_page_tree as tp
+    from ui.labels import SCORER_LABELS
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    with i18n.using("zh"):  # AppTest formats the widgets' options in the test's thread
+        at = tp.new_app({"lang": "zh", "strategy": "beam", "width": "2", "scorer": "checker",
+                         "run": "1"})
+        res = tp.wait_done(at)
+        want = i18n._(SCORER_LABELS["checker"])
+    (row,) = history.list_runs()
+    assert row.model == "bundled"
+    lines = [m.value for m in at.markdown if "·" in m.value and "T=" in m.value]
+    assert len(lines) == 1, [m.value for m in at.markdown]
+    line = lines[0]
+    assert want in line and "checker" not in line, line
+    en = tp.new_app()
+    en.switch_page("pages/history.py").run()
+    assert not en.exception, en.exception
+    en.text_input(key="hist_text").set_value("bundled").run()
+    table = en.dataframe[0].value
+    assert list(table["id"]) == [row.id] and list(table["model"]) == ["bundled"]

@@ -30,10 +30,10 @@ def save_finished(result: SearchResult, run_id) -> None:
         return
     ss[SAVED] = run_id
     try:
-        from ui.replay_panel import _model_label
+        from ui.labels import model_id
         spec = result.config.get("model")  # the ModelSpec the run recorded, when it did
-        try:
-            model = _model_label(spec) if spec else ""
+        try:  # stored language-neutral ("bundled"); the History page translates it
+            model = model_id(spec)
         except Exception:  # the label is a nicety; never lose the run for it
             model = ""
         run_id, _new = history.save_once(result, model=model)  # a replayed run: saved once
@@ -98,14 +98,15 @@ IMPORT, IMPORTED = "hist_import", "hist_imported"  # the uploader; {file_id: mes
 
 
 def _model_of(data: bytes) -> str:
-    """The model label of a run file's recorded ModelSpec ("" when it has none or is bad)."""
+    """The model id of a run file's recorded ModelSpec (``ui.labels.model_id``: language-
+    neutral; "" when it has none or is bad)."""
     import json
     try:
         spec = json.loads(data).get("config", {}).get("model")
         if not spec:
             return ""
-        from ui.replay_panel import _model_label
-        return _model_label(spec)
+        from ui.labels import model_id
+        return model_id(spec)
     except Exception:  # noqa: BLE001 - the label is a nicety; the import reports real damage
         return ""
 

@@ -40,6 +40,7 @@ from i18n import N_, _, ngettext
 from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
+from ui.labels import model_id, model_label, scorer_label
 from ui.replay import (ReplayState, majority_curve, snap, state_at,
                        stops, tally_view, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
@@ -59,10 +60,6 @@ SLIDER_HELP = N_("The budget slider under this line replays the run's event log 
                "spent.")
 
 
-# The scorers' registry names as the summary line shows them (English: the name itself).
-SCORER_NAMES = (N_("confidence"), N_("checker"), N_("perfect"), N_("learned"),
-                N_("learned_checked"), N_("orm"), N_("prm"), N_("prm_last"), N_("prm_min"),
-                N_("prm_prod"))
 
 
 def reset(result: SearchResult, budget: Optional[int] = None) -> None:
@@ -319,16 +316,9 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
 
 
 def _model_label(spec: Any) -> str:
-    """A run's model as recorded in ``config["model"]`` (a ModelSpec's dict) in a few words."""
-    if not isinstance(spec, dict):
-        return str(spec)
-    b = spec.get("backend")
-    if b == "openai":
-        return _("{model} (server {url})").format(model=spec.get('model'),
-                                                  url=spec.get('base_url'))
-    if b == "hf":
-        return _("{model} (local folder)").format(model=spec.get('model'))
-    return _("bundled")
+    """A run's model as recorded in ``config["model"]`` (a ModelSpec's dict) in a few words, in
+    the session's language (``ui.labels``)."""
+    return model_label(model_id(spec))
 
 
 def summary(res: SearchResult, source: str, policy: Any = None) -> None:
@@ -346,7 +336,7 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · "
                 + _("seed {seed}").format(seed=md(cfg.get('seed'))) + " · "
-                + _("scorer {scorer}").format(scorer=md(_(cfg.get('scorer') or 'none')))
+                + _("scorer {scorer}").format(scorer=md(scorer_label(cfg.get('scorer'))))
                 + (" · " + _("model {model}").format(model=md(_model_label(cfg.get('model'))))
                    if cfg.get("model") else "")
                 + (" · **" + _("stopped early") + "**" if res.stopped else ""))
