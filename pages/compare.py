@@ -129,13 +129,13 @@ def _show_one() -> None:
                             chains=len(state.tree.votes))
                         + (" · **" + _("partial result") + "**"
                            if res.extra.get("halted") or res.extra.get("capped") else ""))
-            st.plotly_chart(tree_figure(state.tree, mcts=res.strategy == "mcts",
+            presenter.chart(st, tree_figure(state.tree, mcts=res.strategy == "mcts",
                                         final_path=state.path, height=380, width=420,
                                         style=presenter.style()),
                             key=f"cmp_tree_{i}")
             if state.votes.tally:  # drawn as the Search tree page draws it (tally_view)
                 tv = tally_view(res, state)
-                st.plotly_chart(tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
+                presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
                                              abstained=state.votes.abstained,
                                              weighted=tv.weighted, right=tv.right, height=220),
                                 key=f"cmp_tally_{i}")
@@ -206,7 +206,7 @@ def _show_set() -> None:
     if split == "heldout":
         st.warning(_("Held-out problems: report these numbers only; choose settings on the "
                      "validation split."))
-    st.plotly_chart(equal_compute_figure(rows, _split_label(split)), key="cmp_set_fig")
+    presenter.chart(st, equal_compute_figure(rows, _split_label(split)), key="cmp_set_fig")
     table = pd.DataFrame([{
         _("Strategy"): r["strategy"],
         _("Accuracy at equal compute"): f"{100 * r['accuracy_equal']:.1f}%",
@@ -216,7 +216,9 @@ def _show_set() -> None:
         _("95% interval, whole"): f"[{100 * r['ci_low_uncut']:.1f}, "
                                   f"{100 * r['ci_high_uncut']:.1f}]",
         _("Tokens, whole runs"): f"{r['tokens_uncut']:.1f}"} for r in rows])
-    st.dataframe(table, hide_index=True, key="cmp_set_table")
+    # An HTML table: its headers wrap, so all seven columns show at 1280 px (the data grid's
+    # fixed-width columns cut the last one off the screen).
+    st.table(table.set_index(_("Strategy")))
     st.caption(_("{n} {split} problems. Intervals: {method}. Tokens are the generated tokens "
                  "per problem (mean) spent by the cut: at most the equal-compute point, less "
                  "where a run logs a whole chain at once.").format(

@@ -13,6 +13,7 @@ from search.strategies import STRATEGIES
 from search.tasks import TASKS
 from ui.common import md, task_label
 from ui.history import PAGE_WAIT_S, import_panel, open_in_tree, retry_pending
+from ui.labels import model_label, models_matching
 
 ANY = "(any)"
 PICK, CONFIRM = "hist_pick", "hist_confirm_delete"  # picked run id; id awaiting a confirm
@@ -46,7 +47,8 @@ text = f3.text_input(_("Search"), key="hist_text", placeholder=_("problem, answe
 try:
     rows = history.list_runs(task=None if task == ANY else task,
                              strategy=None if strategy == ANY else strategy,
-                             text=text.strip() or None, limit=LIMIT, wait=PAGE_WAIT_S)
+                             text=text.strip() or None, limit=LIMIT, wait=PAGE_WAIT_S,
+                             models=models_matching(text))  # "bundled" finds 内置 and back
 except history.HistoryError as e:
     st.error(_("The run history cannot be read: {error}").format(error=e))
     st.stop()
@@ -68,7 +70,8 @@ st.dataframe([{"id": r.id, _("saved"): _when(r.created), _("task"): task_name(r.
                _("answer"): r.answer,
                _("correct"): "–" if r.correct is None else (_("yes") if r.correct else _("no")),
                _("generated tokens"): r.generated_tokens,
-               _("stopped"): _("yes") if r.stopped else "", _("model"): r.model} for r in rows],
+               _("stopped"): _("yes") if r.stopped else "",
+               _("model"): model_label(r.model)} for r in rows],
              hide_index=True, key="hist_table")
 st.caption(ngettext("{n} run", "{n} runs", len(rows)).format(n=len(rows))
            + (" " + _("(the newest {n})").format(n=LIMIT) if len(rows) == LIMIT else ""))

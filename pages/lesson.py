@@ -10,6 +10,7 @@ from i18n import _
 from ui import common, lesson
 
 PARAMS = lesson.params()
+PROBLEM_PX = 240  # the problem box's width (px): "5+(8-3)" and its arrow, a 20 px font
 common.url_params("lesson", PARAMS)
 lesson.init_state()
 ss = st.session_state
@@ -21,24 +22,28 @@ st.caption(_("Six short steps, each live on the bundled model: arithmetic, tempe
                             p=lesson.LESSON_SAMPLING["top_p"], s=lesson.LESSON_SAMPLING["seed"]))
 
 i = int(ss[lesson.STEP])
-top = st.columns([1, 1, 4, 2.4], vertical_alignment="bottom")
-top[0].button(_("Back"), key="ls_back", on_click=lesson.move, args=(-1,), disabled=i == 1,
-              icon=":material/arrow_back:", width="stretch")
-top[1].button(_("Next"), key="ls_next", on_click=lesson.move, args=(1,),
-              disabled=i == len(lesson.STEPS), icon=":material/arrow_forward:", width="stretch",
-              type="primary")
-top[2].progress(i / len(lesson.STEPS), text=lesson.progress_text(i))
+# One row that sizes Back and Next to their labels (columns of fixed shares cut them to
+# "← 上.." at 1280 px with the sidebar open in presenter mode); the progress bar takes what
+# is left, the problem box a fixed width; a narrow screen wraps the row instead of cutting.
+top = st.container(horizontal=True, vertical_alignment="bottom", gap="medium", key="ls_nav")
+top.button(_("Back"), key="ls_back", on_click=lesson.move, args=(-1,), disabled=i == 1,
+           icon=":material/arrow_back:", width="content")
+top.button(_("Next"), key="ls_next", on_click=lesson.move, args=(1,),
+           disabled=i == len(lesson.STEPS), icon=":material/arrow_forward:", width="content",
+           type="primary")
+top.progress(i / len(lesson.STEPS), text=lesson.progress_text(i))
 SUGGESTED = {p.text: p for p in lesson.task().teaching_problems}
 # Plain problem texts as options (a translated format_func would differ between the script
 # and a test's thread); what each one shows is in the help.
 own = lesson.own_problem(i)  # a step that runs its own problem shows it, not the teacher's
 if own is None:
-    top[3].selectbox(_("Problem"), lesson.lesson_problems(), **common.bind(lesson.PROBLEM),
-                     help=_("Problems chosen on the validation split for what they show (step 6 "
-                            "uses its own):") + "  \n" + "  \n".join(
-                         f"**{t}**: {_(SUGGESTED[t].label)}" for t in lesson.lesson_problems()))
+    top.selectbox(_("Problem"), lesson.lesson_problems(), **common.bind(lesson.PROBLEM),
+                  width=PROBLEM_PX,
+                  help=_("Problems chosen on the validation split for what they show (step 6 "
+                         "uses its own):") + "  \n" + "  \n".join(
+                      f"**{t}**: {_(SUGGESTED[t].label)}" for t in lesson.lesson_problems()))
 else:  # the teacher's choice (ss[PROBLEM], in the URL) is kept for the other steps
-    top[3].selectbox(_("Problem"), [own], key="ls_own_problem", disabled=True)
+    top.selectbox(_("Problem"), [own], key="ls_own_problem", disabled=True, width=PROBLEM_PX)
     st.caption(_("Step {i} uses its own problem, {p}, not the one chosen for the other steps.")
                .format(i=i, p=common.md(own)))
 common.write_url(PARAMS)

@@ -29,9 +29,21 @@ PARAMS = [UrlParam("ms_strategy", "mcts", one_of(STRATEGIES)),
 FIG_WIDTH = 540  # px: the tree's column (3/5 of the main column at 1280x720)
 FIG_WIDTH_PRESENTER = 720  # the same with the sidebar folded away
 
+# The stepper's place in the URL (beside PARAMS): ms_run=1 once a run is shown, ms_sim the
+# simulation (MCTS) or depth (beam) from 1, ms_phase its phase; a link reopens that place
+# (the seeded run is made again on the link's first visit: no model call when stepping).
+LINK_RUN, LINK_SIM, LINK_PHASE = "ms_run", "ms_sim", "ms_phase"
+LINK_PENDING = "ms_link_pending"  # (simulation from 1, phase) a link asked for, until shown
+
 st.title(_("Step by step"))
-common.url_params(SCOPE, PARAMS)
 ss = st.session_state
+if f"_url_loaded_{SCOPE}" not in ss and st.query_params.get(LINK_RUN) == "1":
+    try:
+        ss[LINK_PENDING] = (int(st.query_params.get(LINK_SIM, "1")),
+                            str(st.query_params.get(LINK_PHASE, "")))
+    except ValueError:
+        ss[LINK_PENDING] = (1, "")
+common.url_params(SCOPE, PARAMS)
 TASK = current_task()
 if not ss["ms_problem"]:
     ss["ms_problem"] = TASK.example
@@ -60,7 +72,13 @@ key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items(
        str(common.model_key(TASK.name)))
 run_key, pos_key = (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
 b0, b1, b2, b4, b3, where = st.columns([1, 1, 1, 1.7, 1.4, 3.4], vertical_alignment="center")
-if b0.button(_("Run"), type="primary", disabled=problem is None or policy is None, key="ms_go"):
+clicked = b0.button(_("Run"), type="primary", disabled=problem is None or policy is None,
+                    key="ms_go")
+linked = (LINK_PENDING in ss and problem is not None and policy is not None
+          and (ss.get(run_key) is None or ss[run_key][0] != key))
+if LINK_PENDING in ss and not linked and (ss.get(run_key) is None or ss[run_key][0] != key):
+    ss.pop(LINK_PENDING)  # a link whose run cannot be made (no model, a bad problem)
+if clicked or linked:  # a click, or a link's first visit: the same seeded run again
     from search.solve import solve
     try:
         with st.spinner(_("Running beam search…") if BEAM else _("Running MCTS…")):
@@ -72,10 +90,14 @@ if b0.button(_("Run"), type="primary", disabled=problem is None or policy is Non
             ss[pos_key] = 0
     except (ValueError, MCTSLogError, beam_steps.BeamLogError) as e:
         st.error(_("Cannot run the search: {error}").format(error=md(e)))
+    if ss.get(run_key) is None or ss[run_key][0] != key:
+        ss.pop(LINK_PENDING, None)  # the link's run did not come: never try it again unasked
 
 session_caps.show_note()
 stored = ss.get(run_key)
 if stored is None or stored[0] != key:
+    for k in (LINK_RUN, LINK_SIM, LINK_PHASE):  # nothing shown: the link says nothing more
+        common.set_url(k, None)
     st.info(_("Press **Run** to run the search once; then step through it."))
     st.stop()
 _key, res, parts = stored
@@ -83,6 +105,11 @@ stops = beam_steps.positions(parts) if BEAM else positions(parts)
 if not stops:
     st.info(_("The run has no step to show."))
     st.stop()
+if LINK_PENDING in ss:  # the place a link asked for: that phase, else its simulation's first
+    sim_no, phase_name = ss.pop(LINK_PENDING)
+    ss[pos_key] = next((k for k, (i, ph) in enumerate(stops) if i == sim_no - 1
+                        and ph == phase_name),
+                       next((k for k, (i, _ph) in enumerate(stops) if i == sim_no - 1), 0))
 
 
 def _move(delta: int | str | None) -> None:
@@ -119,6 +146,9 @@ b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
           disabled=pos == len(stops) - 1)
 
 i, phase = stops[pos]
+common.set_url(LINK_RUN, "1")
+common.set_url(LINK_SIM, str(i + 1))
+common.set_url(LINK_PHASE, str(phase))
 style = presenter.style()
 fig_width = FIG_WIDTH_PRESENTER if presenter.on() else FIG_WIDTH
 last = pos == len(stops) - 1
@@ -135,7 +165,7 @@ if BEAM:
                       final_path=(tree.final or {}).get("path", ()) if last else (),
                       height=tree_height(tree, lo=360, style=style), width=fig_width,
                       style=style)
-    left.plotly_chart(fig, key="ms_tree")
+    presenter.chart(left, fig, key="ms_tree")
     left.caption(_("Highlighted: the candidates of this depth (propose, score), the beams kept "
                      "(keep). Beside each candidate: its score; ✓ kept, ✗ left out, vote: a "
                    "finished chain. Colour: the scorer's path score."))
@@ -160,7 +190,7 @@ else:
                       height=tree_height(tree, lo=360, style=style, two_lines=True),
                       width=fig_width,
                       style=style)
-    left.plotly_chart(fig, key="ms_tree")
+    presenter.chart(left, fig, key="ms_tree")
     left.caption(_("Highlighted: the path this phase works on; the ringed node: the node "
                    "expanded or evaluated. Beside the path: Q + exploration bonus and N "
                    "(selection), Q before → after (backpropagation)."))

@@ -27,6 +27,7 @@ from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
 from search.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
                            mean_chain_tokens, measured_series, verifier_readings)
+from ui import presenter
 from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
                        sampling_settings, write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
@@ -354,7 +355,7 @@ vcost = {}
 if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the pool)
     plain = [c for c in curves if c not in VERIFIER_CURVES]
     if plain:  # the curves that need no verifier, while the verifiers read the chains
-        chart.plotly_chart(accuracy_figure(pool_curves(plain), x=x_mode, budget=marker,
+        presenter.chart(chart, accuracy_figure(pool_curves(plain), x=x_mode, budget=marker,
                                            budget_label=budget_label), key="sc_fig_plain")
     pools, vcost = sample_or_stop(
         P, _("Scoring the chains with the learned verifiers:"), lambda bar: cached_scored_pools(
@@ -375,7 +376,7 @@ if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain 
                        name=_("allocation by confidence (at most {n} chains)").format(n=n),
                        color=CONFIDENT_COLOR, symbol="square"))
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
-    chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
+    presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                        key="sc_fig_pool")  # own keys: these two figures may be the same
 
 # (strategy, legend label, knob, budgets, scorer: None for the strategy's default)
@@ -457,7 +458,7 @@ with reading:
                           "samples ({rule}): the last step, {k0} → {k1}, still gained {gain} "
                           "points.").format(n=n, rule=rule, k0=ks[-2], k1=ks[-1],
                                             gain=f"{gain * 100:+.1f}"))
-chart.plotly_chart(accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
+presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                    key="sc_fig")
 with notes:
     if x_mode == "samples" and plan:

@@ -13,6 +13,7 @@ import streamlit as st
 from i18n import N_, _, ngettext
 from search.pools import budgets_up_to
 from search.sweeps import answer_diversity, curve_rows, pool_series
+from ui import presenter
 from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
                        sampling_settings, write_url)
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
@@ -145,7 +146,7 @@ if len(temps) > 1:
 
 tab_map, tab_curves, tab_div = st.tabs([_("Heatmap"), _("Curves"), _("Answer diversity")])
 with tab_map:
-    st.plotly_chart(temperature_heatmap(temps, ks, acc, budget=budget,
+    presenter.chart(st, temperature_heatmap(temps, ks, acc, budget=budget,
                                         label=SHORT[est].format(k="k")), key="tp_heat")
     st.caption(_("Rings mark the best temperature at each budget; the red outline is the "
                  "budget slider's column."))
@@ -157,7 +158,7 @@ with tab_curves:
         if not ss["tp_bands"]:
             s["ci_low"] = s["ci_high"] = np.full(len(ks), np.nan)
         series.append(s)
-    st.plotly_chart(accuracy_figure(series, x="samples", budget=budget,
+    presenter.chart(st, accuracy_figure(series, x="samples", budget=budget,
                                     budget_label=_("budget: {n}").format(n=budget)),
                     key="tp_curves")
     st.caption(_("Click a temperature in the legend to hide it (with its interval); "
@@ -167,7 +168,7 @@ with tab_curves:
                    if ss["tp_bands"] and len(temps) > MAX_BANDS else ""))
 with tab_div:
     div = {t: answer_diversity(pools_by_t[t]) for t in temps}
-    st.plotly_chart(diversity_figure(temps, [div[t]["distinct"] for t in temps],
+    presenter.chart(st, diversity_figure(temps, [div[t]["distinct"] for t in temps],
                                      [div[t]["entropy"] for t in temps],
                                      [div[t]["no_answer"] for t in temps], n=n), key="tp_div")
     st.caption(_("Mean over {p} problems of the {n} chains' parsed answers: distinct answers "

@@ -26,7 +26,8 @@ from search import caps
 from ui.live import RunSpec, start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
-from ui.history import PENDING, retry_pending, save_edited, save_finished
+from ui.history import OPEN_SPEC, PENDING, ROW, retry_pending, save_edited, save_finished
+from ui.labels import SCORER_LABELS
 from ui import session_caps
 from ui.replay_panel import replay_panel, reset
 from ui.verifier_panel import tree_path_scores
@@ -60,15 +61,8 @@ PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
 KNOB_HELP = {n: e.knob_help for n, e in REGISTRY.items()}  # {k}, {threshold}: DEFAULTS
-SCORER_LABELS = {"confidence": N_("model confidence"),
-                 "checker": N_("exact checker: perfect process verifier"),
-                 "perfect": N_("perfect value: exact solvability"),
-                 "learned": N_("learned value: a small model"),
-                 "learned_checked": N_("learned value + exact step check"),
-                 "orm": N_("learned ORM: P(chain ends right)"),
-                 "prm": N_("learned PRM, last step's score"),
-                 "prm_min": N_("learned PRM, minimum over steps"),
-                 "prm_prod": N_("learned PRM, product over steps")}
+# The scorers offered, named as every page names them (ui.labels; prm_last is prm: not twice).
+SCORERS = {k: v for k, v in SCORER_LABELS.items() if k != "prm_last"}
 VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
 SCORER_HELP = N_(
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
@@ -229,6 +223,17 @@ if ss.get(PAGE_TASK) not in (None, TASK.name):
         ss["problem"] = TASK.example
     ss["scorer"] = page_default_scorer(TASK)
 ss[PAGE_TASK] = TASK.name
+opened = ss.pop(OPEN_SPEC, None)  # a run opened from History: its problem and settings
+if opened:
+    ss["problem"] = opened["problem"]
+    if opened.get("strategy") in PAGE_STRATEGIES:
+        ss["strategy"] = opened["strategy"]
+        if isinstance(opened.get("budget"), int):
+            ss[KNOB_KEY[opened["strategy"]]] = opened["budget"]
+    if "scorer" in opened:
+        ss["scorer"] = opened["scorer"]
+    if isinstance(opened.get("c"), (int, float)):
+        ss["c"] = float(opened["c"])
 if ss.get("scorer") not in TASK_SCORERS:
     ss["scorer"] = page_default_scorer(TASK)
 TASK_COLOURS = task_colours(TASK)
@@ -360,6 +365,39 @@ def spec_now() -> RunSpec:
                    task=TASK.name, model=common.model_spec().to_dict())
 
 
+def open_saved(spec: RunSpec) -> bool:
+    """Show the saved run that ``spec``'s settings made (``search.history.find_spec``), with
+    no model call and no new History row; False when there is none (or the history is off
+    or unreadable: the run is then made again)."""
+    from search import history
+    if not history.enabled():
+        return False
+    try:
+        problem_ = spec.check()
+        run_id = history.find_spec(spec.task, problem_, spec.strategy, spec.settings())
+        loaded = history.load(run_id) if run_id is not None else None
+    except (ValueError, history.HistoryError):
+        return False
+    if loaded is None or not set_result(loaded, "run"):
+        return False
+    ss[ROW] = (run_id, loaded.tree)  # edits then update that row (ui.history.save_edited)
+    return True
+
+
+def link_shows(result: Optional[SearchResult]) -> bool:
+    """Whether the page's settings (and so its URL) make ``result``: the run's recorded
+    settings (``config["run_spec"]``) and problem are the page's. The URL says ``run=1`` only
+    then, so a shared link reopens what is shown (not a run of other settings)."""
+    if result is None or result.stopped:
+        return False
+    spec = spec_now()
+    try:
+        return (result.config.get("run_spec") == spec.settings()
+                and result.problem == TASK.canonical(spec.text))
+    except ProblemError:
+        return False
+
+
 def launch() -> None:
     global run, running
     try:
@@ -383,7 +421,8 @@ if b1.button(_("Run"), type="primary", disabled=not can_run, key="tree_run_butto
              width="stretch") and can_run:
     launch()  # (a click on a stale, still enabled button during a run starts nothing)
 elif first_visit and st.query_params.get("run") == "1" and can_run:
-    launch()  # a shared link reopens the same (seeded) run
+    if not open_saved(spec_now()):  # the run saved with these settings, as it was shown,
+        launch()                    # else the same (seeded) run made again
 
 
 def stop_run() -> None:
@@ -445,6 +484,8 @@ if res is not None and not running and ss["color"] != "run":
     except Exception as e:  # a missing or broken verifier: the run's own colours, and why
         st.warning(_("Cannot colour by {label}: {error}").format(
             label=label, error=f"{type(e).__name__}: {e}"))
+if not running:  # the link says run=1 only when it makes the run shown
+    common.set_url("run", "1" if link_shows(res) else None)
 if res is not None and not running:
     replay_panel(res, ss.get(SOURCE, "run"), policy, colour, on_edit=adopt_edit)
 elif not running and problem is not None:

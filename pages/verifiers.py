@@ -18,6 +18,7 @@ from i18n import N_, _, ngettext
 from search.models.value import roc_auc
 from search.models.verifier import AGGREGATIONS, aggregate, calibration
 from search.scoring import DEFAULT_PRM_AGGREGATION, has_learned_verifier
+from ui import presenter
 from ui.common import (UrlParam, bind, current_task, int_in, model_name, one_of, plural,
                        sampling_settings, write_url)
 from ui.pool_page import model_or_stop, sample_or_stop, setup, verifier_key
@@ -145,7 +146,7 @@ if "prm" in KINDS:
                            cal=calibration(chain_scores[key], y), color=COLORS[key]))
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(reliability_figure(rel_series, count_title=_("chains per bin")),
+    presenter.chart(st, reliability_figure(rel_series, count_title=_("chains per bin")),
                     key="vf_reliability")
     st.caption(_("Chain level, 10 equal-width score bins: each point is a bin's mean score "
                  "against the share of its chains whose answer is right (gold check); on the "
@@ -157,7 +158,7 @@ with right:
         ps = [v for i in answered for v in ch.prm[i]]
         pl = [int(v) for i in answered for v in ch.validity[i]]
         step_cal = calibration(ps, pl)
-        st.plotly_chart(reliability_figure(
+        presenter.chart(st, reliability_figure(
             [dict(name=_("{verifier}, every step").format(verifier=_(LABELS['prm'])),
                   cal=step_cal, color=COLORS["prm_step"])],
             y_title=_("share of steps valid so far"), count_title=_("steps per bin")),
@@ -191,7 +192,7 @@ if HAS_CHECKER:
     points.append(dict(name=_(LABELS["checker"]), fpr=fpr_c, tpr=tpr_c, auc=check_auc))
 g1, g2 = st.columns([3, 2])
 with g1:
-    st.plotly_chart(roc_figure(curves, points), key="vf_roc")
+    presenter.chart(st, roc_figure(curves, points), key="vf_roc")
 with g2:
     # ECE of every chain score read as P(right) (the checker's 0/1 included)
     scorer_col = _("scorer")

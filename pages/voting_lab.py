@@ -11,6 +11,8 @@ import streamlit as st
 
 from i18n import N_, _
 from search.simulate import exact_majority_curve, monte_carlo_majority
+from ui.checks import show_url_warnings
+from ui import presenter
 from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
                        url_params, write_url)
 from viz.voting import INTERVAL_LABEL, mc_wilson, voting_figure
@@ -142,7 +144,7 @@ left, right = st.columns([2.2, 1])
 with left:
     fig = voting_figure(ks, exact, p, mc_ks=mc_ks, mc_mean=mc_mean, mc_low=mc_lo,
                         mc_high=mc_hi, trials=trials)
-    st.plotly_chart(fig, key="vl_fig")
+    presenter.chart(st, fig, key="vl_fig")
 with right:
     st.markdown("**" + _("Exact accuracy of the vote") + "**")
     table_ks = [k for k in TABLE_KS if k <= k_max]

@@ -37,7 +37,7 @@ import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from i18n import _
 from search.tree import SearchResult
@@ -301,14 +301,76 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
     return save(result, model=model, path=path), True
 
 
+def _content(text: str) -> Optional[dict]:
+    """A run JSON's content without its wall-clock time (two runs of the same seeded settings
+    differ only there); None when it does not parse."""
+    import json
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(d, dict):
+        d.pop("wall_seconds", None)
+    return d
+
+
+def find_same(result: SearchResult, path: Optional[Path] = None,
+              wait: float = BUSY_TIMEOUT_S) -> Optional[int]:
+    """The id of a saved run with the same content as ``result`` (everything but its wall-clock
+    time: the same seeded run made again, e.g. by a shared link), newest first; None when
+    there is none. Raises HistoryError when the file cannot be used."""
+    want = _content(result.to_json())
+    rows = _sql(path, "read the run history",
+                "SELECT id, run_json FROM runs WHERE task = ? AND problem = ? AND strategy = ? "
+                "ORDER BY id DESC", (result.task, result.problem, result.strategy), "all",
+                wait=wait)
+    return next((int(i) for i, text in rows if _content(text) == want), None)
+
+
+def save_once(result: SearchResult, model: str = "", path: Optional[Path] = None,
+              wait: float = BUSY_TIMEOUT_S) -> tuple[int, bool]:
+    """``save`` unless the same run is saved already (``find_same``): (id, True) for a new
+    row, (id of the saved one, False) otherwise, so a replayed run is not saved twice.
+    Raises HistoryError when the file cannot be used."""
+    same = find_same(result, path, wait=wait)
+    if same is not None:
+        return same, False
+    return save(result, model=model, path=path, wait=wait), True
+
+
+def find_spec(task: str, problem: str, strategy: str, settings: dict,
+              path: Optional[Path] = None) -> Optional[int]:
+    """The newest saved run, not stopped, made with exactly these settings: its
+    ``config["run_spec"]`` equals ``settings`` (``ui.live.RunSpec.settings``: budget,
+    sampling, seed, scorer, c, task, model) for this canonical ``problem``, ``task`` and
+    ``strategy``; None when there is none (runs saved before run_spec was recorded never
+    match). A shared link opens it instead of sampling the same seeded run again. Raises
+    HistoryError when the file cannot be used."""
+    import json
+    rows = _sql(path, "read the run history",
+                "SELECT id, run_json FROM runs WHERE task = ? AND problem = ? AND strategy = ? "
+                "AND stopped = 0 ORDER BY id DESC", (task, problem, strategy), "all")
+    for i, text in rows:
+        try:
+            spec = json.loads(text).get("config", {}).get("run_spec")
+        except (ValueError, AttributeError):
+            continue
+        if spec == settings:
+            return int(i)
+    return None
+
+
 def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
               text: Optional[str] = None, limit: int = 200,
-              path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> list[RunRow]:
+              path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S,
+              models: Iterable[str] = ()) -> list[RunRow]:
     """Saved runs, newest first, without their event logs.
 
     ``task``/``strategy``: exact names (None: any); ``text``: a case-insensitive substring of
-    the problem, the answer or the model label; at most ``limit`` rows. ``wait``: seconds to
-    wait for another process's lock (a page passes a short one) before HistoryLocked."""
+    the problem, the answer or the model label, or (with ``text``) a row whose model is one of
+    ``models`` (the stored ids whose translated name matches: ``ui.labels.models_matching``);
+    at most ``limit`` rows. ``wait``: seconds to wait for another process's lock (a page passes
+    a short one) before HistoryLocked."""
     where, args = [], []
     if task:
         where.append("task = ?")
@@ -318,9 +380,12 @@ def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
         args.append(strategy)
     if text:
         like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        models = list(models)
         where.append("(problem LIKE ? ESCAPE '\\' OR IFNULL(answer, '') LIKE ? ESCAPE '\\' "
-                     "OR model LIKE ? ESCAPE '\\')")
-        args += [like, like, like]
+                     "OR model LIKE ? ESCAPE '\\'"
+                     + (f" OR model IN ({', '.join('?' * len(models))})" if models else "")
+                     + ")")
+        args += [like, like, like, *models]
     sql = (f"SELECT {', '.join(COLUMNS)} FROM runs"
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY id DESC LIMIT ?")

@@ -27,6 +27,7 @@ PAGE_TIMEOUT = 90_000    # ms: first render (includes loading the model)
 RUN_TIMEOUT = 120_000    # ms: one MCTS or beam run on a slow, shared CPU
 UI_TIMEOUT = 30_000      # ms: one rerun after a click
 VIEWPORT = {"width": 1280, "height": 720}
+SERVER_DATA: dict = {}  # "dir": the server's THOUGHTSCOPE_DATA
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -41,6 +42,9 @@ def server(request):
     env = dict(os.environ)
     if not env.get("THOUGHTSCOPE_MODEL") and not (BUNDLED_PATH / "model.safetensors").exists():
         env["THOUGHTSCOPE_MODEL"] = str(request.getfixturevalue("tiny_model_dir"))
+    # The server's run history: a folder of its own, read by the link tests.
+    env["THOUGHTSCOPE_DATA"] = SERVER_DATA["dir"] = str(
+        request.getfixturevalue("tmp_path_factory").mktemp("steppers_history"))
     log = ROOT / "tests" / "artifacts" / "browser_steppers_server.log"
     with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
         yield url
@@ -209,4 +213,81 @@ def test_search_tree_in_presenter_mode(server, browser, shots):
         page.locator(key("tree_chart")).scroll_into_view_if_needed()
         snap(page, shots, "tree_presenter")
     finally:
+        ctx.close()
+
+
+def fresh_tab(browser, server: str, url: str):
+    """A new browser context (another person) opening ``url`` (a fresh server's routing
+    needs the root first only for the very first request; the server is warm here)."""
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    page.goto(url, timeout=PAGE_TIMEOUT)
+    return ctx, page
+
+
+def inside(page, k: str) -> None:
+    """The element drawn with key ``k`` is on screen: its box within the viewport's width and
+    starting above its bottom."""
+    box = page.locator(key(k)).first.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"] + 1, box
+    assert 0 <= box["y"] < VIEWPORT["height"], box
+
+
+def test_a_copied_link_reopens_the_step_and_the_run(server, browser, shots):
+    """Issue 20 item 3, as a person shares a view: the Step by step page's address, copied
+    at simulation 2's rollout, opens that phase of the same run in another browser; the Search
+    tree's address after a run opens that run, and the History keeps one row for it."""
+    from playwright.sync_api import expect
+    from search import history
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    others = []
+    try:
+        page.goto(server + "/?n=4&seed=3", timeout=PAGE_TIMEOUT)
+        run = page.locator(key("tree_run_button") + " button")
+        expect(run).to_be_enabled(timeout=PAGE_TIMEOUT)
+        run.click()
+        expect(page.locator(key("at")).get_by_role("slider")).to_be_attached(
+            timeout=RUN_TIMEOUT)
+        expect(page).to_have_url(re.compile(r"[?&]run=1(&|$)"))
+        tree_link = page.url
+        rows = history.list_runs(path=Path(SERVER_DATA["dir"]) / history.FILE_NAME)
+        assert len(rows) == 1, rows
+
+        page.get_by_role("link", name="Step by step").click()
+        expect(page.locator(key("ms_go") + " button")).to_be_enabled(timeout=PAGE_TIMEOUT)
+        click(page, "ms_go")
+        first = wait_label(page, r"^Simulation 1 of \d+ · selection$")
+        n = int(re.search(r"of (\d+)", first).group(1))
+        click(page, "ms_next")
+        wait_label(page, rf"^Simulation 2 of {n} · selection$")
+        click(page, "ms_step")
+        click(page, "ms_step")
+        wait_label(page, rf"^Simulation 2 of {n} · rollout$")
+        expect(page).to_have_url(re.compile(r"ms_sim=2.*ms_phase=rollout|ms_phase=rollout.*ms_sim=2"))
+        texts_here = sorted(figure(page)["texts"])
+        step_link = page.url
+
+        ctx2, other = fresh_tab(browser, server, step_link)
+        others.append(ctx2)
+        wait_label(other, rf"^Simulation 2 of {n} · rollout$")
+        assert sorted(figure(other)["texts"]) == texts_here  # the same run, the same phase
+        inside(other, "ms_tree")
+        snap(other, shots, "link_step_sim2_rollout")
+
+        ctx3, third = fresh_tab(browser, server, tree_link)
+        others.append(ctx3)
+        expect(third.locator(key("at")).get_by_role("slider")).to_be_attached(
+            timeout=RUN_TIMEOUT)
+        expect(third.locator(key("tree_stop"))).to_have_count(0)  # nothing runs
+        third.locator(key("tree_chart")).scroll_into_view_if_needed()
+        inside(third, "tree_chart")
+        snap(third, shots, "link_tree_run")
+        rows = history.list_runs(path=Path(SERVER_DATA["dir"]) / history.FILE_NAME)
+        assert len(rows) == 1, rows  # the shared run is not saved twice
+    finally:
+        for c in others:
+            c.close()
         ctx.close()

@@ -360,3 +360,107 @@ def test_a_human_edit_on_the_tree_page_updates_the_same_history_row(tmp_path, mo
     (last,) = history.list_runs()
     assert last.id == row.id and events_of(history.load(row.id)) == events_of(pruned)
     assert history.load(row.id).tree.nodes[leaf].pruned
+
+
+def test_the_same_run_made_again_is_saved_once():
+    """Issue 20 item 3: a seeded run made again (a shared link) differs only in its wall-clock
+    time; it is not saved twice. Another run is."""
+    res = make_result()
+    first, new = history.save_once(res)
+    assert new
+    again = make_result()
+    again.wall_seconds = 9.5
+    assert history.save_once(again) == (first, False)
+    other = make_result(answers=("14", "20", "20"))
+    oid, new = history.save_once(other)
+    assert new and oid != first
+    assert [r.id for r in history.list_runs()] == [oid, first]
+
+
+def test_a_run_opened_from_history_puts_its_problem_and_settings_on_the_page(tmp_path,
+                                                                            monkeypatch):
+    """Issue 20 item 3: after opening a saved run, the problem box, the suggestions, the
+    settings and the URL are the run's (so Run or the link gives that run), not the problem
+    typed since; and the link reopens the saved run itself: no model call, no second row."""
+    from tests import test_page_tree as tp
+    from ui.common import widget_key as w
+    from search.tasks import get_task
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    suggested = [p.text for p in get_task("arithmetic").teaching_problems]
+    at = tp.new_app()
+    at.text_input(key=w("problem")).set_value(suggested[0]).run()
+    at.sidebar.number_input(key=w("seed")).set_value(5).run()
+    res = tp.run_once(at, n=3)
+    (row,) = history.list_runs()
+    # another problem and other settings typed since, then the saved run opened
+    at.text_input(key=w("problem")).set_value(suggested[1]).run()
+    at.number_input(key=w("n")).set_value(6).run()
+    at.sidebar.number_input(key=w("seed")).set_value(9).run()
+    at.switch_page("pages/history.py").run()
+    at.button(key="hist_open").click().run()
+    assert not at.exception, at.exception
+    at.switch_page("pages/tree.py")
+    assert at.text_input(key=w("problem")).value == res.problem
+    assert at.selectbox(key="tree_suggest").value == res.problem
+    assert at.number_input(key=w("n")).value == 3
+    assert at.sidebar.number_input(key=w("seed")).value == 5
+    link = dict(at.query_params)
+    assert (link["problem"], link["n"], link["seed"], link["run"]) == (res.problem, "3", "5",
+                                                                         "1")
+    # the link opened in a fresh session: the saved run, no model call, no second row
+    again = tp.new_app(link)
+    assert "tree_run" not in again.session_state  # nothing was run
+    shown = again.session_state["tree_result"]
+    assert events_of(shown) == events_of(res)
+    assert [r.id for r in history.list_runs()] == [row.id]
+    assert again.query_params["run"] == "1"
+    # a setting changed on the page: the link no longer says run=1 (it would not make it)
+    again.number_input(key=w("n")).set_value(4).run()
+    assert "run" not in again.query_params
+
+
+def test_a_legacy_translated_model_label_is_found_by_either_language():
+    """Issue 20 item 10: rows saved before ids were stored hold "内置" (bundled, in 中文); an
+    English search for "bundled" finds them with the rows holding the id, a Chinese one too,
+    and both show as the session's word."""
+    import i18n
+    from ui.labels import model_label, models_matching
+    old = history.save(make_result("2+3*4"), model="内置")
+    new = history.save(make_result("7*8", answers=("56",), gold="56"), model="bundled")
+    other = history.save(make_result("9-1", answers=("8",), gold="8"), model="hf: /m/x")
+    for text in ("bundled", "BUNDLED", "内置"):
+        got = [r.id for r in history.list_runs(text=text, models=models_matching(text))]
+        assert got == [new, old], text
+    assert [r.id for r in history.list_runs(text="local folder",
+                                            models=models_matching("local folder",
+                                                                   ["hf: /m/x"]))] == [other]
+    assert model_label("内置") == model_label("bundled") == "bundled"
+    with i18n.using("zh"):
+        assert model_label("bundled") == "内置"
+
+
+def test_runs_store_ids_and_pages_show_their_names(tmp_path, monkeypatch):
+    """Issue 20 item 10: a run made in 中文 is saved with the model id "bundled" (it was
+    "内置"), found by an English search on the History page and shown there as "bundled";
+    the run's line names its scorer, not its id ("checker")."""
+    import i18n
+    from tests import test_page_tree as tp
+    from ui.labels import SCORER_LABELS
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    with i18n.using("zh"):  # AppTest formats the widgets' options in the test's thread
+        at = tp.new_app({"lang": "zh", "strategy": "beam", "width": "2", "scorer": "checker",
+                         "run": "1"})
+        res = tp.wait_done(at)
+        want = i18n._(SCORER_LABELS["checker"])
+    (row,) = history.list_runs()
+    assert row.model == "bundled"
+    lines = [m.value for m in at.markdown if "·" in m.value and "T=" in m.value]
+    assert len(lines) == 1, [m.value for m in at.markdown]
+    line = lines[0]
+    assert want in line and "checker" not in line, line
+    en = tp.new_app()
+    en.switch_page("pages/history.py").run()
+    assert not en.exception, en.exception
+    en.text_input(key="hist_text").set_value("bundled").run()
+    table = en.dataframe[0].value
+    assert list(table["id"]) == [row.id] and list(table["model"]) == ["bundled"]

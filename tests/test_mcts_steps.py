@@ -381,3 +381,43 @@ def test_the_backprop_caption_names_the_scorer_when_it_is_not_the_exact_checker(
     want = scorer_note(res.config["scorer"])
     assert want is None or want in captions()
     assert res.config["scorer"] == "checker" or want is not None
+
+
+@pytest.mark.parametrize("strategy,where,sim,phase", [
+    ("mcts", "Simulation 2 of {n} · rollout", 2, "rollout"),
+    ("beam", "Depth 2 of {n} · score", 2, "score")])
+def test_a_copied_link_reopens_the_run_the_simulation_and_the_phase(strategy, where, sim,
+                                                                    phase):
+    """Issue 20 item 3: the URL names the run, the simulation (or depth) and the phase; a
+    fresh session opened on it shows that same place of the same (seeded) run."""
+    at = page()
+    if strategy == "beam":
+        at.radio(key="w_ms_strategy").set_value("beam").run()
+        at.number_input(key="w_ms_width").set_value(2).run()
+    else:
+        at.number_input(key="w_ms_sims").set_value(3).run()
+    assert "ms_run" not in at.query_params  # nothing shown yet: the link says no run
+    at.button(key="ms_go").click().run()
+    at.button(key="ms_next").click().run()  # the second simulation / depth ...
+    steps = {"rollout": 2, "score": 1}[phase]
+    for _ in range(steps):                  # ... at the phase
+        at.button(key="ms_step").click().run()
+    assert not at.exception, at.exception
+    run_key = "ms_beam_run" if strategy == "beam" else "ms_run"
+    _, res, parts = at.session_state[run_key]
+    shown = [m for m in texts(at.markdown) if m.startswith("**Simulation ")
+             or m.startswith("**Depth ")]
+    assert shown == ["**" + where.format(n=len(parts)) + "**"]
+    link = dict(at.query_params)
+    assert (link["ms_run"], link["ms_sim"], link["ms_phase"]) == ("1", str(sim), phase)
+
+    again = AppTest.from_file(APP, default_timeout=180)
+    for k, v in link.items():
+        again.query_params[k] = v
+    again.switch_page("pages/mcts_steps.py").run()
+    assert not again.exception, again.exception
+    assert [m for m in texts(again.markdown) if m.startswith("**Simulation ")
+            or m.startswith("**Depth ")] == shown
+    _, res2, _ = again.session_state[run_key]
+    assert [e.to_dict() for e in res2.tree.events] == [e.to_dict() for e in res.tree.events]
+    assert dict(again.query_params) == link

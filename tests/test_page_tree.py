@@ -217,9 +217,12 @@ def test_completed_run_shows_tally_slider_and_replays_at_a_budget():
     at.run()  # what the fragment's timer does
     assert _shown_budget(at) == stamps[0]
 
-    # A shared link with a budget reopens the (seeded) run at the last stop at or below it.
-    at = new_app({"n": "4", "run": "1", "at": str(stamps[1] + 1)})
-    res2 = wait_done(at)
+    # A shared link with a budget reopens the run at the last stop at or below it: the one
+    # saved in the History (these settings made it), with no model call (issue 20 item 3).
+    at = new_app({"problem": "8*7+6", "n": "4", "run": "1", "at": str(stamps[1] + 1)})
+    assert "tree_run" not in at.session_state
+    res2 = at.session_state["tree_result"]
+    assert [e.to_dict() for e in res2.tree.events] == [e.to_dict() for e in res.tree.events]
     below = max(b for b in [0] + sorted({e.compute.generated_tokens for e in res2.tree.events})
                 if b <= stamps[1] + 1)
     assert at.select_slider(key="at").value == below

@@ -220,3 +220,42 @@ def test_the_search_tree_page_folds_its_settings_but_keeps_run_in_presenter_mode
     assert at.button(key="tree_run_button")  # still on the page, outside the fold
     normal = new_app()
     assert not [e for e in normal.expander if e.label == "Problem and settings"]
+
+
+def test_every_chart_text_reaches_the_floor_and_larger_stays():
+    """Issue 20 item 9: ``viz.text.at_least`` raises plotly's default sizes (12 px ticks, 13 px
+    hover), a figure's own small notes (9 px) and per-point text sizes to the floor; a size
+    already above it (the presenter tree's 20 px labels) is kept; the figure passed in is not
+    changed."""
+    import plotly.graph_objects as go
+    from viz.text import at_least
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[1, 2], mode="markers+text", text=["a", "b"],
+                               textfont=dict(size=[9, 20]),
+                               marker=dict(color=[0, 1], colorbar=dict(tickfont=dict(size=10)))))
+    fig.add_annotation(text="note", font=dict(size=9))
+    fig.add_annotation(text="plain")  # no size of its own: the layout's font
+    fig.update_layout(legend=dict(font=dict(size=10)), coloraxis=dict(cmin=0, cmax=1))
+    big = at_least(fig, 16).to_dict()
+    lay = big["layout"]
+    assert lay["font"]["size"] == 16 and lay["hoverlabel"]["font"]["size"] == 16
+    assert [a["font"]["size"] for a in lay["annotations"]] == [16, 16]
+    assert lay["xaxis"]["tickfont"]["size"] == lay["yaxis"]["tickfont"]["size"] == 16
+    assert lay["legend"]["font"]["size"] == 16
+    assert lay["coloraxis"]["colorbar"]["tickfont"]["size"] == 16
+    assert list(big["data"][0]["textfont"]["size"]) == [16, 20]
+    assert big["data"][0]["marker"]["colorbar"]["tickfont"]["size"] == 16
+    assert fig.layout.annotations[0].font.size == 9  # the original is untouched
+    tree = tree_figure(SearchTree("2+3"), style=PRESENTER_STYLE)
+    assert at_least(tree, 16).layout.legend.font.size == PRESENTER_STYLE.legend_px
+
+
+def test_the_page_draws_every_chart_through_the_presenter():
+    """Issue 20 item 9: no page or panel draws a plotly chart past ``ui.presenter.chart``
+    (which scales its text in presenter mode)."""
+    import re
+    from tests.conftest import ROOT
+    direct = [f"{p.relative_to(ROOT)}:{i}" for d in ("pages", "ui") for p in (ROOT / d).glob("*.py")
+              if p.name != "presenter.py"
+              for i, line in enumerate(p.read_text().splitlines(), 1)
+              if re.search(r"\.plotly_chart\(", line)]
+    assert not direct, direct

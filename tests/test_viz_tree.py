@@ -498,3 +498,35 @@ def test_a_pair_label_cuts_the_text_and_keeps_the_numbers():
     assert cut.endswith(" · Q .00→.77") and "…" in cut and len(cut) <= 20
     assert fit_label(("5+5 is ten", "Q .00→.77"), 4).endswith("… · Q .00→.77")
     assert fit_label("5+5 is ten and that is the answer", 10) == "5+5 is te…"
+
+
+@pytest.mark.parametrize("style_name,height", [("default", 290), ("presenter", 420)])
+def test_markers_never_cover_a_neighbouring_row_in_a_squeezed_tree(style_name, height):
+    """Issue 20 item 8: 16 chains in a 290 px figure (the Lesson's step 5 before) drew each
+    answer's marker larger than the rows' spacing, so a right answer's circle covered the
+    chosen wrong answer's diamond. A marker, its outline and a diamond's longer reach
+    included, stays within the spacing of the rows as drawn (rows 8-20 px apart here; below
+    about 7 px a marker keeps 4 px, a visible dot, and the Lesson gives its trees the height
+    they need: ``ui.lesson.tree_px``)."""
+    from search.tree import SearchTree
+    from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE
+    from viz.tree import SYMBOL_REACH
+    style = {"default": DEFAULT_STYLE, "presenter": PRESENTER_STYLE}[style_name]
+    tree = SearchTree("5+(8-3)")
+    mid = tree.add(0, "8-3=5", 4, -0.5, False, None, None)
+    for i in range(16):
+        a = str(10 if i % 3 == 0 else i)
+        leaf = tree.add(mid, f"5+5={a}", 4, -0.5, True, a, a == "10")
+        tree.emit("vote", leaf=leaf, answer=a, weight=1.0)
+    fig = tree_figure(tree, height=height, style=style, final_path=[mid, 3])
+    lay = fig.layout
+    plot_px = height - lay.margin.t - lay.margin.b
+    lo, hi = lay.yaxis.range
+    answers = [t for t in fig.data if t.name in ("correct answer", "wrong answer")]
+    ys = sorted(y for t in answers for y in t.y)
+    gap_px = min(b - a for a, b in zip(ys, ys[1:])) * plot_px / (hi - lo)
+    assert 8 < gap_px < style.row_px - 4  # squeezed: the case that overlapped
+    for t in answers:
+        reach = SYMBOL_REACH[t.marker.symbol]
+        widest = max(t.marker.size) * reach + t.marker.line.width
+        assert widest <= gap_px, (t.name, widest, gap_px)

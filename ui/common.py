@@ -47,18 +47,21 @@ WIDGET_PREFIX = "w_"  # widget key of a setting: WIDGET_PREFIX + its key (see bi
 
 
 # -------------------------------------------------------------------------------- router
-# (file, title, icon); the first is the default page. Titles are English (N_); the sidebar
-# shows them in the session's language.
+# (file, title, icon); the first is the default page. Titles are English (N_); the sidebar shows
+# them in the session's language. Icons are None: the browser takes the open page's icon as its
+# favicon, and a Material icon's is fetched from fonts.gstatic.com, which an offline classroom
+# cannot reach (an emoji needs an emoji font the machine may lack); issue 20 item 10,
+# ``favicon``.
 PAGES = [
-    ("pages/tree.py", N_("Search tree"), ":material/account_tree:"),
-    ("pages/lesson.py", N_("Lesson"), ":material/school:"),
-    ("pages/scaling.py", N_("Scaling"), ":material/trending_up:"),
-    ("pages/temperature.py", N_("Temperature"), ":material/thermostat:"),
-    ("pages/voting_lab.py", N_("Voting lab"), ":material/how_to_vote:"),
-    ("pages/verifiers.py", N_("Verifiers"), ":material/fact_check:"),
-    ("pages/compare.py", N_("Compare"), ":material/compare_arrows:"),
-    ("pages/mcts_steps.py", N_("Step by step"), ":material/timeline:"),
-    ("pages/history.py", N_("History"), ":material/history:"),
+    ("pages/tree.py", N_("Search tree"), None),
+    ("pages/lesson.py", N_("Lesson"), None),
+    ("pages/scaling.py", N_("Scaling"), None),
+    ("pages/temperature.py", N_("Temperature"), None),
+    ("pages/voting_lab.py", N_("Voting lab"), None),
+    ("pages/verifiers.py", N_("Verifiers"), None),
+    ("pages/compare.py", N_("Compare"), None),
+    ("pages/mcts_steps.py", N_("Step by step"), None),
+    ("pages/history.py", N_("History"), None),
 ]
 NO_MODEL_PAGES = {"voting_lab"}  # url paths of pages that never load the model
 _frame = threading.local()  # one script thread per session run
@@ -107,9 +110,30 @@ def frame():
         _frame.on = False
 
 
+_ICON: list = []  # the favicon, drawn once per process
+
+
+def favicon():
+    """The app's favicon, drawn here (a PIL image, 64x64: a lens over a three-leaf tree):
+    Streamlit serves an image from this server, where a Material or emoji icon makes the
+    browser fetch it from a web font or emoji host, which an offline classroom cannot reach
+    (issue 20 item 10)."""
+    if not _ICON:
+        from PIL import Image, ImageDraw
+        img = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+        d = ImageDraw.Draw(img)
+        d.ellipse((4, 4, 52, 52), outline=(38, 39, 48, 255), width=6)  # the lens
+        d.line((46, 46, 60, 60), fill=(38, 39, 48, 255), width=8)       # its handle
+        for y in (16, 28, 40):                                          # a root and three
+            d.line((16, 28, 36, y), fill=(255, 75, 75, 255), width=3)   # branches
+            d.ellipse((33, y - 3, 39, y + 3), fill=(255, 75, 75, 255))
+        _ICON.append(img)
+    return _ICON[0]
+
+
 def page_config() -> None:
     from ui import presenter
-    st.set_page_config(page_title="Thoughtscope", page_icon=":material/visibility:",
+    st.set_page_config(page_title="Thoughtscope", page_icon=favicon(),
                        layout="wide", initial_sidebar_state=presenter.sidebar_state())
     compact()  # trimmed padding: more of every page on a 1280x720 screen
 

@@ -16,6 +16,10 @@ TREE_PAGE = "pages/tree.py"
 # The Search tree page's session-state keys that show a result (pages/tree.py: RESULT,
 # RESULT_SEQ, SOURCE, and the URL's run/at it clears when a file is loaded).
 TREE_RESULT, TREE_RESULT_SEQ, TREE_SOURCE = "tree_result", "tree_result_seq", "tree_source"
+# The settings of a run opened from History, for the Search tree page to put in its problem
+# box and settings before it draws them ({"problem": text, **config["run_spec"]}; only the
+# problem and strategy for a run saved before run_spec was recorded).
+OPEN_SPEC = "tree_open_spec"
 
 
 PENDING = "history_pending"  # runs not saved yet: [{"run_id", "result", "model"}], oldest first
@@ -33,9 +37,9 @@ def save_finished(result: SearchResult, run_id) -> None:
         return
     ss[SAVED] = run_id
     try:
-        from ui.replay_panel import _model_label
+        from ui.labels import model_id
         spec = result.config.get("model")  # the ModelSpec the run recorded, when it did
-        model = _model_label(spec) if spec else ""
+        model = model_id(spec)  # stored language-neutral ("bundled"); History translates it
     except Exception:  # the label is a nicety; never lose the run for it
         model = ""
     ss.setdefault(PENDING, []).append({"run_id": run_id, "result": result, "model": model})
@@ -52,7 +56,8 @@ def retry_pending(quiet: bool = False) -> int:
     while pending:
         item = pending[0]
         try:
-            row = history.save(item["result"], model=item["model"], wait=SAVE_WAIT_S)
+            # a replayed run (a shared link) is saved once
+            row, _new = history.save_once(item["result"], model=item["model"], wait=SAVE_WAIT_S)
         except history.HistoryLocked as e:
             why = _("{error}; the run is kept in this session and saving will be retried "
                     "(on your next click)").format(error=e)
@@ -96,7 +101,9 @@ def save_edited(result: SearchResult) -> None:
 
 def open_in_tree(result: SearchResult, run_id=None) -> None:
     """Show ``result`` in the Search tree page's replay view, as a loaded JSON file is shown
-    (the replay at its end, nothing inspected), on the run's task; then switch to that page.
+    (the replay at its end, nothing inspected), on the run's task, with its problem and
+    settings in the page's boxes (``OPEN_SPEC``; the sampling settings in the sidebar), so
+    Run and the page's link give this run; then switch to that page.
     ``run_id``: its saved row, which a person's edits then update (``save_edited``)."""
     from ui import common, session_caps
     from ui.replay_panel import reset
@@ -107,6 +114,12 @@ def open_in_tree(result: SearchResult, run_id=None) -> None:
     if run_id is not None:
         ss[ROW] = (int(run_id), result.tree)
     ss[common.TASK] = result.task
+    spec = result.config.get("run_spec")
+    spec = dict(spec) if isinstance(spec, dict) else {"strategy": result.strategy}
+    ss[OPEN_SPEC] = {**spec, "problem": result.problem}
+    for k in (common.TEMPERATURE, common.TOP_P, common.SEED):  # the sidebar's: set here,
+        if k in spec:                                           # before it is drawn
+            ss[k] = spec[k]
     ss[TREE_RESULT] = result
     ss[TREE_SOURCE] = "file"
     ss[TREE_RESULT_SEQ] = ss.get(TREE_RESULT_SEQ, 0) + 1
@@ -120,14 +133,15 @@ IMPORT, IMPORTED = "hist_import", "hist_imported"  # the uploader; {file_id: mes
 
 
 def _model_of(data: bytes) -> str:
-    """The model label of a run file's recorded ModelSpec ("" when it has none or is bad)."""
+    """The model id of a run file's recorded ModelSpec (``ui.labels.model_id``: language-
+    neutral; "" when it has none or is bad)."""
     import json
     try:
         spec = json.loads(data).get("config", {}).get("model")
         if not spec:
             return ""
-        from ui.replay_panel import _model_label
-        return _model_label(spec)
+        from ui.labels import model_id
+        return model_id(spec)
     except Exception:  # noqa: BLE001 - the label is a nicety; the import reports real damage
         return ""
 

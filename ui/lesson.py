@@ -38,7 +38,7 @@ import streamlit as st
 
 from i18n import N_, _, ngettext
 from search.strategies import DEFAULTS
-from ui import common
+from ui import common, presenter
 from ui.common import UrlParam, int_in, one_of
 
 TASK_NAME = "arithmetic"
@@ -244,6 +244,16 @@ def try_it(step: str, problem: str) -> None:
 
 
 # ----------------------------------------------------------------------------- the steps
+def tree_px(tree, lo: int) -> int:
+    """A lesson tree's height (px): room for each of its rows, their text and its answers'
+    markers apart (``viz.tree.tree_height`` in this session's style: a projector's rows are
+    larger), at least ``lo``. A fixed 290 px squeezed step 5's 16 chains into about 100 px,
+    a right answer's marker over the chosen wrong one (issue 20 item 8)."""
+    from ui import presenter
+    from viz.tree import tree_height
+    return tree_height(tree, lo=lo, style=presenter.style())
+
+
 def _chain_text(tree, path: Sequence[int]) -> str:
     """The chain's steps as code spans, one a line: model output shown as it was written
     (backquotes replaced, so nothing can leave the span; inside one, markdown is not read)."""
@@ -266,8 +276,8 @@ def step_answer(policy: Any, model: str, problem: str) -> None:
     state = state_at(res)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(tree_figure(state.tree, final_path=state.path, color_by="share",
-                                    height=300), key="ls_fig_answer")
+        presenter.chart(st, tree_figure(state.tree, final_path=state.path, color_by="share",
+                                    height=tree_px(state.tree, 300)), key="ls_fig_answer")
     with right:
         st.markdown(_("**Problem** {p} · right answer **{g}**").format(
             p=common.md(problem), g=common.md(res.gold)))
@@ -295,8 +305,9 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
     state = state_at(res)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(tree_figure(state.tree, final_path=state.path, color_by="share",
-                                    height=360), key="ls_fig_vote_tree")
+        presenter.chart(st, tree_figure(state.tree, final_path=state.path, color_by="share",
+                                    height=tree_px(state.tree, 360)),
+                        key="ls_fig_vote_tree")
     with right:  # the class's guess first, then the tally: both on a projector's first screen
         pools, _stats = heldout_pools(policy, model)
         one, vote16 = accuracy(pools, 1), accuracy(pools, CHAINS)
@@ -315,7 +326,7 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
             st.metric(_("Vote of {n} chains").format(n=CHAINS), pct(vote16),
                       _("{d:+.1f} points against the guess").format(d=100 * vote16 - ss[GUESS]),
                       delta_color="off")
-        st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
+        presenter.chart(st, tally_figure(state.votes.tally, res.gold, state.answer,
                                      tied=state.votes.tied, abstained=state.votes.abstained,
                                      height=150), key="ls_fig_vote_tally")
     if ss[REVEALED]:
@@ -352,7 +363,7 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
     ks = list(range(1, CHAINS + 1))
     series = [dict(pool_series(pools, ks, "maj"), mark_dr=True),
               pool_series(pools, ks, "pass")]
-    st.plotly_chart(accuracy_figure(series, x="tokens", budget=k * tpc,
+    presenter.chart(st, accuracy_figure(series, x="tokens", budget=k * tpc,
                                     budget_label=ngettext("budget: {k} chain", "budget: {k} chains",
                                                           k).format(k=k), height=340),
                     key="ls_fig_dial")
@@ -379,7 +390,7 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
 def step_tree(policy: Any, model: str, problem: str) -> None:
     from ui.replay import state_at
     from ui.presenter import tree_figure  # presenter mode's style
-    from viz.tree import STRATEGY_COLOR, tree_height
+    from viz.tree import STRATEGY_COLOR
     ss = st.session_state
     st.markdown(_("Voting samples whole chains. **Tree search** spends the budget step by step: "
                   "it grows the promising branches and drops the others. MCTS picks the next "
@@ -394,9 +405,9 @@ def step_tree(policy: Any, model: str, problem: str) -> None:
     state = state_at(res)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(tree_figure(state.tree, mcts=strategy == "mcts", final_path=state.path,
+        presenter.chart(st, tree_figure(state.tree, mcts=strategy == "mcts", final_path=state.path,
                                     color_by=STRATEGY_COLOR[strategy],
-                                    height=min(400, tree_height(state.tree))),
+                                    height=tree_px(state.tree, 300)),
                         key="ls_fig_tree")
     with right:
         knob = (ngettext("{n} simulation", "{n} simulations", budget) if strategy == "mcts"
@@ -420,11 +431,12 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
     tree = state_at(res).tree
     picks = verifier_picks(tree)
     cols = st.columns(2 if picks["prm"] is not None else 1)
+    height = tree_px(tree, 290)  # both trees: each row's room, side by side at one height
     kept_path = next((tree.path_to(v["leaf"]) for v in tree.votes if v["answer"] is not None
                       and picks["checker"].get(v["leaf"], 0.0) >= 1.0), [])
     with cols[0]:
-        st.plotly_chart(tree_figure(tree, final_path=kept_path, color_by="checker",
-                                    values=picks["checker"], height=290),
+        presenter.chart(st, tree_figure(tree, final_path=kept_path, color_by="checker",
+                                    values=picks["checker"], height=height),
                         key="ls_fig_checker")
         kept = picks["kept"]
         answers = sorted(set(kept))
@@ -436,8 +448,8 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
     if picks["prm"] is not None:
         best = picks["prm_best"]
         with cols[1]:
-            st.plotly_chart(tree_figure(tree, final_path=tree.path_to(best) if best else [],
-                                        color_by="prm", values=picks["prm"], height=290),
+            presenter.chart(st, tree_figure(tree, final_path=tree.path_to(best) if best else [],
+                                        color_by="prm", values=picks["prm"], height=height),
                             key="ls_fig_prm")
             if best is not None:
                 ans = tree.nodes[best].answer
@@ -468,10 +480,11 @@ def step_fails(policy: Any, model: str, problem: str) -> None:
     state = state_at(res)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(tree_figure(state.tree, final_path=state.path, color_by="share",
-                                    height=330), key="ls_fig_fails_tree")
+        presenter.chart(st, tree_figure(state.tree, final_path=state.path, color_by="share",
+                                    height=tree_px(state.tree, 330)),
+                        key="ls_fig_fails_tree")
     with right:
-        st.plotly_chart(tally_figure(state.votes.tally, res.gold, state.answer,
+        presenter.chart(st, tally_figure(state.votes.tally, res.gold, state.answer,
                                      tied=state.votes.tied, abstained=state.votes.abstained,
                                      height=220), key="ls_fig_fails_tally")
     tally = state.votes.tally

@@ -58,7 +58,7 @@ import os
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
 from search.solve import solve
@@ -136,15 +136,27 @@ class RunSpec:
             raise ValueError(f"exploration constant c must be in [0, {MAX_C:g}]")
         return problem
 
+    def settings(self) -> dict:
+        """Every setting but the problem text, JSON-safe: what a run's ``config["run_spec"]``
+        records, so a link's settings find the saved run they made (``search.history.
+        find_spec``) and a saved run puts its settings back on the page."""
+        out = {k: v for k, v in asdict(self).items() if k != "text"}
+        out["budget"], out["seed"] = int(out["budget"]), int(out["seed"])
+        out["temperature"], out["top_p"], out["c"] = (float(out["temperature"]),
+                                                      float(out["top_p"]), float(out["c"]))
+        return out
+
     def solve(self, policy, tree: Optional[SearchTree] = None, should_stop=None) -> SearchResult:
         """Run this spec with ``policy`` (see ``search.solve.solve``); the result's config
-        names the model (``config["model"]``, the ModelSpec's fields) when one was picked."""
+        names the model (``config["model"]``, the ModelSpec's fields) when one was picked, and
+        records every setting (``config["run_spec"]``, ``settings``)."""
         result = solve(self.text, self.strategy, int(self.budget), policy=policy,
                        temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
                        tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
                        task=self.task)
         if self.model is not None:
             result.config["model"] = dict(self.model)
+        result.config["run_spec"] = self.settings()
         return result
 
 

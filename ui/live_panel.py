@@ -85,8 +85,8 @@ def _live_fragment(run_key: str) -> None:
         st.info(progress_line(tree.compute.generated_tokens, tree.n_steps, r.elapsed(), label)
                 + (" · " + _("stopping…") if r.stop.is_set() else ""))
     left, right = st.columns([3, 2])
-    left.plotly_chart(view.figures[0], key="tree_live_chart", config=TREE_CONFIG)
-    right.plotly_chart(view.figures[1], key="tree_live_tally", config=SMALL_CONFIG)
+    presenter.chart(left, view.figures[0], key="tree_live_chart", config=TREE_CONFIG)
+    presenter.chart(right, view.figures[1], key="tree_live_tally", config=SMALL_CONFIG)
 
 
 def empty_tree_panel(problem: str) -> None:
@@ -98,7 +98,7 @@ def empty_tree_panel(problem: str) -> None:
     finished 1.5-2.4 s after the click, one whose live chart was never drawn 0.4-0.5 s: that
     second spent loading plotly.js belongs to page load, not to the run being watched."""
     from search.tree import SearchTree
-    st.plotly_chart(tree_figure(SearchTree(problem), height=220), key="tree_empty_chart",
+    presenter.chart(st, tree_figure(SearchTree(problem), height=220), key="tree_empty_chart",
                     config=SMALL_CONFIG)
     st.caption(_("Press **Run**: the tree grows from the problem as the strategy samples "
                  "steps."))

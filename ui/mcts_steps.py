@@ -31,6 +31,7 @@ from i18n import N_, _, ngettext
 from search.textcap import cut
 from search.strategies.blocks import uct_terms
 from search.tree import SearchResult, SearchTree, node_label
+from ui.labels import SCORER_LABELS
 
 PHASES = ("selection", "expansion", "rollout", "backpropagation")
 # What each phase is called on the page (N_: translated where shown).
@@ -324,14 +325,7 @@ def node_labels(sim: Simulation, phase: str,
 
 EXACT_SCORERS = ("checker", "perfect")  # value of a finished chain = its answer is right
 # The scorers' names in the backpropagation note (the Search tree page's wording).
-SCORER_NAMES = {"confidence": N_("model confidence"),
-                "learned": N_("learned value: a small model"),
-                "learned_checked": N_("learned value + exact step check"),
-                "orm": N_("learned ORM: P(chain ends right)"),
-                "prm": N_("learned PRM, last step's score"),
-                "prm_last": N_("learned PRM, last step's score"),
-                "prm_min": N_("learned PRM, minimum over steps"),
-                "prm_prod": N_("learned PRM, product over steps")}
+SCORER_NAMES = SCORER_LABELS
 
 
 def scorer_note(scorer: Optional[str]) -> Optional[str]:

@@ -1,7 +1,8 @@
 """Presenter mode (issue 10 item 6): one sidebar toggle for a class on a projector (streamlit).
 
-When it is on: the page's text, buttons and tables' neighbours are set larger (CSS below), the
-tree figures use ``viz.palette.PRESENTER_STYLE`` (larger text and nodes, a thick black chosen
+When it is on: the page's text, buttons and tables' neighbours are set larger (CSS below), every
+chart's text is at least ``CHART_PX`` px (``chart``), the tree figures use
+``viz.palette.PRESENTER_STYLE`` (larger text and nodes, a thick black chosen
 chain, Okabe-Ito blue / vermillion answers and the Cividis scale, checked to stay apart under
 simulated protanopia, deuteranopia and tritanopia: ``tests/test_presenter.py``), the sidebar
 starts collapsed and a page's controls fold into a closed expander (``controls``).
@@ -107,3 +108,23 @@ def tally_figure(*args, **kwargs):
     from viz.votes import tally_figure as draw
     kwargs.setdefault("style", style())
     return draw(*args, **kwargs)
+
+
+CHART_PX = PRESENTER_STYLE.legend_px  # px: the least font size of any chart text when on
+
+
+def figure(fig):
+    """``fig`` as this session shows it: in presenter mode every text-like thing (ticks,
+    titles, legends, annotations, hover labels, text on the plot) at least ``CHART_PX`` px
+    (``viz.text.at_least``; plotly's defaults are 12-13 px, some notes 9-10 px); else as is."""
+    if not on():
+        return fig
+    from viz.text import at_least
+    return at_least(fig, CHART_PX)
+
+
+def chart(where, fig, **kwargs):
+    """Draw ``fig`` with ``where.plotly_chart`` (``where``: ``st`` or a container) in this
+    session's text sizes (``figure``): every page's charts go through here, so presenter mode
+    scales them all."""
+    return where.plotly_chart(figure(fig), **kwargs)

@@ -40,6 +40,7 @@ from i18n import N_, _, ngettext
 from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
+from ui.labels import model_id, model_label, scorer_label
 from ui.replay import (ReplayState, curve_missing, majority_curve, snap, state_at, unsolvable,
                        stops, tally_view, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
@@ -59,10 +60,6 @@ SLIDER_HELP = N_("The budget slider under this line replays the run's event log 
                "spent.")
 
 
-# The scorers' registry names as the summary line shows them (English: the name itself).
-SCORER_NAMES = (N_("confidence"), N_("checker"), N_("perfect"), N_("learned"),
-                N_("learned_checked"), N_("orm"), N_("prm"), N_("prm_last"), N_("prm_min"),
-                N_("prm_prod"))
 
 
 def reset(result: SearchResult, budget: Optional[int] = None) -> None:
@@ -277,12 +274,12 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                           values=colour[1] if colour else None,
                           height=tree_height(res.tree, style=presenter.style()),
                           labels=labels, dead_ends=dead, style=presenter.style())
-        st.plotly_chart(fig, key="tree_chart", on_select="rerun", selection_mode="points",
+        presenter.chart(st, fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
     with right:  # the votes first: what the run answered, on the first screen
         vr, tv = state.votes, tally_view(res, state)  # ToT: chain counts, not value sums
-        st.plotly_chart(tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
+        presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
                                      abstained=vr.abstained, weighted=tv.weighted, right=tv.right),
                         key="tree_tally", config=SMALL_CONFIG)
         st.caption(answer_rule(res) + " " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE)))
@@ -296,7 +293,7 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
     run's answer right or wrong against the budget (beam, MCTS), marked at ``budget``."""
     curve = majority_curve(res)
     if curve is not None:
-        st.plotly_chart(maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
+        presenter.chart(st, maj_curve_figure(curve["ks"], curve["p"], len(state.tree.votes),
                                          curve["tokens_per_chain"]), key="tree_curve",
                         config=SMALL_CONFIG)
         st.caption(_("Exact maj@k over all k-subsets of this run's chains (one problem).")
@@ -319,7 +316,7 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
     if traj is None:
         st.caption(_("P(correct) vs budget is not available: the gold answer is unknown."))
         return
-    st.plotly_chart(run_trajectory_figure(traj["tokens"], traj["correct"], budget),
+    presenter.chart(st, run_trajectory_figure(traj["tokens"], traj["correct"], budget),
                     key="tree_curve", config=SMALL_CONFIG)
     st.caption(_("{strategy}: its finished chains are not independent samples, so maj@k does "
                  "not apply and one run gives no P(correct). Shown instead: whether this run's "
@@ -328,17 +325,9 @@ def _budget_curve(res: SearchResult, state: ReplayState, budget: int) -> None:
 
 
 def _model_label(spec: Any) -> str:
-    """A run's model as recorded in ``config["model"]`` (a ModelSpec's dict) in a few words."""
-    if not isinstance(spec, dict):
-        return str(spec)
-    b = spec.get("backend")
-    if b == "openai":
-        from search.models.trust import strip_userinfo
-        return _("{model} (server {url})").format(model=spec.get('model'),
-                                                  url=strip_userinfo(str(spec.get('base_url'))))
-    if b == "hf":
-        return _("{model} (local folder)").format(model=spec.get('model'))
-    return _("bundled")
+    """A run's model as recorded in ``config["model"]`` (a ModelSpec's dict) in a few words, in
+    the session's language (``ui.labels``)."""
+    return model_label(model_id(spec))
 
 
 def summary(res: SearchResult, source: str, policy: Any = None) -> None:
@@ -356,7 +345,7 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                 f", {md(knob_name)} {md(size)} · T={md(cfg.get('temperature'))} · "
                 f"top-p={md(cfg.get('top_p'))} · "
                 + _("seed {seed}").format(seed=md(cfg.get('seed'))) + " · "
-                + _("scorer {scorer}").format(scorer=md(_(cfg.get('scorer') or 'none')))
+                + _("scorer {scorer}").format(scorer=md(scorer_label(cfg.get('scorer'))))
                 + (" · " + _("model {model}").format(model=md(_model_label(cfg.get('model'))))
                    if cfg.get("model") else "")
                 + (" · **" + _("stopped early") + "**" if res.stopped else ""))

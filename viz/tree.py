@@ -60,6 +60,9 @@ GL_THRESHOLD = 1000      # switch to WebGL markers past this many nodes
 # The default style's sizes and colours (viz.palette.DEFAULT_STYLE), by their old names.
 LABEL_PX = DEFAULT_STYLE.label_px  # px, the text beside the nodes (legible on a projector)
 CHAR_PX = 0.52 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
+# How far a plotly marker symbol reaches from its centre, in half its size (a diamond's
+# corners: 1.3; plotly's symbol paths): the row spacing caps that, not the size.
+SYMBOL_REACH = {"circle": 1.0, "circle-x": 1.0, "diamond": 1.3}
 ROW_PX = DEFAULT_STYLE.row_px  # rows closer than this (px) carry no text but the chosen chain's
 MAX_LABEL_CHARS = 60     # the most text beside a node, however wide its column (then "…")
 HOVER_WIDTH = 80         # characters per line of a node's text on hover (wrapped at spaces)
@@ -314,7 +317,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # (text, numbers) labels of inner nodes: the numbers on a line below the node when the rows
     # leave room for it (else "text · numbers" on one line, the text cut).
     two_lines = row_gap >= pair_row_px(s) - 1e-9
-    below: list = []  # (node, numbers) written under their node
+    below: list = []  # (node, numbers, marker size px) written under their node
     chars = label_chars(depth, width, s.char_px)
     path = [i for i in final_path if i in tree.nodes]
     lit = [i for i in dict.fromkeys(highlight) if i in tree.nodes and i != 0]
@@ -382,11 +385,16 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             return None if v is None else float(v)
         return n.score
 
-    def size(n: Node) -> float:
+    def size(n: Node, grow: float = 0.0, symbol: str = "circle", outline: float = 0.0) -> float:
+        """The marker's size (px, plotly's: a circle's diameter; a diamond reaches 1.3 times
+        as far) with its ``outline`` (px) at most the rows' spacing less 1 px, and at most
+        row_px - 4: a node never covers the row above or below (a 16-chain tree squeezed into
+        100 px hid the chosen wrong answer under a right one); at least 4 px, a visible dot."""
         # (The root's count stays 0: every chain starts there, so it is sized by all of them.)
-        # At most row_px: a node never covers the row above or below.
         m = n.visits if mcts else (chains if n.id == 0 else n.count)
-        return min(float(s.row_px - 4), s.node_min + s.node_per_sqrt * math.sqrt(max(0, m)))
+        reach = SYMBOL_REACH.get(symbol, 1.0)
+        cap = max(4.0, min(float(s.row_px - 4), (row_gap - 1.0 - outline) / reach))
+        return min(cap, s.node_min + s.node_per_sqrt * math.sqrt(max(0, m)) + grow)
 
     def hover(group: list[Node]) -> list[str]:
         def colour(n: Node) -> Optional[str]:
@@ -408,7 +416,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         for part, fill in ((valued, None), (plain, s.none)):
             if not part:
                 continue
-            marker = dict(symbol=symbol, size=[size(n) + grow for n in part], line=line)
+            marker = dict(symbol=symbol, line=line,
+                          size=[size(n, grow, symbol, line.get("width", 0.0)) for n in part])
             if fill is None:
                 marker.update(color=[value(n) for n in part], coloraxis="coloraxis")
             else:
@@ -416,7 +425,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             def text_of(n: Node) -> str:
                 lab = label(n)
                 if isinstance(lab, tuple) and two_lines:
-                    below.append((n, lab[1], grow))
+                    below.append((n, lab[1], size(n, grow, symbol, line.get("width", 0.0))))
                     lab = lab[0]
                 return html.escape(fit_label(lab, chars), quote=False)
             text = [text_of(n) if n.id in labelled else "" for n in part]
@@ -457,7 +466,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         # the label above it.
         traces.append(trace(x=[xs[b[0].id] for b in below], y=[ys[b[0].id] for b in below],
                             mode="markers+text",
-                            marker=dict(size=[size(b[0]) + b[2] for b in below],
+                            marker=dict(size=[b[2] for b in below],
                                         color="rgba(0,0,0,0)"),
                             text=[html.escape(short_label(b[1], chars), quote=False)
                                   for b in below],
