@@ -11,7 +11,6 @@ import streamlit as st
 
 from i18n import N_, _
 from search.simulate import exact_majority_curve, monte_carlo_majority
-from ui.checks import show_url_warnings
 from ui import presenter
 from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
                        url_params, write_url)
