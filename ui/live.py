@@ -121,16 +121,24 @@ class RunSpec:
     c: float = DEFAULTS["mcts"]["c"]
     task: str = "arithmetic"
     model: Optional[dict] = None  # the picked ModelSpec.to_dict() (never a key); None: bundled
+    prompt_style: Optional[str] = None  # a task with prompt styles: None = the model's default
+    template: Optional[str] = None  # the user's template (prompt_style "custom")
+    chain_tokens: Optional[int] = None  # token cap of one whole chain (None: the task's)
+
+    def run_task(self):
+        """The Task of the run: the registry's, in this spec's prompt style (``with_prompt``)."""
+        return get_task(self.task).with_prompt(self.prompt_style, self.template)
 
     def check(self) -> str:
         """The canonical problem; raises ValueError for any bad setting."""
-        problem = get_task(self.task).canonical(self.text)
+        problem = self.run_task().canonical(self.text)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}")
         hi = MAX_BUDGET[self.strategy]
         if not 1 <= int(self.budget) <= hi:
             raise ValueError(f"{BUDGET_KNOB[self.strategy]} must be in [1, {hi}]")
-        Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed)
+        Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed,
+                 chain_tokens=self.chain_tokens)
         if self.scorer is not None and self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}")
         if not 0 <= self.c <= 100:
@@ -143,7 +151,7 @@ class RunSpec:
         result = solve(self.text, self.strategy, int(self.budget), policy=policy,
                        temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
                        tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
-                       task=self.task)
+                       task=self.run_task(), chain_tokens=self.chain_tokens)
         if self.model is not None:
             result.config["model"] = dict(self.model)
         return result

@@ -90,6 +90,39 @@ INSTRUCTION = ("Reason step by step, with a blank line between steps, and put th
                "in \\boxed{}.")
 
 
+# Prompt styles (issue 22 item 2). "zero-shot": the question and INSTRUCTION; "few-shot": worked
+# examples in the task's step format (blank-line steps ending "The answer is N.") before the
+# question; "custom": the user's own template, "{question}" marking where the question goes.
+PROMPT_STYLES = ("zero-shot", "few-shot", "custom")
+QUESTION_SLOT = "{question}"
+MAX_TEMPLATE_CHARS = 4000
+# Worked examples written for this project (not drawn from any split of a problem set): one
+# addition, one multiplication, one two-step problem, each in the task's step format.
+FEW_SHOT_EXAMPLES = (
+    ("Anna has 3 red balls and 4 blue balls. How many balls does she have?",
+     ("Anna has 3 red balls and 4 blue balls.", "3 + 4 = 7.", "The answer is 7.")),
+    ("A pack has 5 cards. How many cards are in 6 packs?",
+     ("Each pack has 5 cards and there are 6 packs.", "5 * 6 = 30.", "The answer is 30.")),
+    ("Leo had 12 coins. He spent 5 and then found 2. How many coins does he have now?",
+     ("Leo had 12 coins and spent 5: 12 - 5 = 7.", "Then he found 2: 7 + 2 = 9.",
+      "The answer is 9.")),
+)
+
+
+def check_template(template: str) -> str:
+    """A user's prompt template, checked: text of at most ``MAX_TEMPLATE_CHARS`` characters
+    holding ``{question}`` exactly once (filled by plain replacement, never ``str.format`` or
+    evaluation). Raises FreeformError (one line) otherwise."""
+    if not isinstance(template, str) or not template.strip():
+        raise FreeformError("type a prompt template with {question} where the question goes")
+    if len(template) > MAX_TEMPLATE_CHARS:
+        raise FreeformError(f"the template is {len(template)} characters; at most "
+                            f"{MAX_TEMPLATE_CHARS}")
+    if template.count(QUESTION_SLOT) != 1:
+        raise FreeformError("the template must hold {question} exactly once")
+    return template
+
+
 class FreeformError(ProblemError):
     """A free-form question (or answer set) the task refuses; one-line message."""
 
@@ -446,9 +479,22 @@ class FreeformTask(Task):
                     "'The answer is ...' or its last line.")
     train_recipe: dict = {}
 
-    def __init__(self, step_delimiter: str = "\n\n", data_dir: Optional[Path] = None):
+    prompt_styles = PROMPT_STYLES
+    chain_ends_at_answer = True  # a local model stops a chain at its first answer step
+
+    def __init__(self, step_delimiter: str = "\n\n", data_dir: Optional[Path] = None,
+                 prompt_style: Optional[str] = None, template: Optional[str] = None):
+        """``prompt_style``: one of ``PROMPT_STYLES`` or None (the model's validated default,
+        ``search.models.catalog``, else zero-shot); ``template``: the user's template for
+        ``"custom"`` (``check_template``). ValueError/FreeformError (one line) otherwise."""
         if not isinstance(step_delimiter, str) or not step_delimiter:
             raise ValueError("step_delimiter must be non-empty text")
+        if prompt_style is not None and prompt_style not in PROMPT_STYLES:
+            raise ValueError(f"unknown prompt style {prompt_style!r}; choose one of "
+                             f"{', '.join(PROMPT_STYLES)}")
+        if prompt_style == "custom":
+            template = check_template(template)
+        self.prompt_style, self.template = prompt_style, template
         self.step_delimiter = step_delimiter
         self.data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
         self._gsm8k: Optional[list[Problem]] = None
@@ -465,14 +511,58 @@ class FreeformTask(Task):
         """Case-folded question with whitespace collapsed (splits are disjoint in it)."""
         return " ".join(self.canonical(problem).split()).casefold()
 
-    def prompt(self, problem: str) -> str:
-        """Plain-text prompt for a model without a chat template: the question, the
-        instruction (``INSTRUCTION``) and a blank line (the step delimiter) before step 1."""
-        return f"Question: {problem}\n{INSTRUCTION}\n\nAnswer:{self.step_delimiter}"
+    def with_prompt(self, style: Optional[str] = None, template: Optional[str] = None
+                    ) -> "FreeformTask":
+        """A free-form task with the same delimiter and problem data in prompt ``style``
+        (``PROMPT_STYLES``; None: the model's validated default) and, for ``"custom"``, the
+        user's ``template`` (``check_template``); golds registered with ``remember`` are
+        shared. ValueError/FreeformError (one line) otherwise."""
+        if style is None and template is None:
+            return self
+        t = FreeformTask(self.step_delimiter, self.data_dir, prompt_style=style,
+                         template=template)
+        t._gsm8k, t._golds, t._lock = self._gsm8k, self._golds, self._lock
+        return t
 
-    def chat_messages(self, problem: str) -> list:
-        """One user turn: the question, then ``INSTRUCTION`` (steps split by a blank line,
-        the final answer in ``\\boxed{}``); the policy's chat template renders it."""
+    def _style(self, style: Optional[str]) -> str:
+        style = style or self.prompt_style or "zero-shot"
+        if style not in PROMPT_STYLES:
+            raise ValueError(f"unknown prompt style {style!r}")
+        return "zero-shot" if style == "custom" and not self.template else style
+
+    def _fill(self, problem: str) -> str:
+        return self.template.replace(QUESTION_SLOT, problem)
+
+    def prompt(self, problem: str, style: Optional[str] = None) -> str:
+        """Plain-text prompt for a model without a chat template, ending with the step
+        delimiter before step 1. ``style`` (None: the task's ``prompt_style``, else zero-shot):
+        ``"zero-shot"``: the question, ``INSTRUCTION`` and ``Answer:``; ``"few-shot"``: each of
+        ``FEW_SHOT_EXAMPLES`` as ``Question: ...`` / ``Answer:`` and its blank-line steps, then
+        the question; ``"custom"``: the user's template with the question filled in."""
+        d, style = self.step_delimiter, self._style(style)
+        if style == "custom":
+            return self._fill(problem).rstrip("\n") + d
+        if style == "few-shot":
+            shots = "".join(f"Question: {q}\nAnswer:{d}{d.join(steps)}{d}"
+                            for q, steps in FEW_SHOT_EXAMPLES)
+            return f"{shots}Question: {problem}\nAnswer:{d}"
+        return f"Question: {problem}\n{INSTRUCTION}\n\nAnswer:{d}"
+
+    def chat_messages(self, problem: str, style: Optional[str] = None) -> list:
+        """Chat turns for the policy's chat template. ``"zero-shot"``: one user turn, the
+        question then ``INSTRUCTION`` (steps split by a blank line, the final answer in
+        ``\\boxed{}``); ``"few-shot"``: each of ``FEW_SHOT_EXAMPLES`` as a user turn and the
+        assistant's steps joined by the delimiter, then the question; ``"custom"``: one user
+        turn, the user's template with the question filled in."""
+        style = self._style(style)
+        if style == "custom":
+            return [{"role": "user", "content": self._fill(problem)}]
+        if style == "few-shot":
+            msgs = []
+            for q, steps in FEW_SHOT_EXAMPLES:
+                msgs += [{"role": "user", "content": q},
+                         {"role": "assistant", "content": self.step_delimiter.join(steps)}]
+            return msgs + [{"role": "user", "content": problem}]
         return [{"role": "user", "content": f"{problem}\n\n{INSTRUCTION}"}]
 
     # steps and answers
