@@ -146,12 +146,20 @@ def test_a_gsm8k_question_with_gold_2125_pools_its_spellings():
     assert not T.is_correct(p.text, "2126")
 
 
-def test_missing_data_folder_gives_a_one_line_file_not_found():
+def test_missing_data_folder_falls_back_to_the_built_in_set():
+    """Without the GSM8K file the task's splits are its built-in word problems (issue 20 item
+    2); GSM8K asked for by name is a one-line FileNotFoundError."""
     t = ff.FreeformTask(data_dir=ff.DATA_DIR / "absent-folder")
-    for call in (lambda: t.split("heldout"), lambda: t.split_size("validation")):
+    assert t.problem_sets() == ("builtin",)
+    assert t.split_size("heldout") == 500 and t.split("heldout", 3) == \
+        t.set_split("builtin", "heldout", 3)
+    for call in (lambda: t.set_split("gsm8k", "heldout"),
+                 lambda: t.set_split_size("gsm8k", "validation")):
         with pytest.raises(FileNotFoundError) as e:
             call()
         assert "\n" not in str(e.value) and "GSM8K" in str(e.value)
+    with pytest.raises(ValueError, match="unknown problem set"):
+        t.set_split("nope", "heldout")
 
 
 # --------------------------------------------------------------------------- JSONL upload
@@ -214,8 +222,6 @@ def test_questions_steps_and_prompt():
     with pytest.raises(ValueError):
         ff.FreeformTask(step_delimiter="")
     assert T.model_dir is None and T.name == "freeform" and T.label == "Free-form question"
-    with pytest.raises(NotImplementedError):
-        T.train_problems(3, seed=1)
 
 
 def test_registered_and_listed_without_a_bundled_model():

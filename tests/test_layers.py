@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TASK_MODULES = {"search.tasks.arithmetic", "search.tasks.game24", "search.tasks.freeform"}
+TASK_MODULES = {"search.tasks.arithmetic", "search.tasks.game24", "search.tasks.freeform",
+                "search.tasks.word_problems"}
 WALKED = ["search", "ui", "pages", "viz", "app.py"]
 
 

@@ -133,11 +133,12 @@ def test_hover_lines_wrap_and_cap():
 def test_gsm8k_picker_and_jsonl_upload(stub_policy):
     at = new_app({"task": "freeform"})
     task = search.tasks.get_task("freeform")
-    try:
-        gsm = task.split("validation")
-    except FileNotFoundError:
-        gsm = None
-    if gsm is not None:
+    # The built-in word problems are always there (issue 20 item 2); GSM8K when its file is.
+    words = task.set_split("builtin", "validation")
+    at.selectbox(key="ff_builtin_pick").set_value(4).run()
+    assert at.text_area(key=w("problem")).value == words[4].text
+    if "gsm8k" in task.problem_sets():
+        gsm = task.set_split("gsm8k", "validation")
         at.selectbox(key="ff_gsm8k_pick").set_value(3).run()
         assert at.text_area(key=w("problem")).value == gsm[3].text
     else:
@@ -185,6 +186,41 @@ def test_pool_pages_sample_freeform_with_the_picked_model(stub_policy, page):
     assert not at.exception, at.exception
     assert any("paragraph\\-stub" in c or "paragraph-stub" in c for c in texts(at.caption))
 
+
+
+@pytest.fixture
+def no_gsm8k(monkeypatch, tmp_path):
+    """The registry's free-form task as on a clone with nothing beside it (no GSM8K file)."""
+    task = search.tasks.get_task("freeform")
+    monkeypatch.setattr(task, "data_dir", tmp_path / "absent")
+    monkeypatch.setattr(task, "_gsm8k", None)
+    return task
+
+
+@pytest.mark.parametrize("page", ["pages/scaling.py", "pages/temperature.py"])
+def test_pool_pages_without_gsm8k_sample_the_built_in_word_problems(stub_policy, no_gsm8k,
+                                                                     page):
+    """Issue 20 item 2: with no GSM8K file, Scaling and Temperature on the free-form task
+    showed a DataMissing traceback; they sample the task's built-in word problems."""
+    seen = []
+    real = stub_policy.sample
+
+    def sample(prefixes, *a, **kw):
+        seen.extend(prefixes)
+        return real(prefixes, *a, **kw)
+
+    stub_policy.sample = sample
+    at = new_app({"task": "freeform"})
+    at.switch_page(page)
+    at.session_state["sc_problems"], at.session_state["sc_n"] = 10, 4
+    at.session_state["tp_problems"], at.session_state["tp_n"] = 5, 4
+    at.session_state["tp_temps"] = [0.4]
+    at.run()
+    assert not at.exception, at.exception
+    assert not texts(at.error)
+    words = [p.text for p in no_gsm8k.set_split("builtin", "heldout", 5)]
+    assert no_gsm8k.problem_sets() == ("builtin",)
+    assert all(any(q in pre for pre in seen) for q in words), seen[:2]
 
 
 def test_a_backend_without_logprobs_forbids_strategies_left_without_a_scorer(monkeypatch):

@@ -58,7 +58,12 @@ def pool_controls(prefix: str, problems_range: tuple[int, int], problems_step: i
     larger value, kept from another task or a link, is lowered with a message), the pool size
     n, and a wider third column that is returned for the page's own main control."""
     task, key = current_task(), f"{prefix}_problems"
-    hi = problems_max(problems_range)
+    try:
+        hi = problems_max(problems_range)
+    except OSError:  # a problem set's file went missing: one line, never a traceback
+        st.info(_("The {task} task has no held-out problems on this machine.").format(
+            task=_(task.label)))
+        st.stop()
     lo = min(problems_range[0], hi)
     if st.session_state[key] > hi:
         st.info(_("{task} has {n} held-out problems; using {n}.").format(task=_(task.label),

@@ -1,11 +1,12 @@
-"""Problem sets of the free-form task on the Search tree page: pick a GSM8K question (its
-validation split, read from ``../shared/data/gsm8k`` beside the project) or upload a JSONL file
+"""Problem sets of the free-form task on the Search tree page: pick a question from each of the
+task's problem sets (``Task.problem_sets``: its built-in word problems, and GSM8K when
+``../shared/data/gsm8k`` is beside the project; their validation splits) or upload a JSONL file
 of your own (one ``{"question": ..., "answer": ...}`` per line). Picking one puts its text in the
 page's problem box; an uploaded file's golds are registered with the task
 (``FreeformTask.remember``), so the run's answers are judged against them.
 
-Errors are one line: a GSM8K file that is not on this machine is a note, a bad upload names the
-bad line (the task's ``UploadError``); nothing a user typed is changed by either.
+Errors are one translated line: a GSM8K file that is not on this machine is a note, a bad upload
+names the bad line (the task's ``UploadError``); nothing a user typed is changed by either.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from search import caps
 from search.tasks import ProblemError
 
 GSM8K_PICK, UPLOAD, UPLOAD_ID = "ff_gsm8k_pick", "ff_upload", "ff_upload_id"
+PICK = {"gsm8k": GSM8K_PICK}  # a problem set's picker key (others: ff_<set>_pick)
 UPLOADED, UPLOAD_ERR, UPLOAD_PICK = "ff_uploaded", "ff_upload_error", "ff_upload_pick"
 MAX_UPLOAD_MB = caps.Caps().upload_mb  # the default; the cap in force is caps.current()
 SHOWN_CHARS = 90  # characters of a question in the pickers' lists
@@ -32,24 +34,39 @@ def _pick(key: str, problems: list, target: str) -> None:
         st.session_state[target] = problems[i].text
 
 
+def _pick_key(name: str) -> str:
+    return PICK.get(name, f"ff_{name}_pick")
+
+
 def problem_sets(task, target: str, disabled: bool = False) -> None:
-    """An expander with the GSM8K picker and the JSONL upload; a pick sets
-    ``st.session_state[target]`` (the page's problem setting)."""
+    """An expander with a picker per problem set of ``task`` (its validation split) and the
+    JSONL upload; a pick sets ``st.session_state[target]`` (the page's problem setting)."""
     ss = st.session_state
-    with st.expander(_("Problem sets: GSM8K, or your own JSONL file"), expanded=False):
+    with st.expander(_("Problem sets: built-in word problems, GSM8K, or your own JSONL file"),
+                     expanded=False):
         c1, c2 = st.columns(2)
-        try:
-            gsm = task.split("validation")
-        except FileNotFoundError as e:  # DataMissing: the data folder is not here
-            c1.caption(_("No GSM8K problems on this machine: {error}").format(error=e))
-        else:
-            c1.selectbox(_("GSM8K problem (validation split, {n})").format(n=len(gsm)),
-                         list(range(len(gsm))),
-                         index=None, key=GSM8K_PICK, placeholder=_("pick a question"),
-                         format_func=lambda i: f"{i + 1}. {_short(gsm[i].text)}",
-                         on_change=_pick, args=(GSM8K_PICK, gsm, target), disabled=disabled,
+        sets = task.problem_sets()
+        for name in sets:
+            try:
+                probs = task.set_split(name, "validation")
+            except OSError:  # DataMissing: a set's file is not here (one line below)
+                continue
+            c1.selectbox(_("{set} (validation split, {n})").format(
+                             set=_(task.problem_set_label(name)), n=len(probs)),
+                         list(range(len(probs))),
+                         index=None, key=_pick_key(name), placeholder=_("pick a question"),
+                         format_func=lambda i, probs=probs: f"{i + 1}. {_short(probs[i].text)}",
+                         on_change=_pick, args=(_pick_key(name), probs, target),
+                         disabled=disabled,
                          help=_("GSM8K (Cobbe et al. 2021), grade-school word problems; the "
-                                "gold answer is known, so the run's answer is judged."))
+                                "gold answer is known, so the run's answer is judged.")
+                         if name == "gsm8k" else
+                         _("Word problems the project generates (one or two operations, "
+                           "integer answers); the gold answer is known, so the run's answer "
+                           "is judged."))
+        if "gsm8k" not in sets:
+            c1.caption(_("No GSM8K problems on this machine (they are read from "
+                         "../shared/data/gsm8k/ beside the project)."))
         up = c2.file_uploader(_("Your problems (JSONL: question, answer)"), type=["jsonl", "json"],
                               key=UPLOAD, disabled=disabled,
                               max_upload_size=max(1, int(caps.current().upload_mb)),

@@ -52,19 +52,36 @@ canonical strings agree or ``math_verify.verify`` says the parsed values are equ
 (Streamlit runs pages in another thread); off the main thread it is called without a timeout,
 and every input is capped at ``MAX_ANSWER_CHARS`` so SymPy never sees a long expression.
 
-Problem sets. GSM8K (Cobbe et al. 2021, arXiv:2110.14168; MIT licence): the first 300 problems of
-its test split, kept OUTSIDE the project in ``<repo>/../shared/data/gsm8k/test_first300.jsonl``
-(see the SOURCE.md beside it; never copied here). The gold answer is the text after ``####``.
-``validation`` is the first ``VALIDATION_SIZE`` (100) lines, ``heldout`` the other 200: the file
-keeps the original test order (no sorting by difficulty), so a fixed prefix is a deterministic,
-reproducible cut, and the larger part goes to the held-out figures that are reported. When the
-folder is absent, ``split``/``split_size`` raise :class:`DataMissing` (a FileNotFoundError) with a
-one-line message. A user's own JSONL (``question``/``answer`` per line) is read by
-``parse_problem_jsonl`` (one-line :class:`UploadError` for a bad line; JSON is only parsed,
-never evaluated).
+Problem sets (``Task.problem_sets``; issue 20 item 2). Two, named by ``search.tasks.base``'s
+problem-set API:
 
-Golds of typed questions: ``gold(problem)`` looks the question up among the GSM8K problems and
-those registered with ``FreeformTask.remember`` (an uploaded set); None when it is unknown.
+- ``"builtin"`` (``BUILTIN``): templated arithmetic word problems the project generates itself
+  (``search.tasks.word_problems``: one- and two-operation, e.g. "Tom has 7 apples and buys 5
+  more. How many apples does he have now?", integer golds), seeded, ``validation`` (500) and
+  ``heldout`` (500) splits disjoint by structure, and a train generator (``train_problems``,
+  ``train_batch``: the gold chain with a blank line between steps and ``\\boxed{}`` answer).
+  Always available.
+- ``"gsm8k"`` (``GSM8K``): GSM8K (Cobbe et al. 2021, arXiv:2110.14168; MIT licence), the first
+  300 problems of its test split, kept OUTSIDE the project in
+  ``<repo>/../shared/data/gsm8k/test_first300.jsonl`` (see the SOURCE.md beside it; never copied
+  here). The gold answer is the text after ``####``. ``validation`` is the first
+  ``VALIDATION_SIZE`` (100) lines, ``heldout`` the other 200: the file keeps the original test
+  order, so a fixed prefix is a deterministic cut. Listed only when the file is present; asked
+  for by name when it is absent, ``set_split``/``set_split_size`` raise :class:`DataMissing` (a
+  FileNotFoundError) with a one-line message.
+
+``FreeformTask(problem_set=None)`` (the registry's task) defaults to GSM8K when its file is
+present, else to the built-in word problems; ``FreeformTask(problem_set="builtin")`` always
+uses the word problems. ``split``/``split_size`` read the default; ``set_split(name_of_set,
+split, n)`` reads a named one, e.g. ``get_task("freeform").set_split("builtin", "validation",
+50)``. ``gold``/``is_correct`` know the golds of both sets whichever is the default. A user's
+own JSONL (``question``/``answer`` per line) is read by ``parse_problem_jsonl`` (one-line
+:class:`UploadError` for a bad line; JSON is only parsed, never evaluated) and registered with
+``FreeformTask.remember``.
+
+Golds of typed questions: ``gold(problem)`` looks the question up among the built-in word
+problems (fixed splits and any drawn for training), the GSM8K problems and those registered with
+``FreeformTask.remember`` (an uploaded set); None when it is unknown.
 """
 from __future__ import annotations
 
@@ -77,7 +94,8 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from i18n import N_
-from search.tasks.base import REPO_ROOT, Problem, ProblemError, Task
+from search.tasks import word_problems as wp
+from search.tasks.base import BUILTIN, REPO_ROOT, Problem, ProblemError, Task
 
 DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "gsm8k"
 GSM8K_FILE = "test_first300.jsonl"
@@ -86,6 +104,7 @@ MAX_QUESTION_CHARS = 8000
 MAX_ANSWER_CHARS = 200
 MAX_UPLOAD_PROBLEMS = 10000
 GOLD_MARK = "####"
+GSM8K = "gsm8k"  # the GSM8K problem set's name (BUILTIN: the generated word problems)
 INSTRUCTION = ("Reason step by step, with a blank line between steps, and put the final answer "
                "in \\boxed{}.")
 
@@ -483,12 +502,17 @@ class FreeformTask(Task):
     chain_ends_at_answer = True  # a local model stops a chain at its first answer step
 
     def __init__(self, step_delimiter: str = "\n\n", data_dir: Optional[Path] = None,
-                 prompt_style: Optional[str] = None, template: Optional[str] = None):
-        """``prompt_style``: one of ``PROMPT_STYLES`` or None (the model's validated default,
+                 problem_set: Optional[str] = None, prompt_style: Optional[str] = None,
+                 template: Optional[str] = None):
+        """``problem_set``: the default set (``BUILTIN`` or ``GSM8K``), or None: GSM8K when its
+        file is present, else the built-in word problems (module docstring). ``prompt_style``:
+        one of ``PROMPT_STYLES`` or None (the model's validated default,
         ``search.models.catalog``, else zero-shot); ``template``: the user's template for
         ``"custom"`` (``check_template``). ValueError/FreeformError (one line) otherwise."""
         if not isinstance(step_delimiter, str) or not step_delimiter:
             raise ValueError("step_delimiter must be non-empty text")
+        if problem_set not in (None, BUILTIN, GSM8K):
+            raise ValueError(f"unknown problem set {problem_set!r}; choose {BUILTIN} or {GSM8K}")
         if prompt_style is not None and prompt_style not in PROMPT_STYLES:
             raise ValueError(f"unknown prompt style {prompt_style!r}; choose one of "
                              f"{', '.join(PROMPT_STYLES)}")
@@ -497,8 +521,10 @@ class FreeformTask(Task):
         self.prompt_style, self.template = prompt_style, template
         self.step_delimiter = step_delimiter
         self.data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
+        self.default_set = problem_set
         self._gsm8k: Optional[list[Problem]] = None
         self._golds: dict[str, str] = {}
+        self._words_known = False
         self._lock = threading.Lock()
 
     # problems and prompts
@@ -519,9 +545,10 @@ class FreeformTask(Task):
         shared. ValueError/FreeformError (one line) otherwise."""
         if style is None and template is None:
             return self
-        t = FreeformTask(self.step_delimiter, self.data_dir, prompt_style=style,
-                         template=template)
-        t._gsm8k, t._golds, t._lock = self._gsm8k, self._golds, self._lock
+        t = FreeformTask(self.step_delimiter, self.data_dir, problem_set=self.default_set,
+                         prompt_style=style, template=template)
+        t.__dict__.update({k: v for k, v in self.__dict__.items()
+                           if k not in ("prompt_style", "template")})  # shared problem data
         return t
 
     def _style(self, style: Optional[str]) -> str:
@@ -606,6 +633,7 @@ class FreeformTask(Task):
         """The known gold of the question (GSM8K file when present, or ``remember``-ed), else
         None. FreeformError for a blank question."""
         key = self.canonical_form(problem)
+        self._know_words()
         with self._lock:
             if key in self._golds:
                 return self._golds[key]
@@ -638,6 +666,37 @@ class FreeformTask(Task):
     def gsm8k_path(self) -> Path:
         return self.data_dir / GSM8K_FILE
 
+    def problem_sets(self) -> tuple[str, ...]:
+        """``(GSM8K, BUILTIN)`` when the GSM8K file is present, else ``(BUILTIN,)``; a
+        ``problem_set`` given to the constructor comes first (module docstring)."""
+        have = (GSM8K, BUILTIN) if self.gsm8k_path().is_file() else (BUILTIN,)
+        if self.default_set in have:
+            have = (self.default_set,) + tuple(s for s in have if s != self.default_set)
+        return have
+
+    def problem_set_label(self, problem_set: str) -> str:
+        """``"Built-in word problems"`` or ``"GSM8K"`` (marked for translation)."""
+        return {BUILTIN: N_("Built-in word problems"),
+                GSM8K: N_("GSM8K")}.get(problem_set, str(problem_set))
+
+    def _resolve(self, problem_set: Optional[str]) -> str:
+        if problem_set is None:
+            return self.default_set or self.problem_sets()[0]
+        if problem_set not in (BUILTIN, GSM8K):
+            raise ValueError(f"unknown problem set {problem_set!r} for the {self.name} task; "
+                             f"choose {BUILTIN} or {GSM8K}")
+        return problem_set
+
+    def _know_words(self) -> None:
+        """Register the golds of the built-in word problems' fixed splits (once)."""
+        if self._words_known:
+            return
+        probs = [w.problem() for s in ("heldout", "validation") for w in wp.split_word_problems(s)]
+        with self._lock:
+            for p in probs:
+                self._golds.setdefault(self.canonical_form(p.text), p.answer)
+            self._words_known = True
+
     def _load_gsm8k(self) -> list[Problem]:
         with self._lock:
             if self._gsm8k is not None:
@@ -662,31 +721,60 @@ class FreeformTask(Task):
                 self._golds.setdefault(self.canonical_form(p.text), p.answer)
         return out
 
-    def split_size(self, name: str) -> int:
+    def set_split_size(self, problem_set: Optional[str], name: str) -> int:
+        """Problems in split ``name`` of ``problem_set`` (None: the default): built-in 500 and
+        500, GSM8K 100 validation and 200 held-out. DataMissing for GSM8K without its file."""
         if name not in ("heldout", "validation"):
             raise ValueError(f"unknown split {name!r}; choose heldout or validation")
+        if self._resolve(problem_set) == BUILTIN:
+            return wp.VALIDATION_SIZE if name == "validation" else wp.HELDOUT_SIZE
         total = len(self._load_gsm8k())
         return min(VALIDATION_SIZE, total) if name == "validation" else \
             max(0, total - VALIDATION_SIZE)
 
-    def split(self, name: str, n: Optional[int] = None) -> list[Problem]:
-        """GSM8K: ``validation`` = file lines 1-100, ``heldout`` = lines 101-300 (first ``n``)."""
-        size = self.split_size(name)
+    def set_split(self, problem_set: Optional[str], name: str, n: Optional[int] = None
+                  ) -> list[Problem]:
+        """The first ``n`` problems of split ``name`` of ``problem_set`` (None: the default).
+        Built-in: the word problems' fixed splits; GSM8K: ``validation`` = file lines 1-100,
+        ``heldout`` = lines 101-300. ValueError for a bad name or ``n``; DataMissing for GSM8K
+        without its file."""
+        size = self.set_split_size(problem_set, name)
         n = size if n is None else n
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= size:
             raise ValueError(f"n must be an integer in [1, {size}] for the {name} split, got {n}")
+        if self._resolve(problem_set) == BUILTIN:
+            self._know_words()
+            return [w.problem() for w in wp.split_word_problems(name)[:n]]
         probs = self._load_gsm8k()
         part = probs[:VALIDATION_SIZE] if name == "validation" else probs[VALIDATION_SIZE:]
         return part[:n]
 
+    def split_size(self, name: str) -> int:
+        """``set_split_size(None, name)``: the default set's split size."""
+        return self.set_split_size(None, name)
+
+    def split(self, name: str, n: Optional[int] = None) -> list[Problem]:
+        """``set_split(None, name, n)``: the default set (GSM8K when present, else built-in)."""
+        return self.set_split(None, name, n)
+
     def train_problems(self, n: int, seed: int) -> list[Problem]:
-        raise NotImplementedError("the free-form task has no training generator "
-                                  "(there is no bundled free-form model)")
+        """``n`` built-in word problems for training, deterministic in ``seed``, none of them in
+        a fixed split of the built-in set (their golds are remembered)."""
+        out = [w.problem() for w in wp.train_problems(n, seed)]
+        self.remember(out)
+        return out
 
     def train_batch(self, rng: random.Random, step: int, batch_size: int
                     ) -> list[tuple[str, str]]:
-        raise NotImplementedError("the free-form task has no training generator "
-                                  "(there is no bundled free-form model)")
+        """``batch_size`` (prompt, gold chain) pairs of training word problems: the chain is
+        ``word_problems.solution_steps`` joined by ``step_delimiter`` (``\\boxed{}`` answer
+        last); all randomness from ``rng``; ``step`` is unused (no curriculum)."""
+        excluded = wp.excluded_from_training()
+        out = []
+        for _ in range(batch_size):
+            w = wp.draw_training(rng, excluded)
+            out.append((self.prompt(w.text), self.step_delimiter.join(wp.solution_steps(w))))
+        return out
 
 
 TASK = FreeformTask()
