@@ -266,6 +266,10 @@ def test_equations_answer_their_last_side_and_claims_stay_text():
     ("\\boxed{12 apples}", "12"),
     ("The answer is yes.", "yes"),                       # a short text answer stays text
     ("The answer is x = 5", "5"),
+    # real SmolLM2 outputs (tests/data/real_outputs): the answer's first clause; "≈" states too
+    ("The answer is 15 * 6 = 90, meaning there are 15 * 9 = 150 cookies left.", "90"),
+    ("1. Sam reads 4 * 7 \u2248 28 pages in 4 days", "28"),
+    ("The answer is 12, because 7 + 5 = 12.", "12"),
 ])
 def test_prose_states_its_number(text, answer):
     assert T.final_answer(text) == answer

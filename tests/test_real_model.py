@@ -118,3 +118,106 @@ def _fixture(name: str) -> dict:
     if not path.is_file():
         pytest.skip(f"no fixture {path} (make it: python scripts/make_real_fixtures.py)")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+NUMBER = __import__("re").compile(r"-?\d+(?:/\d+)?")
+
+
+def test_real_smollm2_outputs_are_read_as_numbers_or_abstain():
+    """Every stored SmolLM2 completion (tests/data/real_outputs, sampled once by
+    scripts/make_real_fixtures.py) gives a number or an abstention, never a sentence read as
+    algebra ('12 a h m o s t'): a number, an expression without words ('10 x' from
+    'answer: 7 + 5x = 2(5x) = 10x'), or None; completions by hand-checked rules give what a
+    reader reads."""
+    from search.tasks.freeform import looks_like_math
+    data = _fixture("smollm2-135m-instruct")
+    t = get_task("freeform")
+    got = []
+    for s in data["samples"]:
+        a = t.final_answer(s["text"])
+        assert a is None or NUMBER.fullmatch(a) or looks_like_math(a), (s["text"], a)
+        got.append(a)
+    assert sum(a is not None for a in got) >= len(got) // 2
+    by_text = {s["text"][-60:]: a for s, a in zip(data["samples"], got)}
+    read = {  # the end of a stored completion -> the answer a person reads there
+        "Mia gave away 8 stickers, so Mia has 20 - 8 = 12 stickers left.": "12",
+        "meaning there are 15 * 9 = 150 cookies left.": "90",
+        "So he read 24 / 4 = 6 pages.": "6",
+        "The result is the same as the original, but with fewer apples.": None,
+        "Tom still has 12 apples left, so there are 12 - 7 = 2 apples remaining in the "
+        "total.": "2",
+    }
+    for end, want in read.items():
+        hits = [a for tail, a in by_text.items() if tail.endswith(end[-60:])]
+        assert hits == [want], (end, hits)
+
+
+def _smollm2_policy():
+    return load_policy(ModelSpec("hf", model=str(SMOLLM2.path()), device="cpu"), "freeform")
+
+
+@pytest.mark.real_model
+@needs_smollm2
+def test_a_vote_through_the_local_backend_on_smollm2():
+    """A 4-chain self-consistency run on SmolLM2 (GGUF through transformers): every tally key
+    is a number, the prompt is the validated style, every chain ends at its answer step or the
+    token cap, and the answer is the tally's winner."""
+    from search.solve import solve
+    p = _smollm2_policy()
+    assert p.name == SMOLLM2.label and p.prompt_style == SMOLLM2.prompt_style
+    r = solve("Tom has 7 apples and buys 5 more. How many apples does he have now?",
+              task="freeform", policy=p, strategy="majority", budget=4, chain_tokens=128)
+    assert r.tally and all(NUMBER.fullmatch(k) for k in r.tally), r.tally
+    assert sum(r.tally.values()) + r.extra["abstained"] == 4
+    assert r.answer == max(r.tally, key=r.tally.get) or r.extra["tied"]
+    leaves = [v["leaf"] for v in r.tree.votes]
+    for leaf in leaves:
+        path = r.tree.path_to(leaf)
+        assert sum(r.tree.nodes[i].tokens for i in path[1:]) <= 128
+    assert r.compute.generated_tokens <= 4 * 128
+
+
+@pytest.mark.real_model
+@needs_smollm2
+def test_solve_cli_on_the_gguf_file_reports_numbers_and_the_validated_style():
+    """The issue's done-when command (at budget 4 and a 160-token cap, to stay bounded)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "search", "solve",
+         "Tom has 7 apples and buys 5 more. How many apples does he have now?",
+         "--task", "freeform", "--backend", "hf", "--model", str(SMOLLM2.path()),
+         "--strategy", "majority", "--budget", "4", "--chain-tokens", "160", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    o = json.loads(out.stdout)
+    assert all(NUMBER.fullmatch(k) for k in o["tally"]), o["tally"]
+    assert o["prompt_style"] == SMOLLM2.prompt_style and o["model"] == SMOLLM2.label
+    assert "The answer is 7." in o["prompt"] or o["prompt_style"] != "few-shot"
+    assert o["generated_tokens"] <= 4 * 160
+
+
+@pytest.mark.real_model
+@needs_smollm2
+def test_search_tree_page_with_smollm2_picked(monkeypatch):
+    """The sidebar's one-click choice loads SmolLM2; the Search tree page shows the prompt
+    sent in the validated style and runs a 2-chain vote whose answers are numbers."""
+    from streamlit.testing.v1 import AppTest  # noqa: F401
+    import search.tasks
+    from tests.test_page_tree import new_app, wait_done
+    if "freeform" not in search.tasks.TASKS:
+        monkeypatch.setattr(search.tasks, "TASKS", search.tasks.TASKS + ("freeform",))
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    at = new_app({"task": "freeform"})
+    from ui.common import widget_key as w
+    at.sidebar.radio(key=w("model_choice")).set_value("real").run()
+    at.sidebar.button(key="real_smollm2-135m-instruct").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["model_spec"].model == str(SMOLLM2.path())
+    labels = [e.label for e in at.expander]
+    assert any(lbl.startswith("Prompt sent to the model (Few-shot") for lbl in labels) or \
+        SMOLLM2.prompt_style != "few-shot", labels
+    at.number_input(key=w("n")).set_value(2).run()
+    at.number_input(key=w("chain_tokens")).set_value(128).run()
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    assert res.tally and all(NUMBER.fullmatch(k) for k in res.tally), res.tally

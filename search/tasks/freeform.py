@@ -188,6 +188,7 @@ def _marked(text: str) -> tuple[bool, Optional[str]]:
     if not hits:
         return False, None
     rest = first_sentence(text[hits[-1].end():].split("\n", 1)[0])
+    rest = _CLAUSE_END.split(rest, 1)[0]  # "90, meaning there are 150 left": the first clause
     return True, (rest.strip() or None)
 
 
@@ -268,6 +269,7 @@ _MATH_WORDS = frozenset({"sin", "cos", "tan", "log", "ln", "exp", "sqrt", "pi", 
                          "times", "div", "mod", "dfrac", "tfrac", "left", "right", "infty"})
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+_CLAUSE_END = re.compile(r",\s+(?=[A-Za-z])")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n")
 MAX_TEXT_ANSWER_WORDS = 3
 
@@ -290,7 +292,7 @@ def prose_number(s: str) -> Optional[Fraction]:
     and a ``$`` dropped. None when it states no number (``"i'm ready to help"``)."""
     if not isinstance(s, str):
         return None
-    s = s[:MAX_QUESTION_CHARS]
+    s = s[:MAX_QUESTION_CHARS].replace("\u2248", "=")  # "4 * 7 ≈ 28" states 28 too
     if "=" in s:
         tail = s.rsplit("=", 1)[1]
         if _PROSE_NUMBER.search(tail):
