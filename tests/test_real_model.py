@@ -221,3 +221,19 @@ def test_search_tree_page_with_smollm2_picked(monkeypatch):
     at.button(key="tree_run_button").click().run()
     res = wait_done(at)
     assert res.tally and all(NUMBER.fullmatch(k) for k in res.tally), res.tally
+
+
+def test_prompt_flags_are_checked_before_a_model_loads():
+    """--prompt-style/--template on another task, or a template without {question}, is one
+    line and status 2, before any model is loaded."""
+    for args, msg in [(["--task", "arithmetic", "--prompt-style", "few-shot"],
+                       "apply to --task freeform only"),
+                      (["--task", "freeform", "--prompt-style", "custom", "--template", "x"],
+                       "exactly once"),
+                      (["--task", "freeform", "--prompt-style", "few-shot", "--template",
+                        "{question}"], "needs --prompt-style custom")]:
+        out = subprocess.run([sys.executable, "-m", "search", "solve", "2+2", *args,
+                              "--backend", "hf", "--model", "/nonexistent.gguf"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 2 and msg in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
