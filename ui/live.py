@@ -360,6 +360,9 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
     slots = threading.Semaphore(at_once)
 
     def search(rid: int, spec: RunSpec, stop: threading.Event) -> None:
+        from search.models.backends import configure_local
+        configure_local(policy, spec.run_task(), path)  # the task's answer stop, the style
+
         def publish(events: list) -> None:  # each batch as it lands
             out.put(("events", rid, events))
 

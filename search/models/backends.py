@@ -143,9 +143,18 @@ def _load_hf(spec: ModelSpec, task):
     except (OSError, ValueError, KeyError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise BackendSettingsError(f"could not load the model in {spec.model}: {first}") from None
+    return configure_local(policy, task, path)
+
+
+def configure_local(policy, task, path) -> "object":
+    """Give a local ``HFPolicy`` of ``task`` (loaded from ``path``) what the task and the
+    catalogue say: ``chain_stop = task.is_terminal`` for a task whose chains end at their first
+    answer step (``chain_ends_at_answer``), else None; and, for a known real model
+    (``search.models.catalog.model_for_path``), its name and validated ``prompt_style``.
+    Returns ``policy``. Used by ``load_policy`` and by the app's inference worker process."""
     from search.models.catalog import model_for_path
-    if getattr(task, "chain_ends_at_answer", False):
-        policy.chain_stop = task.is_terminal
+    policy.chain_stop = task.is_terminal if getattr(task, "chain_ends_at_answer", False) \
+        else None
     known = model_for_path(path)
     if known is not None:
         policy.name, policy.prompt_style = known.label, known.prompt_style
