@@ -60,6 +60,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--styles", default="zero-shot,few-shot")
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
+    ap.add_argument("--heldout-only", default=None, metavar="STYLE",
+                    help="skip validation: measure STYLE (chosen earlier) on held-out only")
     a = ap.parse_args()
     import torch
     torch.set_num_threads(1)
@@ -73,21 +75,24 @@ def main() -> None:
     val = base.set_split(BUILTIN, "validation", a.problems)
     report = {"model": policy.name, "split": "validation (built-in word problems)",
               "styles": {}}
-    for style in a.styles.split(","):
+    for style in ([] if a.heldout_only else a.styles.split(",")):
         r = measure(policy, base.with_prompt(style), val, a.chains, a.seed, a.chain_tokens)
         report["styles"][style] = r
         print(f"validation {style:9s}: per sample {r['per_sample']:.3f}  "
               f"maj@{a.chains} {r[f'maj@{a.chains}']:.3f}  pass@{a.chains} "
               f"{r[f'pass@{a.chains}']:.3f}  abstained {r['abstained']:.2f}  "
               f"{r['tokens_per_chain']:.0f} tokens/chain  {r['seconds']} s", flush=True)
-    order = list(report["styles"])
+    order = list(report["styles"]) or [a.heldout_only]
     def rank(s):
-        r = report["styles"][s]
+        r = report["styles"].get(s)
+        if r is None:
+            return ()
         return (r[f"maj@{a.chains}"], r["per_sample"], r[f"pass@{a.chains}"], -r["abstained"],
                 -r["tokens_per_chain"], -order.index(s))
     best = max(order, key=rank)
     report["chosen"] = best
-    print(f"chosen on validation: {best}")
+    print(f"chosen on validation: {best}" if report["styles"] else
+          f"held-out only, style given: {best}")
     if a.heldout:
         held = base.set_split(BUILTIN, "heldout", a.heldout)
         k = a.heldout_chains or a.chains
