@@ -21,6 +21,7 @@ from search.tree import SearchResult
 from i18n import N_, _
 from ui import common, presenter
 from ui.model_picker import pending_note
+from ui.prompt_panel import prompt_controls, prompt_settings, show_prompt
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
 from search import caps
 from ui.live import RunSpec, start_run, search_process_for
@@ -330,6 +331,8 @@ if TASK.name == "freeform":
     from ui.problem_sets import problem_sets
     with box:
         problem_sets(TASK, "problem", disabled=running)
+with box:
+    prompt_controls(TASK, disabled=running)
 if parse_error:
     st.error(_("Cannot read the problem: {error}").format(error=_(parse_error)))
 elif problem is not None and common.model_spec().backend == "bundled":
@@ -357,12 +360,16 @@ elif pending_note() is not None:  # the sidebar shows a model that is not the on
     st.warning(common.md(pending_note()), icon=":material/link_off:")
 
 
+show_prompt(TASK, problem, policy)
+
+
 def spec_now() -> RunSpec:
     s = common.sampling_settings()
+    prompt = prompt_settings() if TASK.prompt_styles else {}
     return RunSpec(text=ss["problem"], strategy=strategy, budget=int(ss[knob]),
                    temperature=float(s["temperature"]), top_p=float(s["top_p"]),
                    seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", C_DEFAULT)),
-                   task=TASK.name, model=common.model_spec().to_dict())
+                   task=TASK.name, model=common.model_spec().to_dict(), **prompt)
 
 
 def open_saved(spec: RunSpec) -> bool:

@@ -131,22 +131,43 @@ def _capped(r) -> "str | None":
     return message(r.extra["capped"]) if r.extra.get("capped") else None
 
 
+def run_task(a):
+    """The Task a command line names: the registry's, or for --prompt-style/--template a
+    free-form task of that style (UsageError for those flags with another task, or a bad
+    template)."""
+    style, template = getattr(a, "prompt_style", None), getattr(a, "template", None)
+    if style is None and template is None:
+        return get_task(a.task)
+    if a.task != "freeform":
+        raise UsageError("--prompt-style and --template apply to --task freeform only")
+    if template is not None and style not in (None, "custom"):
+        raise UsageError("--template needs --prompt-style custom")
+    try:
+        return get_task(a.task).with_prompt(style or "custom", template)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def cmd_solve(a) -> dict:
     from search.models.backends import load_policy
     from search.resume import solve_resilient
     from search.strategies import check_scorer
+    from search.strategies.blocks import prompt_style, prompt_text
     knobs = strategy_knobs(a)
     spec = model_spec(a)
-    problem = get_task(a.task).canonical(a.problem)  # bad input fails before a model is loaded
+    task = run_task(a)
+    problem = task.canonical(a.problem)  # bad input fails before a model is loaded
     check_scorer(a.scorer, a.task)  # before loading a model: a missing verifier fails fast
     warning = (training_range_warning(get_task(a.task), problem)
                if spec.backend == "bundled" else None)
     if warning:  # one line, before the run (which still goes ahead)
         print(f"warning: {warning}", file=sys.stderr)
     policy = load_policy(spec, a.task)
+    if a.chain_tokens is not None:
+        knobs["chain_tokens"] = a.chain_tokens
     r = solve_resilient(a.problem, strategy=a.strategy, temperature=a.temperature,
                         top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted,
-                        task=a.task, policy=policy, **knobs)
+                        task=task, policy=policy, **knobs)
     out = {"task": r.task, "problem": r.problem, "gold": r.gold, "strategy": r.strategy,
            "budget": knobs["budget"], "answer": r.answer, "correct": r.correct, "tally": r.tally,
            "abstained": r.extra.get("abstained", 0),
@@ -159,6 +180,11 @@ def cmd_solve(a) -> dict:
            "halted": r.extra.get("halted"), "capped": _capped(r), **backend_info(spec, policy)}
     if warning:
         out["warning"] = warning
+    style = prompt_style(task, policy)
+    if style is not None:  # which prompt the model saw (free-form: the style and its text)
+        out["prompt_style"] = style
+        out["prompt"] = prompt_text(task, problem, policy)
+        r.config["prompt_style"] = style
     if "early_stop" in r.extra:  # majority --stop: why and after how many chains it stopped
         out["early_stop"] = r.extra["early_stop"]
     if not out["capabilities"]["forward_passes"]:
@@ -391,6 +417,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "OPENAI_API_KEY when unset); the key goes only to hosts in "
                              "THOUGHTSCOPE_KEY_HOSTS (default localhost, 127.0.0.1, ::1) and is "
                              "never printed or saved")
+    common.add_argument("--prompt-style", choices=["zero-shot", "few-shot", "custom"],
+                        default=None,
+                        help="free-form prompt: zero-shot, few-shot (worked examples) or custom "
+                             "(--template); default: the style validated for the model")
+    common.add_argument("--template", default=None,
+                        help="your prompt template for --prompt-style custom, with {question}")
+    common.add_argument("--chain-tokens", type=int, default=None,
+                        help="the most tokens one whole chain may generate (default: the "
+                             "task's)")
     common.add_argument("--json", action="store_true")
     s = sub.add_parser("solve", parents=[common], help="solve one problem")
     s.add_argument("problem")

@@ -245,7 +245,8 @@ def continue_search(result: SearchResult, policy, nid: int, chains: int) -> Sear
     cfg = result.config
     try:
         sampling = Sampling(temperature=cfg.get("temperature", 0.8), top_p=cfg.get("top_p", 1.0),
-                            seed=int(cfg.get("seed", 0) or 0), max_depth=max_depth)
+                            seed=int(cfg.get("seed", 0) or 0), max_depth=max_depth,
+                            chain_tokens=cfg.get("chain_tokens"))
     except (TypeError, ValueError) as e:
         raise EditError(_("the run's sampling settings cannot be reused: {why}").format(
             why=e)) from None

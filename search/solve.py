@@ -14,10 +14,12 @@ from search.tree import SearchResult, SearchTree
 def solve(text: str, strategy: str = "majority", budget: Optional[int] = None,
           policy: Optional[Policy] = None, temperature: float = 0.8, top_p: float = 1.0,
           seed: int = 0, max_depth: Optional[int] = None, tree: Optional[SearchTree] = None,
-          should_stop: ShouldStop = None, task: TaskLike = None, **knobs) -> SearchResult:
+          should_stop: ShouldStop = None, task: TaskLike = None,
+          chain_tokens: Optional[int] = None, **knobs) -> SearchResult:
     """Solve a typed problem (e.g. ``"8 x 7 + 6 = ?"``) of ``task`` (a Task or registry name;
     None: arithmetic) with ``strategy`` at ``budget``.
 
+    ``chain_tokens``: the token cap of one whole chain (None: the task's; ``Sampling``).
     ``budget`` and the strategy ``knobs`` (scorer, weighted, expansions, k, c, final) left out
     take their values from ``search.strategies.DEFAULTS``; ``max_depth`` left out is the
     task's. Raises the task's ProblemError (a ValueError) for input that is not a problem of
@@ -28,7 +30,8 @@ def solve(text: str, strategy: str = "majority", budget: Optional[int] = None,
     problem = task.canonical(text)
     gold = task.gold(problem)
     sampling = Sampling(temperature=temperature, top_p=top_p, seed=seed,
-                        max_depth=task.max_depth if max_depth is None else max_depth)
+                        max_depth=task.max_depth if max_depth is None else max_depth,
+                        chain_tokens=chain_tokens)
     if tree is not None and (tree.problem != problem or tree.task != task.name):
         raise ValueError("the tree given belongs to another problem")
     if policy is None:  # after the checks: bad settings fail fast, without loading a model

@@ -250,3 +250,51 @@ def test_equations_answer_their_last_side_and_claims_stay_text():
     assert ff.canonical_answer_text("1<2") != ff.canonical_answer_text("5>4")
     assert not any("True" in (ff.canonical_answer_text(t) or "") or
                    "False" in (ff.canonical_answer_text(t) or "") for t in cases)
+
+
+# ------------------------------------------------- prose read right (issue 22 item 4)
+@pytest.mark.parametrize("text, answer", [
+    ("Tom has 12 apples.", "12"),                        # was '12 a h m o s t' (math-verify)
+    ("So, Tom has 12 apples in total.", "12"),           # was '\\left\\{o s, 12 e a^{3}...'
+    ("7 + 5 = 12 apples.", "12"),                        # the value after the last '='
+    ("He started with 7.\n\nSo he has 5 + 7 = 12 apples now.", "12"),
+    ("Tom has 7 apples. He buys 5 more, so he has 12.", "12"),   # the final sentence
+    ("The answer is 12 apples.", "12"),
+    ("The answer is: Tom has 12 apples. Later he eats 3.", "12"),  # the answer's sentence
+    ("The answer is 7 + 5 = 12.", "12"),
+    ("The answer is $12.50.", "25/2"),
+    ("\\boxed{12 apples}", "12"),
+    ("The answer is yes.", "yes"),                       # a short text answer stays text
+    ("The answer is x = 5", "5"),
+    # real SmolLM2 outputs (tests/data/real_outputs): the answer's first clause; "≈" states too
+    ("The answer is 15 * 6 = 90, meaning there are 15 * 9 = 150 cookies left.", "90"),
+    ("1. Sam reads 4 * 7 \u2248 28 pages in 4 days", "28"),
+    ("The answer is 12, because 7 + 5 = 12.", "12"),
+])
+def test_prose_states_its_number(text, answer):
+    assert T.final_answer(text) == answer
+
+
+@pytest.mark.parametrize("text", ["i'm ready to help", "Hello! I'm SmolLM2, ready to help.",
+                                  "Let me think about this problem step by step.",
+                                  "The answer is that we cannot know it from the question."])
+def test_a_line_with_no_value_abstains(text):
+    assert T.final_answer(text) is None
+
+
+def test_math_verify_never_parses_a_sentence(monkeypatch):
+    seen = []
+    real = ff._mv_value
+    monkeypatch.setattr(ff, "_mv_value", lambda s: seen.append(s) or real(s))
+    for text in ["Tom has 12 apples.", "So, Tom has 12 apples in total.", "i'm ready to help",
+                 "The answer is 3 bags of x"]:
+        T.final_answer(text)
+    assert seen == []
+    assert T.final_answer("The answer is x + 1") == "x + 1" and seen == ["x + 1"]
+
+
+@pytest.mark.parametrize("s, math", [("x + 1", True), ("\\frac{1}{2}", True), ("2^{1/2}", True),
+                                     ("\\sin(x)", True), ("Tom has 12 apples", False),
+                                     ("12 apples", False), ("yes", False)])
+def test_looks_like_math(s, math):
+    assert ff.looks_like_math(s) is math

@@ -388,3 +388,41 @@ def test_worker_loads_the_policys_delimiter_and_dtype(chat_policy, monkeypatch):
     assert out.get_nowait() == ("ready", None)
     assert loaded == [{"device": "cpu", "step_delimiter": D, "dtype": "float32",
                        "overflow": "length"}]
+
+
+# ------------------------------------------- a chain ends at its answer step (issue 22 item 3)
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_chain_stops_at_the_first_step_chain_stop_accepts(chat_policy, seed):
+    """With ``chain_stop`` a whole chain ends at the first step the predicate accepts: the
+    same tokens as the free chain up to and including that step's delimiter (n=1, so the
+    random stream is the same), ``finish="step"``; without it the chain runs on."""
+    prefix = chat_policy.render_chat([{"role": "user", "content": "What is 3*4+5?"}])
+    try:
+        chat_policy.chain_stop = None
+        free = chat_policy.sample([prefix], n=1, seed=seed, stop="chain",
+                                  max_new_tokens=48).outputs[0][0]
+        seen = []
+        chat_policy.chain_stop = lambda step: seen.append(step) or len(seen) >= 1
+        cut = chat_policy.sample([prefix], n=1, seed=seed, stop="chain",
+                                 max_new_tokens=48).outputs[0][0]
+    finally:
+        chat_policy.chain_stop = None
+    if len(free.steps) < 2 or free.steps[0][1] == 0:
+        assert cut.token_ids == free.token_ids  # no completed first step: nothing to cut
+        return
+    k = free.steps[0][1]
+    assert cut.finish == "step" and cut.token_ids == free.token_ids[:k]
+    assert cut.tokens == k < free.tokens and seen == [free.steps[0][0]]
+    assert [s[0] for s in cut.steps] == [free.steps[0][0]]
+
+
+def test_freeform_policy_stops_chains_at_an_answer(tiny_chat_model_dir):
+    """load_policy gives a local model of the free-form task the task's answer rule as its
+    chain stop (a base model that never ends would cost 2,048 tokens a chain otherwise); the
+    arithmetic task's local models keep ending at EOS."""
+    from search.models.backends import ModelSpec, load_policy
+    spec = ModelSpec("hf", model=str(tiny_chat_model_dir), device="cpu")
+    p = load_policy(spec, "freeform")
+    assert p.chain_stop is not None and p.chain_stop("So the answer is 12.")
+    assert not p.chain_stop("Tom has 7 apples.")
+    assert load_policy(spec, "arithmetic").chain_stop is None

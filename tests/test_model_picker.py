@@ -37,7 +37,8 @@ def test_picker_defaults_to_the_bundled_model_and_shows_what_it_supports():
     at = new_app()
     radio = at.sidebar.radio(key=w("model_choice"))
     assert radio.value == "bundled" and radio.options == [
-        "Bundled (task's model)", "Local folder", "Server (OpenAI-compatible)"]
+        "Bundled (task's model)", "Real model (installed)", "Local folder",
+        "Server (OpenAI-compatible)"]
     assert at.session_state["model_spec"].backend == "bundled" if "model_spec" in \
         at.session_state else True
     caps = " ".join(texts(at.sidebar.caption))
@@ -224,3 +225,20 @@ def test_browser_bad_folder_then_bundled_runs(browser, tiny_model_dir, tmp_path)
         finally:
             page.screenshot(path=str(tmp_path / "picker_last.png"))
             ctx.close()
+
+
+# ------------------------------------------------ real models from packages (issue 22 item 1)
+def test_real_model_choice_lists_installed_packages_with_what_each_is(monkeypatch):
+    """The "Real model" choice lists each installed package's model as a Use button with its
+    kind, parameters and licence; with none installed it says the one install command."""
+    import search.models.catalog as catalog
+    monkeypatch.setattr(catalog, "installed_models", lambda: [catalog.SMOLLM2])
+    at = new_app()
+    pick(at, "real")
+    assert [b.label for b in at.sidebar.button if b.key == "real_smollm2-135m-instruct"] == [
+        "Use SmolLM2-135M-Instruct"]
+    caption = " ".join(texts(at.sidebar.caption))
+    assert "instruct · 135 M parameters · Apache-2.0" in caption
+    monkeypatch.setattr(catalog, "installed_models", lambda: [])
+    at.run()
+    assert "pip install -r requirements-real.txt" in " ".join(texts(at.sidebar.caption))

@@ -106,12 +106,15 @@ def test_paragraph_steps_are_cut_on_the_tree_and_whole_in_the_inspector(stub_pol
     assert not at.exception
     table = next(m for m in texts(at.markdown) if m.startswith("| property | node #2 |"))
     assert "(full text below)" in table and "very very" not in table
-    assert [c.value for c in at.code] == [STEPS[1]]
-    assert at.code[0].language in (None, "", "plaintext", "text")
+    # The prompt sent (issue 22 item 2: zero-shot for a model without a validated style), then
+    # the inspector's whole step.
+    prompt = search.tasks.get_task("freeform").prompt(QUESTION, style="zero-shot").rstrip("\n")
+    assert [c.value.rstrip("\n") for c in at.code] == [prompt, STEPS[1]]
+    assert at.code[1].language in (None, "", "plaintext", "text")
     # A short step stays in the table as before.
     at.number_input(key="tree_node").set_value(3).run()
     table = next(m for m in texts(at.markdown) if m.startswith("| property | node #3 |"))
-    assert "| text | The answer is 42 |" in table and not at.code
+    assert "| text | The answer is 42 |" in table and [c.value.rstrip("\n") for c in at.code] == [prompt]
 
 
 def test_hover_lines_wrap_and_cap():

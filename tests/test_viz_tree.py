@@ -530,3 +530,31 @@ def test_markers_never_cover_a_neighbouring_row_in_a_squeezed_tree(style_name, h
         reach = SYMBOL_REACH[t.marker.symbol]
         widest = max(t.marker.size) * reach + t.marker.line.width
         assert widest <= gap_px, (t.name, widest, gap_px)
+
+
+# ------------------------------------- readable trees of sentences (issue 22 item 5)
+def test_step_gist_is_the_equation_or_the_first_words():
+    from viz.tree import fit_label, step_gist
+    assert step_gist("Leo had 12 coins and spent 5: 12 - 5 = 7.", 20) == "12 - 5 = 7"
+    assert step_gist("He has 3 * 4 = 12 apples, then 12 + 5 = 17 in all.", 20) == "12 + 5 = 17"
+    g = step_gist("First, I read the question carefully. The robe takes 2 bolts", 20)
+    assert g == "First, I read the q…" and len(g) <= 20
+    assert step_gist("8*7=56", 20) == "8*7=56"  # a step that fits is itself
+    assert fit_label("So Tom has 7 + 5 = 12 apples in total now.", 16) == "7 + 5 = 12"
+
+
+def test_tally_notes_stay_below_long_tilted_answers():
+    """Whatever the answers' length, the notes start below the tilted tick labels: the gap
+    grows by the labels' height and the ticks are cut to TICK_CHARS (whole on hover)."""
+    from viz.votes import NOTES_GAP_PX, TICK_CHARS, tally_figure
+    short = tally_figure({"12": 3, "7": 1}, "12", "12").to_dict()["layout"]
+    long_answer = "\\left\\{o s, 12 e a^{3} \\right\\}" * 2
+    fig = tally_figure({long_answer: 3, "12": 1}, "12", long_answer).to_dict()["layout"]
+    assert short["annotations"][0]["yshift"] == -NOTES_GAP_PX
+    ticks = fig["xaxis"]["ticktext"]
+    assert max(len(t) for t in ticks) <= TICK_CHARS and fig["xaxis"]["tickangle"] == -45
+    tilted = (TICK_CHARS * 0.62 + 1) * 12 * 0.7072  # the longest tick's height, px
+    assert -fig["annotations"][0]["yshift"] >= NOTES_GAP_PX + tilted - 1.2 * 12 - 1
+    lines = fig["annotations"][0]["text"].count("<br>") + 1
+    assert fig["margin"]["b"] == 70 + 14 * lines + (-fig["annotations"][0]["yshift"]
+                                                    - NOTES_GAP_PX)

@@ -122,14 +122,22 @@ class RunSpec:
     c: float = DEFAULTS["mcts"]["c"]
     task: str = "arithmetic"
     model: Optional[dict] = None  # the picked ModelSpec.to_dict() (never a key); None: bundled
+    prompt_style: Optional[str] = None  # a task with prompt styles: None = the model's default
+    template: Optional[str] = None  # the user's template (prompt_style "custom")
+    chain_tokens: Optional[int] = None  # token cap of one whole chain (None: the task's)
+
+    def run_task(self):
+        """The Task of the run: the registry's, in this spec's prompt style (``with_prompt``)."""
+        return get_task(self.task).with_prompt(self.prompt_style, self.template)
 
     def check(self) -> str:
         """The canonical problem; raises ValueError for any bad setting."""
-        problem = get_task(self.task).canonical(self.text)
+        problem = self.run_task().canonical(self.text)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}")
         check_budget(self.strategy, int(self.budget))
-        Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed)
+        Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed,
+                 chain_tokens=self.chain_tokens)
         if self.scorer is not None and self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}")
         if not 0 <= self.c <= MAX_C:
@@ -153,7 +161,7 @@ class RunSpec:
         result = solve(self.text, self.strategy, int(self.budget), policy=policy,
                        temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
                        tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
-                       task=self.task)
+                       task=self.run_task(), chain_tokens=self.chain_tokens)
         if self.model is not None:
             result.config["model"] = dict(self.model)
         result.config["run_spec"] = self.settings()
@@ -363,6 +371,9 @@ def _worker_main(path: str, device: Optional[str], threads: int, requests, out,
     slots = threading.Semaphore(at_once)
 
     def search(rid: int, spec: RunSpec, stop: threading.Event) -> None:
+        from search.models.backends import configure_local
+        configure_local(policy, spec.run_task(), path)  # the task's answer stop, the style
+
         def publish(events: list) -> None:  # each batch as it lands
             out.put(("events", rid, events))
 

@@ -34,18 +34,35 @@ from ui.common import MODEL_SPEC, bind, one_of, set_url, text
 
 CHOICE, FOLDER, BASE_URL, SERVED, KEY_ENV = ("model_choice", "model_folder", "model_base_url",
                                              "model_served", "model_key_env")
+REAL = "model_real"  # the key of the real model picked (search.models.catalog)
 PICK_ERROR = "model_pick_error"  # session state: the last Load/Connect's one-line error
 FROM_LINK = "model_from_link"  # session state: the fields were filled by a link, not yet used
 URL_DONE = "_url_loaded_model"
-CHOICES = {"bundled": N_("Bundled (task's model)"), "hf": N_("Local folder"),
-           "openai": N_("Server (OpenAI-compatible)")}
+CHOICES = {"bundled": N_("Bundled (task's model)"), "real": N_("Real model (installed)"),
+           "hf": N_("Local folder"), "openai": N_("Server (OpenAI-compatible)")}
+KIND_LABELS = {"instruct": N_("instruct"), "base": N_("base")}
 URL_KEYS = ("backend", "base_url", "model")  # query parameters (never a key)
 MAX_FIELD = 500
 
 
 def _defaults() -> dict:
     from search.models.trust import default_key_var
-    return {CHOICE: "bundled", FOLDER: "", BASE_URL: "", SERVED: "", KEY_ENV: default_key_var()}
+    return {CHOICE: "bundled", FOLDER: "", BASE_URL: "", SERVED: "", KEY_ENV: default_key_var(),
+            REAL: ""}
+
+
+def _real_spec(key: str):
+    """The hf ModelSpec of the installed real model ``key`` (its GGUF file), or an unchecked
+    blank hf spec when it is unknown or not installed."""
+    from search.models.backends import ModelSpec
+    from search.models.catalog import installed_models
+    for m in installed_models():
+        if m.key == key:
+            try:
+                return ModelSpec("hf", model=str(m.path()))
+            except OSError:
+                break
+    return ModelSpec("hf", model="")
 
 
 def typed_spec():
@@ -55,6 +72,8 @@ def typed_spec():
     choice = ss.get(CHOICE, "bundled")
     if choice == "hf":
         return ModelSpec("hf", model=ss.get(FOLDER, ""))
+    if choice == "real":
+        return _real_spec(ss.get(REAL, ""))
     if choice == "openai":
         return ModelSpec("openai", model=ss.get(SERVED, ""), base_url=ss.get(BASE_URL, ""),
                          api_key_env=ss.get(KEY_ENV, "") or _defaults()[KEY_ENV])
@@ -175,13 +194,18 @@ def model_picker() -> None:
     choice = st.radio(_("Model"), list(CHOICES), format_func=lambda c: _(CHOICES[c]), **kw,
                       label_visibility="collapsed",
                       help=_("Bundled: the small model trained for the task (the free-form "
-                             "task has none). Local folder: any Hugging Face causal LM on this "
-                             "machine. Server: an OpenAI-compatible completions endpoint "
+                             "task has none). Real model: a pretrained model an installed "
+                             "package ships (SmolLM2, Gemma 3), one click. Local folder: any "
+                             "Hugging Face causal LM folder or .gguf file on this machine. "
+                             "Server: an OpenAI-compatible completions endpoint "
                              "(vLLM, SGLang, llama.cpp, transformers serve)."))
     if choice == "hf":
         st.text_input(_("Model folder"), **bind(FOLDER), placeholder="/path/to/model",
-                      help=_("A folder with config.json, the weights and the tokenizer."))
+                      help=_("A folder with config.json, the weights and the tokenizer, or a "
+                             ".gguf file (or a folder holding one)."))
         st.button(_("Load"), on_click=_connect, key="model_load", icon=":material/upload:")
+    elif choice == "real":
+        real_models()
     elif choice == "openai":
         st.text_input(_("Server URL"), **bind(BASE_URL), placeholder="http://127.0.0.1:8000/v1",
                       help=_("The server's OpenAI API root, ending in /v1."))
@@ -199,7 +223,7 @@ def model_picker() -> None:
                 icon=":material/link:")
     if ss.get(PICK_ERROR):  # typed text inside: shown as text (md), never as markup or links
         st.error(common.md(ss[PICK_ERROR]))
-    elif choice != "bundled" and not _in_use(typed_spec()):
+    elif choice not in ("bundled", "real") and not _in_use(typed_spec()):
         st.caption(_("Not in use yet: press Load.") if choice == "hf" else
                    _("Not in use yet: press Connect."))
 
@@ -251,13 +275,44 @@ def connect_line(spec) -> Optional[str]:
         url=spec.base_url, model=spec.model, how=how)
 
 
+def _use_real(key: str) -> None:
+    st.session_state[REAL] = key
+    _connect()
+
+
+def real_model_line(m) -> str:
+    """What a real model is, in one line: kind, parameters, licence."""
+    return _("{kind} · {params} M parameters · {licence}").format(
+        kind=_(KIND_LABELS.get(m.kind, m.kind)), params=round(m.parameters / 1e6),
+        licence=m.licence)
+
+
+def real_models() -> None:
+    """The real models installed packages provide, each a one-click Use button with what it
+    is (instruct or base, parameters, licence, what it can do); a line saying how to install
+    them when there is none."""
+    from search.models.catalog import installed_models
+    models = installed_models()
+    if not models:
+        st.caption(_("No real model is installed. Install SmolLM2-135M-Instruct with: "
+                     "pip install -r requirements-real.txt"))
+        return
+    for m in models:
+        in_use = _in_use(_real_spec(m.key)) if st.session_state.get(REAL) == m.key else False
+        st.button(_("Use {model}").format(model=m.label), key=f"real_{m.key}",
+                  on_click=_use_real, args=(m.key,), disabled=in_use,
+                  icon=":material/check:" if in_use else ":material/download_done:",
+                  width="stretch")
+        st.caption(f"{real_model_line(m)}. {_(m.about)}")
+
+
 def pending_note() -> Optional[str]:
     """One line for the page when the sidebar shows a local folder or a server that is not in
     use (Load/Connect not pressed, or it failed): runs would use another model than the one
     on screen. None when the picked choice is the one in use."""
     ss = st.session_state
     choice = ss.get(CHOICE, "bundled")
-    if choice == "bundled" or _in_use(typed_spec()):
+    if choice in ("bundled", "real") or _in_use(typed_spec()):
         return None
     spec = common.model_spec()
     using = _("the bundled model") if spec.backend == "bundled" else spec.label()

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import textwrap
 from functools import lru_cache
 from typing import Collection, Iterable, Mapping, Optional, Sequence
@@ -170,6 +171,26 @@ def label_chars(depth: int, width: int = WIDTH_HINT, char_px: float = CHAR_PX) -
     return max(4, min(MAX_LABEL_CHARS, int((ELBOW * column_px - 6) / char_px)))
 
 
+# An equation a sentence computes: numbers and operators, "=", a number ("12 - 5 = 7").
+_EQUATION = re.compile(r"(?<![\w.])(?:[-(]*\d[\d.,]*\)*\s*[-+*/×÷x^]\s*)+[(]*\d[\d.,]*\)*"
+                       r"\s*=\s*-?\$?\d[\d.,]*(?:/\d+)?")
+
+
+def step_gist(text: str, max_chars: int) -> str:
+    """What a long step says in ``max_chars`` characters (issue 22 item 5): the text itself
+    when it fits; else the last equation it computes when one fits (``'Leo had 12 coins and
+    spent 5: 12 - 5 = 7.'`` -> ``'12 - 5 = 7'``); else its first words, cut at a word
+    boundary where one is near, with "…". The full text is on hover and in the inspector."""
+    one = " ".join(str(text).split())
+    if len(one) <= max_chars:
+        return one
+    eqs = [" ".join(m.group(0).split()).rstrip(".,") for m in _EQUATION.finditer(one)]
+    eqs = [e for e in eqs if len(e) <= max_chars]
+    if eqs:
+        return eqs[-1]
+    return short_label(one, max_chars)
+
+
 def short_label(text: str, max_chars: int) -> str:
     """``text`` on one line, cut to ``max_chars`` characters with a final "…" when longer.
     Only the first ``search.textcap.MAX_TEXT_CHARS`` characters are read (bounded work)."""
@@ -185,7 +206,7 @@ def fit_label(label, max_chars: int) -> str:
         text, tail = label
         tail = " ".join(str(tail).split())
         return f"{short_label(text, max(2, max_chars - len(tail) - 3))} · {tail}"
-    return short_label(label, max_chars)
+    return step_gist(label, max_chars)
 
 
 def hover_lines(text: str, width: int = HOVER_WIDTH, max_lines: int = HOVER_LINES) -> list[str]:

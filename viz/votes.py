@@ -22,6 +22,27 @@ NOTE_WIDTH = 48  # characters per note line: fits a figure in a narrow column (~
 # Pixels from the plot area's bottom to the first note line at 12 px ticks: the tick labels and
 # the x axis title "answer" end about 47 px below it (trial 17's Compare screenshot).
 NOTES_GAP_PX = 52
+# Answers on the x axis are cut to this many characters ("…"; whole on hover), and tilted 45°
+# when they are long or many; the notes then move down by the tilted labels' extra height, so
+# they never sit over a tick label whatever the answers' length (issue 22 item 5).
+TICK_CHARS = 14
+CHAR_EM = 0.62  # a tick label character's width, in font sizes (plotly's default font)
+AXIS_PX = 360   # the narrowest plot width the tally is drawn at (a page column), px
+
+
+def tick_layout(answers: Sequence[str], font_px: float) -> tuple[list[str], int, float]:
+    """(tick texts, tick angle in degrees, extra px the tick labels need below the default
+    gap): each answer cut to ``TICK_CHARS`` characters; labels tilted -45° when one is over 4
+    characters or they would not fit side by side in ``AXIS_PX``; the extra is the tilted
+    labels' height (diagonal of the longest: (chars x ``CHAR_EM`` + 1) font px x sin 45°)
+    beyond one line (1.2 font px)."""
+    ticks = [a if len(a) <= TICK_CHARS else a[:TICK_CHARS - 1].rstrip() + "…" for a in answers]
+    longest = max((len(t) for t in ticks), default=0)
+    crowded = len(ticks) * (longest + 1) * CHAR_EM * font_px > AXIS_PX
+    if longest <= 4 and not crowded:
+        return ticks, 0, 0.0
+    tilted = (longest * CHAR_EM + 1) * font_px * 0.7072
+    return ticks, -45, max(0.0, tilted - 1.2 * font_px)
 # The notes that name the right answer's colour, by ``TreeStyle.correct_name``: (some right,
 # none of the right voted, gold voted, gold without votes).
 COLOUR_NOTES = {
@@ -122,7 +143,9 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         notes.append(_("Tie rule: {rule}").format(rule=_(tie_rule)))
     # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
     # Each is cut first (search.textcap): textwrap is quadratic in one long word (an answer).
-    gap = round(NOTES_GAP_PX * f)
+    ticks, angle, extra = tick_layout(answers, s.legend_px)
+    extra = round(extra)
+    gap = round(NOTES_GAP_PX * f) + extra
     lines = [html.escape(l, quote=False)  # plotly text is HTML; quotes need no escaping
              for note in notes for l in textwrap.wrap(cut(note), width)]
     annotations = [dict(text="<br>".join(lines),
@@ -136,13 +159,16 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
                                 showarrow=False, font=dict(size=round(14 * f), color="#888")))
     axis_font = dict(size=s.legend_px)
     layout = dict(
-        height=round(height * f) + round(10 * f) + line_px * len(lines),
-        margin=dict(l=10, r=10, t=round(30 * f), b=round(70 * f) + line_px * len(lines)),
+        height=round(height * f) + round(10 * f) + line_px * len(lines) + extra,
+        margin=dict(l=10, r=10, t=round(30 * f),
+                    b=round(70 * f) + line_px * len(lines) + extra),
         plot_bgcolor="white",
         title=dict(text=_("weighted vote tally") if weighted else _("vote tally"),
                    font=dict(size=round(14 * f))),
         xaxis=dict(type="category", title=dict(text=_("answer"), font=axis_font),
-                   tickfont=axis_font),
+                   tickfont=axis_font, tickangle=angle,
+                   tickvals=[html.escape(a, quote=False) for a in answers],
+                   ticktext=[html.escape(t, quote=False) for t in ticks]),
         # Whole votes only (no "0.5 votes" tick); weights at 1-2-5 steps.
         yaxis=dict(title=dict(text=_("weight") if weighted else _("votes"), font=axis_font),
                    gridcolor="#eee", rangemode="tozero", tickfont=axis_font,

@@ -25,8 +25,9 @@ class ModelSpec:
     """The model of a run, by name.
 
     backend: ``"bundled"`` (the task's bundled model, or the folder ``THOUGHTSCOPE_MODEL_<TASK>``
-        names), ``"hf"`` (a local Hugging Face causal LM folder, or a hub id already in the
-        local cache: ``model``), ``"openai"`` (a server at ``base_url`` serving ``model``).
+        names), ``"hf"`` (a local Hugging Face causal LM folder, a ``.gguf`` file or a folder
+        holding one, or a hub id already in the local cache: ``model``), ``"openai"`` (a
+        server at ``base_url`` serving ``model``).
     model: the folder (hf) or the served model name (openai); ignored for bundled.
     base_url: the server's OpenAI API root, e.g. ``http://127.0.0.1:8000/v1`` (openai only).
     api_key_env: name of the environment variable holding the server's API key (openai only;
@@ -95,8 +96,12 @@ _LOCK = threading.Lock()
 
 def load_policy(spec: ModelSpec = ModelSpec(), task=None):
     """The Policy that ``spec`` names for ``task`` (a Task or registry name; None: arithmetic),
-    stopping steps at the task's ``step_delimiter``; cached per (spec, delimiter) for the
-    process, so a page rerun or a second run costs no loading.
+    stopping steps at the task's ``step_delimiter``; cached per (spec, delimiter, task) for the
+    process, so a page rerun or a second run costs no loading. A local model ends a whole
+    chain at its first answer step for a task with ``chain_ends_at_answer`` (free-form:
+    ``HFPolicy.chain_stop = task.is_terminal``: a base model
+    that never stops costs what an instruct model does) and carries the validated prompt style
+    of a known real model (``search.models.catalog``; ``HFPolicy.prompt_style``).
 
     Raises BackendSettingsError (one line) for settings that cannot work: an unknown backend,
     a folder without a model, an unreachable server, a model name the server does not serve;
@@ -115,7 +120,7 @@ def load_policy(spec: ModelSpec = ModelSpec(), task=None):
             return load_bundled(spec.device, task=t)
         except OSError as e:
             raise BackendSettingsError(str(e).splitlines()[0] if str(e) else repr(e)) from None
-    key = (spec, t.step_delimiter)
+    key = (spec, t.step_delimiter, t.name)
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
@@ -130,19 +135,42 @@ def load_policy(spec: ModelSpec = ModelSpec(), task=None):
 
 
 def _load_hf(spec: ModelSpec, task):
-    from search.models.hf import HFPolicy
+    from search.models.hf import HFPolicy, gguf_location
     path = Path(spec.model).expanduser()
     if not path.exists():
         raise BackendSettingsError(f"no model folder at {spec.model} (give a local folder with "
-                                   "config.json and weights)")
-    if not (path / "config.json").is_file():
-        raise BackendSettingsError(f"{spec.model} holds no config.json: not a Hugging Face "
-                                   "model folder")
+                                   "config.json and weights, or a .gguf file)")
+    if path.is_file() and gguf_location(path) is None:
+        raise BackendSettingsError(f"{spec.model} is a file but not a .gguf model: give a "
+                                   "Hugging Face model folder or a .gguf file")
+    if path.is_dir() and not (path / "config.json").is_file() and gguf_location(path) is None:
+        raise BackendSettingsError(f"{spec.model} holds no config.json and no .gguf file: not "
+                                   "a Hugging Face model folder")
     try:
-        return HFPolicy(path, device=spec.device, step_delimiter=task.step_delimiter)
+        policy = HFPolicy(path, device=spec.device, step_delimiter=task.step_delimiter)
+    except ImportError as e:  # a .gguf file without the gguf package
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise BackendSettingsError(f"could not load {spec.model}: {first} (pip install -r "
+                                   "requirements-real.txt)") from None
     except (OSError, ValueError, KeyError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise BackendSettingsError(f"could not load the model in {spec.model}: {first}") from None
+    return configure_local(policy, task, path)
+
+
+def configure_local(policy, task, path) -> "object":
+    """Give a local ``HFPolicy`` of ``task`` (loaded from ``path``) what the task and the
+    catalogue say: ``chain_stop = task.is_terminal`` for a task whose chains end at their first
+    answer step (``chain_ends_at_answer``), else None; and, for a known real model
+    (``search.models.catalog.model_for_path``), its name and validated ``prompt_style``.
+    Returns ``policy``. Used by ``load_policy`` and by the app's inference worker process."""
+    from search.models.catalog import model_for_path
+    policy.chain_stop = task.is_terminal if getattr(task, "chain_ends_at_answer", False) \
+        else None
+    known = model_for_path(path)
+    if known is not None:
+        policy.name, policy.prompt_style = known.label, known.prompt_style
+    return policy
 
 
 def forget(spec: Optional[ModelSpec] = None) -> None:

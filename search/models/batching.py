@@ -81,6 +81,9 @@ class Request:
         self.alive = torch.arange(B, device=dev)  # original row index of each active row
         self.state = torch.zeros(B, dtype=torch.long, device=dev)  # delimiter automaton
         self.stepped = torch.zeros(B, dtype=torch.bool, device=dev)
+        # Whole chains end at their first answer step when the policy has a chain_stop.
+        self.answer_stop = getattr(policy, "chain_stop", None) if stop == "chain" else None
+        self.step_start = [0] * B
         self.tok_buf = torch.full((B, max_new_tokens), -1, dtype=torch.long, device=dev)
         self.lp_buf = torch.zeros((B, max_new_tokens), dtype=torch.float32, device=dev)
         self.step = 0
@@ -119,6 +122,10 @@ class Request:
             self.state, hit = p._automaton.step(self.state, nxt)
             self.stepped[self.alive] = hit
             done |= hit
+        elif self.answer_stop is not None:
+            self.state, ended = p._answer_steps(self.state, nxt, self.alive, s, self.tok_buf,
+                                                self.step_start, self.stepped, self.answer_stop)
+            done |= ended
         keep = (~done).nonzero()[:, 0]
         if keep.numel() == 0 or s == self.max_new_tokens - 1:
             self.result = p._outputs(self.enc, self.n, self.stop, self.tok_buf, self.lp_buf,
@@ -126,7 +133,7 @@ class Request:
             return None
         if keep.numel() < self.alive.numel():
             self.alive = self.alive[keep]
-            if self.stop == "step":
+            if self.stop == "step" or self.answer_stop is not None:
                 self.state = self.state[keep]
         self.step += 1
         return keep, nxt[keep]

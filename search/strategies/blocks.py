@@ -20,22 +20,26 @@ from search.tree import SearchTree
 ShouldStop = Optional[Callable[[], bool]]
 
 MAX_DEPTH_CAP = 16
+MAX_CHAIN_TOKENS = 8192  # the most tokens a whole chain may be given (chain_tokens)
 # Token caps per sampled step / whole chain are the task's (``Task.step_tokens``,
 # ``Task.chain_tokens``; arithmetic: 24 and 120).
 
 
 def task_of(tree: SearchTree) -> Task:
-    """The Task of the tree's problem (``tree.task``, a registry name)."""
-    return get_task(tree.task)
+    """The Task of the tree's problem: the instance the run was given (``check_tree`` keeps it,
+    e.g. a free-form task with the user's prompt style), else the registry's ``tree.task``."""
+    t = getattr(tree, "task_obj", None)
+    return t if t is not None and t.name == tree.task else get_task(tree.task)
 
 
 def check_tree(tree: Optional[SearchTree], problem: str, task: Task) -> SearchTree:
     """The tree a strategy grows: ``tree`` when given (ValueError unless it holds ``problem``
     of ``task``), else a new ``SearchTree(problem, task.name)``."""
     if tree is None:
-        return SearchTree(problem, task.name)
+        tree = SearchTree(problem, task.name)
     if tree.problem != problem or tree.task != task.name:
         raise ValueError("the tree given belongs to another problem or task")
+    tree.task_obj = task  # the run's own instance (its prompt style), read by task_of
     return tree
 
 
@@ -44,11 +48,15 @@ class Sampling:
     """Sampling settings shared by all strategies. temperature in [0, 5] (0 = greedy; a
     temperature too small to divide logits by samples as greedy, see ``HFPolicy._choose``),
     top_p in (0, 1], seed any int. ``max_depth`` caps the number of steps in a chain (1..16).
-    Raises ValueError (one line) for anything else, NaN and infinities included."""
+    ``chain_tokens``: the most tokens one whole chain may generate (1..8192; None: the task's
+    ``chain_tokens``); a chain cut there ends with ``finish="length"`` and abstains unless it
+    already answered. Raises ValueError (one line) for anything else, NaN and infinities
+    included."""
     temperature: float = 0.8
     top_p: float = 1.0
     seed: int = 0
     max_depth: int = 8
+    chain_tokens: Optional[int] = None
 
     def __post_init__(self):
         try:
@@ -61,23 +69,50 @@ class Sampling:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if not (1 <= self.max_depth <= MAX_DEPTH_CAP):
             raise ValueError(f"max_depth must be in [1, {MAX_DEPTH_CAP}], got {self.max_depth}")
+        if self.chain_tokens is not None and (
+                isinstance(self.chain_tokens, bool) or not isinstance(self.chain_tokens, int)
+                or not 1 <= self.chain_tokens <= MAX_CHAIN_TOKENS):
+            raise ValueError(f"the token cap per chain must be an integer in "
+                             f"[1, {MAX_CHAIN_TOKENS}], got {self.chain_tokens}")
         self.temperature, self.top_p = t, p
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The settings as JSON-ready fields (``chain_tokens`` only when set, so runs saved
+        before it existed compare equal)."""
+        d = asdict(self)
+        if d["chain_tokens"] is None:
+            del d["chain_tokens"]
+        return d
+
+
+def prompt_style(task: Task, policy=None) -> Optional[str]:
+    """The prompt style a run of ``task`` on ``policy`` uses: the task's own setting
+    (``Task.prompt_style``), else the style validated for the policy's model
+    (``policy.prompt_style``, ``search.models.catalog``), else the task's first style; None for a
+    task without ``prompt_styles``."""
+    styles = tuple(getattr(task, "prompt_styles", ()) or ())
+    if not styles:
+        return None
+    for s in (getattr(task, "prompt_style", None), getattr(policy, "prompt_style", None)):
+        if s in styles:
+            return s
+    return styles[0]
 
 
 def prompt_text(task: Task, problem: str, policy=None) -> str:
     """The text a policy is conditioned on before the first step: the task's chat messages
     (``Task.chat_messages``) rendered with the policy's chat template (``render_chat``) when
-    both exist, else ``task.prompt(problem)``."""
-    msgs = task.chat_messages(problem)
+    both exist, else ``task.prompt(problem)``; in the run's ``prompt_style`` for a task that
+    has prompt styles."""
+    style = prompt_style(task, policy)
+    kw = {"style": style} if style else {}
+    msgs = task.chat_messages(problem, **kw)
     render = getattr(policy, "render_chat", None) if msgs else None
     if render is not None:
         text = render(msgs)
         if text:
             return text
-    return task.prompt(problem)
+    return task.prompt(problem, **kw)
 
 
 def prefix_of(tree: SearchTree, node_id: int, policy=None) -> str:
@@ -135,7 +170,8 @@ def _sample(tree: SearchTree, policy: Policy, parents: list[int], n: int, sampli
     batch = policy.sample([prefix_of(tree, p, policy) for p in parents], n=n,
                           temperature=sampling.temperature, top_p=sampling.top_p,
                           seed=sampling.seed * 100_003 + call_index, stop=stop,
-                          max_new_tokens=task.step_tokens if stop == "step" else task.chain_tokens)
+                          max_new_tokens=task.step_tokens if stop == "step" else
+                          (sampling.chain_tokens or task.chain_tokens))
     tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
                 model_calls=1)
     return batch.outputs

@@ -140,10 +140,25 @@ class Task(ABC):
         subclass (one-line message) for input that is not a problem of this task or is over
         the task's size caps. Never evaluates the text as code."""
 
+    # Prompt styles a task offers (e.g. free-form: zero-shot, few-shot, custom); () for none.
+    # ``prompt_style`` None: the policy's validated style for its model, else the first.
+    prompt_styles: tuple = ()
+    prompt_style: Optional[str] = None
+    # Whether a local model ends a whole chain at its first answer step (``is_terminal``).
+    chain_ends_at_answer: bool = False
+
     def prompt(self, problem: str) -> str:
         """The text the policy is conditioned on for a canonical problem; it ends with
-        ``step_delimiter`` (default: the problem and the delimiter)."""
+        ``step_delimiter`` (default: the problem and the delimiter). A task with
+        ``prompt_styles`` also takes ``style=``."""
         return problem + self.step_delimiter
+
+    def with_prompt(self, style: Optional[str] = None, template: Optional[str] = None) -> "Task":
+        """This task with prompt ``style`` (one of ``prompt_styles``; None: the model's
+        validated default) and, for ``"custom"``, the user's ``template``: a new instance for a
+        task with prompt styles, ``self`` for one without (``style``/``template`` ignored).
+        Raises ValueError (one line) for an unknown style or a bad template."""
+        return self
 
     def chat_messages(self, problem: str) -> Optional[list]:
         """The problem as chat messages (``[{"role": "user", "content": ...}]``) for a model

@@ -13,13 +13,17 @@ Answers. ``extract_answer(step)`` reads, in this order:
 
 1. the content of the last ``\\boxed{...}`` (or ``\\fbox{...}``) in the step, with nested braces
    (``\\boxed{\\frac{1}{2}}`` -> ``1/2``); an unbalanced box is a failed answer (None, terminal);
-2. else the text after the last "The answer is" / "Final answer:" / "Answer:" (any case), to the
-   end of its line, without a trailing full stop;
+2. else the first sentence after the last "The answer is" / "Final answer:" / "Answer:" (any
+   case), on its line, without a trailing full stop;
 
 and ``final_answer(text)`` reads a whole completion the same way and, when neither marker is
-there, falls back to its last non-blank line (a chain that ended at end-of-text without a marked
-answer). A step with a marker is terminal (``is_terminal``); the last-line rule is for a finished
-chain only, since any line could be "the last".
+there, falls back to the number its final sentence states (``prose_number``: after its last
+``=``, else the number it starts with, else its last number; ``'So, Tom has 12 apples in
+total.'`` -> ``12``) or the math expression it is; a final sentence with neither (``"i'm ready
+to help"``) abstains (None). A step with a marker is terminal (``is_terminal``); the fallback is
+for a finished chain only, since any line could be "the last". A marked answer that is prose is
+read the same way (``'The answer is 12 apples.'`` -> ``12``); prose never goes to math-verify
+(``looks_like_math``: it would read ``'Tom has 12 apples'`` as ``12 a h m o s t``; issue 22).
 
 Canonical answers (one string per equivalence class, so votes pool; ``canonical_answer``):
 
@@ -27,16 +31,19 @@ Canonical answers (one string per equivalence class, so votes pool; ``canonical_
   ``1/2``, ``1e3``, optionally after ``$``/``\\$``) is read exactly with ``fractions.Fraction``
   and written as an integer (``"2125"``) or a reduced fraction (``"1/2"``, ``"-3/4"``);
 - otherwise ``math_verify.parse`` reads it (LaTeX such as ``\\frac{1}{2}``, ``\\sqrt{2}``, or an
-  expression; only text with a digit, backslash or operator is tried); a rational number it finds
+  expression; only text that ``looks_like_math`` is tried: a digit, backslash or operator and no
+  word of two letters or more but a few function names); a rational number it finds
   is written by the rule above (so ``0.5``, ``1/2`` and ``\\frac{1}{2}`` are all ``"1/2"``), any
   other SymPy object as ``sympy.latex(obj)`` (SymPy's automatic canonical form: ``x+1`` and
   ``1+x`` are both ``"x + 1"``, but two forms that need ``simplify`` do not pool);
 - an equation answers its last side (``x = 5``, ``6*7=42`` -> ``5``, ``42``); a relation or a
   truth value math-verify would evaluate (``2=3``, ``1<2``) is kept as text, never ``False``;
 - a number followed by ``%`` or by at most three words is that number (``"50%"``, ``"18
-  dollars"`` -> ``"50"``, ``"18"``: GSM8K golds are bare numbers);
-- otherwise the text itself, case-folded, with whitespace runs collapsed and a trailing full stop
-  dropped (``"Yes."`` and ``"yes"`` pool).
+  dollars"`` -> ``"50"``, ``"18"``: GSM8K golds are bare numbers); other prose is the number it
+  states (``prose_number``);
+- otherwise, for at most three words without a digit, the text itself, case-folded, with
+  whitespace runs collapsed and a trailing full stop dropped (``"Yes."`` and ``"yes"`` pool);
+  longer prose with no number is no answer (None). A gold given as text is kept as text.
 
 Correctness (``is_correct``) is wider than pooling: ``equivalent(gold, answer)`` is True when the
 canonical strings agree or ``math_verify.verify`` says the parsed values are equal.
@@ -109,6 +116,39 @@ INSTRUCTION = ("Reason step by step, with a blank line between steps, and put th
                "in \\boxed{}.")
 
 
+# Prompt styles (issue 22 item 2). "zero-shot": the question and INSTRUCTION; "few-shot": worked
+# examples in the task's step format (blank-line steps ending "The answer is N.") before the
+# question; "custom": the user's own template, "{question}" marking where the question goes.
+PROMPT_STYLES = ("zero-shot", "few-shot", "custom")
+QUESTION_SLOT = "{question}"
+MAX_TEMPLATE_CHARS = 4000
+# Worked examples written for this project (not drawn from any split of a problem set): one
+# addition, one multiplication, one two-step problem, each in the task's step format.
+FEW_SHOT_EXAMPLES = (
+    ("Anna has 3 red balls and 4 blue balls. How many balls does she have?",
+     ("Anna has 3 red balls and 4 blue balls.", "3 + 4 = 7.", "The answer is 7.")),
+    ("A pack has 5 cards. How many cards are in 6 packs?",
+     ("Each pack has 5 cards and there are 6 packs.", "5 * 6 = 30.", "The answer is 30.")),
+    ("Leo had 12 coins. He spent 5 and then found 2. How many coins does he have now?",
+     ("Leo had 12 coins and spent 5: 12 - 5 = 7.", "Then he found 2: 7 + 2 = 9.",
+      "The answer is 9.")),
+)
+
+
+def check_template(template: str) -> str:
+    """A user's prompt template, checked: text of at most ``MAX_TEMPLATE_CHARS`` characters
+    holding ``{question}`` exactly once (filled by plain replacement, never ``str.format`` or
+    evaluation). Raises FreeformError (one line) otherwise."""
+    if not isinstance(template, str) or not template.strip():
+        raise FreeformError("type a prompt template with {question} where the question goes")
+    if len(template) > MAX_TEMPLATE_CHARS:
+        raise FreeformError(f"the template is {len(template)} characters; at most "
+                            f"{MAX_TEMPLATE_CHARS}")
+    if template.count(QUESTION_SLOT) != 1:
+        raise FreeformError("the template must hold {question} exactly once")
+    return template
+
+
 class FreeformError(ProblemError):
     """A free-form question (or answer set) the task refuses; one-line message."""
 
@@ -154,8 +194,9 @@ def _marked(text: str) -> tuple[bool, Optional[str]]:
     hits = list(_ANSWER_IS.finditer(text))
     if not hits:
         return False, None
-    rest = text[hits[-1].end():].split("\n", 1)[0].strip()
-    return True, (rest or None)
+    rest = first_sentence(text[hits[-1].end():].split("\n", 1)[0])
+    rest = _CLAUSE_END.split(rest, 1)[0]  # "90, meaning there are 150 left": the first clause
+    return True, (rest.strip() or None)
 
 
 # -------------------------------------------------------------------------- canonical form
@@ -225,11 +266,76 @@ def _unwrap(s: str) -> str:
     return s.rstrip(".").strip()
 
 
+# A number inside prose: not glued to a letter, digit or point before it, nor to a letter after
+# it ("SmolLM2", "3rd" and "x2" hold none); thousands groups, decimals, a fraction a/b.
+_PROSE_NUMBER = re.compile(
+    r"(?<![\w.])[-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+(?![\d.]))?"
+    r"(?![A-Za-z\d])")
+# Words a math expression may hold besides one-letter variables (LaTeX commands are removed first).
+_MATH_WORDS = frozenset({"sin", "cos", "tan", "log", "ln", "exp", "sqrt", "pi", "frac", "cdot",
+                         "times", "div", "mod", "dfrac", "tfrac", "left", "right", "infty"})
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+_CLAUSE_END = re.compile(r",\s+(?=[A-Za-z])")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n")
+MAX_TEXT_ANSWER_WORDS = 3
+
+
+def looks_like_math(s: str) -> bool:
+    """Whether ``s`` may go to math-verify: it has a digit, backslash or operator and no word of
+    two or more letters outside LaTeX commands except a few function names (``sin``, ``log``,
+    ``pi``...). ``'x + 1'``, ``'\\frac{1}{2}'``, ``'2^{1/2}'`` are math; ``'Tom has 12 apples'``
+    is not (math-verify would read its letters as variables: ``'12 a h m o s t'``)."""
+    if not isinstance(s, str) or not _MATHY.search(s):
+        return False
+    rest = _LATEX_COMMAND.sub(" ", s)
+    return all(w.casefold() in _MATH_WORDS for w in _WORD.findall(rest))
+
+
+def prose_number(s: str) -> Optional[Fraction]:
+    """The number a sentence states (issue 22 item 4): after its last ``=`` when it has one
+    (``'7 + 5 = 12 apples'`` -> 12), the number it starts with (``'12 apples and 3 pears'``
+    -> 12), else its LAST number (``'So, Tom has 12 apples in total.'`` -> 12); units, words
+    and a ``$`` dropped. None when it states no number (``"i'm ready to help"``)."""
+    if not isinstance(s, str):
+        return None
+    s = s[:MAX_QUESTION_CHARS].replace("\u2248", "=")  # "4 * 7 ≈ 28" states 28 too
+    if "=" in s:
+        tail = s.rsplit("=", 1)[1]
+        if _PROSE_NUMBER.search(tail):
+            s = tail
+    body = s.strip().lstrip("$\\ ").replace("\u2212", "-")
+    found = list(_PROSE_NUMBER.finditer(body))
+    if not found:
+        return None
+    m = found[0] if found[0].start() == 0 else found[-1]
+    try:
+        return Fraction(m.group(0).replace(",", "").replace(" ", "").replace("\u2212", "-"))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def first_sentence(s: str) -> str:
+    """The text up to the end of its first sentence (``.``/``!``/``?``/``;`` then a space, or
+    a line end); a decimal point is no sentence end."""
+    return _SENTENCE_END.split(s.strip(), 1)[0] if isinstance(s, str) else ""
+
+
+def last_sentence(s: str) -> str:
+    """The last sentence of the last non-blank line of ``s`` ("" for blank text)."""
+    if not isinstance(s, str):
+        return ""
+    parts = [p for p in _SENTENCE_END.split(s.strip()) if p.strip()]
+    return parts[-1] if parts else ""
+
+
 def answer_value(text: Optional[str]):
     """The value of an answer: a ``Fraction`` for a plain number, a SymPy object for other math
-    (read by math-verify), a string (case-folded, whitespace collapsed) for anything else, or
-    None for a non-string or blank text. The first of these that applies wins (module docstring,
-    "Canonical answers")."""
+    (read by math-verify, only for text that ``looks_like_math``), the number a sentence states
+    (``prose_number``) for prose, a string (case-folded, whitespace collapsed) for a short text
+    answer of at most ``MAX_TEXT_ANSWER_WORDS`` words without a digit (``'Yes.'``), or None
+    (a non-string, blank text, or a longer sentence that states no number: an abstention). The
+    first of these that applies wins (module docstring, "Canonical answers")."""
     if not isinstance(text, str):
         return None
     text = head(text)  # bounded work: the first MAX_TEXT_CHARS characters (module docstring)
@@ -244,10 +350,17 @@ def answer_value(text: Optional[str]):
     num = _plain_number(s)
     if num is not None:
         return num
+    if not looks_like_math(s):  # prose: the number it states, a short text answer, or nothing
+        num = prose_number(s)
+        if num is not None:
+            return num
+        if not _MATHY.search(s) and len(s.split()) <= MAX_TEXT_ANSWER_WORDS:
+            return " ".join(s.split()).casefold()
+        return None
     rhs = _EQUATION.fullmatch(s)
     if rhs:  # "x = 5", "6*7 = 42": the answer is the value after the last "="
         return answer_value(rhs.group(1))
-    if len(s) <= MAX_ANSWER_CHARS and _MATHY.search(s):
+    if len(s) <= MAX_ANSWER_CHARS:
         obj = _mv_value(s)
         if obj is not None:
             try:
@@ -365,6 +478,8 @@ def parse_problem_jsonl(data: Union[str, bytes], max_problems: int = MAX_UPLOAD_
             raise UploadError(f"line {no}: 'answer' must be a finite number, got {a}")
         a = str(a)
         gold = gsm8k_gold(a) if GOLD_MARK in a else canonical_answer_text(a)
+        if gold is None and a.strip():  # a gold stated as text is kept as text, never dropped
+            gold = " ".join(_unwrap(a).split()).casefold() or None
         if gold is None:
             raise UploadError(f"line {no}: 'answer' is blank")
         try:
@@ -399,15 +514,27 @@ class FreeformTask(Task):
                     "'The answer is ...' or its last line.")
     train_recipe: dict = {}
 
+    prompt_styles = PROMPT_STYLES
+    chain_ends_at_answer = True  # a local model stops a chain at its first answer step
+
     def __init__(self, step_delimiter: str = "\n\n", data_dir: Optional[Path] = None,
-                 problem_set: Optional[str] = None):
+                 problem_set: Optional[str] = None, prompt_style: Optional[str] = None,
+                 template: Optional[str] = None):
         """``problem_set``: the default set (``BUILTIN`` or ``GSM8K``), or None: GSM8K when its
-        file is present, else the built-in word problems (module docstring). ValueError for
-        another name."""
+        file is present, else the built-in word problems (module docstring). ``prompt_style``:
+        one of ``PROMPT_STYLES`` or None (the model's validated default,
+        ``search.models.catalog``, else zero-shot); ``template``: the user's template for
+        ``"custom"`` (``check_template``). ValueError/FreeformError (one line) otherwise."""
         if not isinstance(step_delimiter, str) or not step_delimiter:
             raise ValueError("step_delimiter must be non-empty text")
         if problem_set not in (None, BUILTIN, GSM8K):
             raise ValueError(f"unknown problem set {problem_set!r}; choose {BUILTIN} or {GSM8K}")
+        if prompt_style is not None and prompt_style not in PROMPT_STYLES:
+            raise ValueError(f"unknown prompt style {prompt_style!r}; choose one of "
+                             f"{', '.join(PROMPT_STYLES)}")
+        if prompt_style == "custom":
+            template = check_template(template)
+        self.prompt_style, self.template = prompt_style, template
         self.step_delimiter = step_delimiter
         self.data_dir = Path(data_dir) if data_dir is not None else DATA_DIR
         self.default_set = problem_set
@@ -426,14 +553,59 @@ class FreeformTask(Task):
         """Case-folded question with whitespace collapsed (splits are disjoint in it)."""
         return " ".join(self.canonical(problem).split()).casefold()
 
-    def prompt(self, problem: str) -> str:
-        """Plain-text prompt for a model without a chat template: the question, the
-        instruction (``INSTRUCTION``) and a blank line (the step delimiter) before step 1."""
-        return f"Question: {problem}\n{INSTRUCTION}\n\nAnswer:{self.step_delimiter}"
+    def with_prompt(self, style: Optional[str] = None, template: Optional[str] = None
+                    ) -> "FreeformTask":
+        """A free-form task with the same delimiter and problem data in prompt ``style``
+        (``PROMPT_STYLES``; None: the model's validated default) and, for ``"custom"``, the
+        user's ``template`` (``check_template``); golds registered with ``remember`` are
+        shared. ValueError/FreeformError (one line) otherwise."""
+        if style is None and template is None:
+            return self
+        t = FreeformTask(self.step_delimiter, self.data_dir, problem_set=self.default_set,
+                         prompt_style=style, template=template)
+        t.__dict__.update({k: v for k, v in self.__dict__.items()
+                           if k not in ("prompt_style", "template")})  # shared problem data
+        return t
 
-    def chat_messages(self, problem: str) -> list:
-        """One user turn: the question, then ``INSTRUCTION`` (steps split by a blank line,
-        the final answer in ``\\boxed{}``); the policy's chat template renders it."""
+    def _style(self, style: Optional[str]) -> str:
+        style = style or self.prompt_style or "zero-shot"
+        if style not in PROMPT_STYLES:
+            raise ValueError(f"unknown prompt style {style!r}")
+        return "zero-shot" if style == "custom" and not self.template else style
+
+    def _fill(self, problem: str) -> str:
+        return self.template.replace(QUESTION_SLOT, problem)
+
+    def prompt(self, problem: str, style: Optional[str] = None) -> str:
+        """Plain-text prompt for a model without a chat template, ending with the step
+        delimiter before step 1. ``style`` (None: the task's ``prompt_style``, else zero-shot):
+        ``"zero-shot"``: the question, ``INSTRUCTION`` and ``Answer:``; ``"few-shot"``: each of
+        ``FEW_SHOT_EXAMPLES`` as ``Question: ...`` / ``Answer:`` and its blank-line steps, then
+        the question; ``"custom"``: the user's template with the question filled in."""
+        d, style = self.step_delimiter, self._style(style)
+        if style == "custom":
+            return self._fill(problem).rstrip("\n") + d
+        if style == "few-shot":
+            shots = "".join(f"Question: {q}\nAnswer:{d}{d.join(steps)}{d}"
+                            for q, steps in FEW_SHOT_EXAMPLES)
+            return f"{shots}Question: {problem}\nAnswer:{d}"
+        return f"Question: {problem}\n{INSTRUCTION}\n\nAnswer:{d}"
+
+    def chat_messages(self, problem: str, style: Optional[str] = None) -> list:
+        """Chat turns for the policy's chat template. ``"zero-shot"``: one user turn, the
+        question then ``INSTRUCTION`` (steps split by a blank line, the final answer in
+        ``\\boxed{}``); ``"few-shot"``: each of ``FEW_SHOT_EXAMPLES`` as a user turn and the
+        assistant's steps joined by the delimiter, then the question; ``"custom"``: one user
+        turn, the user's template with the question filled in."""
+        style = self._style(style)
+        if style == "custom":
+            return [{"role": "user", "content": self._fill(problem)}]
+        if style == "few-shot":
+            msgs = []
+            for q, steps in FEW_SHOT_EXAMPLES:
+                msgs += [{"role": "user", "content": q},
+                         {"role": "assistant", "content": self.step_delimiter.join(steps)}]
+            return msgs + [{"role": "user", "content": problem}]
         return [{"role": "user", "content": f"{problem}\n\n{INSTRUCTION}"}]
 
     # steps and answers
@@ -462,8 +634,13 @@ class FreeformTask(Task):
         has, raw = _marked(text)
         if has:
             return canonical_answer_text(raw)
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        return canonical_answer_text(lines[-1]) if lines else None
+        last = last_sentence(text)
+        if not last:
+            return None
+        if looks_like_math(last) or _plain_number(_unwrap(last)) is not None:
+            return canonical_answer_text(last)
+        num = prose_number(last)  # never a sentence as text: the number it states, or nothing
+        return fmt_fraction(num) if num is not None else None
 
     def canonical_answer(self, text: Optional[str]) -> Optional[str]:
         """``canonical_answer_text`` (module docstring, "Canonical answers")."""
