@@ -64,11 +64,12 @@ def inference_flops(parameters: float, prompt_tokens: float, generated_tokens: f
     """FLOPs of answering one query: the policy's 2 N x (``chains`` x ``prompt_tokens`` +
     ``generated_tokens``) (generated tokens summed over the chains; each chain reads the
     prompt) and, counted apart, a verifier's 2 N_v x ``verifier_tokens`` (tokens it read, all
-    chains). Kaplan et al. 2020, Table 1 (forward pass ~2N FLOPs per token).
+    chains). Kaplan et al. 2020, Table 1 (forward pass ~2N FLOPs per token). Token counts may
+    be numpy arrays (one per problem); the results then are arrays too.
     Returns {"policy", "verifier", "total"} in FLOPs. ValueError for a negative count."""
     vals = (parameters, prompt_tokens, generated_tokens, chains, verifier_parameters,
             verifier_tokens)
-    if any(v < 0 for v in vals):
+    if any(np.any(np.asarray(v) < 0) for v in vals):
         raise ValueError("counts must be >= 0")
     pol = 2.0 * parameters * (chains * prompt_tokens + generated_tokens)
     ver = 2.0 * verifier_parameters * verifier_tokens

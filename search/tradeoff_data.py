@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -36,7 +37,7 @@ CKPT_DIR = ROOT / "weights" / "arith-ckpt"
 # The bundled model, trained by the same recipe and seed as the last checkpoint: where the
 # last checkpoint's folder holds a card but no weights, its card names this folder.
 BUNDLED = ROOT / "weights" / "arith-gpt2-tiny"
-MEASURE = dict(problems=200, n=32, temperature=0.8, top_p=1.0, seed=0)
+MEASURE = dict(problems=200, n=16, temperature=0.8, top_p=1.0, seed=0)
 # name -> (pool_curve kind, chain scores, uses the ORM)
 STRATEGIES = {"maj": ("maj", "confidence", False),
               "best_conf": ("best", "confidence", False),
@@ -265,3 +266,32 @@ def report(split: str = "heldout", target: Optional[float] = None, draws: int = 
         "two_students": students,
         "stops_paying": T.stops_paying(grid),
     }
+
+
+def view(level: Optional[int] = None, target: Optional[float] = None, queries: float = 1.0,
+         draws: int = 300, split: str = "heldout", root: str = str(CKPT_DIR),
+         surface_points: int = 40) -> dict:
+    """Everything the Train-vs-test page and the lesson show, computed (no drawing): for
+    difficulty bin ``level`` (None: all) on ``split`` at accuracy ``target`` (None: the
+    default chosen on validation) and ``queries`` queries.
+
+    Returns {"grid", "target", "names", "train", "curves": per checkpoint its staircase
+    [(FLOPs, accuracy)], "inference_axis", "surface" [C, surface_points], "frontier",
+    "rate" (exchange_rate), "interval" (bootstrap_rate), "ways", "cheapest" (at ``queries``),
+    "students" (two_students: B reaches what A gets with one chain; or None), "stops" (stops_paying), "problems"}."""
+    from search import tradeoff as T
+    grid = load_grid(split, root).level(level)
+    t = default_target(root) if target is None else float(target)
+    acc, fl = grid.means()
+    curves = [T.staircase(acc[c], fl[c]) for c in range(len(grid.checkpoints))]
+    lo, hi = float(fl.min()), float(fl.max())
+    axis = np.logspace(math.log10(lo), math.log10(hi), surface_points)
+    ws = T.ways(grid, t)
+    return {"grid": grid, "target": t, "names": [c["name"] for c in grid.checkpoints],
+            "train": grid.train.tolist(), "curves": curves, "inference_axis": axis.tolist(),
+            "surface": T.accuracy_surface(grid, axis), "frontier": T.frontier(grid, t),
+            "rate": T.exchange_rate(grid, t), "interval": T.bootstrap_rate(grid, t, draws=draws),
+            "ways": ws, "cheapest": T.cheapest(ws, queries),
+            "students": T.two_students(grid), "stops": T.stops_paying(grid),
+            "problems": int(grid.acc.shape[-1]),
+            "one_chain": [float(acc[c, 0, 0]) for c in range(len(grid.checkpoints))]}

@@ -57,10 +57,11 @@ PAGES = [
     ("pages/voting_lab.py", N_("Voting lab"), ":material/how_to_vote:"),
     ("pages/verifiers.py", N_("Verifiers"), ":material/fact_check:"),
     ("pages/compare.py", N_("Compare"), ":material/compare_arrows:"),
+    ("pages/tradeoff.py", N_("Train vs test"), ":material/balance:"),
     ("pages/mcts_steps.py", N_("Step by step"), ":material/timeline:"),
     ("pages/history.py", N_("History"), ":material/history:"),
 ]
-NO_MODEL_PAGES = {"voting_lab"}  # url paths of pages that never load the model
+NO_MODEL_PAGES = {"voting_lab", "tradeoff"}  # url paths of pages that never load the model
 _frame = threading.local()  # one script thread per session run
 
 # ------------------------------------------------------------------------------ language

@@ -1,7 +1,7 @@
 """Checkpoints of the bundled arithmetic policy along one training run (training budgets).
 
 Rebuild them (one run of the bundled recipe, ``search.models.train``, 1600 steps x 128, seed
-1234; snapshots at 1/16, 1/8, 3/16, 1/4, 3/8, 1/2, 3/4 and all of the steps)::
+1234; snapshots at 1/32, 1/16, 3/32, 1/8, 3/16, 1/4, 3/8, 1/2, 3/4 and all of the steps)::
 
     OMP_NUM_THREADS=1 nice python -m search.models.checkpoints
 
@@ -32,8 +32,8 @@ from search.tasks import get_task
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = ROOT / "weights" / "arith-ckpt"
-FRACTIONS = (Fraction(1, 16), Fraction(1, 8), Fraction(3, 16), Fraction(1, 4), Fraction(3, 8),
-             Fraction(1, 2), Fraction(3, 4), Fraction(1))
+FRACTIONS = (Fraction(1, 32), Fraction(1, 16), Fraction(3, 32), Fraction(1, 8), Fraction(3, 16),
+             Fraction(1, 4), Fraction(3, 8), Fraction(1, 2), Fraction(3, 4), Fraction(1))
 
 
 def fraction_dir(f: Fraction) -> str:
