@@ -341,27 +341,39 @@ def snell_ratio(way: dict, queries: float) -> float:
 def two_students(grid: Grid, target: Optional[float] = None) -> Optional[dict]:
     """The two students of the lesson.
 
-    A, trained more and answers at once: the most-trained checkpoint, one chain (the first
-    strategy at the smallest budget, maj@1). The target is A's accuracy unless given.
-    B, trained less and thinks more: the least-trained checkpoint that reaches the target at
-    some measured budget, by its cheapest such way (:func:`ways`).
+    A, trained more and answers at once: the most-trained checkpoint with one chain (the first
+    strategy at the smallest budget, maj@1). B, trained less and thinks more: the least-trained
+    checkpoint that reaches the target at some measured budget, by its cheapest such way
+    (:func:`ways`). The target, unless given, is A's accuracy; when no less-trained checkpoint
+    reaches that within the measured budgets, it is the best accuracy any of them reaches
+    (A, answering at once, still reaches it), so the two always tie in accuracy at least.
     Returns {"target", "a", "b", "crossover": Q where they cost the same, "winner_at":
-    {Q: "a"|"b"} at 1 and 10^6 queries} or None if B is A (nothing trained less reaches it)."""
+    {Q: "a"|"b"} at 1 and 10^6 queries, "lowered": whether the target fell below A's} or None
+    when there is no less-trained checkpoint (or a given target no other one reaches)."""
     acc, fl = grid.means()
     last = int(np.argmax(grid.train))
-    t = float(acc[last, 0, 0]) if target is None else float(target)
+    a_acc = float(acc[last, 0, 0])
     ck = grid.checkpoints[last]
     a = {"checkpoint": last, "name": ck["name"], "strategy": grid.strategies[0],
          "k": int(grid.ks[0]), "train": float(ck["training_flops"]),
-         "inference": float(fl[last, 0, 0]), "verifier": float(grid.verifier_flops[last, 0, 0].mean()),
+         "inference": float(fl[last, 0, 0]),
+         "verifier": float(grid.verifier_flops[last, 0, 0].mean()),
          "tokens": float(grid.tokens[last, 0, 0].mean()),
-         "training_tokens": float(ck["training_tokens"]), "accuracy": float(acc[last, 0, 0])}
+         "training_tokens": float(ck["training_tokens"]), "accuracy": a_acc}
+    others = [c for c in range(len(grid.checkpoints)) if c != last]
+    if not others:
+        return None
+    t, lowered = (a_acc if target is None else float(target)), False
     ws = [w for w in ways(grid, t) if w["checkpoint"] != last]
+    if not ws and target is None:
+        t, lowered = min(a_acc, max(float(acc[c].max()) for c in others)), True
+        ws = [w for w in ways(grid, t) if w["checkpoint"] != last]
     if not ws:
         return None
     b = ws[0]
     win = {q: ("a" if total_compute(a, q) <= total_compute(b, q) else "b") for q in (1, 10 ** 6)}
-    return {"target": t, "a": a, "b": b, "crossover": crossover(a, b), "winner_at": win}
+    return {"target": t, "a": a, "b": b, "crossover": crossover(a, b), "winner_at": win,
+            "lowered": lowered}
 
 
 def stops_paying(grid: Grid, min_gain: float = 0.01) -> list[dict]:

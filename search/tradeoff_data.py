@@ -261,6 +261,13 @@ def report(split: str = "heldout", target: Optional[float] = None, draws: int = 
                                               rate["inference"])),
             "jones2021_board_games": "each 10x of training compute replaces ~15x of "
                                      "test-time compute"},
+        # reported, not chosen: the rate at every target from 0.05 to 0.95 (NaN where fewer
+        # than two checkpoints enter the fit)
+        "exchange_rate_by_target": {
+            f"{x:.2f}": {"per_10x_training": r["rate"],
+                         "fitted_checkpoints": [grid.checkpoints[i]["name"] for i in r["points"]]}
+            for x in np.round(np.arange(0.05, 0.96, 0.05), 2)
+            for r in [T.exchange_rate(grid, float(x))]},
         "frontier": T.frontier(grid, t),
         "ways": T.ways(grid, t),
         "two_students": students,

@@ -262,3 +262,15 @@ def test_envelope_at_inverts_min_inference(g):
         for x in fl[c].ravel():
             best = max(a for a, f2 in zip(acc[c].ravel(), fl[c].ravel()) if f2 <= x)
             assert T.envelope_at(acc[c], fl[c], [x])[0] == pytest.approx(best)
+
+
+def test_two_students_lower_the_target_to_what_the_less_trained_reach():
+    # nothing trained less reaches A's 0.6; the best of them is 0.5 (checkpoint 1, 4 chains)
+    acc = [[[0.1, 0.2, 0.3]], [[0.3, 0.4, 0.5]], [[0.6, 0.7, 0.75]]]
+    fl = [[[1e6, 2e6, 4e6]]] * 3
+    st_ = T.two_students(make_grid(acc, fl, [1e9, 1e10, 1e11], ks=[1, 2, 4]))
+    assert st_["lowered"] and st_["target"] == 0.5
+    assert st_["b"]["checkpoint"] == 1 and st_["b"]["k"] == 4
+    assert st_["a"]["k"] == 1 and st_["a"]["accuracy"] == 0.6
+    # a given target nobody else reaches: no students
+    assert T.two_students(make_grid(acc, fl, [1e9, 1e10, 1e11], ks=[1, 2, 4]), 0.6) is None

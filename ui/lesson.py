@@ -543,6 +543,10 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                   "answers with {k} chains: right **{ab}**.").format(
         fa=a["train"], aa=pct(a["accuracy"]), share=b["train"] / a["train"], fb=b["train"],
         k=b["k"], ab=pct(b["accuracy"])))
+    if v.get("lowered"):
+        st.caption(_("No checkpoint trained less than A reaches A's accuracy with up to {n} "
+                     "chains: the race is to {t}, the best B reaches.").format(
+            n=CHAINS, t=pct(v["target"])))
     st.markdown(_("Each answer costs A {ia:.3g} FLOPs and B {ib:.3g} FLOPs. **Predict:** who "
                   "spends less compute in all, training included, to answer one question? And "
                   "a million questions?").format(ia=a["inference"], ib=b["inference"]))
