@@ -532,7 +532,7 @@ def step_students(policy: Any, model: str, problem: str) -> None:
     v = students_view()
     if v is None:
         st.info(_("This checkout has no measured checkpoints (weights/arith-ckpt): run "
-                  "python -m search.tradeoff_data."))
+                  "`python -m search.tradeoff_data`."))
         return
     a, b = v["a"], v["b"]
     names = {"a": _("Student A"), "b": _("Student B")}
