@@ -1,4 +1,4 @@
-"""Command line: ``python -m search solve|curve|table|train``.
+"""Command line: ``python -m search solve|curve|table|train|tradeoff``.
 
     python -m search solve "8*7+6" --strategy majority --budget 16 --seed 0 --json
     python -m search curve --strategy majority --budgets 1,2,4,8,16 --problems 200 --json
@@ -10,6 +10,7 @@
     python -m search solve "..." --task freeform --backend hf --model /path/to/model/folder
     python -m search table game24 [--problems 10 --split validation]
     python -m search train [--task game24]
+    python -m search tradeoff --json [--target 0.5 --level 3 --split heldout]
 
 Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
 reached, a model name it does not serve) exits with status 2 and a one-line message on stderr,
@@ -22,6 +23,8 @@ the same way, labelled ``capped``, with exit status 3.
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import time
 
@@ -320,6 +323,48 @@ def _print_curve(o: dict) -> None:
               f"  {r['verifier_tokens_per_problem']:>23.1f}")
 
 
+def cmd_tradeoff(a) -> dict:
+    from search.tradeoff_data import report
+    if a.target is not None and not 0 < a.target <= 1:
+        raise UsageError("--target must be an accuracy in (0, 1]")
+    if not 1 <= a.draws <= 10_000:
+        raise UsageError("--draws must be in 1..10000")
+    res = _finite(report(a.split, a.target, a.draws, a.level))
+    if not a.json:
+        _print_tradeoff(res)
+    return res
+
+
+def _finite(x):
+    """``x`` with every non-finite float (an unreachable target's inf, an undefined rate's NaN)
+    replaced by None, so the JSON is standard."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _print_tradeoff(r: dict) -> None:
+    ks = r["budgets"]
+    print(f"{r['split']} split, {r['problems']} problems, {r['chains']} chains each, "
+          f"T={r['temperature']}")
+    for c in r["checkpoints"]:
+        print(f"\n{c['name']}: {c['steps']} steps, {c['parameters']:,} parameters, "
+              f"{c['training_tokens']:,} tokens, {c['training_flops']:.3g} training FLOPs")
+        print("  strategy      " + "".join(f"{'k=' + str(k):>8}" for k in ks))
+        for s, row in c["accuracy"].items():
+            print(f"  {s:<14}" + "".join(f"{row[str(k)]:>8.3f}" for k in ks))
+    e, t = r["exchange_rate"], r["target"]
+    g = lambda v: "undefined" if v is None else f"{v:.3g}"  # noqa: E731
+    print(f"\ntarget accuracy {t['accuracy']:.2f} ({t['chosen_on']}): each 10x of training "
+          f"compute replaces {g(e['per_10x_training'])}x of test-time compute "
+          f"(95% bootstrap [{g(e['interval_95'][0])}, {g(e['interval_95'][1])}]; "
+          f"Jones 2021: ~15x)")
+
+
 def cmd_train(a) -> dict:
     from search.models.train import train
     task = get_task(a.task)
@@ -471,6 +516,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train-verifier", add_help=False,
                    help="train a task's learned ORM or PRM (python -m search train-verifier "
                         "--help)")
+    to = sub.add_parser("tradeoff", help="training compute against test-time compute over the "
+                                         "checkpoints of weights/arith-ckpt")
+    to.add_argument("--split", choices=["heldout", "validation"], default="heldout",
+                    help="heldout (test: report) or validation (where the target is chosen)")
+    to.add_argument("--target", type=float, default=None,
+                    help="target accuracy of the exchange rate (default: chosen on validation)")
+    to.add_argument("--level", type=int, default=None, help="one difficulty bin (default all)")
+    to.add_argument("--draws", type=int, default=1000, help="bootstrap draws (default 1000)")
+    to.add_argument("--json", action="store_true")
     t = sub.add_parser("train", help="reproduce the bundled weights")
     t.add_argument("--out")
     t.add_argument("--steps", type=int)
@@ -497,7 +551,7 @@ def main(argv=None) -> int:
             raise UsageError(f"unknown strategy {a.strategy!r}; choose one of "
                              f"{', '.join(STRATEGIES)}")
         out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train,
-               "table": cmd_table}[a.cmd](a)
+               "table": cmd_table, "tradeoff": cmd_tradeoff}[a.cmd](a)
     except (ValueError, UsageError) as e:  # a task's ProblemError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -522,6 +576,8 @@ def main(argv=None) -> int:
         _print_curve(out)
     elif a.cmd == "table":
         print(out["markdown"])
+    elif a.cmd == "tradeoff":
+        pass  # printed by cmd_tradeoff
     else:
         print(dumps_standard(out, indent=1))
     if a.cmd == "solve" and (out.get("halted") or out.get("capped")):

@@ -45,7 +45,7 @@ ALLOWED = {
     # papers' authors and tools
     "wilson", "condorcet", "aggarwal", "cobbe", "yao", "wang", "snell", "lightman", "brown",
     "hugging", "face", "openai", "vllm", "sglang", "llama", "cpp", "transformers", "serve",
-    "networkx", "igraph", "gephi", "yed", "gsm8k", "python",
+    "networkx", "igraph", "gephi", "yed", "gsm8k", "python", "kaplan", "jones", "math",
     # "token" is the field's usual word in Chinese too (令牌 is rare)
     "token", "tokens",
     # the language switch names each language in itself: English · 中文

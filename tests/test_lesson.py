@@ -113,7 +113,7 @@ def test_lesson_is_in_the_navigation_and_search_tree_stays_the_default():
 
 def test_step1_the_greedy_chain_and_how_often_answering_at_once_is_right(pools):
     at = new_lesson()
-    assert progress(at) == (16, "Step 1 of 6: One answer at once")
+    assert progress(at) == (14, "Step 1 of 7: One answer at once")
     greedy = solve(PROBLEM, "majority", 1, temperature=0.0, top_p=1.0, seed=0)
     m = at.metric[0]
     assert m.value == greedy.answer and m.delta == ("right" if greedy.answer == greedy.gold
@@ -218,8 +218,7 @@ def test_step5_the_perfect_verifier_and_the_learned_prm():
 
 def test_step6_when_voting_fails_on_a_validation_problem(pools):
     at = goto(new_lesson(), 6)
-    assert progress(at) == (100, "Step 6 of 6: When voting fails")
-    assert at.button(key="ls_next").disabled
+    assert progress(at) == (85, "Step 6 of 7: When voting fails")
     vote = solve(FAILS.text, "majority", N, **SAMPLING)
     assert vote.answer != vote.gold  # the vote is wrong there, shown as it is
     tally = Counter(v["answer"] for v in vote.tree.votes if v["answer"] is not None)
@@ -241,7 +240,7 @@ def test_back_next_progress_and_the_url():
     assert at.button(key="ls_back").disabled
     at.button(key="ls_next").click().run()
     assert at.session_state["ls_step"] == 2 and at.query_params["ls_step"] == "2"
-    assert progress(at)[1] == "Step 2 of 6: Sample many times and vote"
+    assert progress(at)[1] == "Step 2 of 7: Sample many times and vote"
     at.button(key="ls_next").click().run()
     at.button(key="ls_back").click().run()
     assert at.session_state["ls_step"] == 2 and at.query_params["ls_step"] == "2"
@@ -251,7 +250,7 @@ def test_back_next_progress_and_the_url():
 def test_the_url_step_reopens_that_step():
     at = new_lesson({"ls_step": "4", "ls_problem": "3*(27-6)"})
     assert at.session_state["ls_step"] == 4
-    assert progress(at)[1] == "Step 4 of 6: Tree search"
+    assert progress(at)[1] == "Step 4 of 7: Tree search"
     mcts = solve("3*(27-6)", "mcts", 16, **SAMPLING)
     assert at.metric[0].value == mcts.answer
     bad = new_lesson({"ls_step": "9"})  # out of range: the first step
@@ -361,3 +360,33 @@ def test_step6_the_problem_selector_shows_the_problem_step6_runs(monkeypatch):
     shown = [s for s in at.selectbox if s.label == "Problem"]
     assert len(shown) == 1 and shown[0].value == "3*(27-6)" and not shown[0].disabled
     assert at.query_params["ls_problem"] == "3*(27-6)"
+
+
+def test_step7_two_students_predict_then_reveal_with_the_measured_totals():
+    """Issue 24: the two students as compute. Before Reveal no winner is shown; after it, the
+    winners at 1 and 10^6 queries and their totals are those of search.tradeoff on the
+    shipped held-out pools."""
+    from search import tradeoff as T
+    from search.tradeoff_data import load_grid
+    s = T.two_students(load_grid("heldout"))
+    at = new_lesson({"ls_step": "7"})
+    assert progress(at) == (100, "Step 7 of 7: Two students: train or think?")
+    assert at.button(key="ls_next").disabled
+    assert not at.metric
+    text = page_text(at)
+    assert f"answers with {s['b']['k']} chains: right **{pct(s['b']['accuracy'])}**" in text
+    assert f"answers at once with one chain: right **{pct(s['a']['accuracy'])}**" in text
+    at.radio(key="w_ls_guess_one").set_value("b").run()
+    at.button(key="ls_students_reveal").click().run()
+    assert not at.exception, at.exception
+    names = {"a": "Student A", "b": "Student B"}
+    m1, m2 = at.metric
+    assert m1.label == "Less compute at 1 query" and m1.value == names[s["winner_at"][1]]
+    assert m2.label == "Less compute at 1,000,000 queries"
+    assert m2.value == names[s["winner_at"][10 ** 6]]
+    tot = T.total_compute(s["a"], 10 ** 6), T.total_compute(s["b"], 10 ** 6)
+    assert m2.delta == f"A {tot[0]:.3g} FLOPs, B {tot[1]:.3g} FLOPs"
+    said = [c.value for c in at.caption]
+    assert ("Your guess was right." if s["winner_at"][1] == "b" else "Your guess was wrong.") \
+        in said
+    assert f"about **{s['crossover']:,.0f}** queries" in page_text(at)

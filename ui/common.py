@@ -60,10 +60,11 @@ PAGES = [
     ("pages/voting_lab.py", N_("Voting lab"), None),
     ("pages/verifiers.py", N_("Verifiers"), None),
     ("pages/compare.py", N_("Compare"), None),
+    ("pages/tradeoff.py", N_("Train vs test"), None),
     ("pages/mcts_steps.py", N_("Step by step"), None),
     ("pages/history.py", N_("History"), None),
 ]
-NO_MODEL_PAGES = {"voting_lab"}  # url paths of pages that never load the model
+NO_MODEL_PAGES = {"voting_lab", "tradeoff"}  # url paths of pages that never load the model
 _frame = threading.local()  # one script thread per session run
 
 # ------------------------------------------------------------------------------ language

@@ -16,7 +16,12 @@ checking.
 5. ``verifier`` a verifier that checks steps: the vote's tree coloured by the perfect process
                 verifier (exact step check) and by the learned PRM;
 6. ``fails``    when voting fails: a problem chosen on the VALIDATION split whose wrong chains
-                agree, its tally, and what MCTS answers there.
+                agree, its tally, and what MCTS answers there;
+7. ``students`` the two students as compute: A trained longest and answers at once, B trained
+                less and thinks more (checkpoints of the bundled model along its training,
+                ``search.tradeoff_data``); the class predicts who spends less compute in all
+                at 1 query and at a million, then the measured totals are revealed
+                (``STUDENTS_REVEALED``).
 
 Everything runs at the lesson's own sampling settings (``LESSON_SAMPLING``: those the teaching
 problems were chosen at), not the sidebar's, so the story a teacher prepared is the one the
@@ -51,7 +56,10 @@ SEARCHES = {"mcts": N_("MCTS"), "beam": N_("beam search")}
 
 STEP, PROBLEM = "ls_step", "ls_problem"
 GUESS, REVEALED, DIAL, SEARCH = "ls_guess", "ls_revealed", "ls_dial", "ls_search"
+GUESS_ONE, GUESS_MANY, STUDENTS_REVEALED = "ls_guess_one", "ls_guess_many", "ls_students_revealed"
+MANY_QUERIES = 10 ** 6
 TREE_PAGE, SCALING_PAGE = "pages/tree.py", "pages/scaling.py"
+TRADEOFF_PAGE = "pages/tradeoff.py"
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,7 @@ STEPS = (
     Step("tree", N_("Tree search")),
     Step("verifier", N_("A verifier that checks steps")),
     Step("fails", N_("When voting fails")),
+    Step("students", N_("Two students: train or think?")),
 )
 
 
@@ -211,6 +220,8 @@ def try_it_target(step: str, problem: str, dial: int = 4,
         tree["color"] = "prm" if has_learned_verifier(TASK_NAME, "prm") else "checker"
     elif step == "fails":
         tree["problem"] = fails_problem().text
+    if step == "students":  # the Train-vs-test page at its defaults (it reads no sidebar)
+        return TRADEOFF_PAGE, {}, {}
     if step == "dial":
         page = SCALING_PAGE
         values = {"sc_problems": HELDOUT_PROBLEMS, "sc_n": CHAINS, "sc_x": "tokens",
@@ -233,7 +244,8 @@ def try_it(step: str, problem: str) -> None:
     """The "Try it yourself" button: sets the expert page's settings and switches to it."""
     ss = st.session_state
     page, values, query = try_it_target(step, problem, ss.get(DIAL, 4), ss.get(SEARCH, "mcts"))
-    name = _("Scaling") if page == SCALING_PAGE else _("Search tree")
+    name = {SCALING_PAGE: _("Scaling"), TRADEOFF_PAGE: _("Train vs test")}.get(
+        page, _("Search tree"))
     if st.button(_("Try it yourself on the {page} page").format(page=name),
                  key=f"ls_try_{step}", icon=":material/open_in_new:", width="stretch",
                  help=_("Opens the expert page with the settings of this step (it sets the "
@@ -511,14 +523,82 @@ def step_fails(policy: Any, model: str, problem: str) -> None:
                  "numbers are only reported.").format(p=fp.text))
 
 
+@st.cache_data(show_spinner=False)
+def students_view() -> Optional[dict]:
+    """The two students (``search.tradeoff.two_students``) on the held-out pools of the
+    checkpoints, with their totals at 1 and ``MANY_QUERIES`` queries; None without them."""
+    from search import tradeoff as T
+    from search.tradeoff_data import load_grid
+    try:
+        st_ = T.two_students(load_grid("heldout"))
+    except (FileNotFoundError, ValueError):
+        return None
+    if st_ is None:
+        return None
+    st_["totals"] = {q: {k: T.total_compute(st_[k], q) for k in ("a", "b")}
+                     for q in (1, MANY_QUERIES)}
+    return st_
+
+
+def step_students(policy: Any, model: str, problem: str) -> None:
+    ss = st.session_state
+    v = students_view()
+    if v is None:
+        st.info(_("This checkout has no measured checkpoints (weights/arith-ckpt): run "
+                  "`python -m search.tradeoff_data`."))
+        return
+    a, b = v["a"], v["b"]
+    names = {"a": _("Student A"), "b": _("Student B")}
+    st.markdown(_("Compute can be spent **before** the exam or **during** it. The same small "
+                  "model was saved along its training. **Student A** trained the longest "
+                  "({fa:.3g} FLOPs) and answers at once with one chain: right **{aa}**. "
+                  "**Student B** stopped training at {share:.0%} of that ({fb:.3g} FLOPs) and "
+                  "answers with {k} chains: right **{ab}**.").format(
+        fa=a["train"], aa=pct(a["accuracy"]), share=b["train"] / a["train"], fb=b["train"],
+        k=b["k"], ab=pct(b["accuracy"])))
+    if v.get("lowered"):
+        st.caption(_("No checkpoint trained less than A reaches A's accuracy with up to {n} "
+                     "chains: the race is to {t}, the best B reaches.").format(
+            n=CHAINS, t=pct(v["target"])))
+    st.markdown(_("Each answer costs A {ia:.3g} FLOPs and B {ib:.3g} FLOPs. **Predict:** who "
+                  "spends less compute in all, training included, to answer one question? And "
+                  "a million questions?").format(ia=a["inference"], ib=b["inference"]))
+    c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+    opts = ["a", "b"]
+    c1.radio(_("At 1 query"), opts, format_func=lambda k: names[k], horizontal=True,
+             **common.bind(GUESS_ONE), disabled=bool(ss[STUDENTS_REVEALED]))
+    c2.radio(_("At a million queries"), opts, format_func=lambda k: names[k], horizontal=True,
+             **common.bind(GUESS_MANY), disabled=bool(ss[STUDENTS_REVEALED]))
+    if not ss[STUDENTS_REVEALED]:
+        c3.button(_("Reveal"), key="ls_students_reveal", type="primary", width="stretch",
+                  on_click=lambda: ss.__setitem__(STUDENTS_REVEALED, True))
+        return
+    c3.button(_("Hide again"), key="ls_students_hide", width="stretch",
+              on_click=lambda: ss.__setitem__(STUDENTS_REVEALED, False))
+    cols = st.columns(2)
+    for col, q, guess in ((cols[0], 1, ss[GUESS_ONE]), (cols[1], MANY_QUERIES, ss[GUESS_MANY])):
+        win = v["winner_at"][q]
+        tot = v["totals"][q]
+        col.metric(ngettext("Less compute at {q:,} query", "Less compute at {q:,} queries", q)
+                   .format(q=q), names[win],
+                   _("A {a:.3g} FLOPs, B {b:.3g} FLOPs").format(a=tot["a"], b=tot["b"]),
+                   delta_color="off")
+        col.caption(_("Your guess was right.") if guess == win else _("Your guess was wrong."))
+    st.markdown(_("They cost the same at about **{q:,.0f}** queries. Below that, thinking at "
+                  "test time is cheaper; above it, the extra training pays for itself (Snell et "
+                  "al. 2024 find the same on MATH: test-time compute pays when there are few "
+                  "queries per training token).").format(q=v["crossover"]))
+
+
 DRAW = {"answer": step_answer, "vote": step_vote, "dial": step_dial, "tree": step_tree,
-        "verifier": step_verifier, "fails": step_fails}
+        "verifier": step_verifier, "fails": step_fails, "students": step_students}
 
 
 def init_state() -> None:
     """The session-only settings' defaults (the guess, the reveal, the dial, the search)."""
     ss = st.session_state
-    for k, v in ((GUESS, 50), (REVEALED, False), (DIAL, 4), (SEARCH, "mcts")):
+    for k, v in ((GUESS, 50), (REVEALED, False), (DIAL, 4), (SEARCH, "mcts"), (GUESS_ONE, "a"),
+                 (GUESS_MANY, "a"), (STUDENTS_REVEALED, False)):
         if k not in ss:
             ss[k] = v
 

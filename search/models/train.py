@@ -81,13 +81,21 @@ def _batch(tok, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tenso
 
 def train(out_dir: Path | None = None, steps: int | None = None, log_every: int = 50,
           max_minutes: float | None = 30.0, checkpoint_every: int = 0,
-          progress=lambda s: print(s, flush=True), task: str | Task = "arithmetic") -> dict:
+          progress=lambda s: print(s, flush=True), task: str | Task = "arithmetic",
+          on_step=None) -> dict:
     """Train ``task``'s model from scratch and save model + tokenizer + training log to
     ``out_dir`` (default: the task's ``model_dir``).
 
-    Returns the training summary (task, steps, wall seconds, final loss, examples seen). Stops
+    Returns the training summary (task, steps, wall seconds, final loss, examples seen, tokens
+    seen: ``tokens_seen`` counts the non-padding input tokens of every batch, prompt included,
+    the D of training FLOPs 6ND; ``loss_tokens_seen`` the chain tokens the loss is on). Stops
     early (and says so in the summary) if ``max_minutes`` of wall time pass. ValueError for an
     unknown task.
+
+    ``on_step(steps_done, model, tok, stats)``, when given, is called after every optimizer
+    step (``stats``: examples, tokens_seen, loss_tokens_seen, loss_ema, lr, seconds); it is how
+    ``search.models.checkpoints`` saves snapshots along one run. It does not touch the random
+    streams, so a run with it trains the same weights as one without.
     """
     task = get_task(task)
     out_dir = task.model_dir if out_dir is None else out_dir
@@ -109,14 +117,16 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
         return cfg["lr"] * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * f)))
 
     t0, log, seen, stopped_early = time.time(), [], 0, False
-    loss_ema = None
+    loss_ema, tokens_seen, loss_tokens_seen = None, 0, 0
     for step in range(cfg["steps"]):
         batch = task.train_batch(rng, step, cfg["batch_size"])
         ids, labels = _batch(tok, batch)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        loss = model(input_ids=ids, attention_mask=(ids != tok.pad_token_id).long(),
-                     labels=labels).loss
+        attn = (ids != tok.pad_token_id).long()
+        tokens_seen += int(attn.sum())
+        loss_tokens_seen += int((labels != -100).sum())
+        loss = model(input_ids=ids, attention_mask=attn, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -129,6 +139,13 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
                         "lr": lr_at(step), "seconds": round(elapsed, 1)})
             progress(f"step {step:5d}/{cfg['steps']}  loss {loss.item():.4f}  ema {loss_ema:.4f}  "
                      f"{elapsed / 60:.1f} min")
+        if on_step is not None:
+            model.eval()
+            on_step(step + 1, model, tok, {
+                "examples": seen, "tokens_seen": tokens_seen,
+                "loss_tokens_seen": loss_tokens_seen, "loss_ema": round(loss_ema, 4),
+                "lr": lr_at(step), "seconds": round(time.time() - t0, 1)})
+            model.train()
         if checkpoint_every and (step + 1) % checkpoint_every == 0:
             ck = Path(out_dir) / "checkpoints" / f"step_{step + 1}"
             model.save_pretrained(ck, safe_serialization=True)
@@ -145,6 +162,7 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
     tok.save_pretrained(out_dir)
     summary = {"task": task.name, "steps_done": step + 1, "wall_seconds": round(time.time() - t0, 1),
                "final_loss_ema": round(loss_ema, 4), "examples_seen": seen,
+               "tokens_seen": tokens_seen, "loss_tokens_seen": loss_tokens_seen,
                "parameters": sum(p.numel() for p in model.parameters()),
                "stopped_early": stopped_early, "config": cfg, "shape": shape,
                "torch": torch.__version__, "threads": torch.get_num_threads(), "log": log}

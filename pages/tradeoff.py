@@ -1,0 +1,167 @@
+"""Train vs test (issue 24): training compute against thinking compute, on checkpoints of the
+bundled arithmetic model along its training. Layout only: the numbers come from
+``search.tradeoff_data.view`` (pools measured once and shipped under ``weights/arith-ckpt``),
+the figures from ``viz.tradeoff``. Needs no model: it reads measured pools.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from i18n import N_, _
+from ui.checks import show_url_warnings
+from ui.common import UrlParam, bind, float_in, one_of, show_float, url_params, write_url
+
+SCOPE = "tradeoff"
+LEVELS = ["all", "1", "2", "3", "4"]
+Q_CHOICES = [10 ** e for e in range(10)]  # 1 .. 10^9 queries, a log scale
+STRATEGY_NAMES = {"maj": N_("majority vote"), "best_conf": N_("best-of-N, model confidence"),
+                  "best_orm": N_("best-of-N, learned ORM"),
+                  "weighted_orm": N_("weighted vote, learned ORM")}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_view(level, target, queries):
+    from search.tradeoff_data import view
+    v = view(level=level, target=target, queries=queries)
+    v.pop("grid")  # the page reads the summary; the grid stays in search
+    return v
+
+
+@st.cache_data(show_spinner=False)
+def default_target():
+    from search.tradeoff_data import default_target as d
+    return d()
+
+
+def strategy_name(s: str) -> str:
+    return _(STRATEGY_NAMES.get(s, s))
+
+
+def flops(v: float) -> str:
+    return "∞" if not math.isfinite(v) else f"{v:.3g}"
+
+
+def way_text(w: dict) -> str:
+    return _("checkpoint {c}, {s} of {k}").format(c=w["name"], s=strategy_name(w["strategy"]),
+                                                  k=w["k"])
+
+
+st.title(_("Train vs test"))
+st.markdown(_(
+    "A model's lifetime compute is its **training** plus every **answer** it gives. Here the "
+    "bundled arithmetic model was saved at several points of its training; each checkpoint "
+    "answers the held-out problems with more or fewer chains. Training FLOPs are 6 N D "
+    "(Kaplan et al. 2020); inference FLOPs 2 N per token read or written, the learned "
+    "verifier's passes included."))
+
+try:
+    target0 = default_target()
+except (FileNotFoundError, ValueError) as e:
+    st.error(_("No measured checkpoints: {e}").format(e=e))
+    st.stop()
+
+PARAMS = [UrlParam("tr_target", target0, float_in(0.05, 0.99), show_float),
+          UrlParam("tr_level", "all", one_of(LEVELS)),
+          UrlParam("tr_q", 1, lambda s: int(one_of([str(q) for q in Q_CHOICES])(s)))]
+show_url_warnings(SCOPE, PARAMS)
+url_params(SCOPE, PARAMS)
+ss = st.session_state
+c1, c2, c3 = st.columns([2, 1, 2])
+c1.slider(_("Target accuracy"), 0.05, 0.99, step=0.01, **bind("tr_target"),
+          help=_("Default {t:.0%}: the most-trained checkpoint's accuracy with one chain on the "
+                 "validation split.").format(t=target0))
+c2.selectbox(_("Difficulty"), LEVELS, **bind("tr_level"),
+             format_func=lambda v: _("all problems") if v == "all" else
+             _("{n} operations").format(n=v))
+c3.select_slider(_("Queries Q"), Q_CHOICES, **bind("tr_q"), format_func=lambda q: f"{q:,}")
+write_url(PARAMS)
+
+level = None if ss["tr_level"] == "all" else int(ss["tr_level"])
+target, queries = float(ss["tr_target"]), int(ss["tr_q"])
+with st.spinner(_("Reading the measured pools…")):
+    v = cached_view(level, target, queries)
+
+from viz.tradeoff import STUDENT_COLORS, contour_figure, curves_figure, deployment_figure  # noqa: E402
+
+rate, iv = v["rate"], v["interval"]
+m1, m2, m3 = st.columns(3)
+if math.isfinite(rate["rate"]):
+    m1.metric(_("Exchange rate at {t:.0%}").format(t=target),
+              _("{r:.3g}× per 10× training").format(r=rate["rate"]))
+    m1.caption(_("Each 10× of training compute replaces {r:.3g}× of test-time compute "
+                 "(95% bootstrap over problems: {lo} to {hi}; {n} checkpoints fitted). Jones "
+                 "2021 measured about 15× on board games.").format(
+        r=rate["rate"], lo=flops(iv["low"]), hi=flops(iv["high"]), n=len(rate["points"])))
+else:
+    m1.metric(_("Exchange rate at {t:.0%}").format(t=target), "–")
+    m1.caption(_("Fewer than two checkpoints reach this target with the measured budgets: no "
+                 "rate."))
+students = v["students"]
+if students:
+    a, b = students["a"], students["b"]
+    m2.metric(_("Student A: trained more, answers at once"), f"{a['accuracy']:.1%}",
+              _("{f} training FLOPs").format(f=flops(a["train"])), delta_color="off")
+    m3.metric(_("Student B: trained less, thinks more"), f"{b['accuracy']:.1%}",
+              _("{f} training FLOPs, {k} chains").format(f=flops(b["train"]), k=b["k"]),
+              delta_color="off")
+label_a, label_b = _("A: trains, answers at once"), _("B: thinks more")
+marks = {} if not students else {
+    "a": dict(students["a"], label=label_a), "b": dict(students["b"], label=label_b)}
+
+left, right = st.columns(2)
+with left:
+    st.subheader(_("Accuracy against inference compute"))
+    st.plotly_chart(curves_figure(v["names"], v["train"], v["curves"], target, marks),
+                    key="tr_fig_curves")
+    st.caption(_("Each line is one checkpoint: the best accuracy any strategy reaches within "
+                 "that many FLOPs per query ({p} problems).").format(p=v["problems"]))
+with right:
+    st.subheader(_("Iso-accuracy contours"))
+    st.plotly_chart(contour_figure(v["train"], v["inference_axis"], v["surface"], v["frontier"],
+                                   target, marks), key="tr_fig_contour")
+    st.caption(_("Colour: accuracy. The white line is the frontier at the target: the least "
+                 "inference compute each amount of training needs (blank: not measured)."))
+
+st.subheader(_("Deployment: who pays less over Q queries?"))
+ways = [dict(w, label=way_text(w)) for w in v["ways"]]
+if students:
+    for key in ("a", "b"):
+        s = students[key]
+        if not any(w["checkpoint"] == s["checkpoint"] and w["k"] == s["k"] and
+                   w["strategy"] == s["strategy"] for w in ways):
+            ways.append(dict(s, label=label_a if key == "a" else label_b,
+                             color=STUDENT_COLORS[key]))
+if ways:
+    st.plotly_chart(deployment_figure(ways, queries), key="tr_fig_deploy")
+    from search.tradeoff import cheapest, snell_ratio, total_compute
+    best = cheapest(ways, queries)
+    st.markdown(_("At **{q:,}** queries the cheapest way to {t:.0%} is **{w}**: {f} FLOPs in "
+                  "all; its inference tokens are {r:.3g} times its training tokens (Snell et "
+                  "al. 2024's R).").format(q=queries, t=target, w=best["label"],
+                                          f=flops(total_compute(best, queries)),
+                                          r=snell_ratio(best, queries)))
+    if students:
+        q = students["crossover"]
+        win = {k: (label_a if w == "a" else label_b) for k, w in students["winner_at"].items()}
+        st.markdown(_("The two students reach {t:.1%}. At 1 query **{w1}** costs less; at a "
+                      "million, **{w2}**. They cost the same at about {q} queries.").format(
+            t=students["target"], w1=win[1], w2=win[10 ** 6], q=flops(q)))
+else:
+    st.info(_("No checkpoint reaches {t:.0%} within the measured budgets.").format(t=target))
+
+st.subheader(_("Where thinking stops paying"))
+rows = []
+for s, name, t, one in zip(v["stops"], v["names"], v["train"], v["one_chain"]):
+    w = next((w for w in v["ways"] if w["name"] == name), None)
+    rows.append({_("checkpoint"): name, _("training FLOPs"): flops(t),
+                 _("one chain"): f"{one:.1%}", _("best measured"): f"{s['best']:.1%}",
+                 _("gains stop at"): _("{s} of {k}").format(s=strategy_name(s["strategy"]),
+                                                            k=s["k"]),
+                 _("to reach the target"): way_text(w) if w else "–"})
+st.table(pd.DataFrame(rows))
+st.caption(_("'Gains stop at': the first budget beyond which no measured budget adds a point "
+             "of accuracy. The checkpoints are snapshots of one training run (learning rate "
+             "not yet decayed in the early ones)."))

@@ -1,0 +1,87 @@
+"""The Train-vs-test page (issue 24) in a real browser (Debian's chromium via Playwright,
+never ``playwright install``), in English and Chinese: reached from the sidebar, its three
+figures drawn with data, the exchange rate shown as ``search.tradeoff_data.view`` computes it,
+and moving the queries slider to a billion changes the deployment sentence. Screenshots go to
+``$THOUGHTSCOPE_SHOTS`` when set (``tradeoff_<lang>.png``), else the test's temporary folder."""
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+
+import pytest
+
+from benchmarks.bench_live import CHROMIUM, streamlit_server
+from tests.conftest import ROOT, st_key as key
+
+HEALTH_TIMEOUT = 90
+PAGE_TIMEOUT = 120_000
+VIEWPORT = {"width": 1400, "height": 1000}
+FIGURES = ("tr_fig_curves", "tr_fig_contour", "tr_fig_deploy")
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="browser test needs Debian's chromium at /usr/bin/chromium "
+           "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
+
+
+@pytest.fixture(scope="module")
+def server():
+    env = dict(os.environ)
+    env.pop("THOUGHTSCOPE_MODEL", None)
+    log = ROOT / "tests" / "artifacts" / "browser_tradeoff_server.log"
+    with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
+        yield url
+
+
+def traces(page, k: str) -> int:
+    """Traces with data in the figure drawn with key ``k`` (waits until it has some)."""
+    deadline = time.monotonic() + PAGE_TIMEOUT / 1000
+    while True:
+        n = page.evaluate("""(sel) => {
+            const el = document.querySelector(`${sel} .js-plotly-plot`);
+            if (!el || !el._fullData) return null;
+            return el._fullData.filter(t => (t.x && t.x.length) || (t.z && t.z.length)).length;
+        }""", key(k))
+        if n or time.monotonic() > deadline:
+            assert n, f"the figure {k} has no data"
+            return n
+        time.sleep(0.25)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_tradeoff_page_in_the_browser(server, browser, shots, lang):
+    import i18n
+    from playwright.sync_api import expect
+    from search.tradeoff_data import default_target, view
+    v = view(target=default_target(), queries=1)
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT)
+    try:
+        page.goto(server + ("/?lang=zh" if lang == "zh" else "/"), timeout=PAGE_TIMEOUT)
+        link = page.locator('[data-testid="stSidebarNav"] a[href$="/tradeoff"]')
+        expect(link).to_be_visible()
+        link.click()
+        expect(page).to_have_url(re.compile(r"/tradeoff"))
+        with i18n.using(lang):
+            title = i18n._("Train vs test")
+            rate_label = i18n._("{r:.3g}× per 10× training").format(r=v["rate"]["rate"])
+        expect(page.get_by_role("heading", name=title)).to_be_visible()
+        # one curve per checkpoint (+ the two students), the contour, one line per way
+        assert traces(page, "tr_fig_curves") == len(v["names"]) + 2
+        assert traces(page, "tr_fig_contour") >= 2
+        assert traces(page, "tr_fig_deploy") >= len(v["ways"])
+        if math.isfinite(v["rate"]["rate"]):
+            expect(page.locator('[data-testid="stMetric"]').first).to_contain_text(rate_label)
+        page.screenshot(path=str(shots / f"tradeoff_{lang}.png"), full_page=True)
+        # the queries slider: End moves it to 10^9 and the URL follows
+        thumb = page.locator(key("w_tr_q") + ' [role="slider"]')
+        thumb.focus()
+        page.keyboard.press("End")
+        expect(page).to_have_url(re.compile(r"[?&]tr_q=1000000000(&|$)"))
+        expect(page.get_by_text(re.compile(r"1,000,000,000"))).not_to_have_count(0)
+        page.screenshot(path=str(shots / f"tradeoff_{lang}_1e9.png"), full_page=True)
+    finally:
+        ctx.close()

@@ -1,0 +1,143 @@
+"""Figures of the Train-vs-test page (pure: data in, plotly figures out; no streamlit, no torch).
+
+- ``curves_figure``: accuracy against inference FLOPs per query, one line per checkpoint
+  (its envelope over strategies and budgets), coloured by training FLOPs; the target as a
+  horizontal line; the two students as two marked points.
+- ``contour_figure``: iso-accuracy contours over (training FLOPs, inference FLOPs per query),
+  the frontier at the target, the two students.
+- ``deployment_figure``: total compute (training + Q x inference) against the number of
+  queries Q, one line per way to reach the target, the chosen Q as a vertical line.
+
+FLOPs axes are log10 with a tick at every power of ten written 10^n.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+from i18n import _
+
+SCALE = "Viridis"
+STUDENT_COLORS = {"a": "#0072B2", "b": "#D55E00"}  # Okabe-Ito blue / vermillion
+STUDENT_SYMBOLS = {"a": "star", "b": "diamond"}
+PERCENT_AXIS = dict(tickformat=".0%", rangemode="tozero")
+
+
+def _log_axis(title: str, values: Sequence[float]) -> dict:
+    v = [x for x in values if x and math.isfinite(x) and x > 0]
+    lo, hi = (math.floor(math.log10(min(v))), math.ceil(math.log10(max(v)))) if v else (0, 1)
+    if hi <= lo:
+        hi = lo + 1
+    return dict(title=title, type="log", tickvals=[10.0 ** e for e in range(lo, hi + 1)],
+                ticktext=[f"10<sup>{e}</sup>" for e in range(lo, hi + 1)],
+                range=[lo - 0.05, hi + 0.05])
+
+
+def checkpoint_colors(train: Sequence[float]) -> list[str]:
+    """One colour per checkpoint from the Viridis scale by log training FLOPs (dark: least)."""
+    x = np.log10(np.asarray(train, float))
+    span = float(x.max() - x.min()) or 1.0
+    return sample_colorscale(SCALE, [0.9 * float(v - x.min()) / span for v in x])
+
+
+def _student_trace(key: str, x: float, y: float, label: str) -> go.Scatter:
+    return go.Scatter(x=[x], y=[y], mode="markers+text", name=label, text=[label],
+                      textposition="top center",
+                      marker=dict(size=16, color=STUDENT_COLORS[key], symbol=STUDENT_SYMBOLS[key],
+                                  line=dict(width=1, color="white")),
+                      hovertemplate=f"{label}<extra></extra>")
+
+
+def curves_figure(names: Sequence[str], train: Sequence[float],
+                  curves: Sequence[Sequence[tuple[float, float]]], target: Optional[float] = None,
+                  students: Optional[Mapping] = None, height: int = 420) -> go.Figure:
+    """Accuracy (0..1) against inference FLOPs per query.
+
+    names, train: C checkpoint names and training FLOPs; curves: per checkpoint its envelope
+    points [(inference FLOPs, accuracy)] sorted by FLOPs (``search.tradeoff.staircase``);
+    target: a horizontal dashed line; students: {"a"|"b": {"inference", "accuracy", "label"}}
+    marked points. ValueError when the lengths differ."""
+    if not len(names) == len(train) == len(curves):
+        raise ValueError("names, train and curves must have one entry per checkpoint")
+    fig = go.Figure()
+    colors = checkpoint_colors(train)
+    xs = []
+    for n, t, pts, c in zip(names, train, curves, colors):
+        x, y = [p[0] for p in pts], [p[1] for p in pts]
+        xs += x
+        fig.add_trace(go.Scatter(
+            x=x, y=y, mode="lines+markers", name=f"{n} ({t:.2g} FLOPs)", line=dict(color=c),
+            line_shape="linear",
+            hovertemplate=_("checkpoint {n}").format(n=n) + "<br>%{x:.3g} FLOPs: %{y:.1%}"
+                          "<extra></extra>"))
+    if target is not None:
+        fig.add_hline(y=target, line=dict(dash="dash", color="grey"),
+                      annotation_text=_("target {t:.0%}").format(t=target))
+    for key, s in (students or {}).items():
+        fig.add_trace(_student_trace(key, s["inference"], s["accuracy"], s["label"]))
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis=_log_axis(_("inference FLOPs per query"), xs),
+                      yaxis=dict(title=_("accuracy"), **PERCENT_AXIS),
+                      legend=dict(font=dict(size=11)))
+    return fig
+
+
+def contour_figure(train: Sequence[float], inference: Sequence[float], surface: np.ndarray,
+                   frontier: Sequence[Mapping] = (), target: Optional[float] = None,
+                   students: Optional[Mapping] = None, height: int = 440) -> go.Figure:
+    """Iso-accuracy contours: ``surface`` [C, len(inference)] accuracy (NaN where not
+    measured) over training FLOPs ``train`` (x) and inference FLOPs ``inference`` (y); the
+    frontier at ``target`` ({"train", "inference"} points) as a line; the students marked.
+    ValueError when the surface's shape does not match."""
+    z = np.asarray(surface, float)
+    if z.shape != (len(train), len(inference)):
+        raise ValueError(f"surface must be {len(train)} x {len(inference)}, got {z.shape}")
+    fig = go.Figure(go.Contour(
+        x=list(train), y=list(inference), z=z.T.tolist(), colorscale="Cividis",
+        zmin=0, zmax=1, contours=dict(start=0.1, end=0.9, size=0.1, showlabels=True,
+                                      labelformat=".0%"),
+        colorbar=dict(title=_("accuracy"), tickformat=".0%"), connectgaps=False,
+        hovertemplate=_("training %{x:.3g} FLOPs<br>inference %{y:.3g} FLOPs<br>accuracy "
+                        "%{z:.1%}") + "<extra></extra>", name=_("accuracy")))
+    fr = [p for p in frontier if math.isfinite(p["inference"])]
+    if fr:
+        fig.add_trace(go.Scatter(
+            x=[p["train"] for p in fr], y=[p["inference"] for p in fr], mode="lines+markers",
+            line=dict(color="white", width=3), marker=dict(size=9, color="white"),
+            name=_("frontier at {t:.0%}").format(t=target or 0),
+            hovertemplate=_("frontier") + ": %{x:.3g}, %{y:.3g}<extra></extra>"))
+    for key, s in (students or {}).items():
+        fig.add_trace(_student_trace(key, s["train"], s["inference"], s["label"]))
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis=_log_axis(_("training FLOPs (6 N D)"), train),
+                      yaxis=_log_axis(_("inference FLOPs per query"), inference),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def deployment_figure(ways: Sequence[Mapping], queries: float, q_range=(1.0, 1e9),
+                      height: int = 380) -> go.Figure:
+    """Total compute (training + Q x inference, FLOPs) against Q queries for each way
+    ({"label", "train", "inference", "color"?}); a vertical line at ``queries``."""
+    qs = np.logspace(math.log10(q_range[0]), math.log10(q_range[1]), 91)
+    fig = go.Figure()
+    ys = []
+    colors = checkpoint_colors([w["train"] for w in ways]) if ways else []
+    for w, c in zip(ways, colors):
+        y = w["train"] + qs * w["inference"]
+        ys += [float(y.min()), float(y.max())]
+        fig.add_trace(go.Scatter(x=qs, y=y, mode="lines", name=w["label"],
+                                 line=dict(color=w.get("color", c), width=3 if "color" in w else 2),
+                                 hovertemplate=w["label"] + "<br>Q=%{x:.3g}: %{y:.3g} FLOPs"
+                                               "<extra></extra>"))
+    fig.add_vline(x=queries, line=dict(dash="dash", color="grey"),
+                  annotation_text=_("Q = {q}").format(q=f"{queries:,.0f}"))
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis=_log_axis(_("queries Q"), list(q_range)),
+                      yaxis=_log_axis(_("total FLOPs (training + Q x inference)"), ys or [1, 10]),
+                      legend=dict(font=dict(size=11)))
+    return fig
