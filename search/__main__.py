@@ -23,7 +23,6 @@ the same way, labelled ``capped``, with exit status 3.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
