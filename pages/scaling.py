@@ -376,8 +376,9 @@ if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain 
                        name=_("allocation by confidence (at most {n} chains)").format(n=n),
                        color=CONFIDENT_COLOR, symbol="square"))
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
-    presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
-                       key="sc_fig_pool")  # own keys: these two figures may be the same
+    presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker,
+                                           budget_label=budget_label),
+                    key="sc_fig_pool")  # own keys: these two figures may be the same
 
 # (strategy, legend label, knob, budgets, scorer: None for the strategy's default)
 plan = []
@@ -459,7 +460,7 @@ with reading:
                           "points.").format(n=n, rule=rule, k0=ks[-2], k1=ks[-1],
                                             gain=f"{gain * 100:+.1f}"))
 presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
-                   key="sc_fig")
+                key="sc_fig")
 with notes:
     if x_mode == "samples" and plan:
         st.caption(_("Measured searches sit at chain-equivalents: their mean generated tokens "
