@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _
+from ui import presenter
 from ui.checks import show_url_warnings
 from ui.common import UrlParam, bind, float_in, one_of, show_float, url_params, write_url
 
@@ -114,14 +115,14 @@ marks = {} if not students else {
 left, right = st.columns(2)
 with left:
     st.subheader(_("Accuracy against inference compute"))
-    st.plotly_chart(curves_figure(v["names"], v["train"], v["curves"], target, marks),
+    presenter.chart(st, curves_figure(v["names"], v["train"], v["curves"], target, marks),
                     key="tr_fig_curves")
     st.caption(_("Each line is one checkpoint: the best accuracy any strategy reaches within "
                  "that many FLOPs per query ({p} problems).").format(p=v["problems"]))
 with right:
     st.subheader(_("Iso-accuracy contours"))
-    st.plotly_chart(contour_figure(v["train"], v["inference_axis"], v["surface"], v["frontier"],
-                                   target, marks), key="tr_fig_contour")
+    presenter.chart(st, contour_figure(v["train"], v["inference_axis"], v["surface"],
+                                       v["frontier"], target, marks), key="tr_fig_contour")
     st.caption(_("Colour: accuracy. The white line is the frontier at the target: the least "
                  "inference compute each amount of training needs (blank: not measured)."))
 
@@ -135,7 +136,7 @@ if students:
             ways.append(dict(s, label=label_a if key == "a" else label_b,
                              color=STUDENT_COLORS[key]))
 if ways:
-    st.plotly_chart(deployment_figure(ways, queries), key="tr_fig_deploy")
+    presenter.chart(st, deployment_figure(ways, queries), key="tr_fig_deploy")
     from search.tradeoff import cheapest, snell_ratio, total_compute
     best = cheapest(ways, queries)
     st.markdown(_("At **{q:,}** queries the cheapest way to {t:.0%} is **{w}**: {f} FLOPs in "
