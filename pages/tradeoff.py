@@ -12,7 +12,6 @@ import streamlit as st
 
 from i18n import N_, _
 from ui import presenter
-from ui.checks import show_url_warnings
 from ui.common import UrlParam, bind, float_in, one_of, show_float, url_params, write_url
 
 SCOPE = "tradeoff"
@@ -67,7 +66,6 @@ except (FileNotFoundError, ValueError) as e:
 PARAMS = [UrlParam("tr_target", target0, float_in(0.05, 0.99), show_float),
           UrlParam("tr_level", "all", one_of(LEVELS)),
           UrlParam("tr_q", 1, lambda s: int(one_of([str(q) for q in Q_CHOICES])(s)))]
-show_url_warnings(SCOPE, PARAMS)
 url_params(SCOPE, PARAMS)
 ss = st.session_state
 c1, c2, c3 = st.columns([2, 1, 2])
