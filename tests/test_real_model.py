@@ -210,15 +210,16 @@ def test_search_tree_page_with_smollm2_picked(monkeypatch):
     at = new_app({"task": "freeform"})
     from ui.common import widget_key as w
     at.sidebar.radio(key=w("model_choice")).set_value("real").run()
-    at.sidebar.button(key="real_smollm2-135m-instruct").click().run()
+    # Loading the model (GGUF de-quantized) takes 20 s on an idle core, minutes on a busy one.
+    at.sidebar.button(key="real_smollm2-135m-instruct").click().run(timeout=900)
     assert not at.exception, at.exception
     assert at.session_state["model_spec"].model == str(SMOLLM2.path())
     labels = [e.label for e in at.expander]
     assert any(lbl.startswith("Prompt sent to the model (Few-shot") for lbl in labels) or \
         SMOLLM2.prompt_style != "few-shot", labels
-    at.number_input(key=w("n")).set_value(2).run()
-    at.number_input(key=w("chain_tokens")).set_value(128).run()
-    at.button(key="tree_run_button").click().run()
+    at.number_input(key=w("n")).set_value(2).run(timeout=900)
+    at.number_input(key=w("chain_tokens")).set_value(128).run(timeout=900)
+    at.button(key="tree_run_button").click().run(timeout=900)
     res = wait_done(at)
     assert res.tally and all(NUMBER.fullmatch(k) for k in res.tally), res.tally
 
