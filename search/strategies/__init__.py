@@ -15,7 +15,7 @@ from i18n import N_
 from search.models.base import Policy, capabilities
 from search.scoring import (SCORERS, VERIFIER_SCORERS, has_learned_verifier, make_scorer,
                             value_scorer_for)
-from search.strategies import beam, best_of_n, dvts, majority, mcts, tot
+from search.strategies import beam, best_of_n, budget_forcing, dvts, majority, mcts, revise, tot
 from search.strategies.blocks import Sampling, ShouldStop
 from search.strategies.defaults import DEFAULTS  # re-exported: search.strategies.DEFAULTS
 from search.tasks import TaskLike, get_task
@@ -31,14 +31,20 @@ STRATEGIES = {
     "weighted": N_("verifier-weighted majority vote over N chains"),
     "dvts": N_("DVTS (diverse verifier tree search: N/M independent subtrees, each greedy by "
                "the verifier)"),
+    "revise": N_("verify and revise (a verifier marks the first doubted step; resample from "
+                 "there, up to R rounds)"),
+    "budget_forcing": N_("budget forcing (one chain made to think for a token budget: "
+                         "'Wait' where it would end, the answer line when it runs out)"),
 }
 BUDGET_KNOB = {"majority": N_("chains N"), "beam": N_("beam width"), "mcts": N_("simulations"),
                "tot": N_("breadth b"), "tot_dfs": N_("states expanded"),
-               "best_of_n": N_("chains N"), "weighted": N_("chains N"), "dvts": N_("chains N")}
+               "best_of_n": N_("chains N"), "weighted": N_("chains N"), "dvts": N_("chains N"),
+               "revise": N_("rounds R"), "budget_forcing": N_("thinking tokens")}
 MAX_BUDGET = {"majority": majority.MAX_CHAINS, "beam": 64, "mcts": 512,
               "tot": tot.MAX_BREADTH, "tot_dfs": tot.MAX_STATES,
               "best_of_n": majority.MAX_CHAINS, "weighted": majority.MAX_CHAINS,
-              "dvts": dvts.MAX_CHAINS}
+              "dvts": dvts.MAX_CHAINS, "revise": revise.MAX_ROUNDS,
+              "budget_forcing": budget_forcing.MAX_BUDGET_TOKENS}
 # DEFAULTS (search/strategies/defaults.py) is the one place every strategy's defaults live: the
 # configs, run_strategy, the Search tree page, the CLI (--help) and the README all read it.
 
@@ -112,7 +118,8 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
                  width: Optional[int] = None,
                  tree: Optional[SearchTree] = None, should_stop: ShouldStop = None,
                  task: TaskLike = None, stop: Optional[str] = None,
-                 threshold: Optional[float] = None) -> SearchResult:
+                 threshold: Optional[float] = None, rule: Optional[str] = None,
+                 max_forced: Optional[int] = None) -> SearchResult:
     """Run strategy ``name`` with ``budget`` as its size knob (see BUDGET_KNOB).
 
     Every knob left None takes its value from DEFAULTS[name] (budget, beam ``expansions``,
@@ -126,7 +133,11 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
     arithmetic); the strategy reads prompt, steps and answers from it. ``stop`` (majority
     only): ``certain`` or ``beta`` stops sampling once the vote is settled
     (``search.adaptive``: the Beta criterion at ``threshold``, default and minimum chains as
-    chosen on validation, ``search.adaptive.CHOSEN``); None or ``none``: all N chains. Raises
+    chosen on validation, ``search.adaptive.CHOSEN``); None or ``none``: all N chains.
+    ``revise``: budget = rounds R, ``threshold`` the doubt threshold, ``rule`` the answer rule
+    (``last``, ``vote``, ``best``), scorer the verifier (default the learned PRM when present,
+    else confidence). ``budget_forcing``: budget = thinking tokens, ``max_forced`` forced
+    continuations at most. Raises
     ValueError
     (one line) for an unknown strategy, out-of-range settings, a learned-verifier scorer
     the task does not have (``check_scorer``), or the confidence scorer (chosen or the
@@ -182,6 +193,15 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
                                                                   batch_size=bs),
                          scorer=sc, **common)
         return replace(r, strategy="weighted")
+    if name == "revise":  # threshold: the doubt threshold; rule: the answer rule
+        cfg = revise.ReviseConfig(rounds=budget,
+                                  threshold=d["threshold"] if threshold is None else threshold,
+                                  rule=rule or d["rule"])
+        return revise.run(problem, policy, cfg, scorer=sc, **common)
+    if name == "budget_forcing":
+        cfg = budget_forcing.BudgetForcingConfig(
+            budget=budget, max_forced=d["max_forced"] if max_forced is None else max_forced)
+        return budget_forcing.run(problem, policy, cfg, **common)
     if name == "dvts":
         cfg = dvts.DVTSConfig(n=budget, width=d["width"] if width is None else width,
                               final=final or d["final"])

@@ -38,4 +38,11 @@ DEFAULTS: dict[str, dict] = {
     # subtree per depth (search-and-learn's default beam width); final answer rule. Scorer:
     # the learned PRM (last-step aggregation) when present, else model confidence.
     "dvts": {"budget": 16, "width": 4, "final": "best", "scorer": "prm"},
+    # Verify and revise (search.strategies.revise): rounds R (chains sampled in sequence); a
+    # step whose path score is below the threshold is doubted; answer rule (last, vote, best).
+    # rule: see benchmarks/bench_sequential.py (validation decides it).
+    "revise": {"budget": 4, "threshold": 0.5, "rule": "last", "scorer": "prm"},
+    # Budget forcing (search.strategies.budget_forcing, s1): thinking budget in generated
+    # tokens; forced continuations at most (s1 Fig. 4a: a few, then it flattens or loops).
+    "budget_forcing": {"budget": 128, "max_forced": 2},
 }
