@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from search.models.base import Continuation, SampleBatch, check_sample_args  # noqa: E402
-from search.strategies import run_strategy  # noqa: E402
+from search.strategies import MAX_BUDGET, run_strategy  # noqa: E402
 from search.strategies.blocks import Sampling  # noqa: E402
 from search.tasks import get_task  # noqa: E402
 from search.tree import SearchResult  # noqa: E402
@@ -80,7 +80,7 @@ def synth_result(nodes: int = 1000, seed: int = 0) -> SearchResult:
     problem = task.canonical("8*7+6")
     gold = task.gold(problem)
     policy = RandomStepPolicy()
-    lo, hi = 1, 512
+    lo, hi = 1, MAX_BUDGET["mcts"]
     best = None
     # Same seed: a run with more simulations extends the one with fewer (call seeds are the
     # call indices), so the node count grows with the simulations: bisect for the smallest
@@ -168,7 +168,7 @@ def main() -> None:
 
     from streamlit.runtime import pages_manager
     from streamlit.testing.v1 import AppTest
-    # As in tests/test_page_tree.py: make every AppTest run go through app.py as a server's
+    # As in tests/page_helpers.py: make every AppTest run go through app.py as a server's
     # runs do (AppTest re-detects the legacy pages/ folder mode before each run).
     init = pages_manager.PagesManager.__init__
 

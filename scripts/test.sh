@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh machine, then run the whole suite.
 # Browser tests drive Debian's chromium through Playwright (never `playwright install`).
+#   bash scripts/test.sh            everything (unit, pages, browser, servers)
+#   bash scripts/test.sh --fast     unit and page tests only (no browser, no servers, no
+#                                   installs); other arguments go on to pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+  exec python -m pytest -q -m "(unit or pages) and not browser and not servers" "$@"
+fi
 # fonts-wqy-microhei: a CJK font, so the 中文 pages' screenshots show characters, not boxes.
 if command -v apt-get >/dev/null 2>&1 && { [ ! -x /usr/bin/chromium ] \
     || ! fc-list 2>/dev/null | grep -qi "wenquanyi\|wqy"; }; then

@@ -33,6 +33,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from search.scaling import CI_METHOD, curve_with_ci
+from search.strategies import MAX_BUDGET
 from search.tasks import get_task
 
 # Yao et al. 2023, "Tree of Thoughts", Table 2 (GPT-4, 100 games, ranks 901-1000); None: the
@@ -140,7 +141,7 @@ def run_table(task="game24", split: str = "heldout", problems: Optional[int] = N
         for i, p in enumerate(probs):
             tree = SearchTree(p.text, task=t.name)
             cap = tot_tokens[i]
-            r = solve(p.text, "mcts", 512, seed=seed + i, scorer=LEARNED, k=TABLE["mcts_k"],
+            r = solve(p.text, "mcts", MAX_BUDGET["mcts"], seed=seed + i, scorer=LEARNED, k=TABLE["mcts_k"],
                       c=TABLE["mcts_c"], tree=tree,
                       should_stop=lambda tr=tree, c=cap: tr.compute.generated_tokens >= c,
                       **common)

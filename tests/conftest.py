@@ -110,7 +110,7 @@ def browser():
     used)."""
     from playwright.sync_api import sync_playwright
 
-    from benchmarks.bench_live import CHROMIUM, CHROMIUM_ARGS
+    from tests.browser_harness import CHROMIUM, CHROMIUM_ARGS
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
@@ -217,3 +217,49 @@ def pytest_configure(config):
     import tempfile
     if "THOUGHTSCOPE_DATA" not in os.environ:
         os.environ["THOUGHTSCOPE_DATA"] = tempfile.mkdtemp(prefix="thoughtscope-test-data-")
+
+
+# ---------------------------------------------------------------------------- test layers
+# unit: no Streamlit script run, no server; pages: AppTest runs of app.py; browser: a Streamlit
+# server driven by chromium; servers: a real model server (vLLM, transformers serve).
+# ``scripts/test.sh --fast`` runs unit and pages (``-m "unit or pages"``, browser and servers
+# left out); pytest.ini registers the markers. A test in tests/<layer>/ gets that layer; a file
+# still at the top of tests/ (before the move into folders) is classed by what it uses.
+LAYERS = ("unit", "pages", "browser", "servers")
+TESTS = Path(__file__).resolve().parent
+
+
+def test_layer(path: Path) -> str:
+    """The layer of the test file ``path``: its folder under tests/ when that is a layer, else
+    browser (Playwright or the browser harness), servers (a real model server), pages
+    (AppTest or the page helpers) or unit, from its source text."""
+    try:
+        rel = Path(path).resolve().relative_to(TESTS)
+    except ValueError:
+        return "unit"
+    if len(rel.parts) > 1 and rel.parts[0] in LAYERS:
+        return rel.parts[0]
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    if rel.name.startswith(("test_browser", "browser_")) or "sync_playwright" in text:
+        return "browser"
+    if "vllm_server" in text or "transformers serve" in text:
+        return "servers"
+    if "AppTest" in text or "page_helpers" in text or "pool_pages" in text:
+        return "pages"
+    return "unit"
+
+
+test_layer.__test__ = False  # a helper, not a test
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test with its file's layer (``test_layer``); a test that uses the chromium
+    ``browser`` fixture is marked browser as well, wherever it lives."""
+    layers: dict = {}
+    for item in items:
+        path = Path(str(item.fspath))
+        if path not in layers:
+            layers[path] = test_layer(path)
+        item.add_marker(getattr(pytest.mark, layers[path]))
+        if layers[path] != "browser" and "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)

@@ -12,7 +12,7 @@ from search.solve import solve
 from search.strategies import DEFAULTS
 from search.tasks import get_task
 from search.tree import SearchTree
-from tests.test_page_tree import APP, model_env, navigation_only, texts  # noqa: F401
+from tests.page_helpers import APP, model_env, navigation_only, texts  # noqa: F401
 from ui.beam_steps import (PHASES, BeamLogError, kept_by_rank, node_labels, positions,
                              steps)
 

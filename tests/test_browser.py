@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from benchmarks.bench_live import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tests.browser_harness import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from search.tasks.arithmetic import DEFAULT_PROBLEM
 from tests.conftest import ROOT
 from ui.common import widget_key
@@ -70,7 +70,7 @@ def model_env(request):
 
 @pytest.fixture(scope="module")
 def server(model_env):
-    """A Streamlit server on a free port (``benchmarks.bench_live.streamlit_server``); yields
+    """A Streamlit server on a free port (``tests.browser_harness.streamlit_server``); yields
     its base URL; killed at the end."""
     with streamlit_server(ARTIFACTS / "browser_server.log", model_env, HEALTH_TIMEOUT) as url:
         yield url

@@ -2,7 +2,7 @@
 walk, in English and in Chinese (``?lang=zh``), with Next; step 2's guess is hidden until Reveal.
 A screenshot of every step (step 2 before and after the reveal).
 
-The server is ``benchmarks.bench_live.streamlit_server``, the browser Debian's chromium (never
+The server is ``tests.browser_harness.streamlit_server``, the browser Debian's chromium (never
 ``playwright install``). The page is reached from the root by its sidebar link (a deep link as a
 fresh server's first request loses the first click). Needs the bundled model (the lesson is
 written for it).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_live import CHROMIUM, streamlit_server
+from tests.browser_harness import CHROMIUM, streamlit_server
 from tests.conftest import ROOT, st_key as key
 
 HEALTH_TIMEOUT = 60      # s: server up

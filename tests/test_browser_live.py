@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from benchmarks.bench_live import (CHROMIUM, CHROMIUM_ARGS, key, open_tab, page_url, run_tabs,
+from tests.browser_harness import (CHROMIUM, CHROMIUM_ARGS, key, open_tab, page_url, run_tabs,
                                    streamlit_server)
 from tests.conftest import ROOT
 

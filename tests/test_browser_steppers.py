@@ -1,7 +1,7 @@
 """The Step by step page in a real browser at a projector's 1280x720 (issue 10 items 2 and 6):
 MCTS stepped through three simulations, every phase, then one beam step (propose, score,
 keep), the later shots in presenter mode; a screenshot of each. The server is
-``benchmarks.bench_live.streamlit_server``, the browser Debian's chromium (never ``playwright
+``tests.browser_harness.streamlit_server``, the browser Debian's chromium (never ``playwright
 install``). The page is reached from the root by its sidebar link (a deep link as a fresh
 server's first request loses the first click).
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_live import CHROMIUM, streamlit_server
+from tests.browser_harness import CHROMIUM, streamlit_server
 from tests.conftest import ROOT, st_key as key
 from ui.beam_steps import PHASES as BEAM_PHASES
 from ui.mcts_steps import PHASES

@@ -134,7 +134,7 @@ def test_upload_cap_and_events_cap_on_run_files(tiny_policy):
 
 
 # ------------------------------------------------------------------------ the pages see it
-from tests.test_page_tree import model_env, navigation_only, new_app, wait_done  # noqa: E402,F401
+from tests.page_helpers import model_env, navigation_only, new_app, wait_done  # noqa: E402,F401
 
 
 def test_tree_page_shows_a_capped_run_as_a_labelled_partial_result(monkeypatch):

@@ -213,7 +213,7 @@ def test_an_old_export_without_edit_events_still_loads():
 
 
 # ------------------------------------------------------------------ the Search tree page
-from tests.test_page_tree import (chart, model_env, navigation_only, new_app,  # noqa: E402,F401
+from tests.page_helpers import (chart, model_env, navigation_only, new_app,  # noqa: E402,F401
                                   run_once, status_line, texts)
 
 

@@ -29,7 +29,7 @@ import i18n
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
-from tests.test_page_tree import navigation_only  # noqa: F401  (autouse: the server's routing)
+from tests.page_helpers import navigation_only  # noqa: F401  (autouse: the server's routing)
 from ui.common import PAGES
 
 APP = str(ROOT / "app.py")

@@ -15,7 +15,7 @@ from search import history
 from search.history import HistoryError
 from search.tree import SearchResult, SearchTree
 from tests.conftest import ROOT
-from tests.test_page_tree import model_env, navigation_only  # noqa: F401 - autouse fixtures
+from tests.page_helpers import model_env, navigation_only  # noqa: F401 - autouse fixtures
 
 
 def make_result(problem: str = "2+3*4", answers=("14", "14", "20"), strategy: str = "majority",
@@ -223,7 +223,7 @@ def test_history_can_be_turned_off(monkeypatch):
 # ---------------------------------------------------------------------------- the pages
 def test_a_tree_run_is_listed_on_the_history_page_and_opens_in_the_replay(tmp_path,
                                                                          monkeypatch):
-    from tests import test_page_tree as tp
+    from tests import page_helpers as tp
     from ui.common import widget_key as w
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
     at = tp.new_app()
@@ -254,7 +254,7 @@ def test_a_tree_run_is_listed_on_the_history_page_and_opens_in_the_replay(tmp_pa
 
 
 def test_history_page_filters_and_deletes_with_a_confirm():
-    from tests import test_page_tree as tp
+    from tests import page_helpers as tp
     ia = history.save(make_result("2+3*4"))
     ib = history.save(make_result("7*8", answers=("56",), strategy="beam", gold="56"))
     at = tp.new_app()
@@ -278,7 +278,7 @@ def test_history_page_filters_and_deletes_with_a_confirm():
 
 
 def test_a_foreign_history_file_is_an_error_on_the_page_not_a_crash(tmp_path, monkeypatch):
-    from tests import test_page_tree as tp
+    from tests import page_helpers as tp
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
     (tmp_path / "runs.sqlite3").write_bytes(b"garbage" * 50)
     at = tp.new_app()
@@ -289,7 +289,7 @@ def test_a_foreign_history_file_is_an_error_on_the_page_not_a_crash(tmp_path, mo
 
 
 def test_a_save_failure_is_a_warning_and_the_run_still_shows(tmp_path, monkeypatch):
-    from tests import test_page_tree as tp
+    from tests import page_helpers as tp
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
     (tmp_path / "runs.sqlite3").write_bytes(b"garbage" * 50)
     at = tp.new_app()
@@ -302,7 +302,7 @@ def test_a_save_failure_is_a_warning_and_the_run_still_shows(tmp_path, monkeypat
 
 
 def test_saving_can_be_turned_off(tmp_path, monkeypatch):
-    from tests import test_page_tree as tp
+    from tests import page_helpers as tp
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
     monkeypatch.setenv("THOUGHTSCOPE_HISTORY", "0")
     at = tp.new_app()
@@ -314,7 +314,7 @@ def test_a_human_edit_on_the_tree_page_updates_the_same_history_row(tmp_path, mo
     """Edit an answer step, then continue from the root on the Search tree page: the History
     row of that run (same id, same created time) lists the edited answer and tokens, and
     opening it shows the edits; a run opened from History and edited again updates its row."""
-    from tests import test_page_tree as tp
+    from tests import page_helpers as tp
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
     at = tp.new_app()
     res = tp.run_once(at, n=4)

@@ -18,7 +18,7 @@ from search import caps, history
 from search.history import HistoryError
 from search.tree import SearchResult
 from tests.conftest import ROOT
-from tests.test_page_tree import model_env, navigation_only  # noqa: F401 - autouse fixtures
+from tests.page_helpers import model_env, navigation_only  # noqa: F401 - autouse fixtures
 
 OLD = sorted((ROOT / "tests" / "data" / "old_exports").glob("*.json"))
 

@@ -170,7 +170,7 @@ def english_left(texts: list[str], model_texts: Iterable[str] = ()) -> list[str]
 # --------------------------------------------------------------------------------- the app
 @pytest.fixture(autouse=True)
 def navigation_only(monkeypatch):
-    """As in tests/test_page_tree.py: every AppTest run routed like a server's later runs."""
+    """As in tests/page_helpers.py: every AppTest run routed like a server's later runs."""
     from streamlit.runtime import pages_manager
     init = pages_manager.PagesManager.__init__
 

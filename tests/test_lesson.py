@@ -22,7 +22,7 @@ from search.scaling import maj_at_k, pass_at_k
 from search.solve import solve
 from search.tasks import get_task
 from tests.conftest import ROOT
-from tests.test_page_tree import navigation_only  # noqa: F401  (autouse fixture)
+from tests.page_helpers import navigation_only  # noqa: F401  (autouse fixture)
 
 APP = str(ROOT / "app.py")
 TASK = get_task("arithmetic")

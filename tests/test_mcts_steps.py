@@ -13,7 +13,7 @@ from search.strategies import DEFAULTS
 from search.strategies.blocks import uct_terms
 from search.tasks import get_task
 from search.tree import SearchTree
-from tests.test_page_tree import APP, model_env, navigation_only, texts  # noqa: F401
+from tests.page_helpers import APP, model_env, navigation_only, texts  # noqa: F401
 from ui.mcts_steps import PHASES, MCTSLogError, node_labels, positions, simulations
 from viz.tree import node_label
 

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from search.models.base import Capabilities, SampleBatch
-from tests.test_page_tree import (APP, model_env, navigation_only, new_app,  # noqa: F401
+from tests.page_helpers import (APP, model_env, navigation_only, new_app,  # noqa: F401
                                   texts, wait_done)
 from ui.common import widget_key as w
 
@@ -181,7 +181,7 @@ def test_the_url_never_holds_the_api_key_and_no_logprobs_turns_confidence_off(mo
 def test_browser_bad_folder_then_bundled_runs(browser, tiny_model_dir, tmp_path):
     """In chromium: pick "Local folder", type a wrong path, Load: one line of error; pick the
     bundled model again: a run reaches its status line."""
-    from benchmarks.bench_live import CHROMIUM, streamlit_server
+    from tests.browser_harness import CHROMIUM, streamlit_server
     from search.models.hf import BUNDLED_PATH
     from tests.test_browser import STATUS_RE, key
     if not CHROMIUM.exists():

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from search.solve import solve
-from tests.test_page_tree import APP, chart, model_env, navigation_only, texts  # noqa: F401
+from tests.page_helpers import APP, chart, model_env, navigation_only, texts  # noqa: F401
 from ui.common import widget_key as w
 from ui.replay import equal_budget, state_at, total_tokens
 

@@ -4,7 +4,7 @@ text wrapped on hover) and the node inspector shows the whole step as plain text
 uploaded JSONL problem sets; the pages that cannot serve it yet do not crash.
 
 The policy is a stub (canned paragraph steps ending "The answer is 42"), injected the way
-tests/test_page_tree.py injects one: ``ui.common.get_policy`` patched.
+tests/page_helpers.py injects one: ``ui.common.get_policy`` patched.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 import search.tasks
 from search.models.base import Continuation, SampleBatch
 from search.tree import SearchTree
-from tests.test_page_tree import (chart, model_env, navigation_only, new_app,  # noqa: F401
+from tests.page_helpers import (chart, model_env, navigation_only, new_app,  # noqa: F401
                                   texts, wait_done)
 from ui.common import widget_key as w
 from viz.tree import HOVER_LINES, HOVER_WIDTH, MAX_LABEL_CHARS, hover_lines, tree_figure

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from search.tree import SearchTree
-from tests.test_page_tree import APP, model_env, navigation_only, texts  # noqa: F401
+from tests.page_helpers import APP, model_env, navigation_only, texts  # noqa: F401
 from ui.common import widget_key as w
 from viz.palette import (CVD_KINDS, DEFAULT_STYLE, MIN_DELTA_E, PRESENTER_STYLE, contrast_ratio,
                          delta_e2000, hex_to_rgb, min_distance, rgb_to_lab, simulate_cvd)
@@ -164,7 +164,7 @@ def test_a_presenter_link_opens_in_presenter_mode(monkeypatch):
 
 
 def test_the_search_tree_page_draws_the_projector_tree():
-    from tests.test_page_tree import chart, new_app, run_once
+    from tests.page_helpers import chart, new_app, run_once
     at = new_app({"presenter": "1"})
     run_once(at, n=4)
     fig = chart(at, "tree_chart")
@@ -183,7 +183,7 @@ def test_the_search_tree_page_draws_the_projector_tree():
 
 
 def test_the_compare_page_draws_the_projector_trees():
-    from tests.test_page_tree import chart
+    from tests.page_helpers import chart
     at = AppTest.from_file(APP, default_timeout=180).switch_page("pages/compare.py")
     for k, v in {"presenter": "1", "cmp_problem": "8*7+6", "cmp_b0": "4", "cmp_b1": "2",
                  "cmp_b2": "2"}.items():
@@ -208,7 +208,7 @@ def test_the_lesson_draws_the_projector_trees():
 def test_the_search_tree_page_folds_its_settings_but_keeps_run_in_presenter_mode():
     """At 1280x720 the settings pushed the tree off the screen: in presenter mode they fold
     into a closed expander (as on the Step by step page); Run stays outside it."""
-    from tests.test_page_tree import new_app
+    from tests.page_helpers import new_app
     at = new_app({"presenter": "1"})
     exp = [e for e in at.expander if e.label == "Problem and settings"]
     assert len(exp) == 1 and not exp[0].proto.expanded

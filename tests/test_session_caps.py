@@ -164,7 +164,7 @@ def test_every_message_is_in_the_chinese_catalogue():
 
 
 # ---------------------------------------------------------------------------- the pages
-from tests.test_page_tree import (APP, model_env, navigation_only, new_app,  # noqa: E402,F401
+from tests.page_helpers import (APP, model_env, navigation_only, new_app,  # noqa: E402,F401
                                   run_once, texts)
 from streamlit.testing.v1 import AppTest  # noqa: E402
 

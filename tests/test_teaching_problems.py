@@ -98,7 +98,7 @@ def test_each_reason_holds_on_the_bundled_model(outcomes):
 
 
 # ------------------------------------------------------------------------- the Search tree page
-from tests.test_page_tree import model_env, navigation_only, new_app  # noqa: E402,F401
+from tests.page_helpers import model_env, navigation_only, new_app  # noqa: E402,F401
 from ui.common import widget_key as w  # noqa: E402
 
 SUGGEST = "tree_suggest"

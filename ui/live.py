@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from search.solve import solve
-from search.strategies import DEFAULTS, MAX_BUDGET, BUDGET_KNOB, STRATEGIES
+from search.strategies import DEFAULTS, STRATEGIES, check_budget
 from search.strategies.blocks import Sampling
 from search.scoring import SCORERS
 from search.tasks import get_task
@@ -127,9 +127,7 @@ class RunSpec:
         problem = get_task(self.task).canonical(self.text)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}")
-        hi = MAX_BUDGET[self.strategy]
-        if not 1 <= int(self.budget) <= hi:
-            raise ValueError(f"{BUDGET_KNOB[self.strategy]} must be in [1, {hi}]")
+        check_budget(self.strategy, int(self.budget))
         Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed)
         if self.scorer is not None and self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}")

@@ -24,18 +24,20 @@ from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
+MAX_WIDTH = 64
+
 
 @dataclass
 class BeamConfig:
-    """width: beam width (1..64); expansions: sampled children per beam node (1..16);
+    """width: beam width (1..MAX_WIDTH = 64); expansions: sampled children per beam node (1..16);
     final: ``"best"`` (highest-scoring finished chain) or ``"vote"`` (weighted vote)."""
     width: int = DEFAULTS["beam"]["budget"]
     expansions: int = DEFAULTS["beam"]["expansions"]
     final: str = DEFAULTS["beam"]["final"]
 
     def __post_init__(self):
-        if not 1 <= self.width <= 64:
-            raise ValueError(f"beam width must be in [1, 64], got {self.width}")
+        if not 1 <= self.width <= MAX_WIDTH:
+            raise ValueError(f"beam width must be in [1, {MAX_WIDTH}], got {self.width}")
         if not 1 <= self.expansions <= 16:
             raise ValueError(f"expansions per beam must be in [1, 16], got {self.expansions}")
         if self.final not in ("best", "vote"):

@@ -54,10 +54,12 @@ from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
+MAX_SIMULATIONS = 512
+
 
 @dataclass
 class MCTSConfig:
-    """simulations: number of simulations (1..512); k: children sampled per expansion (1..8);
+    """simulations: number of simulations (1..MAX_SIMULATIONS = 512); k: children sampled per expansion (1..8);
     c: UCT exploration constant (>= 0); final: ``"visits"`` or ``"vote"``."""
     simulations: int = DEFAULTS["mcts"]["budget"]
     k: int = DEFAULTS["mcts"]["k"]
@@ -65,8 +67,8 @@ class MCTSConfig:
     final: str = DEFAULTS["mcts"]["final"]
 
     def __post_init__(self):
-        if not 1 <= self.simulations <= 512:
-            raise ValueError(f"simulations must be in [1, 512], got {self.simulations}")
+        if not 1 <= self.simulations <= MAX_SIMULATIONS:
+            raise ValueError(f"simulations must be in [1, {MAX_SIMULATIONS}], got {self.simulations}")
         if not 1 <= self.k <= 8:
             raise ValueError(f"children per expansion must be in [1, 8], got {self.k}")
         if not (0 <= self.c <= 100) or math.isnan(self.c):
