@@ -283,3 +283,28 @@ def test_caps_and_stop_apply():
     r = run_strategy("budget_forcing", "8*7+6", StepScript(["8*7=56"] * 9), budget=100,
                      task=RETRY, should_stop=lambda: len(calls.append(1) or calls) > 6)
     assert r.stopped
+
+
+def test_the_retry_card_measures_both_models_the_same_way(tmp_path):
+    """The card writer on a random tiny model with the retry tokenizer (4 problems): every
+    figure in the card is the measured one."""
+    import json
+
+    from conftest import _tiny_gpt2
+    from search.models.hf import HFPolicy
+    from search.models.retry_card import write_retry_card
+    from search.models.train import task_tokenizer
+    d = _tiny_gpt2(task_tokenizer(RETRY), 128, tmp_path)
+    log = {"config": {"batch_size": 128, "lr": 0.002, "warmup": 60, "seed": 1234},
+           "shape": {"n_layer": 2, "n_embd": 32, "n_head": 2, "n_positions": 128},
+           "parameters": 40000, "steps_done": 3, "wall_seconds": 6.0, "torch": "x", "threads": 1,
+           "stopped_early": False, "final_loss_ema": 1.0, "tokens_seen": 999,
+           "matched_tokens": {"reference": "arithmetic", "reference_tokens": 990,
+                              "stream_tokens": 999}}
+    (d / "training_log.json").write_text(json.dumps(log))
+    m = write_retry_card(d, HFPolicy(d, device="cpu"), problems=4)
+    card = (d / "README.md").read_text()
+    for key, row in m["rows"].items():
+        assert row["problems"] == 4 and 0 <= row["accuracy"] <= 1
+        assert f"{row['accuracy']:.3f} | [{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]" in card
+    assert "999 tokens" in card and "not tuned" in card
