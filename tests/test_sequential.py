@@ -308,3 +308,36 @@ def test_the_retry_card_measures_both_models_the_same_way(tmp_path):
         assert row["problems"] == 4 and 0 <= row["accuracy"] <= 1
         assert f"{row['accuracy']:.3f} | [{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]" in card
     assert "999 tokens" in card and "not tuned" in card
+
+
+# ---- sequential x parallel at equal compute
+
+
+def test_splits_cover_every_factorisation():
+    from search.sequential import splits
+    assert splits(16) == [(1, 16), (2, 8), (4, 4), (8, 2), (16, 1)]
+    assert all(r * n == 64 for r, n in splits(64)) and len(splits(64)) == 7
+
+
+@pytest.mark.parametrize("scorer, rule", [("checker", "last"), ("confidence", "best")])
+def test_grid_cells_agree_with_direct_runs(tiny_policy, scorer, rule):
+    """Every cell (R, N) equals N direct revise runs of R rounds (seeds 0..N-1) and a vote."""
+    from search.sequential import grid, splits
+    from search.voting import vote
+    for problem in ("8*7+6", "3+4*2"):
+        cells = grid(problem, tiny_policy, 4, scorer, rule, threshold=0.9)
+        for R, N in splits(4):
+            answers = [run_strategy("revise", problem, tiny_policy, budget=R, scorer=scorer,
+                                    rule=rule, threshold=0.9,
+                                    sampling=Sampling(seed=i)).answer for i in range(N)]
+            assert cells[(R, N)] == vote(answers, seed=0, problem=problem).winner
+
+
+def test_difficulty_bins_come_from_validation_quantiles():
+    import numpy as np
+
+    from search.sequential import bin_edges, bin_of
+    edges = bin_edges(np.array([0.0, 0.1, 0.2, 0.5, 0.6, 0.9, 1.0, 1.0]), bins=4)
+    assert np.allclose(edges, [0.175, 0.55, 0.925])  # numpy's linear quantiles, by hand
+    assert bin_of(np.array([0.0, 0.15, 0.18, 0.55, 0.9, 1.0]), edges).tolist() == \
+        [0, 0, 1, 2, 2, 3]
