@@ -37,7 +37,8 @@ PAGE_TASK = "tree_task"  # the task the page last drew: a change resets the prob
 # Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines).
 STRATEGY_LABELS = {"majority": N_("self-consistency"), "beam": N_("beam search"),
                    "mcts": "MCTS", "tot": "ToT BFS", "tot_dfs": "ToT DFS",
-                   "best_of_n": N_("best-of-N"), "weighted": N_("weighted vote"), "dvts": "DVTS"}
+                   "best_of_n": N_("best-of-N"), "weighted": N_("weighted vote"), "dvts": "DVTS",
+                   "revise": N_("verify and revise"), "budget_forcing": N_("budget forcing")}
 STRATEGY_HELP = N_(
     "**self-consistency**: sample N whole chains independently and answer with their majority "
     "vote.  \n**beam search**: grow chains one step at a time, keeping only the best few "
@@ -52,8 +53,17 @@ STRATEGY_HELP = N_(
     "**DVTS** (diverse verifier tree search): split the budget into independent subtrees, "
     "each grown greedily by the scorer (a PRM), so the search does not collapse onto one "
     "branch the verifier over-rates.")
+STRATEGY_HELP_SEQ = N_(
+    "**verify and revise** (thinking longer): sample one chain, let the scorer find the first "
+    "step it doubts, cut the chain there and resample from that point, up to R rounds; each "
+    "revision branches from its cut point, labelled R1, R2....  \n**budget forcing** "
+    "(thinking longer, s1): one chain made to think for a token budget: where it would end "
+    "early the cue `Wait, ` is written (⏩) and it goes on; when the budget runs out the "
+    "answer line is forced. Only a model trained to retry (the self-correcting arithmetic "
+    "model) has a cue.")
 KNOB_KEY = {"majority": "n", "beam": "width", "mcts": "sims", "tot": "b", "tot_dfs": "states",
-            "best_of_n": "bon_n", "weighted": "wv_n", "dvts": "dvts_n"}
+            "best_of_n": "bon_n", "weighted": "wv_n", "dvts": "dvts_n", "revise": "rounds",
+            "budget_forcing": "think"}
 # Every strategy of search.strategies the page knows a knob for (new ones appear when they
 # land in STRATEGIES with their DEFAULTS and MAX_BUDGET).
 PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY and s in DEFAULTS and s in MAX_BUDGET]
@@ -76,6 +86,13 @@ KNOB_HELP = {
     "weighted": N_("How many complete chains to sample; each votes with its score as weight."),
     "dvts": N_("How many chains in all, shared among independent subtrees, each grown greedily "
                "by the scorer."),
+    # {threshold}, {rule}, {max_forced}: the strategy's DEFAULTS
+    "revise": N_("How many chains in sequence, the first included: after each, the scorer "
+                 "checks its steps; below {threshold} a step is doubted and the chain is "
+                 "resampled from there. The answer: rule '{rule}' (last revision, vote over revisions or the verifier's best)."),
+    "budget_forcing": N_("The thinking budget in generated tokens: an early end is replaced by "
+                         "'Wait, ' (at most {max_forced} times) and the answer line is forced "
+                         "when it runs out. Never more than the budget plus one answer line."),
 }
 SCORERS = {"confidence": N_("model confidence"),
            "checker": N_("exact checker: perfect process verifier"),
@@ -334,7 +351,8 @@ cols = box.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
 c1, c2, c3, c4 = cols[:4]
 c5 = cols[-1]
 strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
-                        format_func=lambda s: _(STRATEGY_LABELS[s]), help=_(STRATEGY_HELP))
+                        format_func=lambda s: _(STRATEGY_LABELS[s]),
+                        help=_(STRATEGY_HELP) + "  \n" + _(STRATEGY_HELP_SEQ))
 knob = KNOB_KEY[strategy]
 knob_label = common.sentence(_(BUDGET_KNOB[strategy]), stop="")
 over = int(ss[knob]) > MAX_BUDGET[strategy]  # typed past the largest: said, then set to it

@@ -30,6 +30,44 @@ from search.tasks import TaskLike, get_task
 from search.voting import vote
 
 
+def marks(tree) -> dict:
+    """What the tree view marks for thinking longer, read from the tree and its log (no
+    strategy needed, so a loaded file or a replay at any budget gets the same marks):
+
+    - ``retracted``: ids of steps a retry right after them takes back (``Task.retracted`` on
+      the path to each child: the parent of a retry step), struck through in the tree;
+    - ``retries``: ids of retry steps (``Wait, 8*7=56``);
+    - ``rounds``: id -> revision round r of the first step a ``revise`` event's round added
+      (or merged into), the node the revision branches with from its cut point;
+    - ``forced``: id -> n of the step written after the n-th forced continuation (its text
+      starts with the continuation cue).
+    """
+    task = get_task(tree.task)
+    retracted, retries = set(), set()
+    for nid, n in tree.nodes.items():
+        if nid == 0 or n.parent == 0:
+            continue
+        flags = task.retracted(tree.steps_to(nid))
+        if len(flags) >= 2 and flags[-2]:
+            retracted.add(n.parent)
+            retries.add(nid)
+    rounds, forced, pending_round, pending_force = {}, {}, None, None
+    for ev in tree.events:
+        if ev.type == "revise":
+            pending_round = ev.data["round"]
+        elif ev.type == "force" and not ev.data.get("answer"):
+            pending_force = ev.data["n"]
+        elif ev.type in ("add", "count"):
+            nid = ev.data["id"]
+            if pending_round is not None and nid in tree.nodes:
+                rounds.setdefault(nid, pending_round)
+                pending_round = None
+            if pending_force is not None and nid in tree.nodes:
+                forced.setdefault(nid, pending_force)
+                pending_force = None
+    return {"retracted": retracted, "retries": retries, "rounds": rounds, "forced": forced}
+
+
 def splits(total: int) -> list[tuple[int, int]]:
     """Every (rounds R, chains N) with R x N = ``total``, R ascending: 16 -> (1, 16), (2, 8),
     (4, 4), (8, 2), (16, 1)."""
