@@ -33,3 +33,65 @@ def test_a_revise_run_shows_its_rounds_in_the_tree_summary_and_inspector():
     table = next(t for t in texts(at.markdown) if t.startswith("| property | node #"))
     cut = res.tree.revisions[0]["cut"]
     assert f"| revision round | 1: resampled from node #{cut}" in table
+
+
+def _label(at) -> str:
+    lines = [m for m in texts(at.markdown) if m.startswith("**Round ") and " · " in m]
+    assert len(lines) == 1, texts(at.markdown)
+    return lines[0]
+
+
+def test_rounds_of_a_revise_log_replay_to_its_phases():
+    """Each round's phases end where the log says: sample after the chain's steps, verify after
+    its vote, cut after the revise event; the doubted step is the revise event's."""
+    from search.models.hf import load_bundled
+    from search.solve import solve
+    from search.tree import SearchTree
+    from ui.revise_steps import positions, rounds
+    res = solve("31*6-40+(3+1)", "revise", 4, policy=load_bundled(), scorer="checker")
+    rs = rounds(res)
+    assert len(rs) == res.extra["rounds_used"] and len(positions(rs)) == 3 * len(rs)
+    ev = res.tree.events
+    for k, r in enumerate(rs):
+        assert ev[r.ends["verify"] - 1].type == "vote"
+        assert ev[r.ends["verify"] - 1].data["leaf"] == res.extra["revisions"][k]["leaf"]
+        assert r.doubted == res.extra["revisions"][k]["doubted"]
+        tree = SearchTree.replay(res.problem, ev, max_events=r.ends["sample"], task=res.task)
+        assert r.leaf in tree.nodes and tree.nodes[r.leaf].score is None or k > 0
+        if r.next_cut is not None:
+            assert ev[r.ends["cut"] - 1].type == "revise"
+            assert ev[r.ends["cut"] - 1].data == {"round": k + 1, "cut": r.next_cut,
+                                                  "doubted": r.doubted,
+                                                  "score": r.scores[-1], "leaf": r.leaf}
+
+
+def test_step_by_step_walks_a_revise_run_round_by_round():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.page_helpers import APP
+    from ui.revise_steps import positions
+    at = AppTest.from_file(APP, default_timeout=180).switch_page("pages/mcts_steps.py")
+    at.session_state["ms_strategy"] = "revise"
+    at.session_state["ms_problem"] = "31*6-40+(3+1)"
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key="ms_go").click().run()
+    assert not at.exception, at.exception
+    _, res, rs = at.session_state["ms_rev_run"]
+    assert res.strategy == "revise" and len(rs) == res.extra["rounds_used"] >= 2
+    stops = positions(rs)
+    for n, (i, p) in enumerate(stops):
+        if n:
+            at.button(key="ms_step").click().run()
+            assert not at.exception, at.exception
+        assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
+        said = " ".join(texts(at.markdown))
+        if p == "verify" and rs[i].doubted is not None:
+            assert f"doubts node #{rs[i].doubted}" in said
+        if p == "cut" and rs[i].next_cut is not None:
+            assert f"**Cut** at node #{rs[i].next_cut}" in said
+    assert at.button(key="ms_step").disabled
+    assert any(m.startswith(f"**Answer {res.answer}** (rule: ") for m in texts(at.markdown))
+    at.button(key="ms_back").click().run()
+    i, p = stops[-2]
+    assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
