@@ -148,8 +148,10 @@ if REVISE:
         r=rnd.index, n=len(parts) - 1, phase=_(revise_steps.PHASE_NAMES[phase])))
     right.markdown(revise_steps.sentence(rnd, phase, tree))
     from ui.replay import sequential_labels
-    labels = sequential_labels(tree, {})
-    labels.update(revise_steps.node_labels(rnd, phase, tree))
+    seq = sequential_labels(tree, {})  # struck retries, "R1 ▸" where a revision begins
+    labels = dict(seq)
+    for nid, (text, score) in revise_steps.node_labels(rnd, phase, tree).items():
+        labels[nid] = (seq.get(nid, text), score)  # the score under the step, its mark kept
     fig = tree_figure(tree, color_by="score", highlight=revise_steps.highlighted(rnd, phase, tree),
                       labels=labels,
                       final_path=(tree.final or {}).get("path", ()) if last else (),
