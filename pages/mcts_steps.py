@@ -1,7 +1,8 @@
 """Step by step (issue 10 item 2): one MCTS run, then Step / Back / Run to end through its
 simulations, each in its four phases (selection, expansion, rollout, backpropagation); or one
-beam-search run, through its steps, each in three phases (propose, score, keep). Stepping
-replays the run's event log (``ui.mcts_steps``, ``ui.beam_steps``): no model call.
+beam-search run, through its steps, each in three phases (propose, score, keep); or one
+verify-and-revise run (issue 23), round by round (sample, verify, cut). Stepping replays the
+run's event log (``ui.mcts_steps``, ``ui.beam_steps``, ``ui.revise_steps``): no model call.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import streamlit as st
 from i18n import _
 from search.strategies import DEFAULTS
 from search.tree import SearchTree
-from ui import beam_steps, common, presenter, session_caps
+from ui import beam_steps, common, presenter, revise_steps, session_caps
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
 from ui.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
                            positions, scorer_note, sentence, simulations, table_frame, uct_c)
@@ -21,11 +22,14 @@ RUN = "ms_run"  # (settings key, result, simulations) of the last MCTS run
 POS = "ms_pos"  # index into positions()
 BEAM_RUN = "ms_beam_run"  # (settings key, result, steps) of the last beam run
 BEAM_POS = "ms_beam_pos"
-STRATEGIES = ("mcts", "beam")
+REV_RUN = "ms_rev_run"  # (settings key, result, rounds) of the last revise run
+REV_POS = "ms_rev_pos"
+STRATEGIES = ("mcts", "beam", "revise")
 PARAMS = [UrlParam("ms_strategy", "mcts", one_of(STRATEGIES)),
           UrlParam("ms_problem", "", common.text(common.LINK_PROBLEM_CHARS)),
           UrlParam("ms_sims", DEFAULTS["mcts"]["budget"], int_in(1, 64)),
-          UrlParam("ms_width", DEFAULTS["beam"]["budget"], int_in(1, 16))]
+          UrlParam("ms_width", DEFAULTS["beam"]["budget"], int_in(1, 16)),
+          UrlParam("ms_rounds", DEFAULTS["revise"]["budget"], int_in(1, 16))]
 FIG_WIDTH = 540  # px: the tree's column (3/5 of the main column at 1280x720)
 FIG_WIDTH_PRESENTER = 720  # the same with the sidebar folded away
 
@@ -48,12 +52,20 @@ TASK = current_task()
 if not ss["ms_problem"]:
     ss["ms_problem"] = TASK.example
 BEAM = ss["ms_strategy"] == "beam"
+REVISE = ss["ms_strategy"] == "revise"
 with presenter.controls(_("Problem and settings")):
     c0, c1, c2 = st.columns([1.4, 3, 1], vertical_alignment="bottom")
     c0.radio(_("Search"), STRATEGIES, horizontal=True, **bind("ms_strategy"),
-             format_func=lambda s: {"mcts": _("MCTS"), "beam": _("Beam search")}[s])
+             format_func=lambda s: {"mcts": _("MCTS"), "beam": _("Beam search"),
+                                    "revise": _("Verify and revise")}[s])
     c1.text_input(_("Problem"), **bind("ms_problem"))
-    if BEAM:
+    if REVISE:
+        c2.number_input(_("Rounds R"), 1, 16, **bind("ms_rounds"))
+        st.caption(_("One verify-and-revise run, then each round in three phases: a chain "
+                     "sampled, the verifier's check of its steps, and the cut at the first "
+                     "doubted step where the next round resamples. Stepping replays the run's "
+                     "event log; the model is called only by Run."))
+    elif BEAM:
         c2.number_input(_("Beam width"), 1, 16, **bind("ms_width"))
         st.caption(_("One step-level beam search run, then each depth in three phases: the "
                      "beam's candidates proposed, scored, and the best kept. Stepping replays "
@@ -67,10 +79,10 @@ write_url(PARAMS)
 
 problem, policy = common.problem_and_policy(ss["ms_problem"])
 sampling = common.sampling_settings()
-size = int(ss["ms_width"] if BEAM else ss["ms_sims"])
+size = int(ss["ms_rounds"] if REVISE else ss["ms_width"] if BEAM else ss["ms_sims"])
 key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))
-run_key, pos_key = (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
+run_key, pos_key = (REV_RUN, REV_POS) if REVISE else (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
 b0, b1, b2, b4, b3, where = st.columns([1, 1, 1, 1.7, 1.4, 3.4], vertical_alignment="center")
 clicked = b0.button(_("Run"), type="primary", disabled=problem is None or policy is None,
                     key="ms_go")
@@ -81,14 +93,16 @@ if LINK_PENDING in ss and not linked and (ss.get(run_key) is None or ss[run_key]
 if clicked or linked:  # a click, or a link's first visit: the same seeded run again
     from search.solve import solve
     try:
-        with st.spinner(_("Running beam search…") if BEAM else _("Running MCTS…")):
+        with st.spinner(_("Running verify and revise…") if REVISE else
+                        _("Running beam search…") if BEAM else _("Running MCTS…")):
             res = solve(problem, ss["ms_strategy"], size, policy=policy, task=TASK.name,
                         **sampling)
-        parts = beam_steps.steps(res) if BEAM else simulations(res)
-        if session_caps.admit("steps_beam" if BEAM else "steps_mcts", [res]):
+        parts = (revise_steps.rounds(res) if REVISE else beam_steps.steps(res) if BEAM
+                 else simulations(res))
+        if session_caps.admit("steps_beam" if BEAM or REVISE else "steps_mcts", [res]):
             ss[run_key] = (key, res, parts)  # within the session's limits (ui.session_caps)
             ss[pos_key] = 0
-    except (ValueError, MCTSLogError, beam_steps.BeamLogError) as e:
+    except (ValueError, MCTSLogError, beam_steps.BeamLogError, revise_steps.ReviseLogError) as e:
         st.error(_("Cannot run the search: {error}").format(error=md(e)))
     if ss.get(run_key) is None or ss[run_key][0] != key:
         ss.pop(LINK_PENDING, None)  # the link's run did not come: never try it again unasked
@@ -101,7 +115,8 @@ if stored is None or stored[0] != key:
     st.info(_("Press **Run** to run the search once; then step through it."))
     st.stop()
 _key, res, parts = stored
-stops = beam_steps.positions(parts) if BEAM else positions(parts)
+stops = (revise_steps.positions(parts) if REVISE else beam_steps.positions(parts) if BEAM
+         else positions(parts))
 if not stops:
     st.info(_("The run has no step to show."))
     st.stop()
@@ -115,9 +130,10 @@ if LINK_PENDING in ss:  # the place a link asked for: that phase, else its simul
 def _move(delta: int | str | None) -> None:
     """Move the stepper: by ``delta`` phases, to the end (None), or to the first phase of the
     next simulation / depth ("next")."""
-    beam = ss["ms_strategy"] == "beam"
-    run, at = (BEAM_RUN, BEAM_POS) if beam else (RUN, POS)
-    stops_ = (beam_steps.positions if beam else positions)(ss[run][2])
+    which = ss["ms_strategy"]
+    run, at = {"beam": (BEAM_RUN, BEAM_POS), "revise": (REV_RUN, REV_POS)}.get(which, (RUN, POS))
+    stops_ = {"beam": beam_steps.positions, "revise": revise_steps.positions}.get(
+        which, positions)(ss[run][2])
     n, here = len(stops_), max(0, min(len(stops_) - 1, ss.get(at, 0)))
     if delta == "next":
         ss[at] = next((k for k in range(here, n) if stops_[k][0] > stops_[here][0]), n - 1)
@@ -140,7 +156,8 @@ def table(where, rows: list[dict]) -> None:
 pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
 b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
 b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
-b4.button(_("Next depth") if BEAM else _("Next simulation"), key="ms_next", on_click=_move,
+b4.button(_("Next round") if REVISE else _("Next depth") if BEAM else _("Next simulation"),
+          key="ms_next", on_click=_move,
           args=("next",), disabled=stops[pos][0] == stops[-1][0])
 b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
           disabled=pos == len(stops) - 1)
@@ -153,7 +170,33 @@ style = presenter.style()
 fig_width = FIG_WIDTH_PRESENTER if presenter.on() else FIG_WIDTH
 last = pos == len(stops) - 1
 left, right = st.columns([3, 2])
-if BEAM:
+if REVISE:
+    rnd = parts[i]
+    tree = SearchTree.replay(res.problem, res.tree.events, max_events=rnd.ends[phase],
+                             task=res.task)
+    where.markdown(_("**Round {r} of {n} · {phase}**").format(
+        r=rnd.index, n=len(parts) - 1, phase=_(revise_steps.PHASE_NAMES[phase])))
+    right.markdown(revise_steps.sentence(rnd, phase, tree))
+    from ui.replay import sequential_labels
+    seq = sequential_labels(tree, {})  # struck retries, "R1 ▸" where a revision begins
+    labels = dict(seq)
+    for nid, (text, score) in revise_steps.node_labels(rnd, phase, tree).items():
+        labels[nid] = (seq.get(nid, text), score)  # the score under the step, its mark kept
+    fig = tree_figure(tree, color_by="score", highlight=revise_steps.highlighted(rnd, phase, tree),
+                      labels=labels,
+                      final_path=(tree.final or {}).get("path", ()) if last else (),
+                      height=tree_height(tree, lo=360, style=style, two_lines=True),
+                      width=fig_width, style=style)
+    left.plotly_chart(fig, key="ms_tree")
+    left.caption(_("Highlighted: the round's chain (sample), the steps the verifier scored "
+                   "(verify; beside each its score, ✗ the doubted one), the steps kept up to "
+                   "the cut point (cut). R1, R2...: where each revision begins."))
+    if last:
+        right.markdown(_("**Answer {answer}** (rule: {rule}; revised wrong→right {a}, "
+                         "right→wrong {b})").format(
+            answer=md(res.answer or "–"), rule=res.config.get("rule"),
+            a=res.extra.get("wrong_to_right", 0), b=res.extra.get("right_to_wrong", 0)))
+elif BEAM:
     step = parts[i]
     tree = SearchTree.replay(res.problem, res.tree.events, max_events=step.ends[phase],
                              task=res.task)

@@ -56,6 +56,14 @@ STRATEGY_HELP = N_(
     "**DVTS** (diverse verifier tree search): split the budget into independent subtrees, "
     "each grown greedily by the scorer (a PRM), so the search does not collapse onto one "
     "branch the verifier over-rates.")
+STRATEGY_HELP_SEQ = N_(
+    "**verify and revise** (thinking longer): sample one chain, let the scorer find the first "
+    "step it doubts, cut the chain there and resample from that point, up to R rounds; each "
+    "revision branches from its cut point, labelled R1, R2....  \n**budget forcing** "
+    "(thinking longer, s1): one chain made to think for a token budget: where it would end "
+    "early the cue `Wait, ` is written (⏩) and it goes on; when the budget runs out the "
+    "answer line is forced. Only a model trained to retry (the self-correcting arithmetic "
+    "model) has a cue.")
 KNOB_KEY = {n: e.url_key for n, e in REGISTRY.items() if e.url_key}  # URL parameter
 # Every registered strategy with a URL key (search/strategies/registry.py: one entry each).
 PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
@@ -294,7 +302,8 @@ cols = box.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
 c1, c2, c3, c4 = cols[:4]
 c5 = cols[-1]
 strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
-                        format_func=lambda s: _(STRATEGY_LABELS[s]), help=_(STRATEGY_HELP))
+                        format_func=lambda s: _(STRATEGY_LABELS[s]),
+                        help=_(STRATEGY_HELP) + "  \n" + _(STRATEGY_HELP_SEQ))
 knob = KNOB_KEY[strategy]
 knob_label = common.sentence(_(BUDGET_KNOB[strategy]), stop="")
 over = int(ss[knob]) > MAX_BUDGET[strategy]  # typed past the largest: said, then set to it

@@ -84,7 +84,8 @@ def _budgets(text: str) -> list[int]:
 # Strategy knobs with a flag: flag dest -> the strategies it belongs to (defaults: DEFAULTS).
 KNOB_FLAGS = {"expansions": ("beam",), "k": ("mcts", "tot", "tot_dfs"), "c": ("mcts",),
               "width": ("dvts",), "final": ("beam", "mcts", "dvts"), "stop": ("majority",),
-              "threshold": ("majority",)}
+              "threshold": ("majority", "revise"), "rule": ("revise",),
+              "max_forced": ("budget_forcing",)}
 
 
 def strategy_knobs(a) -> dict:
@@ -196,6 +197,21 @@ def cmd_solve(a) -> dict:
             out[knob] = r.config[knob]
     if "answer_by_vote" in r.extra and r.strategy in ("best_of_n", "dvts"):
         out["answer_by_vote"] = r.extra["answer_by_vote"]
+    if r.strategy == "revise":  # rounds and what each revision did
+        out["rounds"] = r.extra["rounds_used"]
+        out["rule"] = r.extra["rule"]
+        out["accepted"] = r.extra["accepted"]
+        out["revisions"] = [{k: c[k] for k in ("round", "cut", "doubted", "doubt_score", "answer",
+                                               "correct")} for c in r.extra["revisions"]]
+        out["wrong_to_right"] = r.extra["wrong_to_right"]
+        out["right_to_wrong"] = r.extra["right_to_wrong"]
+    if r.strategy == "budget_forcing":
+        for key in ("forced", "answer_forced", "thinking_tokens", "budget_tokens"):
+            out[key] = r.extra[key]
+        if "note" in r.extra:
+            out["note"] = r.extra["note"]
+    if "retries" in r.extra:
+        out["retries"] = r.extra["retries"]
     if r.strategy == "mcts":
         out["answer_by_visits"] = r.extra["answer_by_visits"]
         out["answer_by_vote"] = r.extra["answer_by_vote"]
@@ -223,6 +239,16 @@ def _print_solve(o: dict) -> None:
           f"{o['verifier_tokens']} tokens; {o['nodes']} nodes; {o['seconds']} s")
     if o.get("scorer"):
         print(f"scorer  {o['scorer']}")
+    if "rounds" in o:
+        print(f"revise  {o['rounds']} round(s), answer rule {o['rule']}, verifier "
+              f"{'accepted' if o['accepted'] else 'did not accept'} the last chain; "
+              f"revisions wrong->right {o['wrong_to_right']}, right->wrong {o['right_to_wrong']}")
+    if "forced" in o:
+        print(f"budget forcing  {o['forced']} forced continuation(s), answer line "
+              f"{'forced' if o['answer_forced'] else 'written by the model'}, "
+              f"{o['thinking_tokens']} thinking tokens of a budget of {o['budget_tokens']}")
+        if o.get("note"):
+            print(f"note  {o['note']}")
     print(f"model  {o['model']} ({o['backend']} backend)")
 
 
@@ -367,6 +393,11 @@ def _print_tradeoff(r: dict) -> None:
 def cmd_train(a) -> dict:
     from search.models.train import train
     task = get_task(a.task)
+    if a.retry_rate is not None:
+        if not 0.0 <= a.retry_rate <= 1.0:
+            raise UsageError("--retry-rate must be between 0 and 1")
+        task = get_task("arithmetic_retry")
+        task.retry_rate = a.retry_rate  # this process's task object only
     out = a.out or task.model_dir
     s = train(out, steps=a.steps, max_minutes=a.max_minutes, task=task)
     res = {k: v for k, v in s.items() if k != "log"} | {"out": str(out)}
@@ -444,6 +475,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="final answer rule: beam/dvts 'best' or 'vote' (default "
                              f"{DEFAULTS['beam']['final']}), mcts 'visits' or 'vote' "
                              f"(default {DEFAULTS['mcts']['final']})")
+    common.add_argument("--rule", choices=["last", "vote", "best"], default=None,
+                        help="revise: the answer rule: the last revision, the vote over "
+                             "revisions or the verifier's best (default "
+                             f"{DEFAULTS['revise']['rule']})")
+    common.add_argument("--max-forced", type=int, default=None,
+                        help="budget_forcing: forced continuations at most (default "
+                             f"{DEFAULTS['budget_forcing']['max_forced']})")
     common.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
                         help=f"the problem's task: {', '.join(TASKS)} (default {DEFAULT_TASK})")
     common.add_argument("--backend", choices=["bundled", "hf", "openai"], default="bundled",
@@ -481,7 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "criterion; search/adaptive.py)")
     s.add_argument("--threshold", type=_finite_float, default=None,
                    help="majority --stop beta: the Beta criterion's threshold C in (0.5, 1) "
-                        "(default: the one chosen on validation)")
+                        "(default: the one chosen on validation); revise: a step whose path "
+                        f"score is below it is doubted (default {DEFAULTS['revise']['threshold']})")
     s.add_argument("--save", help="write the run (tree + event log) as JSON to this file")
     c = sub.add_parser("curve", parents=[common], help="accuracy per budget on held-out problems")
     c.add_argument("--split", choices=["heldout", "validation"], default="heldout",
@@ -533,6 +572,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"whose model to train (default {DEFAULT_TASK}); it is written to the "
                         "task's model folder unless --out says otherwise")
     t.add_argument("--no-card", action="store_true", help="skip the held-out evaluation/card")
+    t.add_argument("--retry-rate", type=float,
+                   help="train the self-correcting arithmetic model (task arithmetic_retry) on "
+                        "retry data: each right step is first written wrong and retried "
+                        "('Wait, ...') with this probability; trained on the plain model's "
+                        "number of training tokens")
     return p
 
 

@@ -24,6 +24,19 @@ Event types (``Event.type``) and their payload (``Event.data``):
 - ``discard``   generated tokens that became no node (a sampled chain ran past ``max_depth``):
                 ``id`` (the node where it was cut), ``tokens``
 
+Events of the sequential strategies (thinking longer; they generate nothing themselves):
+
+- ``revise``    a revision round begins (``search.strategies.revise``): ``round`` (1, 2, ...),
+                ``cut`` (the node the new chain continues from: the parent of the doubted
+                step), ``doubted`` (the first step the verifier doubted), ``score`` (its score),
+                ``leaf`` (the end of the chain being revised). The new chain's events follow
+- ``force``     budget forcing (``search.strategies.budget_forcing``) suppressed a chain's end:
+                ``id`` (the node the chain continues from), ``text`` (the suppressed answer
+                line, or "" for an end of chain), ``tokens`` (its generated tokens, charged
+                and become no node), ``cue`` (the text appended, e.g. ``"Wait, "``), ``n``
+                (1, 2, ...: forced continuations so far); ``answer`` True when the budget ran
+                out and the answer line was forced instead (then ``cue`` is the answer cue)
+
 Events a person adds in the app (``search.edits``, the human in the loop; ``author`` is
 ``"human"``). They generate nothing, so they charge no generated tokens:
 
@@ -153,6 +166,8 @@ class SearchTree:
         self.last_select: Optional[list[int]] = None
         self.discarded_tokens = 0  # generated but cut off (see the ``discard`` event)
         self.withdrawn: list[dict] = []  # votes taken back by ``prune``/``edit``, in order
+        self.revisions: list[dict] = []  # ``revise`` events' data, in order
+        self.forced: list[dict] = []  # ``force`` events' data, in order
 
     # ----------------------------------------------------------------------- applying events
     def apply(self, ev: Event) -> None:
@@ -192,6 +207,11 @@ class SearchTree:
             self._withdraw(lambda v: v["leaf"] in cut)
         elif t == "continue":
             pass  # a marker: the continuation's own events follow
+        elif t == "revise":
+            self.revisions.append(dict(d))
+        elif t == "force":
+            self.forced.append(dict(d))
+            self.discarded_tokens += d["tokens"]
         else:
             raise ValueError(f"unknown event type {t!r}")
         self.compute = ev.compute.copy()
@@ -311,6 +331,7 @@ class SearchTree:
                 "votes": self.votes, "withdrawn": self.withdrawn, "beams": self.beams,
                 "final": self.final,
                 "discarded_tokens": self.discarded_tokens,
+                "revisions": self.revisions, "forced": self.forced,
                 "compute": asdict(self.compute)}
 
     def to_networkx(self):
@@ -429,10 +450,12 @@ class SearchResult:
         try:
             events = [Event.from_dict(e) for e in d["events"]]
             task = d.get("task", "arithmetic")
-            from search.tasks import TASKS
-            if task not in TASKS:
+            from search.tasks import TASKS, get_task
+            try:
+                get_task(task)  # a listed task or one reached by name (arithmetic_retry)
+            except (ValueError, TypeError):
                 raise ValueError(f"the run file's task {task!r} is not one of "
-                                 f"{', '.join(TASKS)}")
+                                 f"{', '.join(TASKS)}") from None
             tree = SearchTree.replay(d["problem"], events, task=task)
             return SearchResult(problem=d["problem"], gold=d["gold"], strategy=d["strategy"],
                                 config=d["config"], tree=tree, answer=d["answer"],

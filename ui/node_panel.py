@@ -133,6 +133,7 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
         rows.append((_("chains through it"), f"{len(tree.votes) if root else n.count}"))
     if res.strategy == "mcts":
         rows.append((_("visits N · Q"), f"{n.visits} · {fmt_num(n.q)}"))
+    rows += thinking_rows(tree, nid)
     if n.terminal:
         verdict = {True: _("correct"), False: _("wrong"), None: _("gold unknown")}[n.correct]
         rows.append((_("answer"), _("none (abstains)") if n.answer is None
@@ -145,6 +146,32 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
                                              "parent={n_parent})").format(
                 q=fmt_num(u['Q']), bonus=fmt_num(u['bonus']), uct=fmt_num(u['uct']), n=u['N'],
                 n_parent=u['N_parent'])))
+    return rows
+
+
+def thinking_rows(tree, nid: int) -> list[tuple[str, str]]:
+    """Rows for thinking longer (``search.sequential.marks``): a step a retry takes back, a
+    retry step, retries on the path to the node, the revision round a step opens, a step
+    written after a forced continuation. None of them for other nodes."""
+    from search.sequential import marks
+    m, rows = marks(tree), []
+    if nid in m["retracted"]:
+        rows.append((_("retry"), _("taken back by the retry after it (struck through)")))
+    if nid in m["retries"]:
+        rows.append((_("retry"), _("yes: this step takes back the one before it")))
+    on_path = sum(1 for i in tree.path_to(nid) if i in m["retries"])
+    if on_path:
+        rows.append((_("retries on the path"), f"{on_path}"))
+    if nid in m["rounds"]:
+        rev = next((r for r in tree.revisions if r["round"] == m["rounds"][nid]), None)
+        rows.append((_("revision round"), _("{r}: resampled from node #{cut} after the "
+                                            "verifier doubted node #{doubted}").format(
+            r=m["rounds"][nid], cut=rev["cut"] if rev else "?",
+            doubted=rev["doubted"] if rev else "?")))
+    if nid in m["forced"]:
+        rows.append((_("forced continuation"), _("no. {n}: the chain would have ended; the "
+                                                 "cue was written and it went on").format(
+            n=m["forced"][nid])))
     return rows
 
 

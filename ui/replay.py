@@ -108,7 +108,26 @@ def task_marks(tree: SearchTree) -> tuple[dict, list]:
             labels[nid] = _(label)
         if is_dead:
             dead.append(nid)
-    return labels, dead
+    return sequential_labels(tree, labels), dead
+
+
+def sequential_labels(tree: SearchTree, labels: dict) -> dict:
+    """``labels`` with the marks of thinking longer (``search.sequential.marks``): a step a
+    retry takes back struck through, the first step of revision round r prefixed "R{r} ▸",
+    the step written after a forced continuation prefixed "⏩". Other labels unchanged."""
+    from search.sequential import marks
+    from viz.tree import node_label, strike
+    m = marks(tree)
+    if not (m["retracted"] or m["rounds"] or m["forced"]):
+        return labels
+    out = dict(labels)
+    for nid in m["retracted"]:
+        out[nid] = strike(out.get(nid, node_label(tree.nodes[nid])))
+    for nid, n in m["forced"].items():
+        out[nid] = "⏩ " + out.get(nid, node_label(tree.nodes[nid]))
+    for nid, r in m["rounds"].items():
+        out[nid] = _("R{r} ▸ ").format(r=r) + out.get(nid, node_label(tree.nodes[nid]))
+    return out
 
 
 def total_tokens(result: SearchResult) -> int:

@@ -114,6 +114,15 @@ def answer_rule(res: SearchResult) -> str:
         return _("DVTS answers with its best-scoring finished chain (★), which need not be "
                  "the tally's tallest bar: the tally sums the verifier's scores of every "
                  "finished chain.")
+    if res.strategy == "revise":
+        rule = res.config.get("rule", "last")
+        return {"last": _("Verify and revise answers with its last revision (★): the tally "
+                          "counts the answer of every revision."),
+                "best": _("Verify and revise answers with the revision its verifier scores "
+                          "highest (★): the tally counts the answer of every revision."),
+                }.get(rule, _("Verify and revise answers with the vote over its revisions (★)."))
+    if res.strategy == "budget_forcing":
+        return _("Budget forcing answers with its one chain's answer line (★).")
     if res.strategy == "best_of_n":
         return _("Best-of-N answers with the chain its verifier scores highest (★), which "
                  "need not be the tally's tallest bar: the tally counts every chain's answer.")
@@ -330,11 +339,41 @@ def _model_label(spec: Any) -> str:
     return model_label(model_id(spec))
 
 
+def thinking_line(res: SearchResult) -> Optional[str]:
+    """One line on the run's thinking longer, from its log (``search.sequential.marks``) and
+    ``extra``: revision rounds and chains revised wrong->right / right->wrong (revise), forced
+    continuations and whether the answer line was forced (budget forcing), retries in the
+    tree (a self-correcting model). None when there is nothing of it."""
+    from search.sequential import marks
+    parts, x = [], res.extra
+    if res.strategy == "revise":
+        parts.append(ngettext("**{n}** round", "**{n}** rounds", x.get("rounds_used", 0)).format(
+            n=x.get("rounds_used", 0)))
+        parts.append(_("verifier {verdict} the last chain").format(
+            verdict=_("accepted") if x.get("accepted") else _("did not accept")))
+        if res.gold is not None:
+            parts.append(_("revised wrong→right **{a}**, right→wrong **{b}**").format(
+                a=x.get("wrong_to_right", 0), b=x.get("right_to_wrong", 0)))
+    if res.strategy == "budget_forcing":
+        parts.append(ngettext("**{n}** forced continuation", "**{n}** forced continuations",
+                              x.get("forced", 0)).format(n=x.get("forced", 0)))
+        parts.append(_("{t} thinking tokens of {b}").format(t=x.get("thinking_tokens", 0),
+                                                            b=x.get("budget_tokens", 0)))
+        if x.get("answer_forced"):
+            parts.append(_("answer line forced (budget spent)"))
+    retries = len(marks(res.tree)["retries"])
+    if retries:
+        parts.append(ngettext("**{n}** retry step in the tree", "**{n}** retry steps in the tree",
+                              retries).format(n=retries))
+    return (_("Thinking longer") + ": " + " · ".join(parts)) if parts else None
+
+
 def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     """The run's settings line and its answer/compute metrics."""
     cfg = res.config
     knob_name = _(BUDGET_KNOB.get(res.strategy, N_("budget")))
-    size = next((cfg[k] for k in ("n", "width", "simulations", "breadth") if k in cfg), None)
+    size = next((cfg[k] for k in ("n", "width", "simulations", "breadth", "rounds", "budget")
+                 if k in cfg), None)
     if res.strategy == "tot_dfs":
         size = cfg.get("max_states")
     src = _("loaded from a file") if source == "file" else _("last run")
@@ -351,6 +390,9 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                 + (" · **" + _("stopped early") + "**" if res.stopped else ""))
     if res.strategy == "mcts":
         st.caption(mcts_note(res))
+    thinking = thinking_line(res)
+    if thinking:
+        st.markdown(thinking)
     c = res.compute
     m = st.columns(6 if c.verifier_passes else 5)
     if c.verifier_passes:

@@ -96,7 +96,13 @@ PASSED_IN = ("prm", "orm", "checker")
 # no scorer guiding it, so its tree shows how the chains split.
 STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share", "tot": "score",
                   "tot_dfs": "score", "best_of_n": "score", "weighted": "score",
-                  "dvts": "score"}
+                  "dvts": "score", "revise": "score", "budget_forcing": "share"}
+
+
+def strike(text: str) -> str:
+    """``text`` struck through with the combining long stroke (U+0336) after each character:
+    a retried (taken-back) step, readable in any font and in hover text and exports alike."""
+    return "".join(ch + "\u0336" for ch in str(text))
 
 
 @lru_cache(maxsize=128)

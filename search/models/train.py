@@ -44,10 +44,16 @@ def make_config(vocab_size: int, pad_id: int, eos_id: int, shape: dict | None = 
 
 def recipe(task: Task) -> tuple[dict, dict]:
     """(model shape, training config) of ``task``'s model: MODEL_SHAPE and TRAIN with the
-    task's ``train_recipe`` keys replacing theirs. ValueError for a key neither has."""
+    task's ``train_recipe`` keys replacing theirs. ValueError for a key neither has.
+
+    The key ``match_tokens_of`` (a task name) sets ``steps`` to :func:`matched_steps`: as many
+    optimizer steps as this task's stream needs to see the training tokens of that task's run
+    (the retry model is compared with the plain one at equal training tokens)."""
     shape, cfg = dict(MODEL_SHAPE), dict(TRAIN)
     for k, v in task.train_recipe.items():
-        if k in shape:
+        if k == "match_tokens_of":
+            cfg["match_tokens_of"] = v
+        elif k in shape:
             shape[k] = v
         elif k in cfg:
             cfg[k] = v
@@ -59,6 +65,37 @@ def recipe(task: Task) -> tuple[dict, dict]:
 def task_tokenizer(task: Task):
     """The character-level tokenizer of ``task`` (its alphabet and word tokens)."""
     return build_tokenizer(task.alphabet, task.word_tokens)
+
+
+def batch_tokens(tok, pairs: list[tuple[str, str]]) -> int:
+    """Training tokens of (prompt, chain) pairs: prompt + chain + end-of-chain token, no
+    padding (what the model reads; the loss covers the chain part)."""
+    prompts = tok([p for p, _ in pairs])["input_ids"]
+    chains = tok([c for _, c in pairs])["input_ids"]
+    return sum(len(a) + len(b) + 1 for a, b in zip(prompts, chains))
+
+
+def stream_tokens(task: Task, steps: int, batch_size: int, seed: int) -> int:
+    """Training tokens of the first ``steps`` batches of ``task``'s stream from ``seed`` (the
+    data only, no model: the same draws :func:`train` makes)."""
+    rng, tok = random.Random(seed), task_tokenizer(task)
+    return sum(batch_tokens(tok, task.train_batch(rng, step, batch_size)) for step in range(steps))
+
+
+def matched_steps(task: Task, reference: str | Task) -> tuple[int, int, int]:
+    """(steps, tokens, reference tokens): the fewest optimizer steps of ``task``'s stream whose
+    training tokens reach those of ``reference``'s recipe (its steps, batch size and seed). The
+    batch size and seed are ``task``'s own. Deterministic; about a minute on one core."""
+    reference = get_task(reference)
+    _, ref_cfg = recipe(reference)
+    target = stream_tokens(reference, ref_cfg["steps"], ref_cfg["batch_size"], ref_cfg["seed"])
+    _, cfg = recipe(task)
+    rng, tok = random.Random(cfg["seed"]), task_tokenizer(task)
+    seen, step = 0, 0
+    while seen < target:
+        seen += batch_tokens(tok, task.train_batch(rng, step, cfg["batch_size"]))
+        step += 1
+    return step, seen, target
 
 
 def _batch(tok, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -100,8 +137,16 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
     task = get_task(task)
     out_dir = task.model_dir if out_dir is None else out_dir
     shape, cfg = recipe(task)
+    matched = None
     if steps is not None:
         cfg["steps"] = steps
+        cfg.pop("match_tokens_of", None)
+    elif "match_tokens_of" in cfg:
+        cfg["steps"], tokens, target = matched_steps(task, cfg["match_tokens_of"])
+        matched = {"reference": cfg.pop("match_tokens_of"), "reference_tokens": target,
+                   "stream_tokens": tokens}
+        progress(f"{cfg['steps']} steps see {tokens} training tokens "
+                 f"(the {matched['reference']} model's run: {target})")
     torch.manual_seed(cfg["seed"])
     rng = random.Random(cfg["seed"])
     tok = task_tokenizer(task)
@@ -163,6 +208,7 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
     summary = {"task": task.name, "steps_done": step + 1, "wall_seconds": round(time.time() - t0, 1),
                "final_loss_ema": round(loss_ema, 4), "examples_seen": seen,
                "tokens_seen": tokens_seen, "loss_tokens_seen": loss_tokens_seen,
+               "matched_tokens": matched,
                "parameters": sum(p.numel() for p in model.parameters()),
                "stopped_early": stopped_early, "config": cfg, "shape": shape,
                "torch": torch.__version__, "threads": torch.get_num_threads(), "log": log}

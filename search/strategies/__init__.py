@@ -4,7 +4,8 @@ The registry (``search.strategies.registry``, whose docstring says how to add a 
 holds one entry per strategy. ``run_strategy`` maps the app's/CLI's single *budget* knob to
 each strategy's size knob:
 majority, best_of_n, weighted, dvts -> number of chains N; beam -> beam width; mcts -> number
-of simulations; tot -> breadth b; tot_dfs -> states expanded at most. Compute
+of simulations; tot -> breadth b; tot_dfs -> states expanded at most; revise -> rounds R
+(chains sampled in sequence); budget_forcing -> thinking tokens. Compute
 actually spent is always measured by the meter (generated tokens), so curves compare
 strategies at equal compute whatever the knob means.
 """
@@ -114,7 +115,10 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
     only): ``certain`` or ``beta`` stops sampling once the vote is settled
     (``search.adaptive``: the Beta criterion at ``threshold``, default and minimum chains as
     chosen on validation, ``search.adaptive.CHOSEN``); None or ``none``: all N chains.
-    ``extra``: knobs of a registered strategy beyond these (its entry's ``knobs``; TypeError
+    ``revise``: budget = rounds R, ``threshold`` the doubt threshold, ``rule`` the answer rule
+    (``last``, ``vote``, ``best``), scorer the verifier (default the learned PRM when present,
+    else confidence). ``budget_forcing``: budget = thinking tokens, ``max_forced`` forced
+    continuations at most. ``extra``: knobs of a registered strategy beyond these (its entry's ``knobs``; TypeError
     for one it does not take). Dispatch goes through the registry entry. Raises ValueError
     (one line) for an unknown strategy, out-of-range settings, a learned-verifier scorer
     the task does not have (``check_scorer``), or the confidence scorer (chosen or the

@@ -9,7 +9,7 @@ token caps); no block or strategy imports a task module.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Optional
 
 from search.models.base import Continuation, Policy
@@ -195,6 +195,34 @@ def expand_samples(tree: SearchTree, policy: Policy, parents: list[int], k: int,
             ids.append(nid)
         out.append(ids)
     return out
+
+
+def sample_after_cue(tree: SearchTree, policy: Policy, parent: int, cue: str,
+                     sampling: Sampling, call_index: int, max_new_tokens: int) -> Continuation:
+    """Sample ONE next step below ``parent`` whose text starts with ``cue`` (written for the
+    model, not sampled: budget forcing's ``"Wait, "`` or ``"Answer: "``; "" for none), in one
+    policy call stopped at the step delimiter, at most ``max_new_tokens`` generated tokens.
+    Charges prompt tokens, forward passes and the call (the caller charges the generated
+    tokens when it adds or drops the step). The continuation's ``text`` is the cue + what the
+    model wrote."""
+    batch = policy.sample([prefix_of(tree, parent, policy) + cue], n=1,
+                          temperature=sampling.temperature, top_p=sampling.top_p,
+                          seed=sampling.seed * 100_003 + call_index, stop="step",
+                          max_new_tokens=max(1, int(max_new_tokens)))
+    tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
+                model_calls=1)
+    c = batch.outputs[0][0]
+    return replace(c, text=cue + c.text)
+
+
+def add_step(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[str],
+             max_depth: int, kind: str = "step") -> tuple[int, bool]:
+    """Add one sampled step (``cont`` of ``stop="step"``) under ``parent``, charging its
+    generated tokens first; merges into a sibling with the same text and ending
+    (``SearchTree.same_step``). Returns (node id, whether it is new)."""
+    tree.charge(generated_tokens=cont.tokens)
+    return _add_step(tree, parent, cont.text, cont.tokens, cont.logprob, cont.finish, gold,
+                     max_depth, kind)
 
 
 def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, sampling: Sampling,

@@ -38,4 +38,15 @@ DEFAULTS: dict[str, dict] = {
     # subtree per depth (search-and-learn's default beam width); final answer rule. Scorer:
     # the learned PRM (last-step aggregation) when present, else model confidence.
     "dvts": {"budget": 16, "width": 4, "final": "best", "scorer": "prm"},
+    # Verify and revise (search.strategies.revise): rounds R (chains sampled in sequence); a
+    # step whose path score is below the threshold is doubted; answer rule (last, vote, best).
+    # rule 'last' decided on the VALIDATION split (benchmarks/bench_sequential.py, first 40
+    # problems, R=4, T=0.8, bundled model): accuracy last / vote / best = checker .900/.750/.900,
+    # prm .825/.725/.825, confidence .750/.750/.750 (mean .825/.742/.825: last ties best, the
+    # simpler rule kept). Threshold 0.5 untuned: with model confidence it doubted no step
+    # there (all three rules equal), so revise with confidence needs a higher threshold.
+    "revise": {"budget": 4, "threshold": 0.5, "rule": "last", "scorer": "prm"},
+    # Budget forcing (search.strategies.budget_forcing, s1): thinking budget in generated
+    # tokens; forced continuations at most (s1 Fig. 4a: a few, then it flattens or loops).
+    "budget_forcing": {"budget": 128, "max_forced": 2},
 }

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Optional, Union
 
 from i18n import N_
-from search.strategies import beam, best_of_n, dvts, majority, mcts, tot
+from search.strategies import beam, best_of_n, budget_forcing, dvts, majority, mcts, revise, tot
 from search.strategies.defaults import DEFAULTS
 from search.tree import SearchResult
 
@@ -214,6 +214,25 @@ _ENTRIES: list[Strategy] = [
              short="DVTS", url_key="dvts_n",
              knob_help=N_("How many chains in all, shared among independent subtrees, each grown "
                           "greedily by the scorer.")),
+    # Sequential compute (thinking longer): revisions of one chain, one chain's forced thinking.
+    Strategy("revise", N_("verify and revise (a verifier marks the first doubted step; resample "
+                          "from there, up to R rounds)"),
+             N_("rounds R"), revise.MAX_ROUNDS, revise.ReviseConfig, "rounds", revise.run,
+             knobs=("threshold", "rule"), defaults=DEFAULTS["revise"],
+             short=N_("verify and revise"), url_key="rounds",
+             knob_help=N_("How many chains in sequence, the first included: after each, the scorer "
+                          "checks its steps; below {threshold} a step is doubted and the chain is "
+                          "resampled from there. The answer: rule '{rule}' (last revision, vote "
+                          "over revisions or the verifier's best).")),
+    Strategy("budget_forcing", N_("budget forcing (one chain made to think for a token budget: "
+                                  "'Wait' where it would end, the answer line when it runs out)"),
+             N_("thinking tokens"), budget_forcing.MAX_BUDGET_TOKENS,
+             budget_forcing.BudgetForcingConfig, "budget", budget_forcing.run,
+             knobs=("max_forced",), defaults=DEFAULTS["budget_forcing"],
+             short=N_("budget forcing"), url_key="think",
+             knob_help=N_("The thinking budget in generated tokens: an early end is replaced by "
+                          "'Wait, ' (at most {max_forced} times) and the answer line is forced "
+                          "when it runs out. Never more than the budget plus one answer line.")),
 ]
 
 REGISTRY: dict[str, Strategy] = {}

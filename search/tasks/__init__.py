@@ -20,8 +20,8 @@ __all__ = ["BUNDLED_TASKS", "DEFAULT_TASK", "TASKS", "Problem", "ProblemError", 
 _MODULES = {"arithmetic": "arithmetic", "game24": "game24", "freeform": "freeform"}
 TASKS: tuple[str, ...] = tuple(_MODULES)
 # Tasks get_task knows but TASKS does not list (not in the pages' picker or the CLI's --task
-# choices); none at present.
-_UNLISTED: dict = {}
+# choices): the arithmetic task with the self-correcting (retry-data) model, reached by name.
+_UNLISTED: dict = {"arithmetic_retry": "arithmetic_retry"}
 # Tasks with a bundled model (``Task.model_dir`` set): the free-form task has none, a local
 # folder or a server supplies its model (search.models.backends).
 BUNDLED_TASKS: tuple[str, ...] = ("arithmetic", "game24")

@@ -32,6 +32,10 @@ MAX_OPERATIONS = 12
 
 ANSWER_PREFIX = "Answer: "
 STEP_DELIMITER = "\n"
+# The retry marker of the self-correcting model (Ye, Xu, Li, Allen-Zhu 2024, "Physics of
+# Language Models 2.2": retry data). A step ``Wait, 8*7=56`` takes back the step just before it
+# and states it again; the tokenizer of that model keeps the marker as one word token.
+RETRY_MARKER = "Wait, "
 
 # Difficulty level -> number of operations. The app's default mix (and the held-out split) draws
 # levels with these weights.
@@ -291,6 +295,7 @@ def extract_answer(step_text: str) -> Optional[str]:
     any other text). Canonicalisation: ``search.tasks.answers.canonical_answer``."""
     if not isinstance(step_text, str):
         return None
+    step_text = strip_retry(step_text)
     m = _ANSWER_RE.match(step_text)
     return canonical_answer(m.group(1) if m else step_text)
 
@@ -298,6 +303,7 @@ def extract_answer(step_text: str) -> Optional[str]:
 def is_terminal(step_text: str) -> bool:
     """Whether a step ends the chain: it starts with ``Answer:`` (even with no number after it:
     a failed answer is still the end) or it is a bare number (an answer line)."""
+    step_text = strip_retry(step_text)
     return step_text.lstrip().startswith("Answer:") or extract_answer(step_text) is not None
 
 
@@ -350,11 +356,23 @@ class StepChecker:
         return None
 
     def step_validity(self, steps: list[str]) -> list[bool]:
-        """One bool per step: is it valid given the problem and the valid steps before it."""
+        """One bool per step: is it valid given the problem and the valid steps before it.
+
+        A retry step (``Wait, 8*7=56``, :data:`RETRY_MARKER`) takes back the step just before it
+        (a retry after a retry takes back that retry, so both restate the same operation): it
+        is checked against the state before the taken-back step, and when valid the chain
+        carries on from it. The taken-back step keeps its own verdict (usually False: the wrong
+        step the tree strikes through). A retry with no step before it is invalid."""
         state: Optional[Expr] = self.expr
+        before: Optional[Expr] = None   # the state before the last non-retry step
         out = []
-        for s in steps:
+        for i, s in enumerate(steps):
             ok = False
+            if is_retry(s):
+                state = before if i > 0 else None  # take the previous step back
+                s = strip_retry(s)
+            else:
+                before = state
             if state is not None:
                 if is_terminal(s):
                     ans = extract_answer(s)
@@ -375,9 +393,31 @@ class StepChecker:
 
     def chain_valid(self, steps: list[str]) -> bool:
         """A whole finished chain is correct as a process: at least one step, every step valid
-        and the last one a (correct) answer line. A chain that ends without an answer is not."""
+        and the last one a (correct) answer line. A step taken back by a retry right after it
+        (:func:`retracted`) does not count against the chain (the retry is checked in its
+        place). A chain that ends without an answer is not."""
         steps = [s for s in steps if s.strip()]
-        return bool(steps) and is_terminal(steps[-1]) and all(self.step_validity(steps))
+        valid, gone = self.step_validity(steps), retracted(steps)
+        return (bool(steps) and is_terminal(steps[-1])
+                and all(v or g for v, g in zip(valid, gone)))
+
+
+def is_retry(step_text: str) -> bool:
+    """Whether a step is a retry (starts with :data:`RETRY_MARKER`, e.g. ``'Wait, 8*7=56'``)."""
+    return isinstance(step_text, str) and step_text.lstrip().startswith(RETRY_MARKER.strip())
+
+
+def strip_retry(step_text: str) -> str:
+    """The step a retry states (``'Wait, 8*7=56'`` -> ``'8*7=56'``); other steps unchanged."""
+    if not is_retry(step_text):
+        return step_text
+    return step_text.lstrip()[len(RETRY_MARKER.strip()):].lstrip()
+
+
+def retracted(steps: list[str]) -> list[bool]:
+    """One bool per step: is it taken back by the retry step right after it (the step the tree
+    strikes through; a retry taken back by another retry too)."""
+    return [i + 1 < len(steps) and is_retry(steps[i + 1]) for i in range(len(steps))]
 
 
 # --------------------------------------------------------------------------------- generator
@@ -629,6 +669,29 @@ def noisy_solution(problem: Problem, rng: random.Random, noise: float = STEP_NOI
     return steps + [f"{ANSWER_PREFIX}{e.value}"]
 
 
+def retry_solution(problem: Problem, rng: random.Random, retry_rate: float,
+                   noise: float = STEP_NOISE) -> list[str]:
+    """Retry data (Ye, Xu, Li, Allen-Zhu 2024, Physics of LMs 2.2): the noisy-teacher chain of
+    :func:`noisy_solution` (same slips, carried on), except that each operation step the
+    teacher states correctly is, with probability ``retry_rate``, first written with a wrong
+    result (off by 1..MAX_SLIP) and at once taken back by a retry line with the right one:
+    ``8*7=54`` then ``Wait, 8*7=56``. ``retry_rate=0`` gives :func:`noisy_solution`'s chain
+    (but draws from ``rng`` differently)."""
+    out = []
+    for step in noisy_solution(problem, rng, noise):
+        parsed = parse_step(step)
+        if parsed is not None and rng.random() < retry_rate:
+            a, op, b, r = parsed
+            if apply_op(op, a, b) == r:  # retry only a step the teacher got right
+                wrong = r + rng.choice([-1, 1]) * rng.randint(1, MAX_SLIP)
+                if wrong < 0:
+                    wrong = r + rng.randint(1, MAX_SLIP)
+                out += [format_step(op, a, b, wrong), RETRY_MARKER + step]
+                continue
+        out.append(step)
+    return out
+
+
 def draw_training_problem(rng: random.Random, mix: dict, excluded: frozenset) -> Problem:
     """One training problem from ``mix``, redrawn while its canonical form is in ``excluded``
     (pass ``excluded_from_training()``: held-out and validation problems never train)."""
@@ -706,6 +769,7 @@ class ArithmeticTask(Task):
                      "prm": REPO_ROOT / "weights" / "arith-prm-tiny"}
     alphabet = "0123456789+-*()=\n"
     word_tokens = (ANSWER_PREFIX,)
+    answer_cue = ANSWER_PREFIX
     example = DEFAULT_PROBLEM  # the page's default problem (the seed example 8*7+6 is a hint)
     teaching_problems = TEACHING_PROBLEMS
     input_hint = N_("an expression with + - * and parentheses, e.g. 8*7+6")
@@ -756,8 +820,13 @@ class ArithmeticTask(Task):
         """:func:`outside_training` against :data:`TRAINING_RANGE`."""
         return outside_training(problem)
 
+    def retracted(self, steps: list[str]) -> list[bool]:
+        return retracted(list(steps))
+
     def state_value(self, problem: str, steps: list[str]) -> Optional[float]:
-        return 1.0 if all(StepChecker(problem).step_validity(list(steps))) else 0.0
+        steps = list(steps)
+        valid = StepChecker(problem).step_validity(steps)
+        return 1.0 if all(v or g for v, g in zip(valid, retracted(steps))) else 0.0
 
     def split_size(self, name: str) -> int:
         sizes = {"heldout": HELDOUT_SIZE, "validation": VALIDATION_SIZE}

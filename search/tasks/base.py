@@ -115,6 +115,14 @@ class Task(ABC):
     input_hint: one line telling a person what to type (shown under the problem box).
     train_recipe: overrides of ``search.models.train``'s ``MODEL_SHAPE`` and ``TRAIN`` keys
         for this task's bundled model (e.g. ``{"steps": 1200, "n_positions": 128}``).
+    continuation_cue: the text budget forcing (``search.strategies.budget_forcing``, s1:
+        Muennighoff et al. 2025) writes where a chain would end before its thinking budget, so
+        the model thinks on (``"Wait, "`` for the self-correcting arithmetic model, whose
+        tokenizer holds it as one token). Empty: the task's model has no cue, and a forced
+        continuation only drops the early answer line and samples on.
+    answer_cue: the text that opens an answer line (``"Answer: "``); budget forcing writes it
+        when the thinking budget runs out, so the model answers at once. Empty: none (the
+        chain then ends without an answer: an abstention).
     """
 
     name: str = ""
@@ -131,6 +139,8 @@ class Task(ABC):
     teaching_problems: tuple = ()
     input_hint: str = ""
     train_recipe: dict = {}
+    continuation_cue: str = ""
+    answer_cue: str = ""
 
     # ------------------------------------------------------------------ problems and prompts
     @abstractmethod
@@ -243,6 +253,12 @@ class Task(ABC):
         return []
 
     # ------------------------------------------------------------------- exact verification
+    def retracted(self, steps: list[str]) -> list[bool]:
+        """One bool per step of a chain: is it taken back by a retry right after it (a model
+        trained on retry data writes ``Wait, 8*7=56`` after a wrong ``8*7=54``; the tree strikes
+        the taken-back step through and the run summary counts retries). Default: none."""
+        return [False] * len(steps)
+
     def step_checker(self, problem: str) -> Optional[StepChecker]:
         """An exact step checker for ``problem`` (see :class:`StepChecker`), or None when the
         task has none. Raises ProblemError for a problem that does not parse. Default: None."""

@@ -1,0 +1,135 @@
+"""Benchmark (prints figures; not a test): thinking longer against thinking wider (issue 23).
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_sequential.py [--problems 60] [--val-problems 60]
+        [--totals 16,64] [--scorers checker,prm,confidence] [--skip-card]
+
+1. The self-correcting model (``weights/arith-retry-tiny``) beside the plain bundled model:
+   one chain per problem, greedy and T=0.8, first 200 held-out problems, 95% Wilson intervals
+   (``search.models.retry_card.one_chain_accuracy``; skipped when the retry weights are absent).
+2. The answer rule of ``revise`` (last revision, vote over revisions, verifier's best), decided
+   on the VALIDATION split: R = 4 rounds, one run per problem, per verifier; the rule with the
+   highest validation accuracy over the verifiers is printed as the one to set in
+   ``search/strategies/defaults.py`` (ties: last, the simplest).
+3. Sequential x parallel at equal compute (Snell et al. 2024 Fig. 7 shape): for each total
+   budget B (chain-equivalents), every split R rounds x N parallel revise runs
+   (``search.sequential.grid``; the N answers voted), accuracy per difficulty bin with 95%
+   Wilson intervals, on HELD-OUT problems only. Bins: quartiles of the bundled model's pass@1
+   (16 chains, T=0.8) over the validation problems (``search.sequential.bin_edges``). The best
+   split per bin is printed (ties: the more parallel split). Also the verifier's revisions
+   wrong->right and right->wrong (R = 4, held-out).
+
+Everything runs on the bundled arithmetic model at T=0.8, seed i for the i-th parallel run.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from search.models.hf import load_bundled  # noqa: E402
+from search.scaling import curve_with_ci  # noqa: E402
+from search.sequential import bin_edges, bin_of, grid, pass1, splits  # noqa: E402
+from search.strategies import run_strategy  # noqa: E402
+from search.strategies.blocks import Sampling  # noqa: E402
+from search.strategies.revise import RULES  # noqa: E402
+from search.tasks import get_task  # noqa: E402
+
+
+def _ci(xs) -> str:
+    xs = np.asarray(xs, float)
+    if len(xs) == 0:
+        return "   -   (0 problems)"
+    c = curve_with_ci(xs[:, None])
+    return f"{xs.mean():.3f} [{c['ci_low'][0]:.3f}, {c['ci_high'][0]:.3f}] (n={len(xs)})"
+
+
+def card_rows() -> None:
+    task = get_task("arithmetic_retry")
+    if not (task.model_dir / "config.json").exists():
+        print("1. retry model: weights/arith-retry-tiny not present (train it: python -m search "
+              "train --retry-rate 0.2); skipped")
+        return
+    from search.models.hf import HFPolicy
+    from search.models.retry_card import one_chain_accuracy
+    retry = HFPolicy(task.model_dir, step_delimiter=task.step_delimiter)
+    plain = load_bundled()
+    print("1. one chain, first 200 held-out problems (95% Wilson):")
+    for name, pol, t in (("retry", retry, "arithmetic_retry"), ("plain", plain, "arithmetic")):
+        for temp in (0.0, 0.8):
+            r = one_chain_accuracy(pol, t, temp)
+            print(f"   {name:5s} T={temp:<3}  {r['accuracy']:.3f} [{r['ci'][0]:.3f}, "
+                  f"{r['ci'][1]:.3f}]  chains with a retry {r['chains_with_retry']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problems", type=int, default=60)
+    ap.add_argument("--val-problems", type=int, default=60)
+    ap.add_argument("--totals", default="16,64")
+    ap.add_argument("--scorers", default="checker,prm,confidence")
+    ap.add_argument("--grid-scorer", default="prm")
+    ap.add_argument("--skip-card", action="store_true")
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    task = get_task("arithmetic")
+    policy = load_bundled()
+    scorers = [s.strip() for s in a.scorers.split(",") if s.strip()]
+    if not a.skip_card:
+        card_rows()
+
+    val = task.split("validation", a.val_problems)
+    print(f"\n2. answer rule of revise, VALIDATION ({len(val)} problems, R=4, T=0.8):")
+    totals = {r: [] for r in RULES}
+    for sc in scorers:
+        for rule in RULES:
+            right = [float(bool(run_strategy("revise", p.text, policy, budget=4, scorer=sc,
+                                             rule=rule, sampling=Sampling(seed=i),
+                                             gold=p.answer).correct))
+                     for i, p in enumerate(val)]
+            totals[rule] += right
+            print(f"   {sc:10s} {rule:5s} {_ci(right)}")
+    best = max(RULES, key=lambda r: (np.mean(totals[r]), r == "last"))
+    print(f"   decided on validation: rule '{best}' (mean over verifiers "
+          + ", ".join(f"{r} {np.mean(totals[r]):.3f}" for r in RULES) + ")")
+
+    test = task.split("heldout", a.problems)
+    print(f"\n   revisions on HELD-OUT ({len(test)} problems, R=4, rule {best}):")
+    for sc in scorers:
+        w2r = r2w = 0
+        for i, p in enumerate(test):
+            r = run_strategy("revise", p.text, policy, budget=4, scorer=sc, rule=best,
+                             sampling=Sampling(seed=i), gold=p.answer)
+            w2r += r.extra["wrong_to_right"]
+            r2w += r.extra["right_to_wrong"]
+        print(f"   {sc:10s} wrong->right {w2r:4d}  right->wrong {r2w:4d}")
+
+    edges = bin_edges(pass1(val, policy))
+    p1 = pass1(test, policy)
+    bins = bin_of(p1, edges)
+    print(f"\n3. sequential x parallel, HELD-OUT ({len(test)} problems), verifier "
+          f"{a.grid_scorer}, rule {best}; bins from validation pass@1 quartiles "
+          f"(edges {', '.join(f'{e:.3f}' for e in edges)}; bin 0 hardest)")
+    for total in [int(x) for x in a.totals.split(",") if x.strip()]:
+        sp = splits(total)
+        right = {s: [] for s in sp}
+        for p in test:
+            cells = grid(p.text, policy, total, a.grid_scorer, best)
+            for s in sp:
+                right[s].append(float(task.is_correct(p.text, cells[s])))
+        print(f"   B = {total} chain-equivalents")
+        for b in range(len(edges) + 1):
+            idx = np.flatnonzero(bins == b)
+            line = "  ".join(f"{R}x{N}: {_ci(np.asarray(right[(R, N)])[idx])}" for R, N in sp)
+            if len(idx):
+                top = max(sp, key=lambda s: (np.mean(np.asarray(right[s])[idx]), s[1]))
+                line += f"  -> best {top[0]}x{top[1]}"
+            print(f"   bin {b}: {line}")
+    print(f"\n({time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Budget forcing: one chain made to think for a set number of tokens (s1, Muennighoff et al.
+2025, "s1: Simple test-time scaling", Sec. 3.1).
+
+The chain is sampled one step at a time (one policy call per step). Its *thinking budget* is
+``budget`` generated tokens:
+
+- when the chain would end (an answer line or the end of the chain) before the budget is
+  spent, the end is suppressed (its tokens are spent but it becomes no node; a ``force`` event
+  records it) and the task's continuation cue (``Task.continuation_cue``: ``"Wait, "`` for the
+  self-correcting arithmetic model) is written where it would have ended; the model goes on
+  from there. At most ``max_forced`` times; after that the chain may end;
+- when the budget runs out (or only one step is left to ``max_depth``) the answer line is
+  forced: the task's answer cue (``Task.answer_cue``, ``"Answer: "``) is written and the model
+  completes it (a ``force`` event with ``answer`` True). A step cut by the budget is dropped (a
+  ``discard`` event).
+
+Every step is sampled with at most the budget left as its token limit, so a run never spends
+more than ``budget`` + one answer line (``Task.step_tokens``) generated tokens. A task without
+a continuation cue gets no forced continuation (the run says so in ``extra['note']``); one
+without an answer cue ends without an answer when its budget runs out (an abstention).
+
+The result's ``extra`` reports ``forced`` (continuations forced), ``answer_forced``,
+``thinking_tokens`` (generated tokens before the answer line), ``suppressed`` (the ends dropped,
+text and tokens) and ``retries`` (retry steps in the chain, ``Task.retracted``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from search.models.base import Policy
+from search.strategies.blocks import (Sampling, ShouldStop, add_step, check_tree,
+                                      sample_after_cue, step_ending, stopped)
+from search.strategies.defaults import DEFAULTS
+from search.tasks import TaskLike, get_task
+from search.tree import SearchResult, SearchTree
+
+MAX_BUDGET_TOKENS = 2048
+MAX_FORCED = 16
+
+
+@dataclass
+class BudgetForcingConfig:
+    """budget: thinking budget in generated tokens (1..MAX_BUDGET_TOKENS); max_forced: forced
+    continuations at most (0..MAX_FORCED). ValueError outside those ranges."""
+    budget: int = DEFAULTS["budget_forcing"]["budget"]
+    max_forced: int = DEFAULTS["budget_forcing"]["max_forced"]
+
+    def __post_init__(self):
+        if not isinstance(self.budget, int) or not 1 <= self.budget <= MAX_BUDGET_TOKENS:
+            raise ValueError(f"thinking budget must be an integer in [1, {MAX_BUDGET_TOKENS}] "
+                             f"tokens, got {self.budget}")
+        if not isinstance(self.max_forced, int) or not 0 <= self.max_forced <= MAX_FORCED:
+            raise ValueError(f"forced continuations must be in [0, {MAX_FORCED}], "
+                             f"got {self.max_forced}")
+
+
+def run(problem: str, policy: Policy, config: BudgetForcingConfig = BudgetForcingConfig(),
+        sampling: Sampling = Sampling(), gold: Optional[str] = None, scorer=None,
+        tree: Optional[SearchTree] = None, should_stop: ShouldStop = None,
+        task: TaskLike = None) -> SearchResult:
+    """Run budget forcing on ``problem`` (canonical text); see the module docstring. Returns a
+    SearchResult whose ``answer`` is the chain's answer (None: an abstention). ``scorer`` is
+    ignored (accepted so the dispatch can pass one). ``should_stop`` is polled before every
+    step; a stopped run ends where it is, without an answer line."""
+    del scorer
+    t0 = time.perf_counter()
+    task = get_task(task)
+    tree = check_tree(tree, problem, task)
+    start = tree.compute.generated_tokens
+    cue, answer_cue = task.continuation_cue, task.answer_cue
+    node, forced, call, cue_next, was_stopped = 0, 0, 0, "", False
+    answer_forced, thinking, suppressed = False, None, []
+    while True:
+        if stopped(should_stop):
+            was_stopped = True
+            break
+        spent = tree.compute.generated_tokens - start
+        left = config.budget - spent
+        depth = tree.nodes[node].depth
+        if left <= 0 or depth >= sampling.max_depth - 1:  # force the answer line
+            thinking = spent
+            if not answer_cue:
+                break
+            tree.emit("force", id=node, text="", tokens=0, cue=answer_cue, n=forced,
+                      answer=True)
+            c = sample_after_cue(tree, policy, node, answer_cue, sampling, call, task.step_tokens)
+            node, _ = add_step(tree, node, c, gold, depth + 1)  # terminal: depth cap reached
+            answer_forced = True
+            break
+        c = sample_after_cue(tree, policy, node, cue_next, sampling, call,
+                             min(task.step_tokens, left))
+        call += 1
+        if c.finish == "length" and c.tokens >= left and left < task.step_tokens:
+            tree.charge(generated_tokens=c.tokens)  # cut by the budget, not by the step cap
+            tree.emit("discard", id=node, tokens=c.tokens)
+            continue
+        terminal, _ = step_ending(c.text, c.finish, depth + 1, sampling.max_depth, task)
+        ends = terminal and c.finish != "length" and depth + 1 < sampling.max_depth
+        if ends and cue and forced < config.max_forced and spent + c.tokens < config.budget:
+            tree.charge(generated_tokens=c.tokens)
+            forced += 1
+            suppressed.append({"text": c.text, "tokens": c.tokens})
+            tree.emit("force", id=node, text=c.text, tokens=c.tokens, cue=cue, n=forced,
+                      answer=False)
+            cue_next = cue
+            continue
+        node, _ = add_step(tree, node, c, gold, sampling.max_depth)
+        cue_next = ""
+        if tree.nodes[node].terminal:
+            thinking = tree.compute.generated_tokens - start - c.tokens
+            break
+    leaf = tree.nodes[node]
+    answer = leaf.answer if node != 0 and leaf.terminal else None
+    if node != 0 and leaf.terminal:
+        tree.emit("vote", leaf=node, answer=answer, weight=1.0)
+    path = tree.path_to(node)
+    tree.emit("final", answer=answer, path=path if answer is not None else [])
+    steps = tree.steps_to(node)
+    extra = {"forced": forced, "answer_forced": answer_forced,
+             "thinking_tokens": (tree.compute.generated_tokens - start if thinking is None
+                                 else thinking),
+             "suppressed": suppressed, "retries": sum(task.retracted(steps)),
+             "budget_tokens": config.budget}
+    if not cue:
+        extra["note"] = f"the {task.name} task has no continuation cue: no forced continuation"
+    return SearchResult(problem=problem, gold=gold, strategy="budget_forcing",
+                        config={**asdict(config), **sampling.to_dict(), "scorer": None},
+                        tree=tree, answer=answer, tally={answer: 1.0} if answer else {},
+                        compute=tree.compute.copy(), wall_seconds=time.perf_counter() - t0,
+                        extra=extra, stopped=was_stopped, task=task.name)

@@ -1,0 +1,132 @@
+"""Step by step through a verify-and-revise run (``search.strategies.revise``), round by round,
+each in three phases read from its event log (no model call):
+
+- ``sample``: the round's chain is added (round 0 from the problem, round r from its cut point);
+- ``verify``: the verifier scores the chain's steps in order, up to the first it doubts, and the
+  chain votes;
+- ``cut``: the chain is cut at the doubted step's parent, where the next round resamples (no
+  cut when the verifier accepted the chain or no round is left).
+
+``rounds(result)`` splits the log; each Round's ``ends`` gives, per phase, how many events of
+the log the tree replays to (``SearchTree.replay(..., max_events=...)``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from i18n import N_, _
+from search.tree import SearchResult
+
+PHASES = ("sample", "verify", "cut")
+PHASE_NAMES = {"sample": N_("sample"), "verify": N_("verify"), "cut": N_("cut")}
+
+
+class ReviseLogError(ValueError):
+    """The run's log is not a revise run's (one line)."""
+
+
+@dataclass
+class Round:
+    """One revision round: ``index`` (0 for the first chain), ``cut`` (the node its chain
+    continues from, 0 for the problem), ``leaf`` (its chain's last node), ``scored`` (ids the
+    verifier scored, in order, with ``scores``), ``doubted`` (the first doubted step, None when
+    accepted), ``next_cut`` (where the next round resamples, None if none), ``ends`` (phase ->
+    events to replay)."""
+    index: int
+    cut: int
+    leaf: Optional[int] = None
+    scored: list = field(default_factory=list)
+    scores: list = field(default_factory=list)
+    doubted: Optional[int] = None
+    next_cut: Optional[int] = None
+    ends: dict = field(default_factory=dict)
+
+
+def rounds(result: SearchResult) -> list[Round]:
+    """The rounds of a revise run's log (ReviseLogError for another strategy's)."""
+    if result.strategy != "revise":
+        raise ReviseLogError(f"not a revise run: {result.strategy}")
+    events = result.tree.events
+    threshold = float(result.config.get("threshold", 0.5))
+    out: list[Round] = []
+    cur = Round(0, 0)
+    for i, ev in enumerate(events):
+        if ev.type in ("add", "count", "discard"):
+            cur.ends["sample"] = i + 1
+        elif ev.type == "score":
+            cur.scored.append(ev.data["id"])
+            cur.scores.append(ev.data["score"])
+            if ev.data["score"] < threshold and cur.doubted is None:
+                cur.doubted = ev.data["id"]
+        elif ev.type == "vote":
+            cur.leaf = ev.data["leaf"]
+            cur.ends["verify"] = i + 1
+        elif ev.type == "revise":
+            cur.next_cut = ev.data["cut"]
+            cur.ends["cut"] = i + 1
+            out.append(cur)
+            cur = Round(ev.data["round"], ev.data["cut"])
+        elif ev.type == "final":
+            if cur.leaf is not None:
+                cur.ends["cut"] = i + 1
+                out.append(cur)
+    for r in out:
+        r.ends.setdefault("sample", r.ends.get("verify", 0))
+        r.ends.setdefault("verify", r.ends["sample"])
+        r.ends.setdefault("cut", r.ends["verify"])
+    return out
+
+
+def positions(all_rounds: list[Round]) -> list[tuple[int, str]]:
+    """Every (round index in the list, phase) in order: the stepper's stops."""
+    return [(i, p) for i in range(len(all_rounds)) for p in PHASES]
+
+
+def sentence(r: Round, phase: str, tree) -> str:
+    """What the phase did, in one or two sentences (markdown)."""
+    where = (_("from the problem") if r.cut == 0 else
+             _("from node #{cut} (the step before the one doubted)").format(cut=r.cut))
+    if phase == "sample":
+        return (_("**Round {r}**: one chain sampled {where}.") if r.index else
+                _("**Round {r}**: the first chain, sampled {where}.")).format(r=r.index,
+                                                                           where=where)
+    if phase == "verify":
+        if r.doubted is None:
+            return _("The verifier scores each step in order: none is below the threshold, "
+                     "so it **accepts** the chain and the run ends.")
+        s = r.scores[r.scored.index(r.doubted)]
+        return _("The verifier scores each step in order and **doubts node #{id}** (score "
+                 "{score:.2f}, below the threshold). The chain still votes.").format(
+            id=r.doubted, score=s)
+    if r.next_cut is None:
+        return (_("No cut: the chain was accepted.") if r.doubted is None else
+                _("No cut: no round is left."))
+    return _("**Cut** at node #{cut}: the next round resamples from there, keeping the steps "
+             "before the doubted one.").format(cut=r.next_cut)
+
+
+def highlighted(r: Round, phase: str, tree) -> list[int]:
+    """Edges drawn like the chosen chain: the round's chain (sample), the scored steps
+    (verify), the kept prefix up to the cut point (cut)."""
+    if r.leaf is None:
+        return []
+    path = tree.path_to(r.leaf) if r.leaf in tree.nodes else []
+    if phase == "sample":
+        return path
+    if phase == "verify":
+        return [i for i in r.scored if i in tree.nodes]
+    return tree.path_to(r.next_cut) if r.next_cut else []
+
+
+def node_labels(r: Round, phase: str, tree) -> dict[int, str]:
+    """Beside each scored step in the verify phase: its score, ✗ on the doubted one."""
+    if phase != "verify":
+        return {}
+    from viz.tree import node_label
+    out = {}
+    for nid, s in zip(r.scored, r.scores):
+        if nid in tree.nodes:
+            mark = " ✗" if nid == r.doubted else ""
+            out[nid] = (node_label(tree.nodes[nid]), f"{s:.2f}{mark}")
+    return out
