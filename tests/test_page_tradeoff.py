@@ -89,9 +89,9 @@ def test_level_and_target_follow_the_widgets():
 
 
 def test_page_in_chinese():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["lang"] = "zh"
-    at = at.switch_page(PAGE).run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).switch_page(PAGE)
+    at.session_state["lang"] = "zh"  # as tests/test_i18n.py opens a page in 中文
+    at = at.run()
     assert not at.exception, at.exception
     assert at.title[0].value == "训练与测试"
     assert any(m.label.startswith("学生 A") for m in at.metric)
