@@ -281,7 +281,8 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
     The file is checked against the upload and events caps (``search.caps.load_run``) and
     rebuilt before anything is written, and stored in today's format (``to_json`` of the
     rebuilt run), so a bad file writes nothing. Returns (id, True) for a new row, or (id of the
-    identical saved run, False) when the same run is already there. ``model``: a label of who
+    saved run, False) when the same run is already there (``find_same``: equal but for its
+    wall-clock time). ``model``: a label of who
     sampled. Raises HistoryError (one line) for a file that is too large, not a run file or
     damaged, or when the history cannot be used."""
     from search import caps
@@ -293,12 +294,9 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
         from i18n import _
         raise HistoryError(_("the run file is incomplete or damaged ({error})").format(
             error=_one_line(e))) from None
-    text = result.to_json()
-    row = _sql(path, "read the run history",
-               "SELECT id FROM runs WHERE run_json = ? ORDER BY id LIMIT 1", (text,), "one")
-    if row is not None:
-        return int(row[0]), False
-    return save(result, model=model, path=path), True
+    # the same run already saved, its wall-clock time aside (a page's download and the row it
+    # saved may differ there): not added twice
+    return save_once(result, model=model, path=path)
 
 
 def _content(text: str) -> Optional[dict]:

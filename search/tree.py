@@ -418,14 +418,11 @@ class SearchResult:
             return self.answer == self.gold
 
     def to_dict(self) -> dict:
-        """The run as JSON-ready data. A server URL in ``config["model"]`` is written without
-        user-info (``search.models.trust.strip_userinfo``; a run file from elsewhere may
-        carry one), so no export, History row or saved file keeps a password."""
-        config = self.config
-        model = config.get("model") if isinstance(config, dict) else None
-        if isinstance(model, dict) and isinstance(model.get("base_url"), str):
-            from search.models.trust import strip_userinfo
-            config = {**config, "model": {**model, "base_url": strip_userinfo(model["base_url"])}}
+        """The run as JSON-ready data. Every server URL in ``config`` (any ``base_url``, at any
+        depth: ``config["model"]``, ``config["run_spec"]["model"]``, ...) is written without
+        user-info (``search.models.trust.strip_userinfo``; a run file from elsewhere may carry
+        one), so no export, History row or saved file keeps a password."""
+        config = _strip_base_urls(self.config)
         return {"format": "thoughtscope-run/1", "task": self.task, "problem": self.problem,
                 "gold": self.gold,
                 "strategy": self.strategy, "config": config, "answer": self.answer,
@@ -474,6 +471,25 @@ class SearchResult:
         except RecursionError:
             raise ValueError("the run file is not valid JSON (nested too deeply)") from None
         return SearchResult.from_dict(d)
+
+
+def _strip_base_urls(obj: Any, depth: int = 0) -> Any:
+    """``obj`` with the user-info of every string under a ``base_url`` key removed (dicts and
+    lists walked to a depth of 32: a validated run's config is shallow)."""
+    if depth > 32:
+        return obj
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if k == "base_url" and isinstance(v, str):
+                from search.models.trust import strip_userinfo
+                out[k] = strip_userinfo(v)
+            else:
+                out[k] = _strip_base_urls(v, depth + 1)
+        return out
+    if isinstance(obj, list):
+        return [_strip_base_urls(v, depth + 1) for v in obj]
+    return obj
 
 
 def node_label(n: Node) -> str:

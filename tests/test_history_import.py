@@ -65,6 +65,38 @@ def test_a_current_export_round_trips_and_a_second_import_adds_nothing(tmp_path,
     assert history.list_runs(path=db)[0].model == "tiny"
 
 
+def test_a_run_saved_by_the_page_then_imported_from_its_download_is_not_added_twice(
+        tmp_path, tiny_policy):
+    """Issue 19 probe: the page saves a run, its download (same run, another wall-clock time)
+    was imported as a second row: rows compared whole, wall_seconds included."""
+    from search.solve import solve
+    res = solve("8*7+6", "majority", 4, policy=tiny_policy, seed=0)
+    db = tmp_path / "h.sqlite3"
+    first = history.save(res, model="bundled", path=db)
+    download = json.loads(res.to_json())
+    download["wall_seconds"] = res.wall_seconds + 3.5  # the download's own timing
+    again, new = history.import_run(json.dumps(download).encode(), path=db)
+    assert (again, new) == (first, False)
+    assert [r.id for r in history.list_runs(path=db)] == [first]
+
+
+def test_a_password_anywhere_in_a_run_files_config_is_never_stored(tmp_path, tiny_policy):
+    """Issue 19 probe: config["model"]'s URL was stripped, the copy under config["run_spec"]
+    (what a link's settings are matched on) kept user:hunter2 in History and every export."""
+    from search.solve import solve
+    res = solve("8*7+6", "majority", 4, policy=tiny_policy, seed=0)
+    d = json.loads(res.to_json())
+    url = "http://user:hunter2@127.0.0.1:9/v1"
+    model = {"backend": "openai", "model": "fake", "base_url": url}
+    d["config"]["model"] = dict(model)
+    d["config"]["run_spec"] = {"budget": 4, "model": dict(model)}
+    db = tmp_path / "h.sqlite3"
+    run_id, new = history.import_run(json.dumps(d).encode(), path=db)
+    assert new
+    for text in (history.export(run_id, path=db), history.load(run_id, path=db).to_json()):
+        assert "hunter2" not in text and "127.0.0.1:9/v1" in text
+
+
 @pytest.mark.parametrize("data,words", [
     (b"{not json", "not valid JSON"),
     (b'{"format": "x"}', "not a Thoughtscope run file"),
