@@ -41,12 +41,21 @@ LINK_PENDING = "ms_link_pending"  # (simulation from 1, phase) a link asked for,
 
 st.title(_("Step by step"))
 ss = st.session_state
-if f"_url_loaded_{SCOPE}" not in ss and st.query_params.get(LINK_RUN) == "1":
-    try:
-        ss[LINK_PENDING] = (int(st.query_params.get(LINK_SIM, "1")),
-                            str(st.query_params.get(LINK_PHASE, "")))
-    except ValueError:
-        ss[LINK_PENDING] = (1, "")
+if f"_url_loaded_{SCOPE}" not in ss:  # a link's place: every value it cannot use is said
+    raw_run = st.query_params.get(LINK_RUN)
+    if raw_run is not None and raw_run != "1":
+        common.say_ignored(LINK_RUN, raw_run, common.BadValue(_("not 1")))
+    elif raw_run == "1":
+        raw_sim = st.query_params.get(LINK_SIM, "1")
+        try:
+            sim = int(raw_sim)
+            if sim < 1:
+                raise ValueError(raw_sim)
+        except ValueError:
+            common.say_ignored(LINK_SIM, raw_sim,
+                               common.BadValue(_("not a whole number of 1 or more")), using=1)
+            sim = 1
+        ss[LINK_PENDING] = (sim, str(st.query_params.get(LINK_PHASE, "")))
 common.url_params(SCOPE, PARAMS)
 TASK = current_task()
 if not ss["ms_problem"]:
@@ -122,6 +131,14 @@ if not stops:
     st.stop()
 if LINK_PENDING in ss:  # the place a link asked for: that phase, else its simulation's first
     sim_no, phase_name = ss.pop(LINK_PENDING)
+    if not any(i == sim_no - 1 for i, _ph in stops):
+        common.say_ignored(LINK_SIM, sim_no, common.BadValue(_("beyond this run's last step")),
+                           using=1)
+        sim_no, phase_name = 1, ""
+    elif phase_name and not any(i == sim_no - 1 and ph == phase_name for i, ph in stops):
+        common.say_ignored(LINK_PHASE, phase_name,
+                           common.BadValue(_("not a phase of this step")),
+                           using=_("its first phase"))
     ss[pos_key] = next((k for k, (i, ph) in enumerate(stops) if i == sim_no - 1
                         and ph == phase_name),
                        next((k for k, (i, _ph) in enumerate(stops) if i == sim_no - 1), 0))

@@ -421,3 +421,21 @@ def test_a_copied_link_reopens_the_run_the_simulation_and_the_phase(strategy, wh
     _, res2, _ = again.session_state[run_key]
     assert [e.to_dict() for e in res2.tree.events] == [e.to_dict() for e in res.tree.events]
     assert dict(again.query_params) == link
+
+
+@pytest.mark.parametrize("link,said", [
+    ({"ms_run": "abc"}, ["ms_run=abc"]),
+    ({"ms_run": "1", "ms_sims": "3", "ms_sim": "-3", "ms_phase": "zzz"}, ["ms_sim=-3"]),
+    ({"ms_run": "1", "ms_sims": "3", "ms_sim": "99"}, ["ms_sim=99"]),
+    ({"ms_run": "1", "ms_sims": "3", "ms_sim": "2", "ms_phase": "zzz"}, ["ms_phase=zzz"])])
+def test_a_links_place_it_cannot_use_is_said(link, said):
+    """Issue 19 item 9 (found by the fresh probe): Step by step's own link values (the run,
+    the simulation, the phase) were dropped silently when bad; each is said in one line."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    for k, v in link.items():
+        at.query_params[k] = v
+    at.switch_page("pages/mcts_steps.py").run()
+    assert not at.exception, at.exception
+    warned = " ".join(w.value for w in at.warning)
+    for s in said:
+        assert s in warned, (s, warned)
