@@ -16,9 +16,9 @@ lesson.init_state()
 ss = st.session_state
 
 st.title(_("Lesson: thinking longer"))
-st.caption(_("Seven short steps, each live on the bundled model: arithmetic, temperature {t:g}, "
+st.caption(_("{n} short steps, each live on the bundled model: arithmetic, temperature {t:g}, "
              "top-p {p:g}, seed {s} (the lesson's own settings, those its problems were chosen "
-             "at).").format(t=lesson.LESSON_SAMPLING["temperature"],
+             "at).").format(n=len(lesson.STEPS), t=lesson.LESSON_SAMPLING["temperature"],
                             p=lesson.LESSON_SAMPLING["top_p"], s=lesson.LESSON_SAMPLING["seed"]))
 
 i = int(ss[lesson.STEP])

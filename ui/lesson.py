@@ -1,7 +1,7 @@
 """The Lesson page (issue 10 item 1): a 10-minute guided walk for a class, every step live on
 the bundled arithmetic model (streamlit).
 
-Six steps (``STEPS``), one story: two students at an exam, one answers at once, one spends time
+Eight steps (``STEPS``), one story: two students at an exam, one answers at once, one spends time
 checking.
 
 1. ``answer``   one answer at once: the greedy chain (temperature 0) on the lesson's problem,
@@ -21,7 +21,12 @@ checking.
                 less and thinks more (checkpoints of the bundled model along its training,
                 ``search.tradeoff_data``); the class predicts who spends less compute in all
                 at 1 query and at a million, then the measured totals are revealed
-                (``STUDENTS_REVEALED``).
+                (``STUDENTS_REVEALED``);
+8. ``wider``    think longer or think wider: at equal generated tokens, one chain revised up to
+                ``REVISE_ROUNDS`` times against the exact step checker (``revise``) against a
+                vote of N independent chains (maj@N from the held-out pools, N the chains whose
+                mean tokens match the revise runs' mean); the class predicts which wins before
+                the held-out accuracies are revealed (``WIDER_REVEALED``).
 
 Everything runs at the lesson's own sampling settings (``LESSON_SAMPLING``: those the teaching
 problems were chosen at), not the sidebar's, so the story a teacher prepared is the one the
@@ -57,7 +62,9 @@ SEARCHES = {"mcts": N_("MCTS"), "beam": N_("beam search")}
 STEP, PROBLEM = "ls_step", "ls_problem"
 GUESS, REVEALED, DIAL, SEARCH = "ls_guess", "ls_revealed", "ls_dial", "ls_search"
 GUESS_ONE, GUESS_MANY, STUDENTS_REVEALED = "ls_guess_one", "ls_guess_many", "ls_students_revealed"
+GUESS_WIDER, WIDER_REVEALED = "ls_guess_wider", "ls_wider_revealed"
 MANY_QUERIES = 10 ** 6
+REVISE_ROUNDS = 4   # rounds R of the "think longer" student (revise's default budget)
 TREE_PAGE, SCALING_PAGE = "pages/tree.py", "pages/scaling.py"
 TRADEOFF_PAGE = "pages/tradeoff.py"
 
@@ -76,6 +83,7 @@ STEPS = (
     Step("verifier", N_("A verifier that checks steps")),
     Step("fails", N_("When voting fails")),
     Step("students", N_("Two students: train or think?")),
+    Step("wider", N_("Think longer or think wider?")),
 )
 
 
@@ -128,21 +136,61 @@ def pct(x: float) -> str:
 # ------------------------------------------------------------------------------ the numbers
 @st.cache_data(show_spinner=False, max_entries=128)
 def _run(_policy: Any, model: str, problem: str, strategy: str, budget: int,
-         temperature: float, top_p: float, seed: int):
+         temperature: float, top_p: float, seed: int, scorer: Optional[str] = None):
     from search.solve import solve
+    knobs = {} if scorer is None else {"scorer": scorer}
     return solve(problem, strategy, budget, policy=_policy, task=TASK_NAME,
-                 temperature=temperature, top_p=top_p, seed=seed)
+                 temperature=temperature, top_p=top_p, seed=seed, **knobs)
 
 
 def run(policy: Any, model: str, problem: str, strategy: str, budget: int,
-        temperature: Optional[float] = None):
+        temperature: Optional[float] = None, scorer: Optional[str] = None):
     """``search.solve.solve`` of ``problem`` with ``strategy`` at ``budget`` (its other knobs
-    at ``DEFAULTS``), at the lesson's sampling settings (``temperature`` overrides: 0 is
-    greedy), cached under ``model`` (``ui.common.model_key``)."""
+    at ``DEFAULTS``; ``scorer`` overrides the scorer), at the lesson's sampling settings
+    (``temperature`` overrides: 0 is greedy), cached under ``model``
+    (``ui.common.model_key``)."""
     s = LESSON_SAMPLING
     return _run(policy, model, problem, strategy, int(budget),
                 float(s["temperature"] if temperature is None else temperature),
-                float(s["top_p"]), int(s["seed"]))
+                float(s["top_p"]), int(s["seed"]), scorer)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _revise_heldout(_policy: Any, model: str, rounds: int, temperature: float, top_p: float,
+                    seed: int) -> dict:
+    from search.solve import solve
+    from ui.replay import is_right
+    right, tokens, r2w, w2r = [], [], 0, 0
+    for p in task().split("heldout", HELDOUT_PROBLEMS):
+        r = solve(p.text, "revise", rounds, policy=_policy, task=TASK_NAME, scorer="checker",
+                  temperature=temperature, top_p=top_p, seed=seed)
+        right.append(r.answer is not None and bool(is_right(TASK_NAME, r.problem, r.answer,
+                                                             r.gold)))
+        tokens.append(r.compute.generated_tokens)
+        r2w += r.extra["right_to_wrong"]
+        w2r += r.extra["wrong_to_right"]
+    return {"accuracy": sum(right) / len(right), "tokens": sum(tokens) / len(tokens),
+            "right_to_wrong": r2w, "wrong_to_right": w2r, "problems": len(right)}
+
+
+def revise_heldout(policy: Any, model: str, rounds: int = REVISE_ROUNDS) -> dict:
+    """One revise run (``rounds`` rounds, the exact step checker as verifier, answer rule at
+    its default) per problem of the first ``HELDOUT_PROBLEMS`` held-out problems at the
+    lesson's sampling settings (seed = the lesson's seed), cached under ``model``. Returns
+    {"accuracy": share right in [0, 1], "tokens": mean generated tokens per problem,
+    "right_to_wrong" / "wrong_to_right": revisions summed over the problems (consecutive
+    chains whose correctness flipped), "problems": how many}."""
+    s = LESSON_SAMPLING
+    return _revise_heldout(policy, model, int(rounds), float(s["temperature"]),
+                           float(s["top_p"]), int(s["seed"]))
+
+
+def equal_token_chains(tokens: float, tokens_per_chain: float, most: int = CHAINS) -> int:
+    """The number of independent chains N (1..``most``) whose expected generated tokens
+    (N x ``tokens_per_chain``) are nearest to ``tokens``: the vote "at equal compute"."""
+    if not tokens_per_chain or tokens_per_chain != tokens_per_chain:  # 0 or NaN
+        return 1
+    return max(1, min(int(most), int(round(tokens / tokens_per_chain))))
 
 
 def heldout_pools(policy: Any, model: str, n: int = CHAINS, temperature: Optional[float] = None):
@@ -220,6 +268,9 @@ def try_it_target(step: str, problem: str, dial: int = 4,
         tree["color"] = "prm" if has_learned_verifier(TASK_NAME, "prm") else "checker"
     elif step == "fails":
         tree["problem"] = fails_problem().text
+    elif step == "wider":
+        tree = {"problem": problem, "strategy": "revise", "rounds": REVISE_ROUNDS,
+                "scorer": "checker"}
     if step == "students":  # the Train-vs-test page at its defaults (it reads no sidebar)
         return TRADEOFF_PAGE, {}, {}
     if step == "dial":
@@ -590,15 +641,91 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                   "queries per training token).").format(q=v["crossover"]))
 
 
+def step_wider(policy: Any, model: str, problem: str) -> None:
+    from search.sweeps import mean_chain_tokens
+    ss = st.session_state
+    names = {"longer": _("Think longer"), "wider": _("Think wider")}
+    rev = revise_heldout(policy, model)
+    pools, _stats = heldout_pools(policy, model)
+    n = equal_token_chains(rev["tokens"], mean_chain_tokens(pools))
+    st.markdown(_("Extra tokens can go **one after another** or **side by side**. *Think "
+                  "longer*: one chain, checked step by step by the exact checker; at the first "
+                  "wrong step it is cut there and continued again, up to {r} chains in "
+                  "sequence. *Think wider*: {n} independent chains and a majority vote. Both "
+                  "spend about the same generated tokens per problem ({t:,.0f} and {v:,.0f}).")
+                .format(r=REVISE_ROUNDS, n=n, t=rev["tokens"],
+                        v=n * mean_chain_tokens(pools)))
+    from ui.replay import is_right
+    longer = run(policy, model, problem, "revise", REVISE_ROUNDS, scorer="checker")
+    wider = run(policy, model, problem, "majority", n)
+    c1, c2 = st.columns(2)
+    c1.metric(_("Think longer on {p}").format(p=common.md(problem)), longer.answer or "–",
+              _right_word(None if longer.answer is None else
+                          is_right(TASK_NAME, longer.problem, longer.answer, longer.gold)),
+              delta_color="off")
+    c1.caption(ngettext("{k} chain in sequence, {t} generated tokens.",
+                        "{k} chains in sequence, {t} generated tokens.",
+                        longer.extra["rounds_used"]).format(
+        k=longer.extra["rounds_used"], t=longer.compute.generated_tokens))
+    c2.metric(_("Think wider on {p}").format(p=common.md(problem)), wider.answer or "–",
+              _right_word(None if wider.answer is None else
+                          is_right(TASK_NAME, wider.problem, wider.answer, wider.gold)),
+              delta_color="off")
+    c2.caption(ngettext("{k} chain voted, {t} generated tokens.",
+                        "{k} chains voted, {t} generated tokens.", n).format(
+        k=n, t=wider.compute.generated_tokens))
+    st.markdown(_("**Predict, then reveal.** On {p} held-out problems, which is right more "
+                  "often?").format(p=HELDOUT_PROBLEMS))
+    g1, g2 = st.columns([3, 1], vertical_alignment="bottom")
+    g1.radio(_("The class's guess"), list(names), format_func=lambda k: names[k],
+             horizontal=True, **common.bind(GUESS_WIDER), disabled=bool(ss[WIDER_REVEALED]))
+    if not ss[WIDER_REVEALED]:
+        g2.button(_("Reveal"), key="ls_wider_reveal", type="primary", width="stretch",
+                  on_click=lambda: ss.__setitem__(WIDER_REVEALED, True))
+        return
+    g2.button(_("Hide again"), key="ls_wider_hide", width="stretch",
+              on_click=lambda: ss.__setitem__(WIDER_REVEALED, False))
+    vote_acc = accuracy(pools, n)
+    m1, m2 = st.columns(2)
+    m1.metric(_("Think longer: right"), pct(rev["accuracy"]),
+              _("{t:,.0f} tokens per problem").format(t=rev["tokens"]), delta_color="off")
+    m2.metric(_("Think wider: right"), pct(vote_acc),
+              _("{t:,.0f} tokens per problem").format(t=n * mean_chain_tokens(pools)),
+              delta_color="off")
+    win = ("longer" if rev["accuracy"] > vote_acc else "wider" if vote_acc > rev["accuracy"]
+           else None)
+    if win is None:
+        said = _("A tie: both are right equally often.")
+    else:
+        said = _("{w} wins by {d:.1f} points.").format(
+            w=names[win], d=100 * abs(rev["accuracy"] - vote_acc))
+    said += " " + ((_("Your guess was right.") if ss[GUESS_WIDER] == win else
+                    _("Your guess was wrong.")) if win is not None else "")
+    st.markdown(said.strip())
+    st.markdown(_("Revisions that turned a right chain wrong: **{rw}**; wrong to right: "
+                  "**{wr}**. The exact checker never rejects a correct step, so a revision only "
+                  "starts where a step really is wrong, and a run stops at the first chain it "
+                  "accepts. A *learned* verifier has no such guarantee: it can doubt a right "
+                  "step, and the revision can turn a right chain wrong.").format(
+        rw=rev["right_to_wrong"], wr=rev["wrong_to_right"]))
+    st.caption(_("Think longer: one revise run per problem ({r} rounds at most, exact step "
+                 "checker, seed {s}); think wider: maj@{n}, the exact expected accuracy of a "
+                 "vote of {n} of the {c} sampled chains; {p} held-out problems, tokens are means "
+                 "per problem.").format(r=REVISE_ROUNDS, s=LESSON_SAMPLING["seed"], n=n,
+                                         c=CHAINS, p=HELDOUT_PROBLEMS))
+
+
 DRAW = {"answer": step_answer, "vote": step_vote, "dial": step_dial, "tree": step_tree,
-        "verifier": step_verifier, "fails": step_fails, "students": step_students}
+        "verifier": step_verifier, "fails": step_fails, "students": step_students,
+        "wider": step_wider}
 
 
 def init_state() -> None:
     """The session-only settings' defaults (the guess, the reveal, the dial, the search)."""
     ss = st.session_state
     for k, v in ((GUESS, 50), (REVEALED, False), (DIAL, 4), (SEARCH, "mcts"), (GUESS_ONE, "a"),
-                 (GUESS_MANY, "a"), (STUDENTS_REVEALED, False)):
+                 (GUESS_MANY, "a"), (STUDENTS_REVEALED, False), (GUESS_WIDER, "longer"),
+                 (WIDER_REVEALED, False)):
         if k not in ss:
             ss[k] = v
 
