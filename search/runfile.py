@@ -44,7 +44,7 @@ COMPUTE_FIELDS = ("generated_tokens", "prompt_tokens", "forward_passes", "model_
                   "verifier_passes", "verifier_tokens")
 _FIELDS = frozenset(COMPUTE_FIELDS)
 EVENT_TYPES = ("add", "count", "score", "select", "backprop", "beam", "vote", "final",
-               "discard", "edit", "prune", "continue")
+               "discard", "edit", "prune", "continue", "revise", "force")
 SHOWN_CHARS = 40  # a bad value is quoted in the message up to this many characters
 
 
@@ -194,6 +194,16 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
         _need(d, "answer", _str_or_none, where)
     elif t == "discard":
         _need(d, "tokens", _count, where)
+    elif t == "revise":  # search.strategies.revise: round r opens at cut after doubting a step
+        _need(d, "round", _count, where)
+        for k in ("cut", "doubted", "leaf"):
+            _node(d.get(k), n_nodes, where, k)
+        _need(d, "score", _num_or_none, where)
+    elif t == "force":  # search.strategies.budget_forcing: a continuation cue written at id
+        _node(d.get("id"), n_nodes, where, "id")
+        _need(d, "text", _str, where)
+        _need(d, "tokens", _count, where)
+        _need(d, "n", _count, where)
     elif t == "edit":
         if d["id"] == 0:
             _fail(where, _("the root (node 0) is the problem: it cannot be edited"))

@@ -38,7 +38,10 @@ def marks(tree) -> dict:
       the path to each child: the parent of a retry step), struck through in the tree;
     - ``retries``: ids of retry steps (``Wait, 8*7=56``);
     - ``rounds``: id -> revision round r of the first step a ``revise`` event's round added
-      (or merged into), the node the revision branches with from its cut point;
+      (or merged into), the node the revision branches with from its cut point; the first
+      such round when several rounds' first steps merged into the same node;
+    - ``round_list``: id -> every such round, ascending (a later revision that writes the same
+      first step from the same cut point merges into the earlier round's node: [1, 2]);
     - ``forced``: id -> n of the step written after the n-th forced continuation (its text
       starts with the continuation cue).
     """
@@ -51,7 +54,7 @@ def marks(tree) -> dict:
         if len(flags) >= 2 and flags[-2]:
             retracted.add(n.parent)
             retries.add(nid)
-    rounds, forced, pending_round, pending_force = {}, {}, None, None
+    rounds, round_list, forced, pending_round, pending_force = {}, {}, {}, None, None
     for ev in tree.events:
         if ev.type == "revise":
             pending_round = ev.data["round"]
@@ -61,11 +64,13 @@ def marks(tree) -> dict:
             nid = ev.data["id"]
             if pending_round is not None and nid in tree.nodes:
                 rounds.setdefault(nid, pending_round)
+                round_list.setdefault(nid, []).append(pending_round)
                 pending_round = None
             if pending_force is not None and nid in tree.nodes:
                 forced.setdefault(nid, pending_force)
                 pending_force = None
-    return {"retracted": retracted, "retries": retries, "rounds": rounds, "forced": forced}
+    return {"retracted": retracted, "retries": retries, "rounds": rounds,
+            "round_list": {k: sorted(v) for k, v in round_list.items()}, "forced": forced}
 
 
 def splits(total: int) -> list[tuple[int, int]]:

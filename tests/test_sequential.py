@@ -341,3 +341,22 @@ def test_difficulty_bins_come_from_validation_quantiles():
     assert np.allclose(edges, [0.175, 0.55, 0.925])  # numpy's linear quantiles, by hand
     assert bin_of(np.array([0.0, 0.15, 0.18, 0.55, 0.9, 1.0]), edges).tolist() == \
         [0, 0, 1, 2, 2, 3]
+
+
+def test_a_revision_whose_first_step_merges_into_an_earlier_rounds_node_keeps_both_marks():
+    """The defect test_browser_sequential found: round 2 resamples from the same cut as round 1
+    and writes the same first step, so it merges into round 1's node; that node is marked with
+    both rounds ("R1 ▸ R2 ▸"), not only with the first (R2 was never drawn)."""
+    from ui.replay import sequential_labels
+    from search.sequential import marks
+    pol = ChainScript(["8*7=56\n56+6=61\nAnswer: 61", "56+6=63\nAnswer: 63",
+                       "56+6=63\nAnswer: 63"])
+    r = run_revise("8*7+6", pol, ReviseConfig(rounds=3), gold="62",
+                   scorer=make_scorer("checker"))
+    a = r.tree.path_to(r.extra["revisions"][0]["leaf"])[0]        # 8*7=56, the cut point
+    b = r.tree.path_to(r.extra["revisions"][1]["leaf"])[1]        # 56+6=63, rounds 1 and 2
+    assert [v["cut"] for v in r.tree.revisions] == [a, a]
+    assert r.tree.path_to(r.extra["revisions"][2]["leaf"])[1] == b  # merged
+    m = marks(r.tree)
+    assert m["round_list"][b] == [1, 2] and m["rounds"][b] == 1
+    assert sequential_labels(r.tree, {})[b].startswith("R1 ▸ R2 ▸ ")

@@ -113,7 +113,8 @@ def task_marks(tree: SearchTree) -> tuple[dict, list]:
 
 def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     """``labels`` with the marks of thinking longer (``search.sequential.marks``): a step a
-    retry takes back struck through, the first step of revision round r prefixed "R{r} ▸",
+    retry takes back struck through, the first step of revision round r prefixed "R{r} ▸"
+    (one prefix per round, in order, where several rounds' first steps merged: "R1 ▸ R2 ▸"),
     the step written after a forced continuation prefixed "⏩". Other labels unchanged."""
     from search.sequential import marks
     from viz.tree import node_label, strike
@@ -125,8 +126,9 @@ def sequential_labels(tree: SearchTree, labels: dict) -> dict:
         out[nid] = strike(out.get(nid, node_label(tree.nodes[nid])))
     for nid, n in m["forced"].items():
         out[nid] = "⏩ " + out.get(nid, node_label(tree.nodes[nid]))
-    for nid, r in m["rounds"].items():
-        out[nid] = _("R{r} ▸ ").format(r=r) + out.get(nid, node_label(tree.nodes[nid]))
+    for nid, rs in m["round_list"].items():
+        out[nid] = "".join(_("R{r} ▸ ").format(r=r) for r in rs) + out.get(
+            nid, node_label(tree.nodes[nid]))
     return out
 
 
