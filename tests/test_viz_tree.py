@@ -558,3 +558,14 @@ def test_tally_notes_stay_below_long_tilted_answers():
     lines = fig["annotations"][0]["text"].count("<br>") + 1
     assert fig["margin"]["b"] == 70 + 14 * lines + (-fig["annotations"][0]["yshift"]
                                                     - NOTES_GAP_PX)
+
+
+def test_a_shortened_step_keeps_its_round_and_forcing_marks_in_front():
+    """The Step by step page's 'R1 ▸' vanished after issue 22's gists (the last equation of
+    'R1 ▸ 31*6=196' fits in 9 characters, the mark did not): marks stay, the rest is cut."""
+    from viz.tree import step_gist
+    assert step_gist("R1 ▸ 31*6=196", 9) == "R1 ▸ 31*…"
+    assert step_gist("R2 ▸ R3 ▸ 31*6=186", 9).startswith("R2 ▸ R3 ▸ ")
+    assert step_gist("第2轮 ▸ 31*6=186", 9).startswith("第2轮 ▸ ")
+    assert step_gist("⏩ Wait, 8*7=56 so 56+6=62", 14) == "⏩ 56+6=62"
+    assert step_gist("R1 ▸ 8*7=56", 20) == "R1 ▸ 8*7=56"
