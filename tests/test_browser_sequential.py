@@ -20,10 +20,6 @@ pytestmark = pytest.mark.skipif(
     reason="browser test needs Debian's chromium at /usr/bin/chromium")
 
 
-@pytest.mark.xfail(reason="known defect: a revision whose first step merges into a node an "
-                   "earlier round opened keeps that round's 'R' mark (search.sequential.marks "
-                   "keeps the first round per node), so 'R3 ▸' is never drawn on this problem; "
-                   "rounds 0-2 pass", strict=False)
 def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F811
     from playwright.sync_api import expect
     ctx = browser.new_context(viewport=VIEWPORT)
