@@ -233,7 +233,7 @@ def over_session_limits(at: AppTest):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_actions_across_every_page_raise_nothing(fuzz_env, seed):
     rng = random.Random(seed)
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=600)  # a slow page on a loaded CI machine
     for k, v in SMALL.items():
         at.session_state[k] = v
     start = rng.choice(PAGES)[0]  # a link to a random page with random parameters
