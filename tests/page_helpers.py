@@ -57,7 +57,8 @@ def model_env(request, monkeypatch):
 
 
 def new_app(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)  # the Scaling page samples pools: minutes on a loaded 2-core machine
+    # the Scaling page samples pools: minutes on a loaded 2-core machine
+    at = AppTest.from_file(APP, default_timeout=300)
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
