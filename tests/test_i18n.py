@@ -51,7 +51,7 @@ ALLOWED = {
     # the language switch names each language in itself: English · 中文
     "english", "language",
     # model names and their parts (tiny_model0: the tests' random model's folder)
-    "arith", "gpt2", "tiny", "game24", "model0",
+    "arith", "gpt2", "tiny", "game24", "model0", "smollm2", "gemma", "gguf",
     # units, plotly's own
     "utc", "ms", "s", "px", "mb", "mib", "gb", "extra", "br", "sup", "sub", "pow", "nan",
 }
