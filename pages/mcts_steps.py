@@ -204,7 +204,7 @@ if REVISE:
                       final_path=(tree.final or {}).get("path", ()) if last else (),
                       height=tree_height(tree, lo=360, style=style, two_lines=True),
                       width=fig_width, style=style)
-    left.plotly_chart(fig, key="ms_tree")
+    presenter.chart(left, fig, key="ms_tree")
     left.caption(_("Highlighted: the round's chain (sample), the steps the verifier scored "
                    "(verify; beside each its score, ✗ the doubted one), the steps kept up to "
                    "the cut point (cut). R1, R2...: where each revision begins."))

@@ -367,9 +367,9 @@ def test_worker_loads_the_policys_delimiter_and_dtype(chat_policy, monkeypatch):
             made.append((path, device, kw))
 
     monkeypatch.delenv("THOUGHTSCOPE_RUNS", raising=False)
-    monkeypatch.setattr(live, "InferenceWorker", Fake)
+    monkeypatch.setattr(live, "SearchProcess", Fake)
     monkeypatch.setattr(live, "_workers", {})
-    assert isinstance(live.worker_for(chat_policy), Fake)
+    assert isinstance(live.search_process_for(chat_policy), Fake)
     assert made[0][2] == {"step_delimiter": D, "dtype": "float32", "overflow": "error"}
 
     import search.models.hf as hf

@@ -54,6 +54,8 @@ ALLOWED = {
     "arith", "gpt2", "tiny", "game24", "model0", "smollm2", "gemma", "gguf",
     # units, plotly's own
     "utc", "ms", "s", "px", "mb", "mib", "gb", "extra", "br", "sup", "sub", "pow", "nan",
+    # JSON's literals, named in a damaged run file's one-line message
+    "null", "true", "false",
 }
 # best-of-N (a technical name, like maj@k), inline code (commands, file and variable names),
 # URLs, file paths, environment variables, element ids, plotly's %{...} hover fields, HTML

@@ -287,9 +287,9 @@ def test_the_live_process_worker_loads_the_wrapped_model(tiny_policy, monkeypatc
             made.append(path)
 
     monkeypatch.delenv("THOUGHTSCOPE_RUNS", raising=False)
-    monkeypatch.setattr(live, "InferenceWorker", Fake)
+    monkeypatch.setattr(live, "SearchProcess", Fake)
     monkeypatch.setattr(live, "_workers", {})
-    assert isinstance(live.worker_for(WorkerPolicy(tiny_policy)), Fake)
+    assert isinstance(live.search_process_for(WorkerPolicy(tiny_policy)), Fake)
     assert made == [tiny_policy.path]
 
 

@@ -45,6 +45,11 @@ class ReplayState:
             return None
         return is_right(self.tree.task, self.tree.problem, self.answer, self.gold)
 
+    @property
+    def abstained(self) -> int:
+        """Finished chains without an answer so far (they cast no vote)."""
+        return self.votes.abstained
+
 
 @lru_cache(maxsize=4096)
 def judged(task: str, problem: str, gold: Optional[str]) -> bool:
@@ -60,11 +65,6 @@ def judged(task: str, problem: str, gold: Optional[str]) -> bool:
 def unsolvable(result: SearchResult) -> bool:
     """The run's problem has no solution (``Task.unsolvable``): every answer is wrong."""
     return result.gold is None and judged(result.task, result.problem, None)
-
-    @property
-    def abstained(self) -> int:
-        """Finished chains without an answer so far (they cast no vote)."""
-        return self.votes.abstained
 
 
 @lru_cache(maxsize=4096)
