@@ -159,3 +159,24 @@ def run_tabs(pages: list, timeout_s: float, poll_s: float = 0.1) -> list[dict]:
                 out[i] = {"seconds": time.monotonic() - clicks[i], "status": s}
         time.sleep(poll_s)
     return out
+
+
+def needs_chromium():
+    """The skip mark of every browser test module: Debian's chromium must be installed
+    (``scripts/test.sh`` installs it with apt-get; ``playwright install`` is never used)."""
+    import pytest
+    return pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="browser test needs Debian's chromium at /usr/bin/chromium "
+               "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
+
+
+@contextmanager
+def app_server(name: str, health_timeout: float = 90):
+    """The app served on the task's bundled models (``$THOUGHTSCOPE_MODEL`` dropped), its log
+    in ``tests/artifacts/<name>_server.log``; yields the base URL."""
+    env = dict(os.environ)
+    env.pop("THOUGHTSCOPE_MODEL", None)
+    with streamlit_server(ROOT / "tests" / "artifacts" / f"{name}_server.log", env,
+                          health_timeout) as url:
+        yield url

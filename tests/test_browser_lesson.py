@@ -12,15 +12,14 @@ Screenshots go to ``$THOUGHTSCOPE_SHOTS`` when set (the session's closing note s
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.browser_harness import CHROMIUM, streamlit_server
-from tests.conftest import ROOT, st_key as key
+from tests.browser_harness import app_server, needs_chromium
+from tests.conftest import st_key as key
 
 HEALTH_TIMEOUT = 60      # s: server up
 PAGE_TIMEOUT = 120_000   # ms: first render of a step (loads the model, samples 50x16 chains)
@@ -30,10 +29,7 @@ VIEWPORT = {"width": 1280, "height": 720}
 FIGURES = {1: "ls_fig_answer", 2: "ls_fig_vote_tally", 3: "ls_fig_dial", 4: "ls_fig_tree",
            5: "ls_fig_checker", 6: "ls_fig_fails_tally", 7: None}  # 7: numbers only
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="browser test needs Debian's chromium at /usr/bin/chromium "
-           "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
+pytestmark = needs_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +37,7 @@ def server():
     from search.models.hf import BUNDLED_PATH
     if not (BUNDLED_PATH / "model.safetensors").exists():
         pytest.fail("the lesson needs the bundled weights: weights/arith-gpt2-tiny")
-    env = dict(os.environ)
-    env.pop("THOUGHTSCOPE_MODEL", None)
-    log = ROOT / "tests" / "artifacts" / "browser_lesson_server.log"
-    with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
+    with app_server("browser_lesson", HEALTH_TIMEOUT) as url:
         yield url
 
 

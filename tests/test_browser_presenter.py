@@ -18,22 +18,17 @@ temporary folder.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_live import CHROMIUM, streamlit_server
-from tests.conftest import ROOT, st_key as key
+from tests.browser_harness import app_server, needs_chromium
+from tests.conftest import st_key as key
 
 HEALTH_TIMEOUT = 60      # s: server up
 PAGE_TIMEOUT = 240_000   # ms: a Lesson step's first render (model, 16 chains, the PRM)
 UI_TIMEOUT = 60_000      # ms: one rerun after a click
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="browser test needs Debian's chromium at /usr/bin/chromium "
-           "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
+pytestmark = needs_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +36,7 @@ def server():
     from search.models.hf import BUNDLED_PATH
     if not (BUNDLED_PATH / "model.safetensors").exists():
         pytest.fail("the lesson needs the bundled weights: weights/arith-gpt2-tiny")
-    env = dict(os.environ)
-    env.pop("THOUGHTSCOPE_MODEL", None)
-    log = ROOT / "tests" / "artifacts" / "browser_presenter_server.log"
-    with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
+    with app_server("browser_presenter", HEALTH_TIMEOUT) as url:
         yield url
 
 

@@ -6,32 +6,25 @@ and moving the queries slider to a billion changes the deployment sentence. Scre
 from __future__ import annotations
 
 import math
-import os
 import re
 import time
 
 import pytest
 
-from benchmarks.bench_live import CHROMIUM, streamlit_server
-from tests.conftest import ROOT, st_key as key
+from tests.browser_harness import app_server, needs_chromium
+from tests.conftest import st_key as key
 
 HEALTH_TIMEOUT = 90
 PAGE_TIMEOUT = 120_000
 VIEWPORT = {"width": 1400, "height": 1000}
 FIGURES = ("tr_fig_curves", "tr_fig_contour", "tr_fig_deploy")
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="browser test needs Debian's chromium at /usr/bin/chromium "
-           "(scripts/test.sh installs it with apt-get; `playwright install` is not used)")
+pytestmark = needs_chromium()
 
 
 @pytest.fixture(scope="module")
 def server():
-    env = dict(os.environ)
-    env.pop("THOUGHTSCOPE_MODEL", None)
-    log = ROOT / "tests" / "artifacts" / "browser_tradeoff_server.log"
-    with streamlit_server(log, env, HEALTH_TIMEOUT) as url:
+    with app_server("browser_tradeoff", HEALTH_TIMEOUT) as url:
         yield url
 
 
