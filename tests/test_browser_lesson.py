@@ -27,7 +27,7 @@ UI_TIMEOUT = 60_000      # ms: one rerun after a click (a step's first runs on a
 VIEWPORT = {"width": 1280, "height": 720}
 # The figure every step draws (its plotly_chart key in ui.lesson), by step.
 FIGURES = {1: "ls_fig_answer", 2: "ls_fig_vote_tally", 3: "ls_fig_dial", 4: "ls_fig_tree",
-           5: "ls_fig_checker", 6: "ls_fig_fails_tally", 7: None}  # 7: numbers only
+           5: "ls_fig_checker", 6: "ls_fig_fails_tally", 7: None, 8: None}  # 7, 8: numbers only
 
 pytestmark = needs_chromium()
 
@@ -82,6 +82,8 @@ def test_walk_the_lesson(server, browser, shots, lang):
         expect(link).to_be_visible(timeout=PAGE_TIMEOUT)
         link.click()
         expect(page).to_have_url(re.compile(r"/lesson"), timeout=UI_TIMEOUT)
+        assert sorted(FIGURES) == list(range(1, len(STEPS) + 1)), \
+            "FIGURES must say, for every Lesson step, which figure it draws (None: numbers only)"
         for i in range(1, len(STEPS) + 1):
             expect(page).to_have_url(re.compile(rf"[?&]ls_step={i}(&|$)"), timeout=UI_TIMEOUT)
             with i18n.using(lang):
