@@ -8,17 +8,17 @@ at no more than half its generated tokens).
 ``--validation-only`` makes every choice and reports it on validation without reading the
 held-out pools (for trying rules; the held-out split is then run once, without the flag).
 
-Pools: one pool of ``--n`` chains per problem on the bundled model (``search.pools.sample_pools``,
+Pools: one pool of ``--n`` chains per problem on the bundled model (``search.analysis.pools.sample_pools``,
 seed 0), for the first ``--problems`` problems of each split (``get_task("arithmetic").split``);
 cached as JSON in ~/.cache/thoughtscope/pools/ (sampling both splits takes about a minute and a
-half on one thread). maj@16: the exact estimator (``search.pools.pool_curve``), tokens = 16 x the
-mean chain length. Adaptive: ``search.adaptive.simulate_pools`` (the stop rule replayed over
+half on one thread). maj@16: the exact estimator (``search.analysis.pools.pool_curve``), tokens = 16 x the
+mean chain length. Adaptive: ``search.analysis.adaptive.simulate_pools`` (the stop rule replayed over
 random orders of each pool's chains, a Monte Carlo average; the vote's ties credited r/t as
-maj@k's estimator). Allocation: ``search.adaptive.allocate_on_pools`` with a total budget of half
+maj@k's estimator). Allocation: ``search.analysis.adaptive.allocate_on_pools`` with a total budget of half
 of maj@16's tokens on that split (the goal's bound, not a tuned knob). Allocation by confidence:
-``search.adaptive.allocate_confident_on_pools`` (more chains where the model's most confident
+``search.analysis.adaptive.allocate_confident_on_pools`` (more chains where the model's most confident
 chain is below a threshold; the answer of the most confident chain) at the same total budget;
-beside it, its non-adaptive baseline best-of-8 by confidence (exact, ``search.pools.pool_curve``
+beside it, its non-adaptive baseline best-of-8 by confidence (exact, ``search.analysis.pools.pool_curve``
 kind ``best``, which also lets a chain without an answer be picked) and maj@8.
 
 Selection rule (validation only): among the grid of (Beta threshold C, min chains, chains per
@@ -29,9 +29,9 @@ method the goal is judged on is the one of the three (Beta rule per problem, all
 allocation by confidence) with the highest validation accuracy within half of maj@16's tokens.
 Held-out is then run once with the chosen knobs.
 
-Intervals: 95% Wilson score intervals over problems (``search.scaling.curve_with_ci``) for each
+Intervals: 95% Wilson score intervals over problems (``search.analysis.scaling.curve_with_ci``) for each
 accuracy; for adaptive minus maj@16, a paired percentile bootstrap over problems (1,000
-resamples, seed 0; ``search.scaling.bootstrap_ci``) of the per-problem differences, maj@16 here
+resamples, seed 0; ``search.analysis.scaling.bootstrap_ci``) of the per-problem differences, maj@16 here
 taken on the same random chain orders as adaptive (its first 16 chains; the deterministic rule
 then gives exactly its per-problem credit, which the script asserts).
 """
@@ -49,10 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from search.adaptive import (CHOSEN, CHOSEN_CONFIDENT, StopRule,  # noqa: E402
+from search.analysis.adaptive import (CHOSEN, CHOSEN_CONFIDENT, StopRule,  # noqa: E402
                              allocate_confident_on_pools, allocate_on_pools, simulate_pools)
-from search.pools import ChainPool, pool_curve, sample_pools  # noqa: E402
-from search.scaling import bootstrap_ci  # noqa: E402
+from search.analysis.pools import ChainPool, pool_curve, sample_pools  # noqa: E402
+from search.analysis.scaling import bootstrap_ci  # noqa: E402
 from search.tasks import get_task  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "thoughtscope" / "pools"
@@ -140,7 +140,7 @@ def main() -> None:
     c, mn, bs, budget = best[:4]
     chosen = StopRule("beta", c, mn)
     print(f"CHOSEN on validation: Beta criterion C = {c:g}, min chains {mn}, {bs} chain(s) per "
-          f"batch, at most {budget} chains per problem (search.adaptive.CHOSEN, the defaults of "
+          f"batch, at most {budget} chains per problem (search.analysis.adaptive.CHOSEN, the defaults of "
           f"--stop beta and the Scaling page, "
           f"{'agrees' if CHOSEN == dict(threshold=c, min_chains=mn, batch_size=bs, budget=budget) else 'DIFFERS: update it'})")
 
@@ -169,7 +169,7 @@ def main() -> None:
           f"chain(s) each, then one more per round to every problem whose most confident chain "
           f"is below {ct:g}, the least confident first; answer: the most confident chain's "
           f"(validation {pct(conf_best[2])} at half of maj@{MAJ_K}'s tokens; "
-          f"search.adaptive.CHOSEN_CONFIDENT {agrees})")
+          f"search.analysis.adaptive.CHOSEN_CONFIDENT {agrees})")
     for frac in (0.25, 0.35):
         r = allocate_confident_on_pools(val, 2 * half * frac * len(val), task.chain_tokens, ct,
                                         first=cf, max_chains=a.n, orders=a.grid_orders)

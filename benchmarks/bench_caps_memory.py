@@ -1,4 +1,4 @@
-"""The memory factor of ``search.caps`` (MEMORY_FACTOR): Python heap held by a run's tree and
+"""The memory factor of ``search.strategies.caps`` (MEMORY_FACTOR): Python heap held by a run's tree and
 its event log, measured with tracemalloc, against the bytes of that log serialized as JSON.
 
 For each strategy, one seeded run of the bundled model on ``8*7+6``; the log is round-tripped
@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from search.models.hf import load_bundled  # noqa: E402
-from search.solve import solve  # noqa: E402
+from search.runtime.solve import solve  # noqa: E402
 from search.tree import Event, SearchTree  # noqa: E402
 
 

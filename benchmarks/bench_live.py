@@ -29,8 +29,8 @@ from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-# The server and page harness lives with the browser tests (tests/browser_harness.py).
-from tests.browser_harness import (CHROMIUM, CHROMIUM_ARGS, open_tab, page_url,  # noqa: E402
+# The server and page harness lives with the browser tests (tests/browser/browser_harness.py).
+from tests.browser.browser_harness import (CHROMIUM, CHROMIUM_ARGS, open_tab, page_url,  # noqa: E402
                                    run_tabs, streamlit_server)
 
 

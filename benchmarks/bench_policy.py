@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from search.models.hf import load_bundled  # noqa: E402
-from search.pools import pool_curve, sample_pools  # noqa: E402
+from search.analysis.pools import pool_curve, sample_pools  # noqa: E402
 from search.tasks import get_task  # noqa: E402
 
 TASK = get_task("arithmetic")

@@ -5,16 +5,16 @@
 
 1. The self-correcting model (``weights/arith-retry-tiny``) beside the plain bundled model:
    one chain per problem, greedy and T=0.8, first 200 held-out problems, 95% Wilson intervals
-   (``search.models.retry_card.one_chain_accuracy``; skipped when the retry weights are absent).
+   (``search.training.retry_card.one_chain_accuracy``; skipped when the retry weights are absent).
 2. The answer rule of ``revise`` (last revision, vote over revisions, verifier's best), decided
    on the VALIDATION split: R = 4 rounds, one run per problem, per verifier; the rule with the
    highest validation accuracy over the verifiers is printed as the one to set in
    ``search/strategies/defaults.py`` (ties: last, the simplest).
 3. Sequential x parallel at equal compute (Snell et al. 2024 Fig. 7 shape): for each total
    budget B (chain-equivalents), every split R rounds x N parallel revise runs
-   (``search.sequential.grid``; the N answers voted), accuracy per difficulty bin with 95%
+   (``search.analysis.sequential.grid``; the N answers voted), accuracy per difficulty bin with 95%
    Wilson intervals, on HELD-OUT problems only. Bins: quartiles of the bundled model's pass@1
-   (16 chains, T=0.8) over the validation problems (``search.sequential.bin_edges``). The best
+   (16 chains, T=0.8) over the validation problems (``search.analysis.sequential.bin_edges``). The best
    split per bin is printed (ties: the more parallel split). Also the verifier's revisions
    wrong->right and right->wrong (R = 4, held-out).
 
@@ -31,8 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from search.models.hf import load_bundled  # noqa: E402
-from search.scaling import curve_with_ci  # noqa: E402
-from search.sequential import bin_edges, bin_of, grid, pass1, splits  # noqa: E402
+from search.analysis.scaling import curve_with_ci  # noqa: E402
+from search.analysis.sequential import bin_edges, bin_of, grid, pass1, splits  # noqa: E402
 from search.strategies import run_strategy  # noqa: E402
 from search.strategies.blocks import Sampling  # noqa: E402
 from search.strategies.revise import RULES  # noqa: E402
@@ -54,7 +54,7 @@ def card_rows() -> None:
               "train --retry-rate 0.2); skipped")
         return
     from search.models.hf import HFPolicy
-    from search.models.retry_card import one_chain_accuracy
+    from search.training.retry_card import one_chain_accuracy
     retry = HFPolicy(task.model_dir, step_delimiter=task.step_delimiter)
     plain = load_bundled()
     print("1. one chain, first 200 held-out problems (95% Wilson):")

@@ -99,7 +99,7 @@ def synth_result(nodes: int = 1000, seed: int = 0) -> SearchResult:
 def redraw(res: SearchResult, budget: int, serialize: bool) -> None:
     """What the replay fragment computes on a slider move (minus Streamlit itself)."""
     import plotly.io
-    from ui.replay import is_weighted, majority_curve, state_at, trajectory
+    from search.replay.timeline import is_weighted, majority_curve, state_at, trajectory
     from viz.tree import STRATEGY_COLOR, tree_figure
     from viz.votes import maj_curve_figure, run_trajectory_figure, tally_figure
     state = state_at(res, budget)
@@ -139,7 +139,7 @@ def main() -> None:
 
     t = time.perf_counter()
     res = synth_result(args.nodes)
-    from ui.replay import total_tokens
+    from search.replay.timeline import total_tokens
     total = total_tokens(res)
     print(f"synthetic run: {res.strategy}, {len(res.tree.nodes)} nodes, {len(res.tree.events)} "
           f"events, {total} generated tokens (built in {time.perf_counter() - t:.1f} s)")
@@ -168,7 +168,7 @@ def main() -> None:
 
     from streamlit.runtime import pages_manager
     from streamlit.testing.v1 import AppTest
-    # As in tests/page_helpers.py: make every AppTest run go through app.py as a server's
+    # As in tests/pages/page_helpers.py: make every AppTest run go through app.py as a server's
     # runs do (AppTest re-detects the legacy pages/ folder mode before each run).
     init = pages_manager.PagesManager.__init__
 
@@ -197,7 +197,7 @@ def main() -> None:
     at2.run()
     assert not at2.exception, at2.exception
     ts = []
-    from ui.replay import snap, stops
+    from search.replay.timeline import snap, stops
     positions = stops(res)
     for b in budgets[: max(5, args.repeats // 2)]:
         b = snap(positions, b)  # the slider moves between the points where the tree changes

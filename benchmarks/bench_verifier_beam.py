@@ -4,7 +4,7 @@ search needs to reach the accuracy of majority vote over 64 chains, as a ratio.
     python benchmarks/bench_verifier_beam.py [--problems 200] [--split heldout]
         [--widths 1,2,4,8,16] [--scorer prm] [--strategy beam]
 
-maj@64: one pool of 64 chains per problem, the exact maj@k estimator (``search.pools``); its
+maj@64: one pool of 64 chains per problem, the exact maj@k estimator (``search.analysis.pools``); its
 tokens are 64 x the mean chain length. Beam search (``run_strategy("beam", scorer=...)``, default
 expansions) runs once per problem per beam width; its tokens are the generated tokens it
 actually spent (the compute meter), and the verifier's own compute (forward passes, tokens
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from search.models.hf import load_bundled  # noqa: E402
-from search.pools import pool_curve, sample_pools  # noqa: E402
-from search.scaling import curve_with_ci  # noqa: E402
+from search.analysis.pools import pool_curve, sample_pools  # noqa: E402
+from search.analysis.scaling import curve_with_ci  # noqa: E402
 from search.strategies import run_strategy  # noqa: E402
 from search.strategies.blocks import Sampling  # noqa: E402
 from search.tasks import get_task  # noqa: E402

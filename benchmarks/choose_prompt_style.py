@@ -3,9 +3,9 @@ word problems, and report the chosen style on the HELD-OUT split (issue 22 items
 
 For each style (zero-shot, few-shot) it samples ``--chains`` whole chains per problem through
 the product's own path (``search.models.backends.load_policy``: chains end at their first
-answer step; ``search.pools.sample_pools``; answers by the free-form task's rules) and prints
+answer step; ``search.analysis.pools.sample_pools``; answers by the free-form task's rules) and prints
 accuracy per sample (mean pass@1), maj@k and pass@k (exact unbiased estimators over the pool,
-``search.pools.pool_curve``), abstentions and tokens. The style with the higher maj@k on
+``search.analysis.pools.pool_curve``), abstentions and tokens. The style with the higher maj@k on
 validation is the default; ties go to the higher accuracy per sample, then the higher
 pass@k, then fewer abstentions, then fewer tokens per chain (the same accuracy for less
 compute), then the first style listed; with
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 def measure(policy, task, problems, chains: int, seed: int, chain_tokens: int) -> dict:
     """Accuracy per sample, maj@chains, pass@chains, abstentions and tokens of ``task`` (a
     free-form task in one prompt style) on ``problems``."""
-    from search.pools import pool_curve, sample_pools
+    from search.analysis.pools import pool_curve, sample_pools
     task.chain_tokens = chain_tokens  # this instance only: the cap of one whole chain
     t0 = time.perf_counter()
     pools, stats = sample_pools(problems, policy, chains, temperature=0.8, seed=seed,

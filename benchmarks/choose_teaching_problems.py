@@ -20,7 +20,7 @@ commit, not a side effect of a benchmark).
     OMP_NUM_THREADS=1 python benchmarks/choose_teaching_problems.py --problems 200
 
 One thread is faster here for this tiny model (about 0.3 s per problem for the four runs);
-the trees do not depend on the thread count (tests/test_teaching_problems.py runs with the
+the trees do not depend on the thread count (tests/pages/test_teaching_problems.py runs with the
 default threads).
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from search.models.hf import load_bundled  # noqa: E402
-from search.solve import solve  # noqa: E402
+from search.runtime.solve import solve  # noqa: E402
 from search.tasks import get_task  # noqa: E402
 
 PAGE_SAMPLING = {"temperature": 0.8, "top_p": 1.0, "seed": 0}  # ui.common.SAMPLING_DEFAULTS

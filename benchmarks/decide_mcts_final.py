@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from search.models.hf import load_bundled  # noqa: E402
-from search.scaling import wilson_interval  # noqa: E402
-from search.solve import solve  # noqa: E402
+from search.analysis.scaling import wilson_interval  # noqa: E402
+from search.runtime.solve import solve  # noqa: E402
 from search.strategies.defaults import DEFAULTS  # noqa: E402
 from search.tasks import get_task  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 A *session* here is a Python thread in this process (not a websocket client, not AppTest: the
 page script is not what is shared; the model is). Every session runs, one after the other, a
-seeded self-consistency search and a seeded MCTS search (``search.solve.solve`` with the
+seeded self-consistency search and a seeded MCTS search (``search.runtime.solve.solve`` with the
 strategies' default sizes unless told otherwise) on the bundled model, all sessions started
 together behind a barrier. Modes:
 
@@ -60,7 +60,7 @@ import torch  # noqa: E402
 from search.models.hf import load_bundled  # noqa: E402
 from search.models.worker import (InferenceWorker, WorkerPolicy, worker_executors,  # noqa: E402
                                   worker_threads)
-from search.solve import solve  # noqa: E402
+from search.runtime.solve import solve  # noqa: E402
 
 PROBLEMS = ["5+(8-3)", "8*7+6", "12+5", "9*4-7", "3*(4+5)", "17-8+2", "6*6+3", "40-3*7"]
 MODES = ("worker", "worker1", "nobatch", "plain", "class", "direct", "direct1")

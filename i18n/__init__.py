@@ -16,7 +16,7 @@ untranslated.
 Which language: ``using(lang)`` for a block (tests, the CLI), otherwise the resolver the UI
 registers with ``set_resolver`` (the Streamlit session's choice; this package imports no
 Streamlit, so viz stays pure), otherwise English. An unknown language, or a string missing from
-a catalogue, falls back to English: ``tests/test_i18n.py`` fails on any English left on a page
+a catalogue, falls back to English: ``tests/pages/test_i18n.py`` fails on any English left on a page
 drawn in Chinese.
 """
 from __future__ import annotations

@@ -2,9 +2,9 @@
 shown as they stood after the SAME number of generated tokens (issue 10 item 4).
 
 Every run's event log is stamped with the compute spent, so a run can be cut at any token budget
-(``ui.replay.state_at``: the tree, votes and the answer the strategy's own rule gives then). The
+(``search.replay.timeline.state_at``: the tree, votes and the answer the strategy's own rule gives then). The
 budget slider starts at the equal-compute point, the smallest total of the runs
-(``ui.replay.equal_budget``). A second section runs the same strategies once on each of P problems of the validation (or
+(``search.replay.timeline.equal_budget``). A second section runs the same strategies once on each of P problems of the validation (or
 held-out, report only) split and compares their accuracy at equal compute per problem, with 95%
 Wilson intervals (``ui.compare_set``).
 """
@@ -19,7 +19,7 @@ from i18n import _
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
 from ui import common, presenter, session_caps
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
-from ui.replay import equal_budget, state_at, tally_view, total_tokens
+from search.replay.timeline import equal_budget, state_at, tally_view, total_tokens
 from viz.tree import tree_figure
 from ui.presenter import tally_figure  # presenter mode's style
 
@@ -78,7 +78,7 @@ key = (TASK.name, problem, tuple(chosen), tuple(sorted(sampling.items())),
        str(common.model_key(TASK.name)))
 if st.button(_("Run all"), type="primary", disabled=problem is None or policy is None
              or not chosen, key="cmp_run"):
-    from search.resume import solve_resilient
+    from search.runtime.resume import solve_resilient
     bar = st.progress(0.0, text=_("Running…"))
     results = []
     try:
@@ -150,7 +150,7 @@ def _show_set() -> None:
     cut at that problem's equal-compute point, accuracy with 95% Wilson intervals."""
     import pandas as pd
 
-    from search.scaling import CI_METHOD
+    from search.analysis.scaling import CI_METHOD
     from ui.compare_set import equal_compute_rows, rows_csv, run_set
     from viz.compare import equal_compute_figure
     st.divider()

@@ -1,4 +1,4 @@
-"""History: every finished run of the Search tree page, saved on disk (``search.history``), with
+"""History: every finished run of the Search tree page, saved on disk (``search.runtime.history``), with
 filters, and per run: open it in the tree page's replay, download its JSON, delete it; runs
 downloaded before (any export version) are imported from their JSON files."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import streamlit as st
 
 from i18n import _, ngettext
-from search import history
+from search.runtime import history
 from search.strategies import STRATEGIES
 from search.tasks import TASKS
 from ui.common import md, task_label

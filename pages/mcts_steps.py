@@ -2,7 +2,7 @@
 simulations, each in its four phases (selection, expansion, rollout, backpropagation); or one
 beam-search run, through its steps, each in three phases (propose, score, keep); or one
 verify-and-revise run (issue 23), round by round (sample, verify, cut). Stepping replays the
-run's event log (``ui.mcts_steps``, ``ui.beam_steps``, ``ui.revise_steps``): no model call.
+run's event log (``search.replay.mcts_steps``, ``search.replay.beam_steps``, ``ui.revise_steps``): no model call.
 """
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import streamlit as st
 from i18n import _
 from search.strategies import DEFAULTS
 from search.tree import SearchTree
-from ui import beam_steps, common, presenter, revise_steps, session_caps
+from search.replay import beam_steps
+from ui import common, presenter, revise_steps, session_caps
 from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
-from ui.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
+from search.replay.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
                            positions, scorer_note, sentence, simulations, table_frame, uct_c)
 from viz.tree import tree_figure, tree_height
 
@@ -100,7 +101,7 @@ linked = (LINK_PENDING in ss and problem is not None and policy is not None
 if LINK_PENDING in ss and not linked and (ss.get(run_key) is None or ss[run_key][0] != key):
     ss.pop(LINK_PENDING)  # a link whose run cannot be made (no model, a bad problem)
 if clicked or linked:  # a click, or a link's first visit: the same seeded run again
-    from search.solve import solve
+    from search.runtime.solve import solve
     try:
         with st.spinner(_("Running verify and revise…") if REVISE else
                         _("Running beam search…") if BEAM else _("Running MCTS…")):
@@ -194,7 +195,7 @@ if REVISE:
     where.markdown(_("**Round {r} of {n} · {phase}**").format(
         r=rnd.index, n=len(parts) - 1, phase=_(revise_steps.PHASE_NAMES[phase])))
     right.markdown(revise_steps.sentence(rnd, phase, tree))
-    from ui.replay import sequential_labels
+    from search.replay.timeline import sequential_labels
     seq = sequential_labels(tree, {})  # struck retries, "R1 ▸" where a revision begins
     labels = dict(seq)
     for nid, (text, score) in revise_steps.node_labels(rnd, phase, tree).items():

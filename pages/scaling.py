@@ -4,7 +4,7 @@ One pool of n chains per problem is sampled once per setting (cached) and, where
 learned verifiers, every chain is scored by its ORM and PRM (cached with the pool). From that
 one pool: self-consistency (maj@k), pass@k and best-of-N (model confidence, the perfect process
 verifier, the learned ORM, the learned PRM) at every budget k <= n with the exact estimators of
-``search.scaling``, and the verifier-weighted vote (exact enumeration or a stated Monte-Carlo
+``search.analysis.scaling``, and the verifier-weighted vote (exact enumeration or a stated Monte-Carlo
 average). PRM-guided beam search and DVTS are measured points at a few budgets (on by default
 where the task has a learned PRM); beam search, MCTS and ToT BFS with the model's confidence or
 a value are opt-in. Measured points sit at the generated tokens they actually spent. Under the
@@ -18,14 +18,14 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from search.adaptive import (ADAPTIVE_THRESHOLDS, CHOSEN, CHOSEN_CONFIDENT, SIM_ORDERS,
+from search.analysis.adaptive import (ADAPTIVE_THRESHOLDS, CHOSEN, CHOSEN_CONFIDENT, SIM_ORDERS,
                              adaptive_series, confident_series)
 from search.models.verifier import AGGREGATIONS
-from search.pools import budgets_up_to
-from search.scaling import WEIGHTED_EXACT_LIMIT, WEIGHTED_MC_SUBSETS
+from search.analysis.pools import budgets_up_to
+from search.analysis.scaling import WEIGHTED_EXACT_LIMIT, WEIGHTED_MC_SUBSETS
 from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
-from search.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
+from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
                            mean_chain_tokens, measured_series, verifier_readings)
 from ui import presenter
 from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
@@ -56,7 +56,7 @@ X_LABELS = {"samples": N_("samples (log₂)"), "tokens": N_("generated tokens")}
 
 
 def shown_label(which: str, agg: str) -> str:
-    """A pool curve's legend label in the session's language (``search.sweeps.curve_label``
+    """A pool curve's legend label in the session's language (``search.analysis.sweeps.curve_label``
     in English, the PRM aggregation filled in)."""
     return _(POOL_CURVES[which][2]).replace("{agg}", _(AGG_SHORT.get(agg, agg)))
 
@@ -268,7 +268,7 @@ def _adaptive(_pools: list, key: tuple, budget: int) -> dict:
 
 
 def cached_adaptive(pools_: list, key: tuple, budget: int) -> dict:
-    """``search.adaptive.adaptive_series`` on the pools named by ``key``, cached: a slider move
+    """``search.analysis.adaptive.adaptive_series`` on the pools named by ``key``, cached: a slider move
     never replays it."""
     return _adaptive(list(pools_), tuple(key), int(budget))
 
@@ -282,13 +282,13 @@ def _confident(_pools: list, key: tuple, budget: int, chain_tokens: float) -> di
 
 
 def cached_confident(pools_: list, key: tuple, budget: int, chain_tokens: float) -> dict:
-    """``search.adaptive.confident_series`` (allocation by confidence at a quarter and half of
+    """``search.analysis.adaptive.confident_series`` (allocation by confidence at a quarter and half of
     maj@n's tokens) on the pools named by ``key``, cached like :func:`cached_adaptive`."""
     return _confident(list(pools_), tuple(key), int(budget), float(chain_tokens))
 
 
 def rule_label(rule) -> str:
-    """A stop rule's short name (``search.adaptive.StopRule.label``) in the session's language."""
+    """A stop rule's short name (``search.analysis.adaptive.StopRule.label``) in the session's language."""
     if rule.kind == "certain":
         return _("deterministic rule")
     if rule.kind == "none":
@@ -298,7 +298,7 @@ def rule_label(rule) -> str:
 
 def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None) -> None:
     """The adaptive points in numbers: accuracy, tokens and tokens saved against maj@n; with
-    ``conf`` (``search.adaptive.confident_series``), the allocation by confidence too."""
+    ``conf`` (``search.analysis.adaptive.confident_series``), the allocation by confidence too."""
     acc_m, tok_m = float(maj["mean"][-1]), float(maj["tokens"][-1])
     sims, rules = ad["sims"], ad["rules"]
     chosen = next((i for i, r in enumerate(rules) if r.kind == "beta"
@@ -330,7 +330,7 @@ def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None) -> 
                  "problem's pool of chains (the stop rule sees the chains in that order), with "
                  "95% Wilson score intervals over problems (Wilson 1927); maj@{n} is the exact "
                  "estimator on the same pool. Rules and the validation choice: "
-                 "search/adaptive.py, benchmarks/bench_adaptive.py.").format(
+                 "search/analysis/adaptive.py, benchmarks/bench_adaptive.py.").format(
                      orders=SIM_ORDERS, n=n_max))
     if conf is not None:
         i = len(conf["mean"]) - 1  # the largest share: half of maj@n's tokens

@@ -11,8 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from search.pools import budgets_up_to
-from search.sweeps import answer_diversity, curve_rows, pool_series
+from search.analysis.pools import budgets_up_to
+from search.analysis.sweeps import answer_diversity, curve_rows, pool_series
 from ui import presenter
 from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
                        sampling_settings, write_url)

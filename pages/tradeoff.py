@@ -1,6 +1,6 @@
 """Train vs test (issue 24): training compute against thinking compute, on checkpoints of the
 bundled arithmetic model along its training. Layout only: the numbers come from
-``search.tradeoff_data.view`` (pools measured once and shipped under ``weights/arith-ckpt``),
+``search.analysis.tradeoff_data.view`` (pools measured once and shipped under ``weights/arith-ckpt``),
 the figures from ``viz.tradeoff``. Needs no model: it reads measured pools.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ STRATEGY_NAMES = {"maj": N_("majority vote"), "best_conf": N_("best-of-N, model 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_view(level, target, queries):
-    from search.tradeoff_data import view
+    from search.analysis.tradeoff_data import view
     v = view(level=level, target=target, queries=queries)
     v.pop("grid")  # the page reads the summary; the grid stays in search
     return v
@@ -32,7 +32,7 @@ def cached_view(level, target, queries):
 
 @st.cache_data(show_spinner=False)
 def default_target():
-    from search.tradeoff_data import default_target as d
+    from search.analysis.tradeoff_data import default_target as d
     return d()
 
 
@@ -135,7 +135,7 @@ if students:
                              color=STUDENT_COLORS[key]))
 if ways:
     presenter.chart(st, deployment_figure(ways, queries), key="tr_fig_deploy")
-    from search.tradeoff import cheapest, snell_ratio, total_compute
+    from search.analysis.tradeoff import cheapest, snell_ratio, total_compute
     best = cheapest(ways, queries)
     st.markdown(_("At **{q:,}** queries the cheapest way to {t:.0%} is **{w}**: {f} FLOPs in "
                   "all; its inference tokens are {r:.3g} times its training tokens (Snell et "

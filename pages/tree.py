@@ -1,6 +1,6 @@
 """Search tree page: watch one search grow, then replay it at any budget.
 
-Widgets, session state and layout only. The run itself: ``ui.live`` (background thread) and
+Widgets, session state and layout only. The run itself: ``search.runtime.search_process`` (background thread) and
 ``ui.live_panel`` (the live view); a finished or loaded run: ``ui.replay_panel`` (Play, budget
 slider, tree, ``ui.node_panel``'s inspector, tally, summary).
 
@@ -23,8 +23,8 @@ from ui import common, presenter
 from ui.model_picker import pending_note
 from ui.prompt_panel import prompt_controls, prompt_settings, show_prompt
 from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
-from search import caps
-from ui.live import RunSpec, start_run, search_process_for
+from search.strategies import caps
+from search.runtime.search_process import RunSpec, start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
 from ui.history import OPEN_SPEC, PENDING, ROW, retry_pending, save_edited, save_finished
@@ -184,7 +184,7 @@ def set_result(result: SearchResult, source: str) -> bool:
 
 
 def adopt_edit(result: SearchResult) -> None:
-    """Show a run a person changed in the node inspector (``search.edits``: edit, prune,
+    """Show a run a person changed in the node inspector (``search.runtime.edits``: edit, prune,
     continue; its source stays), at the end of its log. It grew in place: the session makes
     room for it by releasing its other runs when it must (``ui.session_caps``)."""
     session_caps.admit("tree", [result], may_refuse=False)
@@ -252,7 +252,7 @@ if ss.get("color") not in TASK_COLOURS:
 
 # ----------------------------------------------------------------------------- controls
 # Two rows of controls (the problem and Run; the strategy and its settings), so that after a
-# run the tree starts within a 720 px high screen (tests/test_browser.py checks it).
+# run the tree starts within a 720 px high screen (tests/browser/test_browser.py checks it).
 st.title(_("Search tree"))
 st.caption(_("A small model solves {task} problems in thought steps; a search strategy spends "
              "more compute on it. Run, watch the tree grow, replay it at any budget.").format(
@@ -382,10 +382,10 @@ def spec_now() -> RunSpec:
 
 
 def open_saved(spec: RunSpec) -> bool:
-    """Show the saved run that ``spec``'s settings made (``search.history.find_spec``), with
+    """Show the saved run that ``spec``'s settings made (``search.runtime.history.find_spec``), with
     no model call and no new History row; False when there is none (or the history is off
     or unreadable: the run is then made again)."""
-    from search import history
+    from search.runtime import history
     if not history.enabled():
         return False
     try:
@@ -444,7 +444,7 @@ elif first_visit and st.query_params.get("run") == "1" and can_run:
 def stop_run() -> None:
     """Stop the run in flight. A callback, not ``if st.button(...)``: a callback runs when the
     click is processed even if a live-fragment rerun takes the click's script run (a Stop
-    read only in the page body was lost once in a while: tests/test_browser_live.py)."""
+    read only in the page body was lost once in a while: tests/browser/test_browser_live.py)."""
     r = ss.get(RUN)
     if r is not None and not r.done:
         r.request_stop()
@@ -457,7 +457,7 @@ if running:
 if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
     ss[ADOPTED] = run.run_id
     if run.result is not None:
-        save_finished(run.result, run.run_id)  # the run history (search.history), kept on
+        save_finished(run.result, run.run_id)  # the run history (search.runtime.history), kept on
         set_result(run.result, "run")          # disk even when the session's limits refuse it
         if run.result.extra.get("halted"):  # the server failed: the sidebar must not say
             common.forget_policy()         # "connected"; the next use connects anew

@@ -1,7 +1,7 @@
 """Voting lab: why does voting over many samples help, and when does it hurt?
 
 A simulated solver (no model): right with probability p, otherwise one of m wrong answers. The
-exact accuracy of a majority vote of k answers (``search.simulate``) beside a Monte Carlo
+exact accuracy of a majority vote of k answers (``search.analysis.simulate``) beside a Monte Carlo
 simulation of the same vote.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _
-from search.simulate import exact_majority_curve, monte_carlo_majority
+from search.analysis.simulate import exact_majority_curve, monte_carlo_majority
 from ui import presenter
 from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
                        url_params, write_url)
@@ -166,7 +166,7 @@ with st.expander(_("How is this computed?")):
         "k − j votes spread over the wrong answers (multinomial), and the right answer wins "
         "when no wrong answer gets more than *j* votes, sharing the win 1/t when t answers tie "
         "at the top. A small dynamic program over the wrong answers adds this up exactly "
-        "(`search/simulate.py`).") + "\n\n" + _(
+        "(`search/analysis/simulate.py`).") + "\n\n" + _(
         "**Monte Carlo**: {trials} simulated votes per point (seed {seed}, from the sidebar), "
         "dots with error bars, and in the table the estimate with its interval in brackets: "
         "both are the 95% Wilson score interval over the trials (Wilson 1927), which stays "

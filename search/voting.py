@@ -7,7 +7,7 @@ Tie rule (every vote in Thoughtscope): when t answers share the top tally, the w
 uniformly at random among them, seeded by the run's seed *and* the problem text (``tie_seed``),
 so a run is reproducible while seed 0 does not favour the same position of the sorted tied
 answers on every problem. In expectation a tie of t answers that includes the gold one counts
-1/t correct, which is exactly what the scaling estimators (``search.scaling``) credit.
+1/t correct, which is exactly what the scaling estimators (``search.analysis.scaling``) credit.
 """
 from __future__ import annotations
 

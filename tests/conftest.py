@@ -43,7 +43,7 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 def tiny_game24_model_dir(tmp_path_factory) -> Path:
     """A random tiny GPT-2 with the Game of 24 task's tokenizer (for pages and strategies on
     that task without its trained weights)."""
-    from search.models.train import task_tokenizer
+    from search.training.train import task_tokenizer
     from search.tasks import get_task
     return _tiny_gpt2(task_tokenizer(get_task("game24")), 192,
                       tmp_path_factory.mktemp("tiny_game24_model"))
@@ -110,7 +110,7 @@ def browser():
     used)."""
     from playwright.sync_api import sync_playwright
 
-    from tests.browser_harness import CHROMIUM, CHROMIUM_ARGS
+    from tests.browser.browser_harness import CHROMIUM, CHROMIUM_ARGS
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:

@@ -369,8 +369,8 @@ def md(value: Any) -> str:
     markdown punctuation escaped (no links, tables or code spans can be smuggled in). A URL
     (``http://...``) becomes a code span: shown as typed, never a link (escaping its dots
     would leave backslashes in the link Streamlit makes of it). Bounded work: a text longer
-    than ``search.textcap.MAX_TEXT_CHARS`` is cut there, with "… (cut at N characters)"."""
-    from search.textcap import cut
+    than ``search.inputs.textcap.MAX_TEXT_CHARS`` is cut there, with "… (cut at N characters)"."""
+    from search.inputs.textcap import cut
     text = " ".join(cut(value).split())
     out, last = [], 0
     for m in _URL.finditer(text):

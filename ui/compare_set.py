@@ -2,19 +2,19 @@
 problem of a split, then compared at EQUAL COMPUTE per problem (pure: no streamlit).
 
 For problem j the equal-compute point is the smallest total of generated tokens among the
-strategies' runs on it (``ui.replay.equal_budget``); every run on that problem is cut there
-(``ui.replay.state_at``) and its answer at the cut is judged by the task's gold check. Per
+strategies' runs on it (``search.replay.timeline.equal_budget``); every run on that problem is cut there
+(``search.replay.timeline.state_at``) and its answer at the cut is judged by the task's gold check. Per
 strategy we report accuracy at the cut with a 95% Wilson interval over problems
-(``search.scaling.curve_with_ci``, method in ``search.scaling.CI_METHOD``), the mean tokens
+(``search.analysis.scaling.curve_with_ci``, method in ``search.analysis.scaling.CI_METHOD``), the mean tokens
 spent by the cut, and the same for the whole (uncut) runs.
 """
 from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
-from search.scaling import CI_METHOD, curve_with_ci
+from search.analysis.scaling import CI_METHOD, curve_with_ci
 from search.tree import SearchResult
-from ui.replay import equal_budget, state_at, total_tokens
+from search.replay.timeline import equal_budget, state_at, total_tokens
 
 __all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS"]
 
@@ -28,8 +28,8 @@ def run_set(problems: Sequence, chosen: Sequence[tuple[str, int]], policy, task,
     """Run every strategy of ``chosen`` ([(strategy, budget)]) once on every problem (objects
     with ``.text``, e.g. ``Task.split``), seeded ``seed + problem index`` as ``search curve``
     does. Returns runs[j][s]: problem j, strategy s. ``progress(done, total)`` after each run.
-    Raises what ``search.solve.solve`` raises (ValueError for a setting the model cannot run)."""
-    from search.solve import solve
+    Raises what ``search.runtime.solve.solve`` raises (ValueError for a setting the model cannot run)."""
+    from search.runtime.solve import solve
     total, done, runs = len(problems) * len(chosen), 0, []
     for j, p in enumerate(problems):
         row = []

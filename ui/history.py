@@ -1,11 +1,11 @@
-"""Streamlit glue for the run history (``search.history``): saving a finished run from the
+"""Streamlit glue for the run history (``search.runtime.history``): saving a finished run from the
 Search tree page, and opening a saved run in that page's replay view."""
 from __future__ import annotations
 
 import streamlit as st
 
 from i18n import _, ngettext
-from search import history
+from search.runtime import history
 from search.tree import SearchResult
 
 SAVED = "history_saved_run"  # run id of the tree page's run last saved (once per run)
@@ -81,7 +81,7 @@ def retry_pending(quiet: bool = False) -> int:
 
 
 def save_edited(result: SearchResult) -> None:
-    """After a person's edit, prune or continuation (``search.edits``) of the run the tree page
+    """After a person's edit, prune or continuation (``search.runtime.edits``) of the run the tree page
     shows: when that run is a saved one (saved by ``save_finished`` or opened from the History
     page: the same tree), rewrite its row with the edited run (``history.update``: same id
     and created time; new run JSON, answer, tokens). Another result (a loaded file, history
@@ -181,7 +181,7 @@ def import_files(files) -> list[tuple[str, str]]:
 def import_panel() -> None:
     """An expander on the History page: upload run files (JSON, the Search tree page's or this
     page's download, any version) to add them to the history; one line per file."""
-    from search import caps
+    from search.strategies import caps
     with st.expander(_("Import runs (JSON)"), expanded=False):
         files = st.file_uploader(
             _("Run files downloaded from the Search tree or History page"), type=["json"],

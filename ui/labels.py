@@ -12,18 +12,7 @@ from typing import Any, Iterable
 import i18n
 from i18n import LANGUAGES, N_, _
 
-# Every scorer of search.scoring.SCORERS as the pages name it (the Search tree's dropdown,
-# the run's summary line, Step by step's notes).
-SCORER_LABELS = {"confidence": N_("model confidence"),
-                 "checker": N_("exact checker: perfect process verifier"),
-                 "perfect": N_("perfect value: exact solvability"),
-                 "learned": N_("learned value: a small model"),
-                 "learned_checked": N_("learned value + exact step check"),
-                 "orm": N_("learned ORM: P(chain ends right)"),
-                 "prm": N_("learned PRM, last step's score"),
-                 "prm_last": N_("learned PRM, last step's score"),
-                 "prm_min": N_("learned PRM, minimum over steps"),
-                 "prm_prod": N_("learned PRM, product over steps")}
+from search.scoring import SCORER_LABELS  # noqa: E402,F401  (its home: the scorers)
 
 
 def scorer_label(name: Any) -> str:

@@ -19,7 +19,7 @@ checking.
                 agree, its tally, and what MCTS answers there;
 7. ``students`` the two students as compute: A trained longest and answers at once, B trained
                 less and thinks more (checkpoints of the bundled model along its training,
-                ``search.tradeoff_data``); the class predicts who spends less compute in all
+                ``search.analysis.tradeoff_data``); the class predicts who spends less compute in all
                 at 1 query and at a million, then the measured totals are revealed
                 (``STUDENTS_REVEALED``);
 8. ``wider``    think longer or think wider: at equal generated tokens, one chain revised up to
@@ -137,7 +137,7 @@ def pct(x: float) -> str:
 @st.cache_data(show_spinner=False, max_entries=128)
 def _run(_policy: Any, model: str, problem: str, strategy: str, budget: int,
          temperature: float, top_p: float, seed: int, scorer: Optional[str] = None):
-    from search.solve import solve
+    from search.runtime.solve import solve
     knobs = {} if scorer is None else {"scorer": scorer}
     return solve(problem, strategy, budget, policy=_policy, task=TASK_NAME,
                  temperature=temperature, top_p=top_p, seed=seed, **knobs)
@@ -145,7 +145,7 @@ def _run(_policy: Any, model: str, problem: str, strategy: str, budget: int,
 
 def run(policy: Any, model: str, problem: str, strategy: str, budget: int,
         temperature: Optional[float] = None, scorer: Optional[str] = None):
-    """``search.solve.solve`` of ``problem`` with ``strategy`` at ``budget`` (its other knobs
+    """``search.runtime.solve.solve`` of ``problem`` with ``strategy`` at ``budget`` (its other knobs
     at ``DEFAULTS``; ``scorer`` overrides the scorer), at the lesson's sampling settings
     (``temperature`` overrides: 0 is greedy), cached under ``model``
     (``ui.common.model_key``)."""
@@ -158,8 +158,8 @@ def run(policy: Any, model: str, problem: str, strategy: str, budget: int,
 @st.cache_data(show_spinner=False, max_entries=8)
 def _revise_heldout(_policy: Any, model: str, rounds: int, temperature: float, top_p: float,
                     seed: int) -> dict:
-    from search.solve import solve
-    from ui.replay import is_right
+    from search.runtime.solve import solve
+    from search.replay.timeline import is_right
     right, tokens, r2w, w2r = [], [], 0, 0
     for p in task().split("heldout", HELDOUT_PROBLEMS):
         r = solve(p.text, "revise", rounds, policy=_policy, task=TASK_NAME, scorer="checker",
@@ -207,14 +207,14 @@ def heldout_pools(policy: Any, model: str, n: int = CHAINS, temperature: Optiona
 
 def accuracy(pools: Sequence, k: int, which: str = "maj") -> float:
     """Mean over problems of ``which`` ("maj": maj@k, "pass": pass@k) at budget ``k``
-    (``search.sweeps.pool_series``: the Scaling page's exact estimators)."""
-    from search.sweeps import pool_series
+    (``search.analysis.sweeps.pool_series``: the Scaling page's exact estimators)."""
+    from search.analysis.sweeps import pool_series
     return float(pool_series(list(pools), [int(k)], which)["mean"][0])
 
 
 def doubling_gains(pools: Sequence, ks: Sequence[int] = DIAL_CHOICES) -> list[tuple[int, float]]:
     """[(k, maj@2k - maj@k)] for each doubling in ``ks``: what one more doubling buys."""
-    from search.sweeps import pool_series
+    from search.analysis.sweeps import pool_series
     m = pool_series(list(pools), list(ks), "maj")["mean"]
     return [(int(ks[i]), float(m[i + 1] - m[i])) for i in range(len(ks) - 1)]
 
@@ -222,7 +222,7 @@ def doubling_gains(pools: Sequence, ks: Sequence[int] = DIAL_CHOICES) -> list[tu
 def lost_votes(pools: Sequence) -> int:
     """Problems where some chain of the pool is right but the vote of all its chains is
     surely wrong (maj@n = 0: no tie gives the right answer a chance)."""
-    from search.scaling import maj_at_k
+    from search.analysis.scaling import maj_at_k
     return sum(1 for p in pools if any(p.correct) and maj_at_k(p.answers, p.gold, p.n) == 0)
 
 
@@ -329,7 +329,7 @@ def _right_word(ok: Optional[bool]) -> str:
 
 
 def step_answer(policy: Any, model: str, problem: str) -> None:
-    from ui.replay import state_at
+    from search.replay.timeline import state_at
     from ui.presenter import tree_figure  # presenter mode's style
     st.markdown(_("Two students sit the same exam. **Student A answers at once**: the first "
                   "answer that comes to mind. **Student B takes time**: tries several ways and "
@@ -356,7 +356,7 @@ def step_answer(policy: Any, model: str, problem: str) -> None:
 
 
 def step_vote(policy: Any, model: str, problem: str) -> None:
-    from ui.replay import state_at
+    from search.replay.timeline import state_at
     from ui.presenter import tree_figure  # presenter mode's style
     from ui.presenter import tally_figure  # presenter mode's style
     ss = st.session_state
@@ -409,7 +409,7 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
 
 
 def step_dial(policy: Any, model: str, problem: str) -> None:
-    from search.sweeps import mean_chain_tokens, pool_series
+    from search.analysis.sweeps import mean_chain_tokens, pool_series
     from viz.curves import accuracy_figure
     ss = st.session_state
     st.markdown(_("Compute is a **dial**: more chains cost more generated tokens. Turn it and "
@@ -451,7 +451,7 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
 
 
 def step_tree(policy: Any, model: str, problem: str) -> None:
-    from ui.replay import state_at
+    from search.replay.timeline import state_at
     from ui.presenter import tree_figure  # presenter mode's style
     from viz.tree import STRATEGY_COLOR
     ss = st.session_state
@@ -483,7 +483,7 @@ def step_tree(policy: Any, model: str, problem: str) -> None:
 
 
 def step_verifier(policy: Any, model: str, problem: str) -> None:
-    from ui.replay import state_at
+    from search.replay.timeline import state_at
     from ui.presenter import tree_figure  # presenter mode's style
     st.markdown(_("Student B can also **check each step**. A *verifier* scores a chain step by "
                   "step. The **perfect verifier** redoes every step's arithmetic exactly; a "
@@ -516,7 +516,7 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
                             key="ls_fig_prm")
             if best is not None:
                 ans = tree.nodes[best].answer
-                from ui.replay import is_right
+                from search.replay.timeline import is_right
                 ok = is_right(TASK_NAME, res.problem, ans, res.gold)
                 st.markdown(_("The learned PRM likes best a chain that answers **{a}** (score "
                               "{s:.2f}): {verdict}.").format(
@@ -533,7 +533,7 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
 
 
 def step_fails(policy: Any, model: str, problem: str) -> None:
-    from ui.replay import state_at
+    from search.replay.timeline import state_at
     from ui.presenter import tree_figure  # presenter mode's style
     from ui.presenter import tally_figure  # presenter mode's style
     fp = fails_problem()
@@ -559,7 +559,7 @@ def step_fails(policy: Any, model: str, problem: str) -> None:
     if state.correct:
         said += " " + _("At these settings the vote is right here after all.")
     mcts = run(policy, model, fp.text, "mcts", DEFAULTS["mcts"]["budget"])
-    from ui.replay import is_right
+    from search.replay.timeline import is_right
     said += " " + _("MCTS on the same problem answers **{a}**: {verdict}.").format(
         a=common.md(mcts.answer or "–"),
         verdict=_right_word(None if mcts.answer is None else
@@ -576,10 +576,10 @@ def step_fails(policy: Any, model: str, problem: str) -> None:
 
 @st.cache_data(show_spinner=False)
 def students_view() -> Optional[dict]:
-    """The two students (``search.tradeoff.two_students``) on the held-out pools of the
+    """The two students (``search.analysis.tradeoff.two_students``) on the held-out pools of the
     checkpoints, with their totals at 1 and ``MANY_QUERIES`` queries; None without them."""
-    from search import tradeoff as T
-    from search.tradeoff_data import load_grid
+    from search.analysis import tradeoff as T
+    from search.analysis.tradeoff_data import load_grid
     try:
         st_ = T.two_students(load_grid("heldout"))
     except (FileNotFoundError, ValueError):
@@ -596,7 +596,7 @@ def step_students(policy: Any, model: str, problem: str) -> None:
     v = students_view()
     if v is None:
         st.info(_("This checkout has no measured checkpoints (weights/arith-ckpt): run "
-                  "`python -m search.tradeoff_data`."))
+                  "`python -m search.analysis.tradeoff_data`."))
         return
     a, b = v["a"], v["b"]
     names = {"a": _("Student A"), "b": _("Student B")}
@@ -642,7 +642,7 @@ def step_students(policy: Any, model: str, problem: str) -> None:
 
 
 def step_wider(policy: Any, model: str, problem: str) -> None:
-    from search.sweeps import mean_chain_tokens
+    from search.analysis.sweeps import mean_chain_tokens
     ss = st.session_state
     names = {"longer": _("Think longer"), "wider": _("Think wider")}
     rev = revise_heldout(policy, model)
@@ -655,7 +655,7 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
                   "spend about the same generated tokens per problem ({t:,.0f} and {v:,.0f}).")
                 .format(r=REVISE_ROUNDS, n=n, t=rev["tokens"],
                         v=n * mean_chain_tokens(pools)))
-    from ui.replay import is_right
+    from search.replay.timeline import is_right
     longer = run(policy, model, problem, "revise", REVISE_ROUNDS, scorer="checker")
     wider = run(policy, model, problem, "majority", n)
     c1, c2 = st.columns(2)

@@ -21,7 +21,7 @@ block with wrapped lines: the model's text is data, never rendered as markdown.
 
 The human in the loop (``edit_panel``, at the end of the log only): below the rows a person may
 edit the step's text, prune its subtree, or continue the search from it with more chains
-(``search.edits`` holds the logic and its semantics; each change is an event of the run's log,
+(``search.runtime.edits`` holds the logic and its semantics; each change is an event of the run's log,
 so the slider, the export and an import replay it). The changes run in button callbacks; the
 page's ``on_change`` shows the changed run, and the next run of this fragment reruns the whole
 page (summary, export). Bad input is one error line (``EditError``) and changes nothing. In
@@ -34,14 +34,14 @@ from typing import Any, Callable, Optional
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from search.edits import HUMAN, MAX_MORE_CHAINS, MAX_STEP_CHARS, EditError
+from search.runtime.edits import HUMAN, MAX_MORE_CHAINS, MAX_STEP_CHARS, EditError
 from search.strategies.blocks import uct_terms
 from search.tasks import ProblemError, get_task
-from search.textcap import cut
+from search.inputs.textcap import cut
 from search.tree import Node, SearchResult
 from ui.common import md
 from ui.verifier_panel import path_step_scores
-from ui.replay import ReplayState
+from search.replay.timeline import ReplayState
 from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity
 from viz.tree import node_label, short_label
 
@@ -120,7 +120,7 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
                  (_("log-probability"), _("{logprob} (mean {mean} per token)").format(
                      logprob=fmt_num(n.logprob, 3), mean=fmt_num(n.mean_logprob, 3)))]
     rows += state_rows(tree, nid)
-    if n.author == HUMAN:  # search.edits: typed by a person, not generated
+    if n.author == HUMAN:  # search.runtime.edits: typed by a person, not generated
         rows.append((_("written by"), _("a person (typed in the inspector; no generated "
                                         "tokens)")))
     if n.pruned:
@@ -150,10 +150,10 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
 
 
 def thinking_rows(tree, nid: int) -> list[tuple[str, str]]:
-    """Rows for thinking longer (``search.sequential.marks``): a step a retry takes back, a
+    """Rows for thinking longer (``search.analysis.sequential.marks``): a step a retry takes back, a
     retry step, retries on the path to the node, the revision round a step opens, a step
     written after a forced continuation. None of them for other nodes."""
-    from search.sequential import marks
+    from search.analysis.sequential import marks
     m, rows = marks(tree), []
     if nid in m["retracted"]:
         rows.append((_("retry"), _("taken back by the retry after it (struck through)")))
@@ -289,7 +289,7 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int], policy
     whole = full_text(state.tree, nid)
     if whole is not None:  # a plain-text block: the model's text is shown as data, wrapped
         st.caption(_("Full text of the problem") if nid == 0 else _("Full text of the step"))
-        st.code(cut(whole), language=None, wrap_lines=True)  # bounded: search.textcap
+        st.code(cut(whole), language=None, wrap_lines=True)  # bounded: search.inputs.textcap
     _verifier_view(state.tree, nid)
     if on_change is not None:
         edit_panel(res, state, nid, policy, on_change)
@@ -353,7 +353,7 @@ def _apply(fn: Callable[[], SearchResult], res: SearchResult, nid: int,
 
 
 def _save_edit(res, nid, on_change):
-    from search.edits import edit_step
+    from search.runtime.edits import edit_step
     text = st.session_state.get(EDIT_TEXT, "")
     _apply(lambda: edit_step(res, nid, text), res, nid, on_change,
            lambda pruned, withdrawn: edit_message(nid, pruned, withdrawn))
@@ -361,7 +361,7 @@ def _save_edit(res, nid, on_change):
 
 def edit_message(nid: int, pruned: int, withdrawn: int) -> str:
     """The line after an edit of step ``nid``: the steps below it that were pruned (written
-    after the old text, ``search.edits.edit_step``) and the votes taken back with them."""
+    after the old text, ``search.runtime.edits.edit_step``) and the votes taken back with them."""
     return (_("Step #{id} edited: the tree, votes and answer are updated.").format(id=nid)
             + " " + ngettext("{n} step below it was pruned (written after the old text);",
                              "{n} steps below it were pruned (written after the old text);",
@@ -371,7 +371,7 @@ def edit_message(nid: int, pruned: int, withdrawn: int) -> str:
 
 
 def _prune(res, nid, on_change):
-    from search.edits import prune
+    from search.runtime.edits import prune
     _apply(lambda: prune(res, nid), res, nid, on_change,
            lambda pruned, withdrawn: (
                ngettext("Node #{id} and its subtree ({n} node) are pruned;",
@@ -382,7 +382,7 @@ def _prune(res, nid, on_change):
 
 
 def _continue(res, nid, policy, on_change):
-    from search.edits import continue_search
+    from search.runtime.edits import continue_search
     from ui.session_caps import check_continue
     k = st.session_state.get(MORE) or 4
 
@@ -396,7 +396,7 @@ def _continue(res, nid, policy, on_change):
 def edit_panel(res: SearchResult, state: ReplayState, nid: int, policy: Any,
                on_change: Callable[[SearchResult], None]) -> None:
     """Edit the inspected step, prune its subtree, or continue the search from it
-    (``search.edits``: the semantics). Only at the end of the log: an edit is appended to the
+    (``search.runtime.edits``: the semantics). Only at the end of the log: an edit is appended to the
     whole run, not to the run as it stood at an earlier budget. Bad input gets one line
     (``EditError``) and changes nothing."""
     ss = st.session_state

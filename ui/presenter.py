@@ -4,7 +4,7 @@ When it is on: the page's text, buttons and tables' neighbours are set larger (C
 chart's text is at least ``CHART_PX`` px (``chart``), the tree figures use
 ``viz.palette.PRESENTER_STYLE`` (larger text and nodes, a thick black chosen
 chain, Okabe-Ito blue / vermillion answers and the Cividis scale, checked to stay apart under
-simulated protanopia, deuteranopia and tritanopia: ``tests/test_presenter.py``), the sidebar
+simulated protanopia, deuteranopia and tritanopia: ``tests/pages/test_presenter.py``), the sidebar
 starts collapsed and a page's controls fold into a closed expander (``controls``).
 
 State: ``st.session_state[PRESENTER]`` (bool), mirrored in the URL as ``?presenter=1`` (absent

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import _
-from search import caps
+from search.strategies import caps
 from search.tasks import ProblemError
 
 GSM8K_PICK, UPLOAD, UPLOAD_ID = "ff_gsm8k_pick", "ff_upload", "ff_upload_id"

@@ -3,7 +3,7 @@
 ``replay_panel(result, ...)`` draws, top to bottom: Play/Pause beside the one-line status and,
 under that line, the budget slider; the tree (and under it the P(correct) curve) beside the vote
 tally and the node inspector, then the run's summary (settings, answer, compute). What stood at a budget comes from
-``ui.replay``; the figures from ``viz.tree`` and ``viz.votes``. Compact on purpose: on a
+``search.replay.timeline``; the figures from ``viz.tree`` and ``viz.votes``. Compact on purpose: on a
 1280x720 screen the tree starts within the first screen after a run.
 
 Play: the replay fragment is registered with a timer (``frame_seconds``) only while playing;
@@ -21,7 +21,7 @@ slider shown while playing is a disabled copy (key PLAY_SLIDER) set from PLAY_AT
 Pause and the last frame hand PLAY_AT back to AT, the user's slider.
 
 Session state: AT, the replay budget in generated tokens (the slider's key; its positions are
-``ui.replay.stops``); PLAYING; PLAY_AT (the budget while playing); PLAY_T (monotonic time of
+``search.replay.timeline.stops``); PLAYING; PLAY_AT (the budget while playing); PLAY_T (monotonic time of
 the last frame); NODE (the inspected node, ``ui.node_panel``); SEL_SEEN (the last chart
 selection already applied).
 """
@@ -41,7 +41,7 @@ from ui import common, presenter
 from ui.common import md, plural
 from ui.node_panel import NODE, edit_labels, node_panel
 from ui.labels import model_id, model_label, scorer_label
-from ui.replay import (ReplayState, curve_missing, majority_curve, snap, state_at, unsolvable,
+from search.replay.timeline import (ReplayState, curve_missing, majority_curve, snap, state_at, unsolvable,
                        stops, tally_view, task_marks, total_tokens, trajectory)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure
@@ -183,7 +183,7 @@ def replay_panel(result: SearchResult, source: str, policy: Any = None,
     """Draw the replay of ``result`` (``source``: "run" or "file"; ``policy``: the loaded model,
     for the FLOP estimate of a run made with it; ``colour``: (a ``viz.tree.COLOR_BY`` key of
     ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own;
-    ``on_edit``: how the page shows a run changed in the node inspector (``search.edits``:
+    ``on_edit``: how the page shows a run changed in the node inspector (``search.runtime.edits``:
     edit, prune, continue), None for no such controls)."""
     ss = st.session_state
     playing = bool(ss.get(PLAYING))
@@ -239,8 +239,8 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
                      "ended with what its completed calls sampled. {error}").format(
                          error=md(res.extra['halted'])),
                    icon=":material/cloud_off:")
-    if res.extra.get("capped"):  # a resource cap (search.caps) ended the run: said above the tree
-        from search.caps import message as cap_message
+    if res.extra.get("capped"):  # a resource cap (search.strategies.caps) ended the run: said above the tree
+        from search.strategies.caps import message as cap_message
         st.warning(_("**Partial result**: {why}.").format(why=md(cap_message(res.extra["capped"]))),
                    icon=":material/block:")
     elif res.stopped and not res.extra.get("halted"):  # Stop pressed: as plain as a cap
@@ -340,11 +340,11 @@ def _model_label(spec: Any) -> str:
 
 
 def thinking_line(res: SearchResult) -> Optional[str]:
-    """One line on the run's thinking longer, from its log (``search.sequential.marks``) and
+    """One line on the run's thinking longer, from its log (``search.analysis.sequential.marks``) and
     ``extra``: revision rounds and chains revised wrong->right / right->wrong (revise), forced
     continuations and whether the answer line was forced (budget forcing), retries in the
     tree (a self-correcting model). None when there is nothing of it."""
-    from search.sequential import marks
+    from search.analysis.sequential import marks
     parts, x = [], res.extra
     if res.strategy == "revise":
         parts.append(ngettext("**{n}** round", "**{n}** rounds", x.get("rounds_used", 0)).format(

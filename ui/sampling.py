@@ -23,9 +23,9 @@ from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
-from search.pools import ChainPool, sample_pools, score_pools
+from search.analysis.pools import ChainPool, sample_pools, score_pools
 from search.strategies import run_strategy
-from search.sweeps import pool_series
+from search.analysis.sweeps import pool_series
 from search.strategies.blocks import Sampling
 from search.tasks import Problem, get_task
 
@@ -87,7 +87,7 @@ def cached_scored_pools(policy: Any, task: str, model: str, problems: Sequence[P
                         ) -> tuple[list[ChainPool], dict]:
     """The pools of :func:`cached_pools` (the same chunks and seeds: cache hits when they were
     drawn) with every chain scored by ``task``'s learned verifiers of ``kinds``
-    (``search.pools.score_pools``), cached per chunk under ``verifiers`` as well (a key naming
+    (``search.analysis.pools.score_pools``), cached per chunk under ``verifiers`` as well (a key naming
     the verifiers' weights: ``ui.pool_page.verifier_key``). Returns (scored pools, cost) with
     cost[kind] = {"passes", "tokens", "chains", "seconds"} summed over the chunks."""
     key, size = problem_key(problems), chunk_size(n)
@@ -113,7 +113,7 @@ def _pool_series(_pools: list, key: tuple, ks: tuple, which: str, aggregation: s
 
 def cached_pool_series(pools: Sequence[ChainPool], key: tuple, ks: Sequence[int], which: str,
                        aggregation: str = "last") -> dict:
-    """``search.sweeps.pool_series`` cached under ``key``, a tuple that names the pools (task,
+    """``search.analysis.sweeps.pool_series`` cached under ``key``, a tuple that names the pools (task,
     model, verifiers, problems, n, sampling settings): the weighted vote enumerates up to
     12,870 subsets per problem and budget (about 1.4 s for 50 problems of 16 chains), which a
     slider move must not redo."""

@@ -1,5 +1,5 @@
 """Per-session limits in the pages (issue 11 item 5): the runs one session (one browser tab)
-keeps in ``st.session_state``, summed and held within ``search.caps.SessionCaps``.
+keeps in ``st.session_state``, summed and held within ``search.strategies.caps.SessionCaps``.
 
 Where a session keeps runs (``HOLDERS``, one slot each; the session-state keys are the pages'):
 
@@ -17,7 +17,7 @@ steps_beam      Step by step's beam run                                no (Run r
 
 The Lesson's runs are ``st.cache_data`` entries shared by the whole server (bounded by their
 ``max_entries``), not a session's, so they are not counted here. A Search tree run in progress
-is bounded by the per-run caps (``search.caps.Guard``) and counted once it has finished; a
+is bounded by the per-run caps (``search.strategies.caps.Guard``) and counted once it has finished; a
 finished one is never released before the page has taken it in (and saved it in the History):
 the page then admits it like any other. A finished run is saved in the History before it is
 admitted, so a refused one is on disk too. Not counted: the finished ``LiveRun``'s own copy
@@ -26,18 +26,18 @@ when the slot is released) and the pages' figures.
 
 A page calls ``admit(slot, runs)`` before it stores runs in its slot: when they, with what the
 session holds elsewhere, would go over a session limit, the oldest slots are released first
-(``search.caps.SessionBudget.plan``; their session-state keys popped, so the memory goes back)
+(``search.strategies.caps.SessionBudget.plan``; their session-state keys popped, so the memory goes back)
 and a warning says which and where they still are; runs over a limit on their own are refused
 (``admit`` returns False, the page stores nothing) with an error line. The lines wait in the
 session state until the page calls ``show_note()`` (a page that switches or reruns after
 storing shows them on its next draw). ``check_continue`` refuses a Continue of the Search tree
-page's run once that run alone has reached a session limit (``search.edits.EditError``: the
+page's run once that run alone has reached a session limit (``search.runtime.edits.EditError``: the
 node inspector's own error line); after any human change ``admit(..., may_refuse=False)``
 makes room by releasing the other slots. Never an exception to the page.
 
 Cost (bundled model, 8*7+6, self-consistency N=256: 148 nodes, 1,025 events): measuring a run
 the first time serializes its log once, 15 ms (about 15 us an event); again 0.02 ms (the bytes
-are counted incrementally, ``search.caps.tree_bytes``); ``SessionBudget.plan`` over 5 slots
+are counted incrementally, ``search.strategies.caps.tree_bytes``); ``SessionBudget.plan`` over 5 slots
 15 us.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ from typing import Callable, Iterable
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from search import caps
+from search.strategies import caps
 
 AGES = "session_caps_ages"  # {slot: age}: when each slot was last stored (bigger = newer)
 NOTES = "session_caps_notes"  # [(kind, line)] to show on the next draw (show_note)
@@ -210,9 +210,9 @@ def admit(slot: str, runs: Iterable, may_refuse: bool = True) -> bool:
 
 
 def check_continue(result) -> None:
-    """Raise ``search.edits.EditError`` (one line) when the Search tree page's run
+    """Raise ``search.runtime.edits.EditError`` (one line) when the Search tree page's run
     ``result`` alone has reached a session limit, so a Continue would take it further."""
-    from search.edits import EditError
+    from search.runtime.edits import EditError
     sc = caps.session_current()
     hit = caps.footprint([result]).reached(sc)
     if hit is not None:

@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 import streamlit as st
 
-from search.pools import ChainPool
+from search.analysis.pools import ChainPool
 from search.tasks import get_task
 
 

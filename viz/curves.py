@@ -140,7 +140,7 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
     fig = go.Figure()
     xs_all: list[float] = []
     for i, s in enumerate(series):
-        s = dict(s, name=_(s["name"]))  # a catalogued name (search.sweeps.POOL_CURVES) translated
+        s = dict(s, name=_(s["name"]))  # a catalogued name (search.analysis.sweeps.POOL_CURVES) translated
         color = s.get("color") or PALETTE[i % len(PALETTE)]
         xs = np.asarray(s[x], dtype=float)
         ks = np.asarray(s["samples"], dtype=float)

@@ -18,7 +18,7 @@ colour difference (Sharma, Wu & Dalal 2005, "The CIEDE2000 Color-Difference Form
 Implementation Notes, Supplementary Test Data, and Mathematical Observations"; checked in tests
 against their test pairs). ``min_distance``
 is the smallest difference between any two of a palette's colours, with normal vision or under
-a simulation: ``tests/test_presenter.py`` holds the presenter palette above ``MIN_DELTA_E``
+a simulation: ``tests/pages/test_presenter.py`` holds the presenter palette above ``MIN_DELTA_E``
 under all three, and ``python -m viz.palette`` prints the figures.
 """
 from __future__ import annotations

@@ -58,7 +58,7 @@ def curves_figure(names: Sequence[str], train: Sequence[float],
     """Accuracy (0..1) against inference FLOPs per query.
 
     names, train: C checkpoint names and training FLOPs; curves: per checkpoint its envelope
-    points [(inference FLOPs, accuracy)] sorted by FLOPs (``search.tradeoff.staircase``);
+    points [(inference FLOPs, accuracy)] sorted by FLOPs (``search.analysis.tradeoff.staircase``);
     target: a horizontal dashed line; students: {"a"|"b": {"inference", "accuracy", "label"}}
     marked points. ValueError when the lengths differ."""
     if not len(names) == len(train) == len(curves):

@@ -52,8 +52,8 @@ import igraph as ig
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
-from search.textcap import head
-from search.tree import Node, SearchTree, node_label  # noqa: F401 (node_label: re-exported)
+from search.inputs.textcap import head
+from search.tree import Node, SearchTree, node_label, strike  # noqa: F401 (re-exported)
 from viz.axes import fmt_fixed
 from viz.palette import DEFAULT_STYLE, TreeStyle
 
@@ -97,12 +97,6 @@ PASSED_IN = ("prm", "orm", "checker")
 STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share", "tot": "score",
                   "tot_dfs": "score", "best_of_n": "score", "weighted": "score",
                   "dvts": "score", "revise": "score", "budget_forcing": "share"}
-
-
-def strike(text: str) -> str:
-    """``text`` struck through with the combining long stroke (U+0336) after each character:
-    a retried (taken-back) step, readable in any font and in hover text and exports alike."""
-    return "".join(ch + "\u0336" for ch in str(text))
 
 
 @lru_cache(maxsize=128)
@@ -209,7 +203,7 @@ def step_gist(text: str, max_chars: int) -> str:
 
 def short_label(text: str, max_chars: int) -> str:
     """``text`` on one line, cut to ``max_chars`` characters with a final "…" when longer.
-    Only the first ``search.textcap.MAX_TEXT_CHARS`` characters are read (bounded work)."""
+    Only the first ``search.inputs.textcap.MAX_TEXT_CHARS`` characters are read (bounded work)."""
     one = " ".join(head(text).split())
     return one if len(one) <= max_chars else one[:max(1, max_chars - 1)].rstrip() + "…"
 
@@ -232,7 +226,7 @@ def hover_lines(text: str, width: int = HOVER_WIDTH, max_lines: int = HOVER_LINE
 
     Bounded work: ``textwrap.wrap`` is quadratic in the length of one long word (a 1 MB word
     took 0.9 s, a 30 MB one minutes), so only the characters the box can show are wrapped:
-    the first ``(width + 1) * max_lines`` characters of the text (``search.textcap.head``),
+    the first ``(width + 1) * max_lines`` characters of the text (``search.inputs.textcap.head``),
     enough for ``max_lines`` full lines. A text cut there ends in "…" like any longer text."""
     room = (width + 1) * max_lines
     s = head(text, room)
@@ -542,7 +536,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     if title:
         layout_["title"] = dict(text=title)
     # Traces are plain dicts and plotly's per-element validation is skipped: it cost ~40 ms
-    # for 1,000 nodes, most of a slider redraw. tests/test_viz_tree.py validates the output.
+    # for 1,000 nodes, most of a slider redraw. tests/unit/test_viz_tree.py validates the output.
     return go.Figure(data=traces, layout=layout_, _validate=False)
 
 

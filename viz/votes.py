@@ -11,7 +11,7 @@ from typing import Mapping, Optional, Sequence
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
-from search.textcap import cut
+from search.inputs.textcap import cut
 from viz.axes import linear_axis
 from viz.palette import DEFAULT_STYLE, TreeStyle
 
@@ -142,7 +142,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     if tie_rule:
         notes.append(_("Tie rule: {rule}").format(rule=_(tie_rule)))
     # One note per line, each wrapped: plotly does not wrap text, a long line is cut off.
-    # Each is cut first (search.textcap): textwrap is quadratic in one long word (an answer).
+    # Each is cut first (search.inputs.textcap): textwrap is quadratic in one long word (an answer).
     ticks, angle, extra = tick_layout(answers, s.legend_px)
     extra = round(extra)
     gap = round(NOTES_GAP_PX * f) + extra
@@ -248,5 +248,5 @@ def _mark(layout: dict, x: float, label: str, lo: float, hi: float) -> None:
 
 def _figure(data: list, layout: dict) -> go.Figure:
     """Figure from plain dicts without plotly's per-property validation (a few ms instead of
-    ~10 ms per small figure on every slider move); tests/test_viz_tree.py validates output."""
+    ~10 ms per small figure on every slider move); tests/unit/test_viz_tree.py validates output."""
     return go.Figure(data=data, layout=layout, _validate=False)

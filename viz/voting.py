@@ -22,13 +22,13 @@ INTERVAL_LABEL = N_("95% Wilson interval")
 
 def mc_wilson(mc_mean: Sequence[float], trials: int,
               level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval (``search.scaling.wilson_interval``: Wilson 1927) of Monte Carlo
+    """Wilson score interval (``search.analysis.scaling.wilson_interval``: Wilson 1927) of Monte Carlo
     accuracies ``mc_mean`` (each in [0, 1], from ``trials`` > 0 simulated votes; a tie's
     fractional credit makes mean * trials fractional, which the formula accepts): arrays
     (low, high) shaped like ``mc_mean``. Unlike mean +/- 1.96 stderr it does not collapse when
     every trial agrees (1000 of 1000 gives [0.9962, 1]). The one interval the voting lab shows,
     in its table and on its chart."""
-    from search.scaling import wilson_interval  # numpy only: viz stays pure
+    from search.analysis.scaling import wilson_interval  # numpy only: viz stays pure
     mean = np.clip(np.asarray(mc_mean, float), 0.0, 1.0)
     return wilson_interval(mean * trials, trials, level)
 

@@ -22,7 +22,7 @@ class BackendError(RuntimeError):
     that stopped answering after the bounded retries, died mid-search, or returned an HTTP
     error. The message is one line fit to show a person (no traceback). ``Policy.sample``
     raises it and returns nothing for that call; the run then ends as a *partial* result of
-    the calls that completed before it (``search.resume.solve_resilient``: labelled
+    the calls that completed before it (``search.runtime.resume.solve_resilient``: labelled
     ``stopped`` with ``extra["halted"]`` = the message), so nothing already sampled is lost."""
 
 
@@ -70,7 +70,7 @@ class Interrupted(Exception):
     """A sampling call abandoned part-way because its caller asked to stop (the ``interrupt``
     callable a policy may accept, e.g. ``HFPolicy.sample``): it returns nothing, so nothing of
     it is recorded; the caller decides what the run looks like without it
-    (``ui.live.solve_stoppable``: as if stopped just before)."""
+    (``search.runtime.search_process.solve_stoppable``: as if stopped just before)."""
 
 
 @dataclass

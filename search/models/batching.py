@@ -29,7 +29,7 @@ Why the samples stay the same when calls are merged (batch invariance):
   bit from the same prefix run alone; with 2 torch threads, 1,231 of 2,511 differ (the
   threads split a product by batch size), so exact merging needs 1 thread per batcher.
   :meth:`search.models.hf.HFPolicy.batch_invariant` checks this on the machine at hand
-  before the worker merges distinct calls (``tests/test_batching.py`` checks it too).
+  before the worker merges distinct calls (``tests/unit/test_batching.py`` checks it too).
 
 The fixed window costs attention over ``window`` slots at every step: it is used for models
 whose context is at most :data:`FIXED_WINDOW_MAX` tokens (the bundled ones: 96 and 192); a

@@ -37,7 +37,7 @@ the default of Snell et al. 2024's PRM search and of search-and-learn), ``min`` 
 uses the last step's score.
 
 Training: ``python -m search train-verifier --task arithmetic --kind orm|prm``
-(``search.models.verifier_train``). The folder (Hugging Face format) holds ``config.json``,
+(``search.training.verifier_train``). The folder (Hugging Face format) holds ``config.json``,
 ``model.safetensors``, the tokenizer, ``reference/`` (implicit form),
 ``verifier_training_log.json`` and a model card (``README.md``) with validation metrics
 (ROC-AUC and calibration on chains of validation problems, never the held-out ones).

@@ -24,7 +24,7 @@ How a call travels::
   forward pass per step; a call leaves as soon as its rows end. Every call still draws its
   tokens from its own seeded generator over its own rows, and the fixed window and row floor
   make each row's logits independent of the batch, so every session gets bit for bit what
-  the same call alone gives (``tests/test_batching.py``; the load test's ``inexact`` column).
+  the same call alone gives (``tests/unit/test_batching.py``; the load test's ``inexact`` column).
   Otherwise (a long-context model, a remote or fake policy, 2 torch threads per executor)
   each executor runs one whole call at a time, as the session's own ``policy.sample``.
 * **Fair**: every session (by default: the calling thread; the pages use the browser tab's
@@ -39,7 +39,7 @@ How a call travels::
   non-reproducible one is never merged). This is what a class produces: thirty students who
   press Run on the default problem with the default seed make the same calls.
 * **Cancelled work is dropped**: a caller's ``interrupt`` (the live run's Stop,
-  ``ui.live.solve_stoppable``) is polled while its call waits; a cancelled ticket leaves the
+  ``search.runtime.search_process.solve_stoppable``) is polled while its call waits; a cancelled ticket leaves the
   queue at once and its caller gets ``Interrupted``. A job whose every caller cancelled is
   skipped, or, when running, abandoned within one decoding step (it leaves the batch).
   :meth:`WorkerPolicy.cancel` / :meth:`WorkerPolicy.close` do the same for a whole session;
@@ -52,7 +52,7 @@ How a call travels::
 
 Where it is used: the pages' model (``ui.common``: ``wrap_local`` of the loaded policy, so every
 session's page script shares one worker) and the Search tree page's inference process, which
-runs ``THOUGHTSCOPE_WORKER_RUNS`` searches at once over one worker (``ui.live.worker_runs``).
+runs ``THOUGHTSCOPE_WORKER_RUNS`` searches at once over one worker (``search.runtime.search_process.worker_runs``).
 ``benchmarks/load_test.py`` drives it with N sessions.
 
 The OpenAI-compatible policy is already a remote server (vLLM/SGLang batch many sessions' calls
@@ -82,7 +82,7 @@ POLL_SECONDS = 0.05  # how often a waiting caller polls its ``interrupt``
 def worker_threads(cpus: Optional[int] = None) -> int:
     """Torch intra-op threads for an inference worker on a machine with ``cpus`` cores
     (default: this one): half the cores, at least 1, at most 8, leaving the rest to the
-    sessions' Python (the same rule as ``ui.live.worker_threads``, measured there: 16 chains
+    sessions' Python (the same rule as ``search.runtime.search_process.worker_threads``, measured there: 16 chains
     0.44-0.57 s with 1 thread against 2.8-3.7 s with 2 while another job used a core)."""
     n = cpus if cpus is not None else (os.cpu_count() or 1)
     return max(1, min(8, n // 2))

@@ -80,10 +80,10 @@ def run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int] 
                  tree: Optional[SearchTree] = None, should_stop: ShouldStop = None,
                  task: TaskLike = None, caps=None, **knobs) -> SearchResult:
     """``_run_strategy`` (same arguments; its docstring lists the knobs) under the resource
-    caps (``search.caps``: ``caps`` or the limits in force, ``Caps.from_env()``): the tree is
+    caps (``search.strategies.caps``: ``caps`` or the limits in force, ``Caps.from_env()``): the tree is
     checked at every poll of ``should_stop``, and a run past a cap ends there with the
     strategy's own partial result, ``stopped`` and ``extra["capped"]``."""
-    from search import caps as resource_caps
+    from search.strategies import caps as resource_caps
     if tree is None:
         tree = SearchTree(problem, get_task(task).name)
     guard = resource_caps.Guard(tree, should_stop, caps)
@@ -113,8 +113,8 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
     spelled with hyphens (``best-of-n``). ``task``: the problem's Task or registry name (None:
     arithmetic); the strategy reads prompt, steps and answers from it. ``stop`` (majority
     only): ``certain`` or ``beta`` stops sampling once the vote is settled
-    (``search.adaptive``: the Beta criterion at ``threshold``, default and minimum chains as
-    chosen on validation, ``search.adaptive.CHOSEN``); None or ``none``: all N chains.
+    (``search.analysis.adaptive``: the Beta criterion at ``threshold``, default and minimum chains as
+    chosen on validation, ``search.analysis.adaptive.CHOSEN``); None or ``none``: all N chains.
     ``revise``: budget = rounds R, ``threshold`` the doubt threshold, ``rule`` the answer rule
     (``last``, ``vote``, ``best``), scorer the verifier (default the learned PRM when present,
     else confidence). ``budget_forcing``: budget = thinking tokens, ``max_forced`` forced

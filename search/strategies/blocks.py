@@ -260,7 +260,7 @@ def chain_answer(cont: Continuation, max_depth: int, start_depth: int = 0,
     terminal step within ``max_depth`` steps decides (``step_ending``); None (an abstention)
     when the chain ended or was cut without a completed answer line. ``start_depth``: depth
     of the node the chain continues (0: the problem). Used where chains are not put in a
-    tree (``search.pools``), so pools and the strategies count abstentions alike. ``task``:
+    tree (``search.analysis.pools``), so pools and the strategies count abstentions alike. ``task``:
     default arithmetic."""
     task = get_task(task)
     steps = [s[0] for s in cont.steps] or [cont.text]

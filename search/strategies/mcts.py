@@ -96,7 +96,7 @@ def _vote(tree: SearchTree, nid: int) -> None:
 
 def answer_by_visits(tree: SearchTree) -> tuple[Optional[str], list[int]]:
     """Follow the most-visited child (ties: higher Q, then lower id) to a terminal node.
-    Pruned children (``search.edits``) are passed over."""
+    Pruned children (``search.runtime.edits``) are passed over."""
     node, path = 0, []
     while any(not tree.nodes[ch].pruned for ch in tree.nodes[node].children):
         node = max((ch for ch in tree.nodes[node].children if not tree.nodes[ch].pruned),

@@ -4,7 +4,7 @@ value, its config class, how a budget and keyword knobs become a config, and how
 
 Everything that offers or checks a strategy reads this table: ``run_strategy`` (dispatch and
 the budget check), the derived views ``STRATEGIES`` / ``BUDGET_KNOB`` / ``MAX_BUDGET`` that
-pages, the CLI and ``ui.live`` import from ``search.strategies``, the URL ranges of the Search
+pages, the CLI and ``search.runtime.search_process`` import from ``search.strategies``, the URL ranges of the Search
 tree and Compare pages, and ``python -m search`` (its ``--help`` lists every default).
 
 How to add a strategy (one module + one registry entry; nothing else is required):
@@ -29,9 +29,9 @@ How to add a strategy (one module + one registry entry; nothing else is required
    ``short`` (its name in the picker), ``url_key`` (a short URL parameter not used by another
    strategy or setting of that page) and ``knob_help`` (all ``N_()``-marked).
 3. Done: ``run_strategy("<name>", problem, policy, budget)``, ``python -m search solve
-   --strategy <name>``, ``search.solve.solve``, the Compare page and (with ``url_key``) the
+   --strategy <name>``, ``search.runtime.solve.solve``, the Compare page and (with ``url_key``) the
    Search tree page pick it up. Add a test that runs it against brute force or a fixed
-   policy (``tests/test_registry.py`` and ``tests/test_tree_and_strategies.py`` show how).
+   policy (``tests/unit/test_registry.py`` and ``tests/unit/test_tree_and_strategies.py`` show how).
 
 This module imports the strategy modules; the strategy modules import only ``defaults`` and
 ``blocks``, so there is no cycle.
@@ -119,15 +119,15 @@ def chain_batch(budget: int) -> int:
 
 def _start_majority(entry, problem, policy, budget, knobs, sc, common):
     """Self-consistency; ``weighted`` weighs votes by the scorer (model confidence by default);
-    ``stop`` (``certain``/``beta``) hands over to the early-stopping vote (``search.adaptive``,
+    ``stop`` (``certain``/``beta``) hands over to the early-stopping vote (``search.analysis.adaptive``,
     its validation-chosen threshold and minimum chains unless ``threshold`` is given)."""
     weighted, stop, threshold = knobs.get("weighted") or False, knobs.get("stop"), \
         knobs.get("threshold")
     if weighted and sc is None:
         from search.scoring import make_scorer
         sc = make_scorer("confidence")
-    if stop not in (None, "none"):  # early-stopping self-consistency (search.adaptive)
-        from search import adaptive
+    if stop not in (None, "none"):  # early-stopping self-consistency (search.analysis.adaptive)
+        from search.strategies import early_stop as adaptive
         if weighted:
             raise ValueError("early stopping (stop) applies to the plain majority vote")
         rule = adaptive.StopRule(stop, adaptive.CHOSEN["threshold"] if threshold is None

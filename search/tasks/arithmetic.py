@@ -608,7 +608,7 @@ class TeachingProblem:
 # that lesson's test (its LESSONS). On those 200: one chain right 119, vote of 16 right 146,
 # pass@16 187; MCTS's root branches on 87, beam's on 113, all three trees' on 65. The seed
 # example 8*7+6 taught little there: MCTS's root had one child and the vote said 60.
-# tests/test_teaching_problems.py checks each reason on the bundled model.
+# tests/pages/test_teaching_problems.py checks each reason on the bundled model.
 TEACHING_PROBLEMS = (
     TeachingProblem("5+(8-3)", "default", N_("one chain slips, the vote fixes it"),
                     N_("One sampled chain answers wrong, the vote of 16 (7 right) is right, and "
@@ -633,7 +633,7 @@ def prompt_for(problem_text: str) -> str:
 
 
 # -------------------------------------------------------------------------- training stream
-# The bundled model's training data (``search.models.train`` asks for it through
+# The bundled model's training data (``search.training.train`` asks for it through
 # ``ArithmeticTask.train_batch``). A curriculum: the first CURRICULUM_STEPS optimizer steps draw
 # mostly 1-2 operation problems (EARLY_MIX), then the default mix.
 EARLY_MIX = {1: 0.45, 2: 0.35, 3: 0.15, 4: 0.05}
@@ -774,7 +774,7 @@ class ArithmeticTask(Task):
     teaching_problems = TEACHING_PROBLEMS
     input_hint = N_("an expression with + - * and parentheses, e.g. 8*7+6")
     train_recipe: dict = {}
-    # Facts the model card quotes (``search.models.card``).
+    # Facts the model card quotes (``search.training.card``).
     level_ops = LEVEL_OPS
     default_mix = DEFAULT_MIX
     max_value = MAX_VALUE

@@ -7,7 +7,7 @@ Differences from ``search.tasks.arithmetic``: the model folder (``weights/arith-
 its tokenizer (``"Wait, "`` is one word token beside ``"Answer: "``), the training stream
 (:func:`search.tasks.arithmetic.retry_solution` at :data:`RETRY_RATE`) and the number of
 optimizer steps (chosen so the run sees as many training tokens as the plain model's 1600 steps:
-``search.models.train.matched_steps``). Its continuation cue (budget forcing) is the marker.
+``search.training.train.matched_steps``). Its continuation cue (budget forcing) is the marker.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class ArithmeticRetryTask(ArithmeticTask):
     word_tokens = (ANSWER_PREFIX, RETRY_MARKER)
     continuation_cue = RETRY_MARKER
     retry_rate = RETRY_RATE
-    # Matched to the plain model's training tokens: see search.models.train.matched_steps.
+    # Matched to the plain model's training tokens: see search.training.train.matched_steps.
     # A retry chain of four operations runs past the plain model's 96 positions (longest seen 101
     # tokens), so the context is 128 (+4,096 position parameters).
     train_recipe: dict = {"match_tokens_of": "arithmetic", "n_positions": 128}

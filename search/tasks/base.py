@@ -1,7 +1,7 @@
 """The Task interface: everything strategies, scorers, pools, the CLI and the pages know about a
 problem. One module per task implements it (``search.tasks.arithmetic``, ``search.tasks.game24``);
 the registry in ``search.tasks`` names them (``get_task("arithmetic")``). Nothing outside
-``search/tasks/`` imports a particular task module (``tests/test_layers.py`` checks it).
+``search/tasks/`` imports a particular task module (``tests/unit/test_layers.py`` checks it).
 
 Words (DESIGN.md): a *problem* is canonical text (what the model sees after the prompt); a
 *step* is one line of a chain of thought, without the delimiter; a chain ends at its first
@@ -113,7 +113,7 @@ class Task(ABC):
         (``search.tasks.arithmetic.TeachingProblem``: ``text``, ``lesson``, ``label``,
         ``reason``), chosen on the validation split; the first is ``example``. Empty: none.
     input_hint: one line telling a person what to type (shown under the problem box).
-    train_recipe: overrides of ``search.models.train``'s ``MODEL_SHAPE`` and ``TRAIN`` keys
+    train_recipe: overrides of ``search.training.train``'s ``MODEL_SHAPE`` and ``TRAIN`` keys
         for this task's bundled model (e.g. ``{"steps": 1200, "n_positions": 128}``).
     continuation_cue: the text budget forcing (``search.strategies.budget_forcing``, s1:
         Muennighoff et al. 2025) writes where a chain would end before its thinking budget, so

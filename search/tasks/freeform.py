@@ -53,7 +53,7 @@ canonical strings agree or ``math_verify.verify`` says the parsed values are equ
 and every input is capped at ``MAX_ANSWER_CHARS`` so SymPy never sees a long expression.
 
 Bounded work (issue 19 item 5): reading a step's answer is linear in its length (about 0.3 s a
-MB), so a step is read through its last ``search.textcap.MAX_TEXT_CHARS`` characters (an answer
+MB), so a step is read through its last ``search.inputs.textcap.MAX_TEXT_CHARS`` characters (an answer
 marker comes at the end of a step) and an answer's text through its first ones
 (``textcap.head``); a longer text is read as cut there, whatever its length.
 
@@ -102,7 +102,7 @@ from typing import Iterable, Optional, Union
 from i18n import N_
 from search.tasks import word_problems as wp
 from search.tasks.base import BUILTIN, REPO_ROOT, Problem, ProblemError, Task
-from search.textcap import head, tail
+from search.inputs.textcap import head, tail
 
 DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "gsm8k"
 GSM8K_FILE = "test_first300.jsonl"

@@ -803,7 +803,7 @@ class Game24Task(Task):
     word_tokens = (ANSWER_PREFIX, " (left: ")
     example = "4 9 10 13"
     input_hint = N_("four whole numbers from 1 to 13, e.g. 4 9 10 13: make 24 with + - * /")
-    # Model shape and schedule of the bundled policy (``search.models.train``): chains run to
+    # Model shape and schedule of the bundled policy (``search.training.train``): chains run to
     # ~130 tokens with the prompt, so a 192-token context; steps sized to fit 30 minutes of the
     # 2-core CPU (2800 steps: 20.1 min with torch's 2 threads, a test run beside it; measured in
     # the model card). Small batches, many updates: a first run of 560 steps x 96 (lr 2e-3)

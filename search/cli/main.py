@@ -1,0 +1,634 @@
+"""Command line: ``python -m search solve|curve|table|train|tradeoff``.
+
+    python -m search solve "8*7+6" --strategy majority --budget 16 --seed 0 --json
+    python -m search curve --strategy majority --budgets 1,2,4,8,16 --problems 200 --json
+    python -m search curve --strategy best-of-n --scorer prm --budgets 1,4,16,64 --problems 200
+    python -m search curve --strategy dvts --budgets 1,4,16,64 --problems 200
+    python -m search solve "4 9 10 13" --task game24 --strategy majority --json
+    python -m search solve "Natalia sold 48 clips ..." --task freeform --backend openai \
+        --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-0.5B-Instruct --budget 8
+    python -m search solve "..." --task freeform --backend hf --model /path/to/model/folder
+    python -m search table game24 [--problems 10 --split validation]
+    python -m search train [--task game24]
+    python -m search tradeoff --json [--target 0.5 --level 3 --split heldout]
+
+Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
+reached, a model name it does not serve) exits with status 2 and a one-line message on stderr,
+never a traceback. A server that dies mid-search ends the run with the strategy's partial
+result, labelled ``halted`` (``search.runtime.resume``), printed, with exit status 3 (PARTIAL_EXIT); a
+backend that fails before anything was sampled (a prompt over the model's context) exits 1 with
+one line. A run stopped by a resource cap (``search.strategies.caps``: nodes, events, memory) is printed
+the same way, labelled ``capped``, with exit status 3.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+from search.analysis.scaling import CI_METHOD
+from search.tasks import DEFAULT_TASK, TASKS, get_task, training_range_warning
+
+
+PARTIAL_EXIT = 3  # exit status of a solve whose server died mid-search (a partial result)
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, status 2, no usage dump
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+MAX_SEED = 2**31 - 1  # as the app's seed field
+
+
+def _seed(text: str) -> int:
+    """``--seed``: a whole number in [0, MAX_SEED] (argparse names the flag in its one line)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 0 <= v <= MAX_SEED:
+        shown = text if len(text) <= 30 else text[:30] + "..."
+        raise argparse.ArgumentTypeError(f"must be in [0, {MAX_SEED}], got {shown}")
+    return v
+
+
+def _finite_float(text: str) -> float:
+    """A float flag: a finite number (NaN and infinities are refused, naming the flag)."""
+    import math
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return v
+
+
+def _budgets(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"--budgets must be comma-separated integers, got {text!r}") from None
+    if not ks or ks[0] < 1:
+        raise UsageError("--budgets must be positive integers")
+    return ks
+
+
+# Strategy knobs with a flag: flag dest -> the strategies it belongs to (defaults: DEFAULTS).
+KNOB_FLAGS = {"expansions": ("beam",), "k": ("mcts", "tot", "tot_dfs"), "c": ("mcts",),
+              "width": ("dvts",), "final": ("beam", "mcts", "dvts"), "stop": ("majority",),
+              "threshold": ("majority", "revise"), "rule": ("revise",),
+              "max_forced": ("budget_forcing",)}
+
+
+def strategy_knobs(a) -> dict:
+    """The strategy knobs a command line sets: the budget (DEFAULTS[strategy]['budget'] when
+    ``--budget`` is left out) and the flags of KNOB_FLAGS that were given. Raises UsageError
+    for a flag of another strategy (it would be ignored silently otherwise)."""
+    from search.strategies import DEFAULTS
+    knobs = {}
+    for dest, owners in KNOB_FLAGS.items():
+        v = getattr(a, dest, None)
+        if v is None:
+            continue
+        if a.strategy not in owners:
+            raise UsageError(f"--{dest} applies to --strategy {' or '.join(owners)} only")
+        knobs[dest] = v
+    budget = getattr(a, "budget", None)
+    knobs["budget"] = DEFAULTS[a.strategy]["budget"] if budget is None else budget
+    return knobs
+
+
+def model_spec(a):
+    """The ModelSpec the --backend/--model/--base-url/--api-key-env flags name (checked)."""
+    from search.models.backends import ModelSpec
+    if a.backend == "bundled" and a.model:
+        raise UsageError("--model needs --backend hf (a local folder) or --backend openai "
+                         "(a served model's name)")
+    if a.backend != "openai" and a.base_url:
+        raise UsageError("--base-url needs --backend openai")
+    return ModelSpec(backend=a.backend, model=a.model or "", base_url=a.base_url or "",
+                     api_key_env=a.api_key_env).check()
+
+
+def backend_info(spec, policy) -> dict:
+    """What the JSON output says about the model: backend, name, capabilities (no API key)."""
+    from dataclasses import asdict
+    from search.models.base import capabilities
+    caps = asdict(capabilities(policy))
+    caps["notes"] = list(caps["notes"])
+    return {"backend": spec.backend, "model": policy.name, "model_spec": spec.to_dict(),
+            "capabilities": caps}
+
+
+def _capped(r) -> "str | None":
+    """One line when a resource cap (``search.strategies.caps``) stopped the run, else None."""
+    from search.strategies.caps import message
+    return message(r.extra["capped"]) if r.extra.get("capped") else None
+
+
+def run_task(a):
+    """The Task a command line names: the registry's, or for --prompt-style/--template a
+    free-form task of that style (UsageError for those flags with another task, or a bad
+    template)."""
+    style, template = getattr(a, "prompt_style", None), getattr(a, "template", None)
+    if style is None and template is None:
+        return get_task(a.task)
+    if a.task != "freeform":
+        raise UsageError("--prompt-style and --template apply to --task freeform only")
+    if template is not None and style not in (None, "custom"):
+        raise UsageError("--template needs --prompt-style custom")
+    try:
+        return get_task(a.task).with_prompt(style or "custom", template)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def cmd_solve(a) -> dict:
+    from search.models.backends import load_policy
+    from search.runtime.resume import solve_resilient
+    from search.strategies import check_scorer
+    from search.strategies.blocks import prompt_style, prompt_text
+    knobs = strategy_knobs(a)
+    spec = model_spec(a)
+    task = run_task(a)
+    problem = task.canonical(a.problem)  # bad input fails before a model is loaded
+    check_scorer(a.scorer, a.task)  # before loading a model: a missing verifier fails fast
+    warning = (training_range_warning(get_task(a.task), problem)
+               if spec.backend == "bundled" else None)
+    if warning:  # one line, before the run (which still goes ahead)
+        print(f"warning: {warning}", file=sys.stderr)
+    policy = load_policy(spec, a.task)
+    if a.chain_tokens is not None:
+        knobs["chain_tokens"] = a.chain_tokens
+    r = solve_resilient(a.problem, strategy=a.strategy, temperature=a.temperature,
+                        top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted,
+                        task=task, policy=policy, **knobs)
+    out = {"task": r.task, "problem": r.problem, "gold": r.gold, "strategy": r.strategy,
+           "budget": knobs["budget"], "answer": r.answer, "correct": r.correct, "tally": r.tally,
+           "abstained": r.extra.get("abstained", 0),
+           "generated_tokens": r.compute.generated_tokens, "prompt_tokens": r.compute.prompt_tokens,
+           "forward_passes": r.compute.forward_passes, "model_calls": r.compute.model_calls,
+           "verifier_passes": r.compute.verifier_passes,
+           "verifier_tokens": r.compute.verifier_tokens, "scorer": r.config.get("scorer"),
+           "nodes": r.tree.n_steps, "seconds": round(r.wall_seconds, 3),
+           "tie_rule": r.extra.get("tie_rule"), "stopped": r.stopped,
+           "halted": r.extra.get("halted"), "capped": _capped(r), **backend_info(spec, policy)}
+    if warning:
+        out["warning"] = warning
+    style = prompt_style(task, policy)
+    if style is not None:  # which prompt the model saw (free-form: the style and its text)
+        out["prompt_style"] = style
+        out["prompt"] = prompt_text(task, problem, policy)
+        r.config["prompt_style"] = style
+    if "early_stop" in r.extra:  # majority --stop: why and after how many chains it stopped
+        out["early_stop"] = r.extra["early_stop"]
+    if not out["capabilities"]["forward_passes"]:
+        out["forward_passes"] = None  # a server reports tokens only: not measured
+    for knob in ("expansions", "k", "c", "width", "final"):
+        if knob in r.config:
+            out[knob] = r.config[knob]
+    if "answer_by_vote" in r.extra and r.strategy in ("best_of_n", "dvts"):
+        out["answer_by_vote"] = r.extra["answer_by_vote"]
+    if r.strategy == "revise":  # rounds and what each revision did
+        out["rounds"] = r.extra["rounds_used"]
+        out["rule"] = r.extra["rule"]
+        out["accepted"] = r.extra["accepted"]
+        out["revisions"] = [{k: c[k] for k in ("round", "cut", "doubted", "doubt_score", "answer",
+                                               "correct")} for c in r.extra["revisions"]]
+        out["wrong_to_right"] = r.extra["wrong_to_right"]
+        out["right_to_wrong"] = r.extra["right_to_wrong"]
+    if r.strategy == "budget_forcing":
+        for key in ("forced", "answer_forced", "thinking_tokens", "budget_tokens"):
+            out[key] = r.extra[key]
+        if "note" in r.extra:
+            out["note"] = r.extra["note"]
+    if "retries" in r.extra:
+        out["retries"] = r.extra["retries"]
+    if r.strategy == "mcts":
+        out["answer_by_visits"] = r.extra["answer_by_visits"]
+        out["answer_by_vote"] = r.extra["answer_by_vote"]
+    if a.save:
+        r.config["model"] = spec.to_dict()  # which model made the run (never an API key)
+        with open(a.save, "w") as f:
+            f.write(r.to_json())
+        out["saved"] = a.save
+    return out
+
+
+def _print_solve(o: dict) -> None:
+    mark = {True: "correct", False: "wrong", None: "unknown"}[o["correct"]]
+    if o.get("halted"):
+        print(f"PARTIAL RESULT: the run stopped early: {o['halted']}")
+    if o.get("capped"):
+        print(f"PARTIAL RESULT: {o['capped']}")
+    for note in o.get("capabilities", {}).get("notes", []):
+        print(f"note ({o['backend']} backend): {note}")
+    print(f"{o['problem']} = ?   answer {o['answer']} ({mark}; gold {o['gold']})")
+    tally = ", ".join(f"{k}: {v:g}" for k, v in o["tally"].items()) or "(no answers)"
+    print(f"tally  {tally}; {o['abstained']} without an answer (abstained)")
+    print(f"compute  {o['generated_tokens']} generated tokens, {o['model_calls']} model calls, "
+          f"{'n/a' if o['forward_passes'] is None else o['forward_passes']} forward passes; verifier {o['verifier_passes']} passes, "
+          f"{o['verifier_tokens']} tokens; {o['nodes']} nodes; {o['seconds']} s")
+    if o.get("scorer"):
+        print(f"scorer  {o['scorer']}")
+    if "rounds" in o:
+        print(f"revise  {o['rounds']} round(s), answer rule {o['rule']}, verifier "
+              f"{'accepted' if o['accepted'] else 'did not accept'} the last chain; "
+              f"revisions wrong->right {o['wrong_to_right']}, right->wrong {o['right_to_wrong']}")
+    if "forced" in o:
+        print(f"budget forcing  {o['forced']} forced continuation(s), answer line "
+              f"{'forced' if o['answer_forced'] else 'written by the model'}, "
+              f"{o['thinking_tokens']} thinking tokens of a budget of {o['budget_tokens']}")
+        if o.get("note"):
+            print(f"note  {o['note']}")
+    print(f"model  {o['model']} ({o['backend']} backend)")
+
+
+def cmd_curve(a) -> dict:
+    from search.analysis.pools import pool_curve, sample_pools
+    from search.runtime.solve import solve
+    from search.strategies import BUDGET_KNOB, MAX_BUDGET, check_scorer, default_scorer
+    task = get_task(a.task)
+    ks = _budgets(a.budgets)
+    check_scorer(a.scorer, task)  # before loading a model: a missing verifier fails fast
+    if a.strategy != "majority" and ks[-1] > MAX_BUDGET[a.strategy]:
+        raise UsageError(f"budgets for {a.strategy} are at most {MAX_BUDGET[a.strategy]} "
+                         f"({BUDGET_KNOB[a.strategy]})")
+    knobs = {k: v for k, v in strategy_knobs(a).items() if k != "budget"}
+    if a.problem_set is not None and a.problem_set not in task.problem_sets():
+        raise UsageError(f"--problem-set {a.problem_set} is not available for the {task.name} "
+                         f"task here; choose one of {', '.join(task.problem_sets())}")
+    size = task.set_split_size(a.problem_set, a.split)
+    if not 1 <= a.problems <= size:
+        raise UsageError(f"--problems must be in [1, {size}] for the {task.name} {a.split} split")
+    problems = task.set_split(a.problem_set, a.split, a.problems)
+    from search.models.backends import load_policy
+    spec = model_spec(a)
+    policy = load_policy(spec, task)
+    t0 = time.perf_counter()
+    rows = []
+    if a.strategy == "majority":
+        if ks[-1] > 1024:
+            raise UsageError("budgets for majority are at most 1024 chains")
+
+        def progress(done, total):
+            if not a.json:
+                print(f"\r  sampled {done}/{total} problems", end="", file=sys.stderr, flush=True)
+        pools, stats = sample_pools(problems, policy, ks[-1], a.temperature, a.top_p, a.seed,
+                                    progress=progress, task=task)
+        if not a.json:
+            print(file=sys.stderr)
+        maj = pool_curve(pools, ks, "maj")
+        pas = pool_curve(pools, ks, "pass")
+        for i, k in enumerate(ks):
+            rows.append({"budget": k, "accuracy": float(maj["mean"][i]),
+                         "ci_low": float(maj["ci_low"][i]), "ci_high": float(maj["ci_high"][i]),
+                         "pass_at_k": float(pas["mean"][i]),
+                         "tokens_per_problem": float(maj["tokens"][i]),
+                         "verifier_passes_per_problem": 0.0,
+                         "verifier_tokens_per_problem": 0.0})
+        extra = {"pool_size": ks[-1], "generated_tokens": stats["generated_tokens"],
+                 "abstained": stats["abstained"],
+                 "estimator": "exact maj@k over k-subsets of one pool per problem"}
+    else:
+        extra = {"estimator": "one run per problem per budget",
+                 "scorer": a.scorer or default_scorer(a.strategy, task)}
+        for k in ks:
+            correct, tokens, vpasses, vtokens = [], [], [], []
+            for i, p in enumerate(problems):
+                r = solve(p.text, a.strategy, k, policy=policy, temperature=a.temperature,
+                          top_p=a.top_p, seed=a.seed + i, scorer=a.scorer, task=task,
+                          **knobs)
+                correct.append(1.0 if r.correct else 0.0)
+                tokens.append(r.compute.generated_tokens)
+                vpasses.append(r.compute.verifier_passes)
+                vtokens.append(r.compute.verifier_tokens)
+                if not a.json:
+                    print(f"\r  budget {k}: {i + 1}/{len(problems)}", end="", file=sys.stderr,
+                          flush=True)
+            if not a.json:
+                print(file=sys.stderr)
+            import numpy as np
+            from search.analysis.scaling import curve_with_ci
+            ci = curve_with_ci(np.asarray(correct)[:, None])
+            rows.append({"budget": k, "accuracy": float(np.mean(correct)),
+                         "ci_low": float(ci["ci_low"][0]), "ci_high": float(ci["ci_high"][0]),
+                         "tokens_per_problem": float(np.mean(tokens)),
+                         "verifier_passes_per_problem": float(np.mean(vpasses)),
+                         "verifier_tokens_per_problem": float(np.mean(vtokens))})
+    return {"task": task.name, "strategy": a.strategy, "problems": a.problems, "temperature": a.temperature,
+            "top_p": a.top_p, "seed": a.seed, "model": policy.name, "device": policy.device,
+            "seconds": round(time.perf_counter() - t0, 1), "curve": rows,
+            "ci_method": CI_METHOD, "split": a.split,
+            "problem_set": a.problem_set or task.problem_sets()[0],
+            **extra, **backend_info(spec, policy)}
+
+
+def _print_curve(o: dict) -> None:
+    print(f"{o['strategy']} on {o['problems']} {o['task']} {o['split']} problems, "
+          f"T={o['temperature']}, "
+          f"top-p={o['top_p']}, seed={o['seed']} ({o['model']} on {o['device']}, "
+          f"{o['seconds']} s)")
+    if o.get("scorer"):
+        print(f"scorer: {o['scorer']}")
+    print(f"{'budget':>6}  {'accuracy':>8}  {'95% CI':>15}  {'tokens/problem':>14}"
+          f"  {'verifier passes/problem':>23}  {'verifier tokens/problem':>23}"
+          "   (CI: Wilson score interval over problems)")
+    for r in o["curve"]:
+        print(f"{r['budget']:>6}  {r['accuracy']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+              f"  {r['tokens_per_problem']:>14.1f}  {r['verifier_passes_per_problem']:>23.1f}"
+              f"  {r['verifier_tokens_per_problem']:>23.1f}")
+
+
+def cmd_tradeoff(a) -> dict:
+    from search.analysis.tradeoff_data import report
+    if a.target is not None and not 0 < a.target <= 1:
+        raise UsageError("--target must be an accuracy in (0, 1]")
+    if not 1 <= a.draws <= 10_000:
+        raise UsageError("--draws must be in 1..10000")
+    res = _finite(report(a.split, a.target, a.draws, a.level))
+    if not a.json:
+        _print_tradeoff(res)
+    return res
+
+
+def _finite(x):
+    """``x`` with every non-finite float (an unreachable target's inf, an undefined rate's NaN)
+    replaced by None, so the JSON is standard."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _print_tradeoff(r: dict) -> None:
+    ks = r["budgets"]
+    print(f"{r['split']} split, {r['problems']} problems, {r['chains']} chains each, "
+          f"T={r['temperature']}")
+    for c in r["checkpoints"]:
+        print(f"\n{c['name']}: {c['steps']} steps, {c['parameters']:,} parameters, "
+              f"{c['training_tokens']:,} tokens, {c['training_flops']:.3g} training FLOPs")
+        print("  strategy      " + "".join(f"{'k=' + str(k):>8}" for k in ks))
+        for s, row in c["accuracy"].items():
+            print(f"  {s:<14}" + "".join(f"{row[str(k)]:>8.3f}" for k in ks))
+    e, t = r["exchange_rate"], r["target"]
+    g = lambda v: "undefined" if v is None else f"{v:.3g}"  # noqa: E731
+    print(f"\ntarget accuracy {t['accuracy']:.2f} ({t['chosen_on']}): each 10x of training "
+          f"compute replaces {g(e['per_10x_training'])}x of test-time compute "
+          f"(95% bootstrap [{g(e['interval_95'][0])}, {g(e['interval_95'][1])}]; "
+          f"Jones 2021: ~15x)")
+
+
+def cmd_train(a) -> dict:
+    from search.training.train import train
+    task = get_task(a.task)
+    if a.retry_rate is not None:
+        if not 0.0 <= a.retry_rate <= 1.0:
+            raise UsageError("--retry-rate must be between 0 and 1")
+        task = get_task("arithmetic_retry")
+        task.retry_rate = a.retry_rate  # this process's task object only
+    out = a.out or task.model_dir
+    s = train(out, steps=a.steps, max_minutes=a.max_minutes, task=task)
+    res = {k: v for k, v in s.items() if k != "log"} | {"out": str(out)}
+    if not a.no_card:
+        from search.training.card import CARDS
+        from search.models.hf import HFPolicy
+        if task.name in CARDS:  # a task without a card writer gets none (said in the output)
+            policy = HFPolicy(out, step_delimiter=task.step_delimiter)
+            res["heldout"] = CARDS[task.name](out, policy)
+        else:
+            res["card"] = f"no model card writer for the {task.name} task"
+    return res
+
+
+def cmd_table(a) -> dict:
+    from search.cli.table import METHODS, TABLE, format_table, run_table
+    methods = METHODS if not a.methods else tuple(m.strip() for m in a.methods.split(",") if m.strip())
+    progress = (lambda s: None) if a.json else (lambda s: print(f"  {s}", file=sys.stderr, flush=True))
+    o = run_table(a.task, split=a.split, problems=a.problems, chains=a.chains,
+                  temperature=TABLE["temperature"] if a.temperature is None else a.temperature,
+                  k=TABLE["k"] if a.k is None else a.k, seed=a.seed, methods=methods,
+                  progress=progress)
+    o["markdown"] = format_table(o)
+    return o
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser. Strategy defaults come from ``search.strategies.DEFAULTS``
+    and ``--help`` prints them."""
+    from search.scoring import SCORERS
+    from search.strategies import BUDGET_KNOB, DEFAULTS, STRATEGIES, strategy_name
+    budget_help = ("the strategy's size knob; default " + ", ".join(
+        f"{DEFAULTS[s]['budget']} ({BUDGET_KNOB[s]}, {s})" for s in DEFAULTS
+        if s in BUDGET_KNOB))
+    p = _Parser(prog="python -m search", description="Thoughtscope search backend")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    common = _Parser(add_help=False)
+    common.add_argument("--strategy", default="majority", type=strategy_name,
+                        help=", ".join(STRATEGIES) + " (hyphens allowed: best-of-n; default "
+                             "majority). best_of_n and weighted default to the task's learned "
+                             "ORM, dvts to its learned PRM, each falling back to model "
+                             "confidence where the task has none")
+    common.add_argument("--temperature", type=_finite_float, default=0.8,
+                        help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
+    common.add_argument("--top-p", type=_finite_float, default=1.0, help="nucleus mass (default 1.0)")
+    common.add_argument("--seed", type=_seed, default=0, help=f"in [0, {MAX_SEED}] (default 0)")
+    common.add_argument("--scorer", choices=list(SCORERS),
+                        default=None,
+                        help="the strategy's scorer: " + ", ".join(SCORERS) + " (default: "
+                             "confidence for beam/mcts, the task's value for ToT, orm for "
+                             "best_of_n/weighted and prm for dvts when the task has them). "
+                             "'orm' is a learned outcome reward model, 'prm' a learned "
+                             "process reward model (last-step score; prm_last, prm_min, "
+                             "prm_prod aggregate its step scores by the last, the minimum or "
+                             "the product): both learned, imperfect, and their forward passes "
+                             "are counted as verifier compute; 'checker' is the exact "
+                             "step checker, a perfect process verifier; 'perfect' is the exact "
+                             "value of a state (can it still reach a right answer), an oracle; "
+                             "'learned' is a small trained model's estimate of that value "
+                             "(game24), not exact; 'learned_checked' is the learned value with "
+                             "steps the exact step checker rejects scored 0")
+    common.add_argument("--expansions", type=int, default=None,
+                        help="beam: sampled children per beam node "
+                             f"(default {DEFAULTS['beam']['expansions']})")
+    common.add_argument("--k", type=int, default=None,
+                        help="mcts: children sampled per expansion (default "
+                             f"{DEFAULTS['mcts']['k']}); tot/tot_dfs: proposals per state "
+                             f"(default {DEFAULTS['tot']['k']})")
+    common.add_argument("--c", type=_finite_float, default=None,
+                        help=f"mcts: UCT exploration constant (default {DEFAULTS['mcts']['c']})")
+    common.add_argument("--width", type=int, default=None,
+                        help="dvts: children sampled per subtree per depth, M; N chains make "
+                             f"N // M subtrees (default {DEFAULTS['dvts']['width']})")
+    common.add_argument("--final", default=None,
+                        help="final answer rule: beam/dvts 'best' or 'vote' (default "
+                             f"{DEFAULTS['beam']['final']}), mcts 'visits' or 'vote' "
+                             f"(default {DEFAULTS['mcts']['final']})")
+    common.add_argument("--rule", choices=["last", "vote", "best"], default=None,
+                        help="revise: the answer rule: the last revision, the vote over "
+                             "revisions or the verifier's best (default "
+                             f"{DEFAULTS['revise']['rule']})")
+    common.add_argument("--max-forced", type=int, default=None,
+                        help="budget_forcing: forced continuations at most (default "
+                             f"{DEFAULTS['budget_forcing']['max_forced']})")
+    common.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
+                        help=f"the problem's task: {', '.join(TASKS)} (default {DEFAULT_TASK})")
+    common.add_argument("--backend", choices=["bundled", "hf", "openai"], default="bundled",
+                        help="the model: bundled (the task's bundled model; default), hf (a "
+                             "local Hugging Face causal LM folder: --model PATH), openai (an "
+                             "OpenAI-compatible completions server such as vLLM or SGLang: "
+                             "--base-url URL --model NAME)")
+    common.add_argument("--model", default=None,
+                        help="hf: the model folder; openai: the served model's name")
+    common.add_argument("--base-url", default=None,
+                        help="openai: the server's API root, e.g. http://127.0.0.1:8000/v1")
+    common.add_argument("--api-key-env", default="",
+                        help="openai: the environment variable holding the API key, one the "
+                             "operator allows in THOUGHTSCOPE_KEY_VARS (default its first: "
+                             "OPENAI_API_KEY when unset); the key goes only to hosts in "
+                             "THOUGHTSCOPE_KEY_HOSTS (default localhost, 127.0.0.1, ::1) and is "
+                             "never printed or saved")
+    common.add_argument("--prompt-style", choices=["zero-shot", "few-shot", "custom"],
+                        default=None,
+                        help="free-form prompt: zero-shot, few-shot (worked examples) or custom "
+                             "(--template); default: the style validated for the model")
+    common.add_argument("--template", default=None,
+                        help="your prompt template for --prompt-style custom, with {question}")
+    common.add_argument("--chain-tokens", type=int, default=None,
+                        help="the most tokens one whole chain may generate (default: the "
+                             "task's)")
+    common.add_argument("--json", action="store_true")
+    s = sub.add_parser("solve", parents=[common], help="solve one problem")
+    s.add_argument("problem")
+    s.add_argument("--budget", type=int, default=None, help=budget_help)
+    s.add_argument("--weighted", action="store_true", help="weighted vote (majority)")
+    s.add_argument("--stop", choices=["none", "certain", "beta"], default=None,
+                   help="majority: stop sampling once the vote is settled (certain: the leader "
+                        "can no longer be overtaken; beta: Adaptive-Consistency's Beta "
+                        "criterion; search/analysis/adaptive.py)")
+    s.add_argument("--threshold", type=_finite_float, default=None,
+                   help="majority --stop beta: the Beta criterion's threshold C in (0.5, 1) "
+                        "(default: the one chosen on validation); revise: a step whose path "
+                        f"score is below it is doubted (default {DEFAULTS['revise']['threshold']})")
+    s.add_argument("--save", help="write the run (tree + event log) as JSON to this file")
+    c = sub.add_parser("curve", parents=[common], help="accuracy per budget on held-out problems")
+    c.add_argument("--split", choices=["heldout", "validation"], default="heldout",
+                   help="problem split: heldout (test; report) or validation (decide defaults "
+                        "and design choices here) (default heldout)")
+    c.add_argument("--budgets", default="1,2,4,8,16")
+    c.add_argument("--problems", type=int, default=200)
+    c.add_argument("--problem-set", default=None,
+                   help="which of the task's problem sets (default its first: free-form uses "
+                        "GSM8K when ../shared/data/gsm8k is present, else 'builtin', the "
+                        "generated word problems)")
+    tb = sub.add_parser("table", help="the Tree-of-Thoughts table (CoT, CoT-SC, best-of-N, "
+                                      "ToT, MCTS) on a task's held-out puzzles")
+    tb.add_argument("task", nargs="?", default="game24", choices=["game24"],
+                    help="the task (game24: ranks 901-1000 as in Yao et al. 2023, Table 2)")
+    tb.add_argument("--split", choices=["heldout", "validation"], default="heldout",
+                    help="heldout (test: report only) or validation (decide settings here)")
+    tb.add_argument("--problems", type=int, default=None,
+                    help="only the first N puzzles of the split (default all 100)")
+    tb.add_argument("--chains", type=int, default=100,
+                    help="chains per puzzle for CoT, CoT-SC and best-of-N (default 100)")
+    tb.add_argument("--temperature", type=_finite_float, default=None,
+                    help="sampling temperature of every method (default: search.cli.table.TABLE)")
+    tb.add_argument("--k", type=int, default=None,
+                    help="ToT proposals per state (default: search.cli.table.TABLE)")
+    tb.add_argument("--seed", type=_seed, default=0, help=f"in [0, {MAX_SEED}] (default 0)")
+    tb.add_argument("--methods", default="",
+                    help="comma-separated subset of cot,cot_sc,best_of_n,tot_b1,tot_b5,"
+                         "tot_b5_perfect,mcts (default all)")
+    tb.add_argument("--json", action="store_true")
+    sub.add_parser("train-verifier", add_help=False,
+                   help="train a task's learned ORM or PRM (python -m search train-verifier "
+                        "--help)")
+    to = sub.add_parser("tradeoff", help="training compute against test-time compute over the "
+                                         "checkpoints of weights/arith-ckpt")
+    to.add_argument("--split", choices=["heldout", "validation"], default="heldout",
+                    help="heldout (test: report) or validation (where the target is chosen)")
+    to.add_argument("--target", type=float, default=None,
+                    help="target accuracy of the exchange rate (default: chosen on validation)")
+    to.add_argument("--level", type=int, default=None, help="one difficulty bin (default all)")
+    to.add_argument("--draws", type=int, default=1000, help="bootstrap draws (default 1000)")
+    to.add_argument("--json", action="store_true")
+    t = sub.add_parser("train", help="reproduce the bundled weights")
+    t.add_argument("--out")
+    t.add_argument("--steps", type=int)
+    t.add_argument("--max-minutes", type=_finite_float, default=30.0)
+    t.add_argument("--json", action="store_true")
+    t.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
+                   help=f"whose model to train (default {DEFAULT_TASK}); it is written to the "
+                        "task's model folder unless --out says otherwise")
+    t.add_argument("--no-card", action="store_true", help="skip the held-out evaluation/card")
+    t.add_argument("--retry-rate", type=float,
+                   help="train the self-correcting arithmetic model (task arithmetic_retry) on "
+                        "retry data: each right step is first written wrong and retried "
+                        "('Wait, ...') with this probability; trained on the plain model's "
+                        "number of training tokens")
+    return p
+
+
+def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["train-verifier"]:  # its own parser: search.training.verifier_train
+        from search.training.verifier_train import main as train_verifier_main
+        return train_verifier_main(args[1:])
+    p = build_parser()
+    a = p.parse_args(argv)
+    from search.models.base import BackendError
+    from search.strategies import STRATEGIES
+    try:
+        if a.cmd in ("solve", "curve") and a.strategy not in STRATEGIES:
+            raise UsageError(f"unknown strategy {a.strategy!r}; choose one of "
+                             f"{', '.join(STRATEGIES)}")
+        out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train,
+               "table": cmd_table, "tradeoff": cmd_tradeoff}[a.cmd](a)
+    except (ValueError, UsageError) as e:  # a task's ProblemError is a ValueError
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except BackendError as e:  # a server failed outside a resumable run (curve)
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - anything else is still one line, never a traceback
+        print(f"error: {type(e).__name__}: {' '.join(str(e).split())[:300]}", file=sys.stderr)
+        return 1
+    from search.tree import dumps_standard  # standard JSON: never NaN or Infinity
+    if a.json:
+        print(dumps_standard(out, indent=1))
+    elif a.cmd == "solve":
+        _print_solve(out)
+    elif a.cmd == "curve":
+        _print_curve(out)
+    elif a.cmd == "table":
+        print(out["markdown"])
+    elif a.cmd == "tradeoff":
+        pass  # printed by cmd_tradeoff
+    else:
+        print(dumps_standard(out, indent=1))
+    if a.cmd == "solve" and (out.get("halted") or out.get("capped")):
+        if a.json:  # the JSON holds it; a person reading the terminal sees it too
+            print(f"partial result: {out.get('halted') or out['capped']}", file=sys.stderr)
+        return PARTIAL_EXIT  # the output is printed, and scripts can tell it is partial
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

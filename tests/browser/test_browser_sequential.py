@@ -1,0 +1,70 @@
+"""A verify-and-revise run in a real browser (issue 23): on the Step by step page, run revise on
+a hard problem and step through every round (sample, verify, cut), checking the label, the
+sentence and the tree's round labels; screenshots of each phase. Server and browser as in
+tests/browser/test_browser_steppers.py (Debian's chromium, never ``playwright install``)."""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from tests.browser.browser_harness import CHROMIUM
+from tests.conftest import st_key as key
+from tests.browser.test_browser_steppers import (PAGE_TIMEOUT, UI_TIMEOUT, VIEWPORT, click,
+                                         server, snap, wait_label)  # noqa: F401
+from ui.revise_steps import PHASES
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="browser test needs Debian's chromium at /usr/bin/chromium")
+
+
+def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F811
+    from playwright.sync_api import expect
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        page.goto(server + "/", timeout=PAGE_TIMEOUT)
+        expect(page.get_by_role("heading", name="Search tree")).to_be_visible(
+            timeout=PAGE_TIMEOUT)
+        page.get_by_role("link", name="Step by step").click()
+        expect(page.get_by_role("heading", name="Step by step")).to_be_visible(
+            timeout=PAGE_TIMEOUT)
+        page.locator(key("w_ms_strategy")).get_by_text("Verify and revise").click()
+        box = page.locator(key("w_ms_problem") + " input")
+        box.fill("31*6-40+(3+1)")
+        box.press("Enter")
+        expect(page.locator(key("ms_go") + " button")).to_be_enabled(timeout=PAGE_TIMEOUT)
+        click(page, "ms_go")
+        first = wait_label(page, r"^Round 0 of \d+ · sample$")
+        n = int(re.search(r"of (\d+)", first).group(1))
+        assert n >= 1, first  # at least one revision on this problem (bundled model, seed 0)
+        for r in range(0, n + 1):
+            for j, phase in enumerate(PHASES):
+                if (r, j) != (0, 0):
+                    click(page, "ms_step")
+                wait_label(page, rf"^Round {r} of {n} · {phase}$")
+                if phase == "verify":
+                    sent = wait_label(page, r"The verifier scores each step")
+                    assert ("doubts node #" in sent) or ("accepts" in sent), sent
+                if r >= 1:  # the revision's first step is labelled with its round (the
+                    # figure may still be the last phase's for a moment: wait for the redraw)
+                    deadline = time.monotonic() + UI_TIMEOUT / 1000
+                    svg = page.locator(key("ms_tree") + " svg text")
+                    while not any(f"R{r} ▸" in t for t in svg.all_text_contents()):
+                        assert time.monotonic() < deadline, svg.all_text_contents()
+                        time.sleep(0.3)
+                if phase == "cut" and r < n:
+                    wait_label(page, r"^Cut at node #\d+")
+                snap(page, shots, f"revise_round{r}_{j + 1}_{phase}")
+        expect(page.get_by_text(re.compile(r"^Answer .+ \(rule: "))).to_be_visible()
+        click(page, "ms_back")
+        wait_label(page, rf"^Round {n} of {n} · verify$")
+    finally:
+        try:
+            page.screenshot(path=str(shots / "revise_last.png"), timeout=10_000)
+        except Exception:
+            pass
+        ctx.close()

@@ -1,0 +1,244 @@
+"""The sidebar's model picker (ui/model_picker.py), driven through the real app with AppTest, and
+once in a real browser.
+
+The bundled model is the default; a local folder or a server is used only once it loads; a
+setting that cannot work is one line (never a traceback) and keeps what was typed; the URL
+names the model in use but never holds an API key; what the backend supports is shown, and a
+backend without token log-probabilities takes the confidence scorer off the Search tree page.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from search.models.base import Capabilities, SampleBatch
+from tests.pages.page_helpers import (APP, model_env, navigation_only, new_app,  # noqa: F401
+                                  texts, wait_done)
+from ui.common import widget_key as w
+
+BAD_FOLDER = "/nonexistent/thoughtscope-model"
+DEAD_URL = "http://127.0.0.1:9/v1"  # the discard port: nothing listens
+
+
+def side_errors(at: AppTest) -> list[str]:
+    """The sidebar's error lines as a person reads them (markdown escapes removed)."""
+    return [re.sub(r"\\(.)", r"\1", e) for e in texts(at.sidebar.error)]
+
+
+def pick(at: AppTest, choice: str) -> None:
+    at.sidebar.radio(key=w("model_choice")).set_value(choice).run()
+    assert not at.exception, at.exception
+
+
+def test_picker_defaults_to_the_bundled_model_and_shows_what_it_supports():
+    at = new_app()
+    radio = at.sidebar.radio(key=w("model_choice"))
+    assert radio.value == "bundled" and radio.options == [
+        "Bundled (task's model)", "Real model (installed)", "Local folder",
+        "Server (OpenAI-compatible)"]
+    assert at.session_state["model_spec"].backend == "bundled" if "model_spec" in \
+        at.session_state else True
+    caps = " ".join(texts(at.sidebar.caption))
+    assert ("log-probabilities **yes** · reproducible seeds **yes** · batched **yes** · chat "
+            "template **no**") in caps
+    assert not {"backend", "base_url", "model"} & set(at.query_params)
+    assert not side_errors(at)
+
+
+def test_a_bad_folder_is_one_line_and_keeps_what_was_typed():
+    at = new_app()
+    pick(at, "hf")
+    at.sidebar.text_input(key=w("model_folder")).set_value(BAD_FOLDER).run()
+    assert any("press Load" in c for c in texts(at.sidebar.caption))
+    at.sidebar.button(key="model_load").click().run()
+    assert not at.exception, at.exception
+    errs = side_errors(at)
+    assert len(errs) == 1 and "\n" not in errs[0] and BAD_FOLDER in errs[0], errs
+    assert "Traceback" not in errs[0]
+    assert at.sidebar.text_input(key=w("model_folder")).value == BAD_FOLDER
+    # The model in use is still the bundled one: the page runs, the URL names no folder.
+    assert at.session_state["model_spec"].backend == "bundled" if "model_spec" in \
+        at.session_state else True
+    assert not at.button(key="tree_run_button").disabled
+    assert "model" not in at.query_params
+    # Switching away and back loses nothing typed.
+    pick(at, "openai")
+    pick(at, "hf")
+    assert at.sidebar.text_input(key=w("model_folder")).value == BAD_FOLDER
+
+
+def test_an_unreachable_server_is_one_line_and_keeps_what_was_typed():
+    at = new_app()
+    pick(at, "openai")
+    at.sidebar.text_input(key=w("model_base_url")).set_value(DEAD_URL).run()
+    at.sidebar.text_input(key=w("model_served")).set_value("some-model").run()
+    at.sidebar.button(key="model_connect").click().run()
+    assert not at.exception, at.exception
+    errs = side_errors(at)
+    assert len(errs) == 1 and "\n" not in errs[0] and "Traceback" not in errs[0], errs
+    import importlib.util
+    if importlib.util.find_spec("search.models.openai_compat") is not None:
+        assert "127.0.0.1:9" in errs[0], errs  # the server backend names what it could not reach
+    assert at.sidebar.text_input(key=w("model_base_url")).value == DEAD_URL
+    assert at.sidebar.text_input(key=w("model_served")).value == "some-model"
+    assert at.sidebar.selectbox(key=w("model_key_env")).value == "OPENAI_API_KEY"
+    assert not at.button(key="tree_run_button").disabled  # the bundled model is still in use
+    # ... and the page says so: the sidebar shows a server that runs would not use.
+    warns = [m.value for m in at.warning if "not in use yet" in m.value]
+    assert warns == ["The server in the sidebar is not in use yet \\(press Connect there\\); "
+                     "runs use the bundled model\\."], warns
+    # A blank model name is said before any connection is tried.
+    at.sidebar.text_input(key=w("model_served")).set_value("").run()
+    at.sidebar.button(key="model_connect").click().run()
+    errs = side_errors(at)
+    assert len(errs) == 1 and "model's name" in errs[0], errs
+
+
+def test_a_local_folder_loads_shows_its_capabilities_and_a_run_uses_it(tiny_model_dir,
+                                                                       monkeypatch):
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    at = new_app()
+    pick(at, "hf")
+    at.sidebar.text_input(key=w("model_folder")).set_value(str(tiny_model_dir)).run()
+    at.sidebar.button(key="model_load").click().run()
+    assert not at.exception, at.exception
+    assert not side_errors(at)
+    spec = at.session_state["model_spec"]
+    assert (spec.backend, spec.model) == ("hf", str(tiny_model_dir))
+    side = " ".join(texts(at.sidebar.markdown))
+    assert tiny_model_dir.name in side.replace("\\", "") and "parameters" in side
+    assert any("log-probabilities **yes**" in c for c in texts(at.sidebar.caption))
+    assert at.query_params["backend"] == "hf" and at.query_params["model"] == str(tiny_model_dir)
+    at.number_input(key=w("n")).set_value(2).run()
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    assert res.config["model"]["backend"] == "hf"
+    assert res.config["model"]["model"] == str(tiny_model_dir)
+    # A link with the folder fills the fields on a new session's first run; the folder is
+    # loaded only by the user's own Load.
+    at2 = new_app({"backend": "hf", "model": str(tiny_model_dir)})
+    assert at2.sidebar.radio(key=w("model_choice")).value == "hf"
+    assert at2.sidebar.text_input(key=w("model_folder")).value == str(tiny_model_dir)
+    assert at2.session_state["model_spec"].backend == "bundled" if "model_spec" in \
+        at2.session_state else True
+    at2.sidebar.button(key="model_load").click().run()
+    assert at2.session_state["model_spec"].model == str(tiny_model_dir)
+
+
+class NoLogprobPolicy:
+    """A server-like policy without token log-probabilities (never sampled here)."""
+    name, n_parameters, device = "served-model", 0, "server"
+    capabilities = Capabilities(backend="openai", logprobs=False, reproducible=False,
+                                forward_passes=False, batched=False,
+                                notes=("no token log-probabilities: the confidence scorer is "
+                                       "off", "seed not reproducible"))
+
+    def sample(self, prefixes, n=1, **kw) -> SampleBatch:  # pragma: no cover - not called
+        raise AssertionError("not sampled in this test")
+
+
+def test_the_url_never_holds_the_api_key_and_no_logprobs_turns_confidence_off(monkeypatch):
+    import ui.common
+    secret = "sk-test-DO-NOT-LEAK-123"
+    monkeypatch.setenv("MY_SERVER_KEY", secret)
+    monkeypatch.setenv("THOUGHTSCOPE_KEY_VARS", "OPENAI_API_KEY,MY_SERVER_KEY")
+    loaded = []
+
+    def fake_load(spec, task):  # what load_policy gives for a reachable server
+        loaded.append(spec)
+        ui.common._loaded.add((spec, task))
+        return NoLogprobPolicy()
+
+    monkeypatch.setattr(ui.common, "load_spec", fake_load)
+    at = new_app()
+    pick(at, "openai")
+    assert all(t.proto.type != t.proto.PASSWORD for t in at.sidebar.text_input)  # no key field
+    at.sidebar.text_input(key=w("model_base_url")).set_value("http://gpu-box:8000/v1").run()
+    at.sidebar.text_input(key=w("model_served")).set_value("qwen-small").run()
+    key_var = at.sidebar.selectbox(key=w("model_key_env"))
+    assert key_var.options == ["OPENAI_API_KEY", "MY_SERVER_KEY"]  # the operator's, no others
+    key_var.set_value("MY_SERVER_KEY").run()
+    at.sidebar.button(key="model_connect").click().run()
+    assert not at.exception, at.exception
+    assert not side_errors(at)
+    assert loaded and loaded[-1].api_key_env == "MY_SERVER_KEY"
+    qp = dict(at.query_params)
+    assert (qp["backend"], qp["base_url"], qp["model"]) == ("openai", "http://gpu-box:8000/v1",
+                                                             "qwen-small")
+    assert secret not in " ".join(f"{k}={v}" for k, v in qp.items())
+    assert "MY_SERVER_KEY" not in " ".join(qp.values())
+    assert secret not in repr(at.session_state["model_spec"].to_dict())
+    # What the backend supports, its degraded mode in one line each.
+    caps = texts(at.sidebar.caption)
+    assert any("log-probabilities **no** · reproducible seeds **no** · batched **no**" in c
+               for c in caps), caps
+    assert any("the confidence scorer is off" in c for c in caps)
+    # The Search tree page does not offer the confidence scorer (beam's default) and says why.
+    at.selectbox(key=w("strategy")).set_value("beam").run()
+    scorer = at.selectbox(key=w("scorer"))
+    assert "model confidence" not in scorer.options and scorer.value != "confidence"
+    assert scorer.value == "checker"
+    assert [c for c in texts(at.caption) if "no token log-probabilities" in c] == [
+        "Model confidence is not offered as a scorer: this model's backend returns no token "
+        "log-probabilities."]
+
+
+# ------------------------------------------------------------------------------ browser
+def test_browser_bad_folder_then_bundled_runs(browser, tiny_model_dir, tmp_path):
+    """In chromium: pick "Local folder", type a wrong path, Load: one line of error; pick the
+    bundled model again: a run reaches its status line."""
+    from tests.browser.browser_harness import CHROMIUM, streamlit_server
+    from search.models.hf import BUNDLED_PATH
+    from tests.browser.test_browser import STATUS_RE, key
+    if not CHROMIUM.exists():
+        pytest.skip("needs /usr/bin/chromium")
+    env = dict(os.environ)
+    if not env.get("THOUGHTSCOPE_MODEL") and not (BUNDLED_PATH / "model.safetensors").exists():
+        env["THOUGHTSCOPE_MODEL"] = str(tiny_model_dir)
+    env.pop("THOUGHTSCOPE_SYNC_RUNS", None)
+    with streamlit_server(tmp_path / "server.log", env, 60) as url:
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        try:
+            page.goto(url + "/?n=4", timeout=90_000)
+            page.locator(key("tree_run_button")).wait_for(timeout=90_000)
+            side = page.locator('[data-testid="stSidebar"]')
+            side.get_by_text("Local folder", exact=True).click()
+            box = side.locator(key(w("model_folder"))).locator("input")
+            box.fill(BAD_FOLDER)
+            box.press("Enter")
+            side.get_by_role("button", name="Load").click()
+            err = side.locator('[data-testid="stAlert"]').filter(has_text=BAD_FOLDER)
+            err.wait_for()
+            assert len(err.inner_text().strip().splitlines()) == 1, err.inner_text()
+            assert box.input_value() == BAD_FOLDER
+            side.get_by_text("Bundled (task's model)", exact=True).click()
+            page.wait_for_timeout(1500)
+            page.locator(key("tree_run_button")).locator("button").click()
+            page.locator('[data-testid="stMarkdown"]').filter(has_text=STATUS_RE).first \
+                .wait_for(timeout=120_000)
+            assert not page.locator('[data-testid="stException"]').count()
+        finally:
+            page.screenshot(path=str(tmp_path / "picker_last.png"))
+            ctx.close()
+
+
+# ------------------------------------------------ real models from packages (issue 22 item 1)
+def test_real_model_choice_lists_installed_packages_with_what_each_is(monkeypatch):
+    """The "Real model" choice lists each installed package's model as a Use button with its
+    kind, parameters and licence; with none installed it says the one install command."""
+    import search.models.catalog as catalog
+    monkeypatch.setattr(catalog, "installed_models", lambda: [catalog.SMOLLM2])
+    at = new_app()
+    pick(at, "real")
+    assert [b.label for b in at.sidebar.button if b.key == "real_smollm2-135m-instruct"] == [
+        "Use SmolLM2-135M-Instruct"]
+    caption = " ".join(texts(at.sidebar.caption))
+    assert "instruct · 135 M parameters · Apache-2.0" in caption
+    monkeypatch.setattr(catalog, "installed_models", lambda: [])
+    at.run()
+    assert "pip install -r requirements-real.txt" in " ".join(texts(at.sidebar.caption))

@@ -1,0 +1,184 @@
+"""The Compare page (issue 10 item 4): strategies on one problem shown at the same generated-token
+budget. Driven with AppTest through app.py; the runs use the bundled model (or the tiny one)."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from search.runtime.solve import solve
+from tests.pages.page_helpers import APP, chart, model_env, navigation_only, texts  # noqa: F401
+from ui.common import widget_key as w
+from search.replay.timeline import equal_budget, state_at, total_tokens
+
+
+def open_compare(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).switch_page("pages/compare.py")
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_equal_budget_is_the_smallest_total(tiny_policy):
+    runs = [solve("8*7+6", s, b, policy=tiny_policy) for s, b in
+            (("majority", 8), ("beam", 2), ("mcts", 4))]
+    assert equal_budget(runs) == min(total_tokens(r) for r in runs)
+    assert equal_budget([]) == 0
+
+
+def test_three_strategies_are_shown_at_the_same_token_budget():
+    at = open_compare({"cmp_problem": "8*7+6", "cmp_b0": "8", "cmp_b1": "2", "cmp_b2": "4"})
+    assert [at.selectbox(key=w(f"cmp_s{i}")).value for i in range(3)] == \
+        ["majority", "beam", "mcts"]
+    assert any("Press **Run all**" in m for m in texts(at.info))
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    key, results = at.session_state["cmp_results"]
+    assert [r.strategy for r in results] == ["majority", "beam", "mcts"]
+    equal = min(total_tokens(r) for r in results)
+    slider = at.slider(key="cmp_budget")
+    assert slider.value == equal and slider.max == max(total_tokens(r) for r in results)
+    lines = [m for m in texts(at.markdown) if m.startswith("**Answer ")]
+    assert len(lines) == 3
+    for line, r in zip(lines, results):
+        st_ = state_at(r, equal)
+        # Every run is cut at the same budget: what it spent by then is at most the budget,
+        # and the answer is the strategy's own rule's at that budget.
+        assert st_.tree.compute.generated_tokens <= equal
+        assert f"{st_.tree.compute.generated_tokens:,} of {total_tokens(r):,} tokens" in line
+        assert f"**Answer {st_.answer or '–'}**" in line
+    # Moving the budget to the end shows each run whole.
+    slider.set_value(slider.max).run()
+    lines = [m for m in texts(at.markdown) if m.startswith("**Answer ")]
+    for line, r in zip(lines, results):
+        assert f"{total_tokens(r):,} of {total_tokens(r):,} tokens" in line
+        assert f"**Answer {r.answer or '–'}**" in line
+    assert chart(at, "cmp_tree_0") and chart(at, "cmp_tree_2")
+
+
+def test_a_bad_problem_and_an_empty_slot():
+    at = open_compare({"cmp_problem": "8*/7", "cmp_s2": "none"})
+    assert any(m.startswith("Cannot read the problem") for m in texts(at.error))
+    assert at.button(key="cmp_run").disabled
+    assert at.number_input(key=w("cmp_b1")) is not None
+    with pytest.raises(KeyError):
+        at.number_input(key=w("cmp_b2"))
+
+
+# ------------------------------------------------------------------ on a problem set
+def _by_hand(runs):
+    """Brute force: each problem's equal-compute point is the smallest total; count the runs
+    whose state_at answer there is right, and sum the tokens of the last event at or below it."""
+    P, S = len(runs), len(runs[0])
+    right_cut, right_whole, tok_cut, tok_whole = [0] * S, [0] * S, [0] * S, [0] * S
+    for row in runs:
+        b = min(r.tree.events[-1].compute.generated_tokens for r in row)
+        for s, r in enumerate(row):
+            right_cut[s] += state_at(r, b).correct is True
+            right_whole[s] += r.correct is True
+            tok_cut[s] += max([e.compute.generated_tokens for e in r.tree.events
+                               if e.compute.generated_tokens <= b], default=0)
+            tok_whole[s] += r.compute.generated_tokens
+    return P, right_cut, right_whole, [t / P for t in tok_cut], [t / P for t in tok_whole]
+
+
+def test_equal_compute_rows_against_brute_force(tiny_policy):
+    from search.analysis.scaling import wilson_interval
+    from search.tasks import get_task
+    from ui.compare_set import equal_compute_rows, rows_csv, run_set
+    from viz.compare import equal_compute_figure
+    problems = get_task("arithmetic").split("validation", 4)
+    runs = run_set(problems, [("majority", 6), ("beam", 2)], tiny_policy, "arithmetic",
+                   temperature=0.8, seed=3)
+    assert [r.config.get("seed") for r in (runs[0][0], runs[3][1])] == [3, 6]  # seed + index
+    rows = equal_compute_rows(runs)
+    P, rc, rw, tc, tw = _by_hand(runs)
+    for s, row in enumerate(rows):
+        assert row["problems"] == P == 4
+        assert row["accuracy_equal"] == pytest.approx(rc[s] / P)
+        assert row["accuracy_uncut"] == pytest.approx(rw[s] / P)
+        assert row["tokens_equal"] == pytest.approx(tc[s])
+        assert row["tokens_uncut"] == pytest.approx(tw[s])
+        lo, hi = wilson_interval(rc[s], P)
+        assert (row["ci_low_equal"], row["ci_high_equal"]) == pytest.approx((lo, hi))
+        lo, hi = wilson_interval(rw[s], P)
+        assert (row["ci_low_uncut"], row["ci_high_uncut"]) == pytest.approx((lo, hi))
+    # At equal compute some strategy spends its whole run on every problem, none spends more.
+    assert min(r["tokens_equal"] for r in rows) <= min(r["tokens_uncut"] for r in rows)
+    assert all(r["tokens_equal"] <= r["tokens_uncut"] for r in rows)
+    # A run cut before its first answer counts as wrong; the hand-built mix below has a
+    # known count: the same run twice with itself is cut nowhere (its own total).
+    same = equal_compute_rows([[runs[0][0], runs[0][0]]], ["a", "b"])
+    assert same[0]["accuracy_equal"] == same[0]["accuracy_uncut"] == float(runs[0][0].correct)
+    with pytest.raises(ValueError):
+        equal_compute_rows([])
+    with pytest.raises(ValueError):
+        equal_compute_rows([[runs[0][0]], runs[1]])
+    csv = rows_csv(rows, "validation").splitlines()
+    assert csv[0].startswith("# 95% Wilson") and csv[1].startswith("split,strategy,")
+    assert len(csv) == 2 + len(rows)
+    fig = equal_compute_figure(rows, "validation")
+    pts = [t for t in fig.data if t.mode == "markers"]
+    assert len(pts) == 2 * len(rows)
+    assert pts[0].y[0] == pytest.approx(100 * rows[0]["accuracy_equal"])
+    assert pts[0].x[0] == pytest.approx(rows[0]["tokens_equal"])
+    assert pts[0].error_y.array[0] == pytest.approx(100 * (rows[0]["ci_high_equal"]
+                                                           - rows[0]["accuracy_equal"]))
+
+
+def test_set_section_table_equals_the_pure_function():
+    from ui.compare_set import equal_compute_rows
+    at = open_compare({"cmp_s0": "majority", "cmp_b0": "4", "cmp_s1": "beam", "cmp_b1": "2",
+                       "cmp_s2": "none", "cmp_n": "3"})
+    assert at.selectbox(key=w("cmp_split")).value == "validation"
+    assert any("Press **Run on the set**" in m for m in texts(at.info))
+    at.button(key="cmp_set_run").click().run()
+    assert not at.exception, at.exception
+    cache = at.session_state["cmp_set_results"]
+    assert len(cache) == 1
+    (key, runs), = cache.items()
+    assert len(runs) == 3 and [r.strategy for r in runs[0]] == ["majority", "beam"]
+    rows = equal_compute_rows(runs, ["a", "b"])
+    assert not at.dataframe  # a data grid cut its last column at 1280 px (issue 20 item 10)
+    df = at.table[0].value
+    assert list(df.index) == ["self-consistency", "step-level beam search"]
+    assert list(df.columns)[-1] == "Tokens, whole runs"
+    for (_, got), r in zip(df.iterrows(), rows):
+        assert got["Accuracy at equal compute"] == f"{100 * r['accuracy_equal']:.1f}%"
+        assert got["95% interval"] == \
+            f"[{100 * r['ci_low_equal']:.1f}, {100 * r['ci_high_equal']:.1f}]"
+        assert got["Tokens at equal compute"] == f"{r['tokens_equal']:.1f}"
+        assert got["Accuracy, whole runs"] == f"{100 * r['accuracy_uncut']:.1f}%"
+        assert got["Tokens, whole runs"] == f"{r['tokens_uncut']:.1f}"
+    assert any("Wilson" in c for c in texts(at.caption))
+    assert chart(at, "cmp_set_fig")
+    # A rerun reuses the stored runs (same objects), it does not run again.
+    at.run()
+    assert at.session_state["cmp_set_results"][key] is runs
+    # The held-out split is allowed and labelled as report only.
+    at.selectbox(key=w("cmp_split")).set_value("heldout").run()
+    assert any("Press **Run on the set**" in m and "report only" in m for m in texts(at.info))
+
+
+def test_compare_tally_rounds_weighted_votes_like_the_search_tree_page():
+    """Trial 17: beam search's tally on Compare showed raw decimals ("★ 0.961274") under the axis
+    title "votes"; the Search tree page shows "0.96" under "weighted vote tally" / "weight".
+    Integer vote counts (self-consistency) stay integers."""
+    at = open_compare({"cmp_problem": "8*7+6", "cmp_b0": "8", "cmp_b1": "2", "cmp_b2": "4"})
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    _key, results = at.session_state["cmp_results"]
+    slider = at.slider(key="cmp_budget")
+    slider.set_value(slider.max).run()
+    beam = chart(at, "cmp_tally_1")
+    bar = beam["data"][0]
+    want = [f"{v:.2f}" for v in bar["y"]]
+    assert [t.replace("★ ", "") for t in bar["text"]] == want
+    assert all(len(t.replace("★ ", "").split(".")[-1]) == 2 for t in bar["text"])
+    assert beam["layout"]["title"]["text"] == "weighted vote tally"
+    assert beam["layout"]["yaxis"]["title"]["text"] == "weight"
+    vote = chart(at, "cmp_tally_0")
+    assert vote["layout"]["title"]["text"] == "vote tally"
+    assert vote["layout"]["yaxis"]["title"]["text"] == "votes"
+    assert all("." not in t for t in vote["data"][0]["text"])  # whole votes: "★ 5", "2"

@@ -1,0 +1,97 @@
+"""Thinking longer on the pages (issue 23): a revise run on the Search tree page, its revisions
+branching from their cut points labelled with their round, the summary and the inspector."""
+from __future__ import annotations
+
+from tests.pages.page_helpers import (chart, model_env, navigation_only, new_app,  # noqa: F401
+                                run_once, texts)
+from ui.common import widget_key as w
+
+
+def test_a_revise_run_shows_its_rounds_in_the_tree_summary_and_inspector():
+    at = new_app({"problem": "31*6-40+(3+1)"})  # hard: the first chain is revised
+    at.selectbox(key=w("strategy")).set_value("revise").run()
+    at.selectbox(key=w("scorer")).set_value("checker").run()
+    res = run_once(at, rounds=4)
+    assert res.strategy == "revise" and res.config["scorer"] == "checker"
+    x = res.extra
+    assert x["rounds_used"] >= 2, x  # (bundled model, seed 0: 4 rounds)
+    line = next(m for m in texts(at.markdown) if m.startswith("Thinking longer: "))
+    assert f"**{x['rounds_used']}** round" in line
+    assert (f"revised wrong→right **{x['wrong_to_right']}**, right→wrong "
+            f"**{x['right_to_wrong']}**") in line
+    # every revision's first step is written "R{r} ▸ ..." in the tree
+    text = " ".join(str(t) for tr in chart(at, "tree_chart")["data"]
+                    for t in (tr.get("text") or []) if t)
+    from search.analysis.sequential import marks
+    m = marks(res.tree)
+    assert len(m["rounds"]) == len(res.tree.revisions) == x["rounds_used"] - 1
+    for r in m["rounds"].values():
+        assert f"R{r} ▸" in text
+    # the inspector of the first step of round 1 says where it was cut
+    nid = next(i for i, r in m["rounds"].items() if r == 1)
+    at.number_input(key="tree_node").set_value(nid).run()
+    table = next(t for t in texts(at.markdown) if t.startswith("| property | node #"))
+    cut = res.tree.revisions[0]["cut"]
+    assert f"| revision round | 1: resampled from node #{cut}" in table
+
+
+def _label(at) -> str:
+    lines = [m for m in texts(at.markdown) if m.startswith("**Round ") and " · " in m]
+    assert len(lines) == 1, texts(at.markdown)
+    return lines[0]
+
+
+def test_rounds_of_a_revise_log_replay_to_its_phases():
+    """Each round's phases end where the log says: sample after the chain's steps, verify after
+    its vote, cut after the revise event; the doubted step is the revise event's."""
+    from search.models.hf import load_bundled
+    from search.runtime.solve import solve
+    from search.tree import SearchTree
+    from ui.revise_steps import positions, rounds
+    res = solve("31*6-40+(3+1)", "revise", 4, policy=load_bundled(), scorer="checker")
+    rs = rounds(res)
+    assert len(rs) == res.extra["rounds_used"] and len(positions(rs)) == 3 * len(rs)
+    ev = res.tree.events
+    for k, r in enumerate(rs):
+        assert ev[r.ends["verify"] - 1].type == "vote"
+        assert ev[r.ends["verify"] - 1].data["leaf"] == res.extra["revisions"][k]["leaf"]
+        assert r.doubted == res.extra["revisions"][k]["doubted"]
+        tree = SearchTree.replay(res.problem, ev, max_events=r.ends["sample"], task=res.task)
+        assert r.leaf in tree.nodes and tree.nodes[r.leaf].score is None or k > 0
+        if r.next_cut is not None:
+            assert ev[r.ends["cut"] - 1].type == "revise"
+            assert ev[r.ends["cut"] - 1].data == {"round": k + 1, "cut": r.next_cut,
+                                                  "doubted": r.doubted,
+                                                  "score": r.scores[-1], "leaf": r.leaf}
+
+
+def test_step_by_step_walks_a_revise_run_round_by_round():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.page_helpers import APP
+    from ui.revise_steps import positions
+    at = AppTest.from_file(APP, default_timeout=180).switch_page("pages/mcts_steps.py")
+    at.session_state["ms_strategy"] = "revise"
+    at.session_state["ms_problem"] = "31*6-40+(3+1)"
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key="ms_go").click().run()
+    assert not at.exception, at.exception
+    _, res, rs = at.session_state["ms_rev_run"]
+    assert res.strategy == "revise" and len(rs) == res.extra["rounds_used"] >= 2
+    stops = positions(rs)
+    for n, (i, p) in enumerate(stops):
+        if n:
+            at.button(key="ms_step").click().run()
+            assert not at.exception, at.exception
+        assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
+        said = " ".join(texts(at.markdown))
+        if p == "verify" and rs[i].doubted is not None:
+            assert f"doubts node #{rs[i].doubted}" in said
+        if p == "cut" and rs[i].next_cut is not None:
+            assert f"**Cut** at node #{rs[i].next_cut}" in said
+    assert at.button(key="ms_step").disabled
+    assert any(m.startswith(f"**Answer {res.answer}** (rule: ") for m in texts(at.markdown))
+    at.button(key="ms_back").click().run()
+    i, p = stops[-2]
+    assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")

@@ -1,0 +1,123 @@
+"""The Temperature page, driven for real with streamlit's AppTest through app.py (router,
+sidebar), with the tiny random model from conftest and few problems and temperatures so it runs
+in seconds on a CPU."""
+from __future__ import annotations
+
+import pytest
+
+from tests.pages.pool_pages import boom, page_app, page_text, run_with
+from ui.common import widget_key as w
+
+PAGE = "pages/temperature.py"
+
+
+@pytest.fixture
+def app(tiny_model_dir, monkeypatch):
+    return page_app(PAGE, {"tp_problems": 5, "tp_n": 4, "tp_temps": [0.4, 1.0], "tp_budget": 4},
+                    tiny_model_dir, monkeypatch)
+
+
+def test_runs_and_states_best_temperature(app):
+    at = app().run()
+    assert not at.exception, at.exception
+    assert "At **4 samples per problem** the best temperature is" in page_text(at)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3  # heatmap, curves, diversity
+    assert '"type":"heatmap"' in charts[0].proto.spec.replace(" ", "")
+    assert "answer entropy (bits)" in charts[2].proto.spec
+    assert len(at.get("download_button")) == 1
+    at.select_slider(key=w("tp_budget")).set_value(2).run()
+    assert not at.exception
+    assert "At **2 samples per problem** the best temperature is" in page_text(at)
+    at.selectbox(key=w("tp_est")).set_value("pass").run()
+    assert not at.exception
+    assert "pass@2" in page_text(at)
+
+
+def test_no_temperature_message(app):
+    at = run_with(app, tp_temps=[])
+    assert any("at least one temperature" in w.value for w in at.warning)
+
+
+def test_bad_url_settings_give_clear_messages(app):
+    at = app(tp_temps="0.3,9", tp_n="5", tp_problems="-3").run()
+    assert not at.exception
+    warns = "\n".join(w.value for w in at.warning)
+    assert "tp_temps=0.3,9" in warns
+    assert "tp_n=5" in warns
+    assert "tp_problems=-3" in warns
+
+
+def test_budget_not_on_grid_is_snapped_with_message(app):
+    at = run_with(app, tp_budget=3)
+    assert any("not one of the budgets" in i.value for i in at.info)
+    assert at.select_slider(key=w("tp_budget")).value == 2
+
+
+def test_a_sampling_failure_is_a_message_not_a_traceback(app, monkeypatch):
+    import ui.sampling
+    monkeypatch.setattr(ui.sampling, "sample_pools", boom)
+    at = run_with(app, seed=987_654)  # not in the pool cache: the page must sample
+    assert [e.value for e in at.error] == ["Sampling failed: RuntimeError: model on fire"]
+    assert not at.get("plotly_chart")
+
+
+def test_intervals_have_one_decimal_and_many_bands_become_dodged_bars(app):
+    """The best temperature's interval reads like 62.5% [48.1, 75.0] (it was printed in whole
+    percents), and with more temperatures than viz.curves.MAX_BANDS the curves' 95% intervals
+    are error bars in each curve's colour, not overlapping filled bands."""
+    import json
+    import re
+
+    from viz.curves import MAX_BANDS
+    temps = [0.2, 0.4, 0.6, 0.8, 1.0]
+    assert len(temps) > MAX_BANDS
+    at = run_with(app, tp_temps=temps, tp_bands=True)
+    text = page_text(at)
+    assert re.search(r"the best temperature is \*\*[\d.]+\*\*: maj@4 = "
+                     r"\*\*\d{1,3}\.\d%\*\* \[\d{1,3}\.\d, \d{1,3}\.\d\] \(95% Wilson", text), text
+    curves = json.loads(at.get("plotly_chart")[1].proto.spec)["data"]
+    assert not [t for t in curves if t.get("fill")]
+    bars = [t for t in curves if (t.get("error_y") or {}).get("visible")]
+    assert len(bars) == len(temps)
+    lines = {t["legendgroup"]: t["line"]["color"] for t in curves if t.get("mode") == "lines+markers"}
+    assert {b["legendgroup"] for b in bars} == set(lines)
+    # Neighbouring temperatures' colours stay far apart (with Plasma, T = 0.2/0.4/0.6 looked
+    # alike: 56 RGB units apart with 7 temperatures).
+    def rgb(c):
+        return [float(x) for x in c[c.index("(") + 1:c.index(")")].split(",")[:3]]
+    names = {t["legendgroup"]: t["name"] for t in curves if t.get("mode") == "lines+markers"}
+    order = [lines[g] for g in sorted(lines, key=lambda g: float(names[g].split("=")[-1]))]
+    gaps = [sum((a - b) ** 2 for a, b in zip(rgb(c1), rgb(c2))) ** 0.5
+            for c1, c2 in zip(order, order[1:])]
+    assert min(gaps) >= 80, gaps
+
+
+def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_model_dir,
+                                                               monkeypatch):
+    """With the task picker on Game of 24, every temperature's pools are sampled on its
+    held-out puzzles (in order) with the task, the best-temperature sentence reads the pools'
+    maj@k, and the page names the task."""
+    import re
+
+    import ui.sampling
+    from search.analysis.sweeps import pool_series
+    from search.tasks import get_task
+    from tests.pages.pool_pages import Spy, game24_env
+    game24_env(monkeypatch, tiny_game24_model_dir)
+    spy = Spy(ui.sampling.sample_pools)
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    at = run_with(app, {"task": "game24"}, seed=424_301)
+    task = get_task("game24")
+    heldout = [p.text for p in task.split("heldout", 5)]
+    assert [c["problems"] for c in spy.calls] == [heldout, heldout]  # one per temperature
+    assert {c["task"] for c in spy.calls} == {"game24"}
+    pools = [got for got, _ in spy.results]
+    for p in (p for ps in pools for p in ps):
+        assert p.task == "game24"
+        assert p.correct == [a is not None and task.is_correct(p.problem, a) for a in p.answers]
+    text = page_text(at)
+    assert "5 held-out Game of 24 problems" in text and "Task **Game of 24**" in text, text
+    best = max(pool_series(ps, [4], "maj")["mean"][0] for ps in pools)
+    assert re.search(rf"maj@4 = \*\*{best * 100:.1f}%\*\*", text), text
+    assert len(at.get("plotly_chart")) == 3

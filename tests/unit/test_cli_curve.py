@@ -1,0 +1,104 @@
+"""`python -m search curve`: names its split and its interval; validation is selectable."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _curve(*args):  # 3 problems x 2 chains of the bundled model: a few seconds
+    r = subprocess.run([sys.executable, "-m", "search", "curve", "--budgets", "1,2",
+                        "--problems", "3", "--json", *args], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_curve_on_validation_names_split_and_wilson_interval():
+    from search.tasks.arithmetic import validation
+    o = _curve("--split", "validation")
+    assert o["split"] == "validation" and o["problems"] == 3
+    assert "Wilson" in o["ci_method"]
+    for row in o["curve"]:
+        assert 0.0 <= row["ci_low"] < row["ci_high"] <= 1.0  # never a point, even at 0 or 1
+    assert len(validation(3)) == 3
+
+
+# ------------------------------------------------------------------ verifier-guided strategies
+CURVES = [("best-of-n", "--scorer", "prm"), ("weighted",), ("beam", "--scorer", "prm"),
+          ("dvts",)]
+COLUMNS = ("budget", "accuracy", "95% CI", "tokens/problem", "verifier passes/problem",
+           "verifier tokens/problem")
+
+
+def _env(tiny_model_dir, verifiers):
+    import os
+    return {**os.environ, "THOUGHTSCOPE_MODEL": str(tiny_model_dir),
+            "THOUGHTSCOPE_ORM_ARITHMETIC": str(verifiers["orm"]),
+            "THOUGHTSCOPE_PRM_ARITHMETIC": str(verifiers["prm"]), "OMP_NUM_THREADS": "1"}
+
+
+def _search(env, *args):
+    return subprocess.run([sys.executable, "-m", "search", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("args", CURVES, ids=[c[0] for c in CURVES])
+def test_verifier_curves_print_accuracy_interval_tokens_and_verifier_columns(
+        args, tiny_model_dir, tiny_verifier_dirs):
+    env = _env(tiny_model_dir, tiny_verifier_dirs)
+    r = _search(env, "curve", "--strategy", *args, "--budgets", "1,4", "--problems", "3")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.lstrip().startswith("budget"))
+    assert all(c in lines[head] for c in COLUMNS) and "Wilson" in lines[head]
+    rows = [l.split() for l in lines[head + 1:] if l.strip()]
+    assert [int(x[0]) for x in rows] == [1, 4]
+    scorer = "prm" if args[0] in ("dvts", "best-of-n", "beam") else "orm"
+    assert f"scorer: {scorer}" in r.stdout  # the scorer used is named
+    for x in rows:  # budget, accuracy, [low, high], tokens, verifier passes, verifier tokens
+        acc, low, high = float(x[1]), float(x[2].strip("[,")), float(x[3].strip("]"))
+        assert 0.0 <= low <= acc <= high <= 1.0 and low < high
+        tokens, vpasses, vtokens = float(x[4]), float(x[5]), float(x[6])
+        assert tokens > 0 and vpasses >= 0 and vtokens >= 0
+    assert float(rows[-1][5]) > 0 and float(rows[-1][6]) > 0  # 4 chains: a verifier read some
+    assert lines[0].startswith(args[0].replace("-", "_") + " on 3 arithmetic heldout problems")
+
+
+def test_cli_confidence_costs_no_verifier_compute_and_solve_reports_it(tiny_model_dir,
+                                                                       tiny_verifier_dirs):
+    env = _env(tiny_model_dir, tiny_verifier_dirs)
+    o = json.loads(_search(env, "curve", "--strategy", "best_of_n", "--scorer", "confidence",
+                           "--budgets", "2", "--problems", "2", "--json").stdout)
+    assert o["scorer"] == "confidence"
+    assert o["curve"][0]["verifier_passes_per_problem"] == 0
+    assert o["curve"][0]["verifier_tokens_per_problem"] == 0
+    s = _search(env, "solve", "8*7+6", "--strategy", "dvts", "--budget", "8", "--seed", "4",
+                "--json")
+    assert s.returncode == 0, s.stderr
+    d = json.loads(s.stdout)
+    assert d["strategy"] == "dvts" and d["scorer"] == "prm_last" and d["width"] == 4
+    assert d["verifier_passes"] > 0 and d["verifier_tokens"] > 0
+
+
+def test_cli_names_the_new_strategies_and_scorers_and_refuses_a_missing_verifier(
+        tiny_model_dir, tiny_verifier_dirs):
+    env = _env(tiny_model_dir, tiny_verifier_dirs)
+    h = " ".join(_search(env, "curve", "--help").stdout.split())
+    for word in ("best_of_n", "weighted", "dvts", "orm", "prm_last", "prm_min", "prm_prod",
+                 "--width", "learned outcome reward model", "process reward model"):
+        assert word in h, word
+    bad = _search(env, "solve", "4 9 10 13", "--task", "game24", "--strategy", "best-of-n",
+                  "--scorer", "orm")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "Game of 24 task has no learned ORM" in bad.stderr
+    bad = _search(env, "curve", "--task", "game24", "--strategy", "dvts", "--scorer", "prm",
+                  "--problems", "1")
+    assert bad.returncode == 2 and "no learned PRM" in bad.stderr
+    bad = _search(env, "solve", "8*7+6", "--strategy", "beam", "--width", "2")
+    assert bad.returncode == 2 and "--width" in bad.stderr
+    bad = _search(env, "curve", "--strategy", "dvts", "--budgets", "1,512")
+    assert bad.returncode == 2 and "at most 256 (chains N)" in bad.stderr
