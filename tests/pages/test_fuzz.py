@@ -206,6 +206,14 @@ def fuzz_env(monkeypatch, tiny_model_dir):
     for cls in (element_tree.Radio, element_tree.Selectbox):
         monkeypatch.setattr(cls, "index", _tolerant_index(cls))
     monkeypatch.setenv("THOUGHTSCOPE_MODEL", str(tiny_model_dir))
+    # No real model in the sidebar's choices: where SmolLM2 or Gemma 3 is installed (the
+    # README's test command installs them), the fuzz picked "Real model (installed)" and the
+    # Temperature page then sampled its pools with a 270M model for many minutes on 2 cores
+    # (what looked like a hang at stop 25: the script thread waited in InferenceWorker.call
+    # while Gemma's own worker ran). The fuzz hunts errors, not speed; the real models are
+    # tested in test_real_model.py and test_model_picker.py.
+    from search.models import catalog
+    monkeypatch.setattr(catalog, "installed_models", lambda: [])
     if os.environ.get("FUZZ_THREADS"):  # hunting: live runs in threads (Stop, the live panel)
         monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")  # not reproducible by seed
     else:
@@ -230,15 +238,6 @@ def over_session_limits(at: AppTest):
     return f"session over its limit: {hit}; held {[(s, f) for s, _a, f in b.held()]}"
 
 
-# Known defect (stop 25, not fixed): after this session's merges, seed 0 hangs on the
-# Temperature page of the Game of 24 task: the script thread waits in InferenceWorker.call
-# (search/models/worker.py) while both executor threads wait in _next_job for a job, so the
-# call is never taken (py-spy stack, 03:32 UTC). With a 600 s limit each seed would cost CI ten
-# minutes and fail; the fuzz runs again once the worker's lost call is found. Opt in to run
-# it: THOUGHTSCOPE_FUZZ=1.
-@pytest.mark.skipif(os.environ.get("THOUGHTSCOPE_FUZZ") != "1",
-                    reason="known hang in the inference worker under the fuzz (a call never "
-                           "taken by an executor); THOUGHTSCOPE_FUZZ=1 runs it")
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_actions_across_every_page_raise_nothing(fuzz_env, seed):
     rng = random.Random(seed)
