@@ -209,6 +209,7 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
                "final_loss_ema": round(loss_ema, 4), "examples_seen": seen,
                "tokens_seen": tokens_seen, "loss_tokens_seen": loss_tokens_seen,
                "matched_tokens": matched,
+               "retry_rate": getattr(task, "retry_rate", None),  # retry data (issue 23), else None
                "parameters": sum(p.numel() for p in model.parameters()),
                "stopped_early": stopped_early, "config": cfg, "shape": shape,
                "torch": torch.__version__, "threads": torch.get_num_threads(), "log": log}
