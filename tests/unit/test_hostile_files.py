@@ -23,20 +23,22 @@ from search.inputs.runfile import RunFileError
 from search.tree import SearchResult, SearchTree
 from tests.pages.test_page_tree import model_env, navigation_only  # noqa: F401 - autouse fixtures
 
-SECONDS = 5.0  # each case's wall-time bound
+SECONDS = 5.0  # each case's bound in CPU seconds of the calling thread
 MIB = 1024 * 1024
 
 
 def bounded(fn, seconds: float = SECONDS, mib: float = 64.0):
     """Run ``fn()`` and return its value (or the exception it raised); fail when it took more
-    than ``seconds`` or its tracemalloc peak passed ``mib`` MiB."""
+    than ``seconds`` of this thread's CPU time or its tracemalloc peak passed ``mib`` MiB.
+    CPU time, not wall time: the unbounded cases this guards against ran for minutes, and wall
+    time on a loaded 2-core machine flaked (5.26 s wall at load 10 for a case that needs ~1 s)."""
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     try:
         out = fn()
     except Exception as e:  # noqa: BLE001 - the caller checks which
         out = e
-    took = time.perf_counter() - t0
+    took = time.thread_time() - t0
     peak = tracemalloc.get_traced_memory()[1] / MIB
     tracemalloc.stop()
     assert took < seconds, f"took {took:.2f} s (bound {seconds} s)"
@@ -429,7 +431,7 @@ def test_a_30_mb_step_run_opens_on_the_search_tree_page_in_bounded_time(tmp_path
     assert not at.exception, at.exception
     t0 = time.perf_counter()
     at.button(key="hist_open").click().run()
-    took = time.perf_counter() - t0
+    took = time.thread_time() - t0
     assert not at.exception, at.exception
     assert [t.value for t in at.title] == ["Search tree"]
     assert took < 30.0, took  # measured 3.8 s; before, the hover alone took ~11 minutes
