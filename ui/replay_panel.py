@@ -180,7 +180,7 @@ def _pause() -> None:
 def replay_panel(result: SearchResult, source: str, policy: Any = None,
                  colour: Optional[tuple[str, dict]] = None,
                  on_edit: Optional[Callable[[SearchResult], None]] = None) -> None:
-    """Draw the replay of ``result`` (``source``: "run" or "file"; ``policy``: the loaded model,
+    """Draw the replay of ``result`` (``source``: "run", "file" or "history"; ``policy``: the loaded model,
     for the FLOP estimate of a run made with it; ``colour``: (a ``viz.tree.COLOR_BY`` key of
     ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own;
     ``on_edit``: how the page shows a run changed in the node inspector (``search.runtime.edits``:
@@ -376,7 +376,13 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                  if k in cfg), None)
     if res.strategy == "tot_dfs":
         size = cfg.get("max_states")
-    src = _("loaded from a file") if source == "file" else _("last run")
+    if source == "history":  # ui.history.open_in_tree
+        from ui.history import opened_row
+        row = opened_row(res.tree)
+        src = (_("opened from History (run #{id})").format(id=row) if row is not None
+               else _("opened from History"))
+    else:
+        src = _("loaded from a file") if source == "file" else _("last run")
     shown = " ".join(res.problem.split())
     shown = shown if len(shown) <= 80 else shown[:79].rstrip() + "…"  # a free-form paragraph
     st.markdown(f"**{src}** · {md(shown)} · "

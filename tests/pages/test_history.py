@@ -241,16 +241,18 @@ def test_a_tree_run_is_listed_on_the_history_page_and_opens_in_the_replay(tmp_pa
     table = at.dataframe[0].value
     assert list(table["id"]) == [rows[0].id] and list(table["answer"]) == [res.answer]
     assert at.selectbox(key="hist_pick").value == rows[0].id
-    # Open: the tree page shows the saved run in its replay, as a loaded file.
+    # Open: the tree page shows the saved run in its replay, captioned as opened from
+    # History with its row (before: "loaded from a file", which it was not)
     at.session_state["tree_result"] = None
     at.button(key="hist_open").click().run()
     assert not at.exception, at.exception
     assert [t.value for t in at.title] == ["Search tree"]
     shown = at.session_state["tree_result"]
     assert shown is not None and events_of(shown) == events_of(res)
-    assert at.session_state["tree_source"] == "file"
-    assert any("loaded from a file" in m.value for m in at.markdown), \
-        [m.value for m in at.markdown]
+    assert at.session_state["tree_source"] == "history"
+    lines = [m.value for m in at.markdown]
+    assert any(m.startswith(f"**opened from History (run #{rows[0].id})**") for m in lines), lines
+    assert not any("loaded from a file" in m for m in lines), lines
 
 
 def test_history_page_filters_and_deletes_with_a_confirm():
