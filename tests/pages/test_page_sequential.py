@@ -95,3 +95,17 @@ def test_step_by_step_walks_a_revise_run_round_by_round():
     at.button(key="ms_back").click().run()
     i, p = stops[-2]
     assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
+
+
+def test_budget_forcing_without_a_continuation_cue_says_why_nothing_was_forced():
+    """Before: the run said "0 forced continuations" and no reason. The arithmetic task's
+    bundled model has no continuation cue (only the self-correcting model has "Wait, ")."""
+    from search.tasks import get_task
+    assert get_task("arithmetic").continuation_cue == ""
+    at = new_app({"problem": "8*7+6"})
+    at.selectbox(key=w("strategy")).set_value("budget_forcing").run()
+    res = run_once(at, think=64)
+    assert res.strategy == "budget_forcing" and res.extra["forced"] == 0
+    why = [m for m in texts(at.info) if m.startswith("Nothing was forced")]
+    assert len(why) == 1 and "Arithmetic task has no continuation cue" in why[0], texts(at.info)
+    assert "\n" not in why[0]
