@@ -86,10 +86,18 @@ def test_step_by_step_walks_a_revise_run_round_by_round():
             assert not at.exception, at.exception
         assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
         said = " ".join(texts(at.markdown))
+        # a step is named by its place and text, the id second (before: "node #6" alone)
+        tree = res.tree
         if p == "verify" and rs[i].doubted is not None:
-            assert f"doubts node #{rs[i].doubted}" in said
-        if p == "cut" and rs[i].next_cut is not None:
-            assert f"**Cut** at node #{rs[i].next_cut}" in said
+            n = tree.nodes[rs[i].doubted]
+            assert (f"doubts step {n.depth} of round {rs[i].index}: `{n.text}` "
+                    f"(node #{n.id})**") in said, said
+        if p == "cut" and rs[i].next_cut == 0:
+            assert "**Cut** at the problem:" in said, said
+        elif p == "cut" and rs[i].next_cut is not None:
+            n = tree.nodes[rs[i].next_cut]
+            assert (f"**Cut** at step {n.depth} of round {rs[i].index}: `{n.text}` "
+                    f"(node #{n.id})") in said, said
     assert at.button(key="ms_step").disabled
     assert any(m.startswith(f"**Answer {res.answer}** (rule: ") for m in texts(at.markdown))
     at.button(key="ms_back").click().run()
