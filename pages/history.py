@@ -26,7 +26,21 @@ st.caption(_("Every finished run of the Search tree page is saved in {path} (set
 ss = st.session_state
 retry_pending()  # runs of this session the history could not take before (a lock): now?
 import_panel()  # before the list: it may fill an empty history
+
+
+def keep(key: str, options: list, default) -> None:
+    """Give the widget ``key`` its current value again before it is drawn (``default`` when it
+    has none or the value is no longer an option). The options are shown through a translated
+    ``format_func``; a value set from the script is sent to the browser with the options, so
+    after a switch of language the box shows the option in the new language. Without it the
+    browser kept the label it had (a filter read "（任意）" in English): a keyed widget keeps
+    its identity when only its labels change."""
+    v = ss.get(key, default)
+    ss[key] = v if v in options else default
+
+
 f1, f2, f3 = st.columns(3)
+keep("hist_task", [ANY, *TASKS], ANY)
 task = f1.selectbox(_("Task"), [ANY, *TASKS], key="hist_task",
                     format_func=lambda t: _("(any)") if t == ANY else _(task_label(t)))
 
@@ -40,6 +54,7 @@ def task_name(t: str) -> str:
     return _(task_label(t)) if t in TASKS else t
 
 
+keep("hist_strategy", [ANY, *STRATEGIES], ANY)
 strategy = f2.selectbox(_("Strategy"), [ANY, *STRATEGIES], key="hist_strategy",
                         format_func=lambda s: _("(any)") if s == ANY else strategy_label(s))
 text = f3.text_input(_("Search"), key="hist_text", placeholder=_("problem, answer or model"))
@@ -77,6 +92,7 @@ st.caption(ngettext("{n} run", "{n} runs", len(rows)).format(n=len(rows))
            + (" " + _("(the newest {n})").format(n=LIMIT) if len(rows) == LIMIT else ""))
 
 by_id = {r.id: r for r in rows}
+keep(PICK, list(by_id), next(iter(by_id)))
 pick = st.selectbox(_("Run"), list(by_id), key=PICK,
                     format_func=lambda i: f"#{i} · {strategy_label(by_id[i].strategy)} · "
                                           f"{by_id[i].problem} → "

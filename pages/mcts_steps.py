@@ -240,7 +240,7 @@ else:
                              task=res.task)
     where.markdown(_("**Simulation {i} of {n} · {phase}**").format(
         i=i + 1, n=len(parts), phase=_(PHASE_NAMES[phase])))
-    right.markdown(sentence(sim, phase, uct_c(res)))
+    right.markdown(sentence(sim, phase, uct_c(res), tree))
     if phase == "backpropagation" and (note := scorer_note(res.config.get("scorer"))):
         right.caption(note)  # Q is the scorer's value: confidence can rate a wrong answer high
     fig = tree_figure(tree, mcts=True, highlight=highlighted(sim, phase),

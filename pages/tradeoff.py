@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from i18n import N_, _
+from i18n import N_, _, ngettext
 from ui import presenter
 from ui.common import UrlParam, bind, float_in, one_of, show_float, url_params, write_url
 
@@ -101,11 +101,16 @@ else:
 students = v["students"]
 if students:
     a, b = students["a"], students["b"]
+    # (no arrows: a training cost is not a gain or a loss)
     m2.metric(_("Student A: trained more, answers at once"), f"{a['accuracy']:.1%}",
-              _("{f} training FLOPs").format(f=flops(a["train"])), delta_color="off")
+              _("{f} training FLOPs").format(f=flops(a["train"])), delta_color="off",
+              delta_arrow="off")
     m3.metric(_("Student B: trained less, thinks more"), f"{b['accuracy']:.1%}",
               _("{f} training FLOPs, {k} chains").format(f=flops(b["train"]), k=b["k"]),
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
+    if students["lowered"]:  # B never reaches A: say so where B's number is
+        m3.caption(_("Misses A's {a:.1%}: no checkpoint trained less than A gets further with "
+                     "the measured budgets.").format(a=a["accuracy"]))
 label_a, label_b = _("A: trains, answers at once"), _("B: thinks more")
 marks = {} if not students else {
     "a": dict(students["a"], label=label_a), "b": dict(students["b"], label=label_b)}
@@ -129,6 +134,8 @@ ways = [dict(w, label=way_text(w)) for w in v["ways"]]
 if students:
     for key in ("a", "b"):
         s = students[key]
+        if s["accuracy"] < target:  # a student who misses the target is no way to reach it
+            continue               # (before, B at 6.7% was "the cheapest way to 48%")
         if not any(w["checkpoint"] == s["checkpoint"] and w["k"] == s["k"] and
                    w["strategy"] == s["strategy"] for w in ways):
             ways.append(dict(s, label=label_a if key == "a" else label_b,
@@ -137,17 +144,31 @@ if ways:
     presenter.chart(st, deployment_figure(ways, queries), key="tr_fig_deploy")
     from search.analysis.tradeoff import cheapest, snell_ratio, total_compute
     best = cheapest(ways, queries)
-    st.markdown(_("At **{q:,}** queries the cheapest way to {t:.0%} is **{w}**: {f} FLOPs in "
-                  "all; its inference tokens are {r:.3g} times its training tokens (Snell et "
-                  "al. 2024's R).").format(q=queries, t=target, w=best["label"],
+    st.markdown(ngettext("At **{q:,}** query the cheapest way to {t:.0%} is **{w}**: {f} FLOPs "
+                         "in all; its inference tokens are {r:.3g} times its training tokens "
+                         "(Snell et al. 2024's R).",
+                         "At **{q:,}** queries the cheapest way to {t:.0%} is **{w}**: {f} "
+                         "FLOPs in all; its inference tokens are {r:.3g} times its training "
+                         "tokens (Snell et al. 2024's R).", queries).format(
+                                          q=queries, t=target, w=best["label"],
                                           f=flops(total_compute(best, queries)),
                                           r=snell_ratio(best, queries)))
     if students:
         q = students["crossover"]
         win = {k: (label_a if w == "a" else label_b) for k, w in students["winner_at"].items()}
-        st.markdown(_("The two students reach {t:.1%}. At 1 query **{w1}** costs less; at a "
-                      "million, **{w2}**. They cost the same at about {q} queries.").format(
-            t=students["target"], w1=win[1], w2=win[10 ** 6], q=flops(q)))
+        if students["lowered"]:
+            st.markdown(_("Student B reaches at most {t:.1%}, below Student A's {a:.1%}: with "
+                          "the measured budgets, thinking more does not make up for B's "
+                          "shorter training. Compared at {t:.1%} only (A passes it at once): "
+                          "at 1 query **{w1}** costs less; at a million, **{w2}**; the same "
+                          "at about {q} queries.").format(
+                t=students["target"], a=students["a"]["accuracy"], w1=win[1],
+                w2=win[10 ** 6], q=flops(q)))
+        else:
+            st.markdown(_("The two students reach {t:.1%}. At 1 query **{w1}** costs less; "
+                          "at a million, **{w2}**. They cost the same at about {q} "
+                          "queries.").format(t=students["target"], w1=win[1], w2=win[10 ** 6],
+                                             q=flops(q)))
 else:
     st.info(_("No checkpoint reaches {t:.0%} within the measured budgets.").format(t=target))
 

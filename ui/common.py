@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Optional
 import streamlit as st
 
 import i18n
-from i18n import LANGUAGES, N_, _
+from i18n import LANGUAGES, N_, _, ngettext
 from ui.layout import compact
 
 TEMPERATURE, TOP_P, SEED = "temperature", "top_p", "seed"
@@ -503,10 +503,6 @@ def say_ignored(key: str, raw: Any, error: BaseException, using: Any = None) -> 
     setting's default). The value is cut to ``SHOWN_CHARS`` characters and shown as text
     (never markup). Every page's ignored parameters go through here (``url_params`` calls it
     for each ``UrlParam``; the model picker and the Search tree page's ``at`` for theirs)."""
-    from search.models.trust import strip_userinfo
-    shown = strip_userinfo(" ".join(str(raw).split()).replace("`", "'"))  # never a password
-    if len(shown) > SHOWN_CHARS:
-        shown = shown[:SHOWN_CHARS] + "…"
     mark = "\x00setting\x00"  # the value goes in as a code span: shown as typed, never markup
     why = link_reason(error)
     if using is None or using == "":
@@ -515,7 +511,64 @@ def say_ignored(key: str, raw: Any, error: BaseException, using: Any = None) -> 
     else:
         line = _("Ignored {setting} from the link ({error}); using {default}.").format(
             setting=mark, error=why, default=using)
-    st.warning(md(line).replace(mark, f"`{key}={shown}`"), icon=":material/link_off:")
+    st.warning(md(line).replace(mark, _shown_link(key, raw)), icon=":material/link_off:")
+
+
+# Every query parameter a link may carry; a key outside them is said (``say_unknown``). One
+# list for all pages, so a key one page reads is never flagged on another (a Lesson "Try it"
+# link, a link copied from one page and edited to another): the sidebar's (language, sampling,
+# task, presenter mode, the model picker's backend/model/base_url), the Search tree page's
+# (its strategies' knob keys come from search.strategies' registry, ``url_key``), and every
+# other page's by its own prefix (Lesson ls_, Scaling sc_, Temperature tp_, Voting lab vl_,
+# Verifiers vf_, Compare cmp_, Train vs test tr_, Step by step ms_). Streamlit's own
+# ``embed``/``embed_options`` are allowed too. tests/unit/test_link_keys.py checks every key
+# the pages' source names against this.
+SIDEBAR_KEYS = ("lang", "temperature", "top_p", "seed", "task", "presenter", "backend",
+                "model", "base_url")
+TREE_KEYS = ("problem", "strategy", "scorer", "c", "color", "at", "run")
+PAGE_PREFIXES = ("ls_", "sc_", "tp_", "vl_", "vf_", "cmp_", "tr_", "ms_")
+STREAMLIT_KEYS = ("embed", "embed_options")
+SHOWN_UNKNOWN = 5  # unknown keys a line names before "and N more"
+
+
+def known_link_key(key: str) -> bool:
+    """Whether some page (or the sidebar, or Streamlit) reads the query parameter ``key``."""
+    from search.strategies.registry import REGISTRY
+    return (key in SIDEBAR_KEYS or key in TREE_KEYS or key in STREAMLIT_KEYS
+            or key.startswith(PAGE_PREFIXES)
+            or any(e.url_key == key for e in REGISTRY.values()))
+
+
+def _shown_link(key: str, raw: Any) -> str:
+    """``key=raw`` as a code span: one line, no backticks, no password, cut to SHOWN_CHARS."""
+    from search.models.trust import strip_userinfo
+    key = " ".join(str(key).split()).replace("`", "'")[:SHOWN_CHARS]
+    shown = strip_userinfo(" ".join(str(raw).split()).replace("`", "'"))  # never a password
+    if len(shown) > SHOWN_CHARS:
+        shown = shown[:SHOWN_CHARS] + "…"
+    return f"`{key}={shown}`"
+
+
+def say_unknown() -> None:
+    """Say, in one translated warning line, which query parameters of the link no page reads
+    (``known_link_key``), and drop them from the URL so a copied link does not carry them.
+    Called once per session by ``sidebar`` (every page draws it), with the other lines of
+    ``say_ignored``."""
+    qp = st.query_params
+    unknown = [k for k in list(qp.keys()) if not known_link_key(k)]
+    if not unknown:
+        return
+    shown = ", ".join(_shown_link(k, qp.get(k, "")) for k in unknown[:SHOWN_UNKNOWN])
+    if len(unknown) > SHOWN_UNKNOWN:
+        shown += " " + _("and {n} more").format(n=len(unknown) - SHOWN_UNKNOWN)
+    mark = "\x00settings\x00"
+    line = ngettext("Ignored {settings} from the link: no page of Thoughtscope reads this "
+                    "setting.",
+                    "Ignored {settings} from the link: no page of Thoughtscope reads these "
+                    "settings.", len(unknown)).format(settings=mark)
+    st.warning(md(line).replace(mark, shown), icon=":material/link_off:")
+    for k in unknown:
+        del qp[k]
 
 
 def show_float(v: float) -> str:
@@ -629,6 +682,8 @@ def sidebar(uses_model: bool = True):
     while the model is really about to load: on a page that uses it, before this process has
     loaded it."""
     from search.tasks import TASKS
+    if "_url_loaded_sidebar" not in st.session_state:  # the session's first run: the link
+        say_unknown()
     url_params("sidebar", LANG_PARAMS + SAMPLING_PARAMS + _task_params())
     with st.sidebar:
         st.radio("Language · 语言", list(LANGUAGES), **bind(LANG), horizontal=True,

@@ -2,6 +2,8 @@
 Search tree page, and opening a saved run in that page's replay view."""
 from __future__ import annotations
 
+from typing import Optional
+
 import streamlit as st
 
 from i18n import _, ngettext
@@ -99,6 +101,13 @@ def save_edited(result: SearchResult) -> None:
             error=f"{type(e).__name__}: {' '.join(str(e).split())}"))
 
 
+def opened_row(tree) -> Optional[int]:
+    """The History row id of the run whose tree is ``tree`` (opened from History or saved in
+    this session), or None."""
+    saved = st.session_state.get(ROW)
+    return int(saved[0]) if saved is not None and saved[1] is tree else None
+
+
 def open_in_tree(result: SearchResult, run_id=None) -> None:
     """Show ``result`` in the Search tree page's replay view, as a loaded JSON file is shown
     (the replay at its end, nothing inspected), on the run's task, with its problem and
@@ -121,7 +130,7 @@ def open_in_tree(result: SearchResult, run_id=None) -> None:
         if k in spec:                                           # before it is drawn
             ss[k] = spec[k]
     ss[TREE_RESULT] = result
-    ss[TREE_SOURCE] = "file"
+    ss[TREE_SOURCE] = "history"  # captioned "opened from History (run #N)" (replay_panel.summary)
     ss[TREE_RESULT_SEQ] = ss.get(TREE_RESULT_SEQ, 0) + 1
     reset(result, None)
     common.set_url("run", None)

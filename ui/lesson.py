@@ -608,9 +608,10 @@ def step_students(policy: Any, model: str, problem: str) -> None:
         fa=a["train"], aa=pct(a["accuracy"]), share=b["train"] / a["train"], fb=b["train"],
         k=b["k"], ab=pct(b["accuracy"])))
     if v.get("lowered"):
-        st.caption(_("No checkpoint trained less than A reaches A's accuracy with up to {n} "
-                     "chains: the race is to {t}, the best B reaches.").format(
-            n=CHAINS, t=pct(v["target"])))
+        st.caption(_("Student B misses A's accuracy: no checkpoint trained less than A "
+                     "reaches {a} with up to {n} chains. The costs below compare the two at "
+                     "{t} right, the most B reaches (A passes it at once).").format(
+            a=pct(a["accuracy"]), n=CHAINS, t=pct(v["target"])))
     st.markdown(_("Each answer costs A {ia:.3g} FLOPs and B {ib:.3g} FLOPs. **Predict:** who "
                   "spends less compute in all, training included, to answer one question? And "
                   "a million questions?").format(ia=a["inference"], ib=b["inference"]))
@@ -635,10 +636,17 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                    _("A {a:.3g} FLOPs, B {b:.3g} FLOPs").format(a=tot["a"], b=tot["b"]),
                    delta_color="off")
         col.caption(_("Your guess was right.") if guess == win else _("Your guess was wrong."))
-    st.markdown(_("They cost the same at about **{q:,.0f}** queries. Below that, thinking at "
-                  "test time is cheaper; above it, the extra training pays for itself (Snell et "
-                  "al. 2024 find the same on MATH: test-time compute pays when there are few "
-                  "queries per training token).").format(q=v["crossover"]))
+    if v.get("lowered"):  # B never reaches A: cheaper only at the lower accuracy
+        st.markdown(_("They cost the same at about **{q:,.0f}** queries, but only for {t} "
+                      "right, the most Student B reaches; Student A gets **{a}** at once. To "
+                      "match A, B needs more training, not more thinking: here test-time "
+                      "compute cannot buy what the training left out.").format(
+            q=v["crossover"], t=pct(v["target"]), a=pct(a["accuracy"])))
+    else:
+        st.markdown(_("They cost the same at about **{q:,.0f}** queries. Below that, thinking "
+                      "at test time is cheaper; above it, the extra training pays for itself "
+                      "(Snell et al. 2024 find the same on MATH: test-time compute pays when "
+                      "there are few queries per training token).").format(q=v["crossover"]))
 
 
 def step_wider(policy: Any, model: str, problem: str) -> None:

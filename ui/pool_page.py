@@ -77,11 +77,14 @@ def pool_controls(prefix: str, problems_range: tuple[int, int], problems_step: i
 
 def model_or_stop() -> tuple[Any, str]:
     """(policy, model path) of the current task, the path for the cache keys; when no model
-    loads, its error and st.stop."""
+    loads, its one line and st.stop: an info line when the task simply has no bundled model
+    (the free-form task: a normal state, the line says what to pick instead), an error when a
+    picked or bundled model failed to load."""
+    from ui.common import no_bundled_model
     task = current_task()
     policy, err = policy_or_none(task.name)
     if policy is None:
-        st.error(err)
+        (st.info if no_bundled_model(task.name) else st.error)(err)
         st.stop()
     return policy, model_key(task.name)  # the picked model (ui.common.model_key)
 

@@ -180,7 +180,7 @@ def _pause() -> None:
 def replay_panel(result: SearchResult, source: str, policy: Any = None,
                  colour: Optional[tuple[str, dict]] = None,
                  on_edit: Optional[Callable[[SearchResult], None]] = None) -> None:
-    """Draw the replay of ``result`` (``source``: "run" or "file"; ``policy``: the loaded model,
+    """Draw the replay of ``result`` (``source``: "run", "file" or "history"; ``policy``: the loaded model,
     for the FLOP estimate of a run made with it; ``colour``: (a ``viz.tree.COLOR_BY`` key of
     ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own;
     ``on_edit``: how the page shows a run changed in the node inspector (``search.runtime.edits``:
@@ -368,6 +368,27 @@ def thinking_line(res: SearchResult) -> Optional[str]:
     return (_("Thinking longer") + ": " + " · ".join(parts)) if parts else None
 
 
+def forcing_note(res: SearchResult) -> Optional[str]:
+    """Why a budget forcing run forced nothing, in one line, or None. A task without a
+    continuation cue (``Task.continuation_cue``: only a model trained to retry has one, "Wait,
+    " for the self-correcting arithmetic model) cannot be made to go on: the chain ends where
+    it would have, and only the answer line is forced when the budget runs out (s1,
+    Muennighoff et al. 2025, Sec. 3.1)."""
+    from search.tasks import get_task
+    if res.strategy != "budget_forcing" or res.extra.get("forced", 0):
+        return None
+    try:
+        task = get_task(res.task)
+    except (ValueError, TypeError):
+        return None
+    if task.continuation_cue:
+        return None
+    return _("Nothing was forced: the {task} task has no continuation cue (a word such as "
+             "\"Wait,\" that a model trained to retry goes on after), so the chain ended where "
+             "it would have; only the answer line is forced when the budget runs out.").format(
+        task=_(task.label))
+
+
 def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     """The run's settings line and its answer/compute metrics."""
     cfg = res.config
@@ -376,7 +397,13 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
                  if k in cfg), None)
     if res.strategy == "tot_dfs":
         size = cfg.get("max_states")
-    src = _("loaded from a file") if source == "file" else _("last run")
+    if source == "history":  # ui.history.open_in_tree
+        from ui.history import opened_row
+        row = opened_row(res.tree)
+        src = (_("opened from History (run #{id})").format(id=row) if row is not None
+               else _("opened from History"))
+    else:
+        src = _("loaded from a file") if source == "file" else _("last run")
     shown = " ".join(res.problem.split())
     shown = shown if len(shown) <= 80 else shown[:79].rstrip() + "…"  # a free-form paragraph
     st.markdown(f"**{src}** · {md(shown)} · "
@@ -393,6 +420,9 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     thinking = thinking_line(res)
     if thinking:
         st.markdown(thinking)
+    why = forcing_note(res)
+    if why:
+        st.info(md(why), icon=":material/info:")
     c = res.compute
     m = st.columns(6 if c.verifier_passes else 5)
     if c.verifier_passes:

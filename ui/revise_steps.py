@@ -85,8 +85,10 @@ def positions(all_rounds: list[Round]) -> list[tuple[int, str]]:
 
 def sentence(r: Round, phase: str, tree) -> str:
     """What the phase did, in one or two sentences (markdown)."""
+    from search.replay.timeline import step_name
     where = (_("from the problem") if r.cut == 0 else
-             _("from node #{cut} (the step before the one doubted)").format(cut=r.cut))
+             _("from {cut} (the step before the one doubted)").format(
+                 cut=step_name(tree, r.cut, round_=r.index - 1)))
     if phase == "sample":
         return (_("**Round {r}**: one chain sampled {where}.") if r.index else
                 _("**Round {r}**: the first chain, sampled {where}.")).format(r=r.index,
@@ -96,14 +98,14 @@ def sentence(r: Round, phase: str, tree) -> str:
             return _("The verifier scores each step in order: none is below the threshold, "
                      "so it **accepts** the chain and the run ends.")
         s = r.scores[r.scored.index(r.doubted)]
-        return _("The verifier scores each step in order and **doubts node #{id}** (score "
+        return _("The verifier scores each step in order and **doubts {step}** (score "
                  "{score:.2f}, below the threshold). The chain still votes.").format(
-            id=r.doubted, score=s)
+            step=step_name(tree, r.doubted, round_=r.index), score=s)
     if r.next_cut is None:
         return (_("No cut: the chain was accepted.") if r.doubted is None else
                 _("No cut: no round is left."))
-    return _("**Cut** at node #{cut}: the next round resamples from there, keeping the steps "
-             "before the doubted one.").format(cut=r.next_cut)
+    return _("**Cut** at {cut}: the next round resamples from there, keeping the steps "
+             "before the doubted one.").format(cut=step_name(tree, r.next_cut, round_=r.index))
 
 
 def highlighted(r: Round, phase: str, tree) -> list[int]:

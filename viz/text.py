@@ -83,3 +83,10 @@ def at_least(fig: go.Figure, px: float) -> go.Figure:
     hover["size"] = max(float(hover.get("size") or PLOTLY_HOVER_PX), px)
     return go.Figure(data=d.get("data"), layout=layout, frames=d.get("frames"),
                      _validate=False)
+
+
+def text_px(text: str, px: float) -> float:
+    """About how wide ``text`` is drawn at font size ``px`` (px): 0.55 em per Latin character,
+    1 em per CJK or other wide character (U+2E80 on). For fitting titles and labels where
+    plotly does not wrap or shrink them (a colour bar's title, an axis title)."""
+    return sum(1.0 if ord(ch) >= 0x2E80 else 0.55 for ch in str(text)) * px

@@ -44,12 +44,33 @@ def checkpoint_colors(train: Sequence[float]) -> list[str]:
     return sample_colorscale(SCALE, [0.9 * float(v - x.min()) / span for v in x])
 
 
-def _student_trace(key: str, x: float, y: float, label: str) -> go.Scatter:
-    return go.Scatter(x=[x], y=[y], mode="markers+text", name=label, text=[label],
-                      textposition="top center",
-                      marker=dict(size=16, color=STUDENT_COLORS[key], symbol=STUDENT_SYMBOLS[key],
-                                  line=dict(width=1, color="white")),
-                      hovertemplate=f"{label}<extra></extra>")
+def label_side(x: float, xs: Sequence[float]) -> str:
+    """Where a marked point's label goes (plotly ``textposition``) so that it stays inside the
+    figure: towards the middle of the (log) x range, "top right" for a point in its left half,
+    "top left" in its right half. Centred labels of points at the edges were cut (at 1280 px:
+    "trains, answers at once" lost its "A:" on the curves, "answers at o" on the contours)."""
+    lx = [math.log10(v) for v in xs if v > 0 and math.isfinite(v)]
+    if not lx or x <= 0 or max(lx) == min(lx):
+        return "top center"
+    return "top right" if (math.log10(x) - min(lx)) / (max(lx) - min(lx)) < 0.5 else "top left"
+
+
+def _student_mark(fig: go.Figure, key: str, x: float, y: float, label: str,
+                  xs: Sequence[float] = (), y_log: bool = False) -> None:
+    """Mark a student at (x, y) (x on a log axis): the marker (named in the legend) and its
+    label as an annotation on a white box, growing towards the middle of the x range
+    (``label_side``), so it is neither cut at the figure's edge nor lost on a dark contour."""
+    fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=label,
+                             marker=dict(size=16, color=STUDENT_COLORS[key],
+                                         symbol=STUDENT_SYMBOLS[key],
+                                         line=dict(width=1, color="white")),
+                             hovertemplate=f"{label}<extra></extra>"))
+    right = label_side(x, [*xs, x]) != "top left"
+    fig.add_annotation(x=math.log10(x) if x > 0 else x,
+                       y=math.log10(y) if y_log and y > 0 else y, text=label,
+                       showarrow=False, xanchor="left" if right else "right", yanchor="bottom",
+                       xshift=8 if right else -8, yshift=6, bgcolor="rgba(255,255,255,0.85)",
+                       font=dict(size=11, color="#333"), name=f"student_{key}")
 
 
 def curves_figure(names: Sequence[str], train: Sequence[float],
@@ -78,7 +99,7 @@ def curves_figure(names: Sequence[str], train: Sequence[float],
         fig.add_hline(y=target, line=dict(dash="dash", color="grey"),
                       annotation_text=_("target {t:.0%}").format(t=target))
     for key, s in (students or {}).items():
-        fig.add_trace(_student_trace(key, s["inference"], s["accuracy"], s["label"]))
+        _student_mark(fig, key, s["inference"], s["accuracy"], s["label"], xs)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=_log_axis(_("inference FLOPs per query"), xs),
                       yaxis=dict(title=_("accuracy"), **PERCENT_AXIS),
@@ -111,7 +132,7 @@ def contour_figure(train: Sequence[float], inference: Sequence[float], surface: 
             name=_("frontier at {t:.0%}").format(t=target or 0),
             hovertemplate=_("frontier") + ": %{x:.3g}, %{y:.3g}<extra></extra>"))
     for key, s in (students or {}).items():
-        fig.add_trace(_student_trace(key, s["train"], s["inference"], s["label"]))
+        _student_mark(fig, key, s["train"], s["inference"], s["label"], train, y_log=True)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=_log_axis(_("training FLOPs (6 N D)"), train),
                       yaxis=_log_axis(_("inference FLOPs per query"), inference),
@@ -139,5 +160,6 @@ def deployment_figure(ways: Sequence[Mapping], queries: float, q_range=(1.0, 1e9
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=_log_axis(_("queries Q"), list(q_range)),
                       yaxis=_log_axis(_("total FLOPs (training + Q x inference)"), ys or [1, 10]),
-                      legend=dict(font=dict(size=11)))
+                      # named even when one way is left (plotly hides a one-trace legend)
+                      showlegend=True, legend=dict(font=dict(size=11)))
     return fig

@@ -52,6 +52,7 @@ import igraph as ig
 import plotly.graph_objects as go
 
 from i18n import N_, _, ngettext
+from viz.text import text_px
 from search.inputs.textcap import head
 from search.tree import Node, SearchTree, node_label, strike  # noqa: F401 (re-exported)
 from viz.axes import fmt_fixed
@@ -527,7 +528,11 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         coloraxis=dict(colorscale=s.colorscale, cmin=0.0, cmax=1.0,
                        colorbar=dict(title=dict(text=cbar_title, side="top",
                                                 font=dict(size=s.legend_px)),
-                                     orientation="h", thickness=10, len=min(1.0, 260 / width),
+                                     # at least as long as its title: a title centred
+                                     # over a shorter bar ran off the figure's left edge
+                                     # (Lesson step 5 at 1280 px: "erfect process ...")
+                                     orientation="h", thickness=10, lenmode="pixels",
+                                     len=max(260.0, text_px(cbar_title, s.legend_px) + 16),
                                      x=0.0, xanchor="left", y=-4 / plot_px, yanchor="top",
                                      tickfont=dict(size=s.legend_px - 1),
                                      tickvals=[0, 0.5, 1])),

@@ -28,7 +28,14 @@ What is checked (the event types and payloads of ``search/tree.py``'s module doc
   ``valid``: or null);
 - the ``config`` keys the pages read (``seed``, ``width``, ``expansions``, ``max_depth``,
   ``c``, ``temperature``, ``top_p``, ``final``, ``scorer``, ``weighted``, ``model``) and
-  ``extra``'s ``halted`` and ``capped``, when present.
+  ``extra``'s ``halted`` and ``capped``, when present;
+- the run's ``compute`` totals against the log: every event is stamped with the meter *so far*
+  (cumulative, not a per-event amount) and every strategy, edit and stopped run ends its log
+  with the stamp it reports (a ``final`` event written after the last charge), so each total
+  (``generated_tokens``, ``prompt_tokens``, ...) must equal the last event's meter (0 for a
+  run without events). A file whose totals disagree with its events is refused, naming the
+  first field that disagrees: the History table, the curves and the exchange rate read the
+  totals, the budget slider reads the events, and a file must not tell two stories.
 
 Sizes are not checked here: the upload and events caps (``search.strategies.caps.load_run``) come before,
 and long texts are cut where they are drawn (``search.inputs.textcap``).
@@ -260,10 +267,16 @@ def check_run(d: Any) -> None:
                                    and _is_num(capped.get("value"))):
         _fail(_("the run's extra"), _("capped must be an object with limit, cap and value, "
                                       "not {value}").format(value=_shown(capped)))
-    _meter(d.get("compute"), top, None)
+    totals = _meter(d.get("compute"), top, None)
     events = d.get("events")
     if not isinstance(events, list):
         _fail(top, _("events must be a list, not {value}").format(value=_shown(events)))
     n_nodes, prev = 1, None  # the root, node 0, is the problem
     for i, ev in enumerate(events):
         n_nodes, prev = _event(i, ev, n_nodes, prev)
+    logged = prev if prev is not None else dict.fromkeys(COMPUTE_FIELDS, 0)
+    for k in COMPUTE_FIELDS:
+        if totals[k] != logged[k]:
+            _fail(top, _("compute {key} is {total} but its events add up to {logged}: the "
+                         "totals disagree with the log").format(key=k, total=totals[k],
+                                                                logged=logged[k]))

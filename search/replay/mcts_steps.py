@@ -256,33 +256,42 @@ def table_frame(rows: list[dict]):
     return pd.DataFrame([{k: v if k in ints else cell(v) for k, v in r.items()} for r in rows])
 
 
-def sentence(sim: Simulation, phase: str, c: float) -> str:
-    """One sentence saying what the phase does in this simulation (plain text, translated)."""
+def sentence(sim: Simulation, phase: str, c: float, tree: Optional[SearchTree] = None) -> str:
+    """One sentence saying what the phase does in this simulation (markdown, translated). With
+    ``tree`` (the run replayed to this phase) a node is named by its place and text, the id
+    second (``search.replay.timeline.step_name``: "step 2: `8*7=56` (node #6)"); without it,
+    "node 6"."""
+    from search.replay.timeline import step_name
+
+    def name(nid: int) -> str:
+        return step_name(tree, nid) if tree is not None and nid in tree.nodes else \
+            _("node {id}").format(id=nid)
+
     if phase == "selection":
         return _("From the root, follow the child with the highest UCT = Q + {c}·sqrt(ln N "
-                 "parent / N) (an unvisited child comes first) down to node {leaf}.").format(
-            c=f"{c:g}", leaf=sim.leaf)
+                 "parent / N) (an unvisited child comes first) down to {leaf}.").format(
+            c=f"{c:g}", leaf=name(sim.leaf))
     if phase == "expansion":
         if not sim.expansion:
-            return _("Node {leaf} ends its chain, so there is nothing to expand: it is "
-                     "evaluated again as it is.").format(leaf=sim.leaf)
+            return _("{leaf} ends its chain, so there is nothing to expand: it is "
+                     "evaluated again as it is.").format(leaf=name(sim.leaf))
         return ngettext(
-            "Sample {k} next steps of node {leaf} in one model call: {new} new child, "
+            "Sample {k} next steps after {leaf} in one model call: {new} new child, "
             "identical samples merged.",
-            "Sample {k} next steps of node {leaf} in one model call: {new} new children, "
+            "Sample {k} next steps after {leaf} in one model call: {new} new children, "
             "identical samples merged.", len(sim.expansion_new)).format(
-            k=len(sim.expansion), leaf=sim.leaf, new=len(sim.expansion_new))
+            k=len(sim.expansion), leaf=name(sim.leaf), new=len(sim.expansion_new))
     if phase == "rollout":
         if not sim.rollout:
-            return _("Node {node} already ends its chain: the scorer values it as it is "
-                     "({value}).").format(node=sim.evaluated, value=f"{sim.value:.3f}")
+            return _("{node} already ends its chain: the scorer values it as it is "
+                     "({value}).").format(node=name(sim.evaluated), value=f"{sim.value:.3f}")
         return _("Roll the new step out to the end of its chain in one model call; the scorer "
-                 "values the finished chain at node {node}: {value}.").format(
-            node=sim.evaluated, value=f"{sim.value:.3f}")
+                 "values the finished chain at {node}: {value}.").format(
+            node=name(sim.evaluated), value=f"{sim.value:.3f}")
     if phase == "backpropagation":
-        return _("Add the value {value} to every node from the root to node {node}: each "
+        return _("Add the value {value} to every node from the root to {node}: each "
                  "visit count N grows by 1 and Q is the new mean.").format(
-            value=f"{sim.value:.3f}", node=sim.evaluated)
+            value=f"{sim.value:.3f}", node=name(sim.evaluated))
     raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
 
 

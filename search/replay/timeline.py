@@ -132,6 +132,36 @@ def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     return out
 
 
+STEP_NAME_CHARS = 30  # characters of a step's text a sentence quotes
+
+
+def step_name(tree: SearchTree, nid: int, chain: Optional[int] = None,
+              round_: Optional[int] = None) -> str:
+    """How a sentence names node ``nid`` for a reader (markdown): by its place and its text,
+    the id second, e.g. ``step 2 of chain 3: `8*7=56` (node #6)``, ``step 3: answer `62` (node
+    #9)`` (``chain`` None: no chain number, as in an MCTS tree, where a step belongs to many
+    chains; ``round_``: ``step 2 of round 1: ...``, the revision round whose chain it is on,
+    as the Step by step page numbers rounds), ``the problem`` for the root. The place is the step's depth (1 = first step after
+    the problem); the text is ``search.tree.node_label``'s, cut to STEP_NAME_CHARS characters,
+    in a code span (never markup: ``8*7`` is not italics)."""
+    from search.inputs.textcap import head
+    from search.tree import node_label
+    n = tree.nodes[nid]
+    if nid == 0:
+        return _("the problem")
+    text = " ".join(head(node_label(n), 4 * STEP_NAME_CHARS).split()).replace("`", "'")
+    if len(text) > STEP_NAME_CHARS:  # (bounded work on a 30 MB step: cut before splitting)
+        text = text[:STEP_NAME_CHARS - 1] + "…"
+    shown = (_("answer `{text}`") if n.terminal else "`{text}`").format(text=text)
+    if round_ is not None:
+        return _("step {d} of round {r}: {text} (node #{id})").format(d=n.depth, r=round_,
+                                                                     text=shown, id=nid)
+    if chain is None:
+        return _("step {d}: {text} (node #{id})").format(d=n.depth, text=shown, id=nid)
+    return _("step {d} of chain {c}: {text} (node #{id})").format(d=n.depth, c=chain,
+                                                                 text=shown, id=nid)
+
+
 def total_tokens(result: SearchResult) -> int:
     """Generated tokens at the end of the log (the budget slider's maximum)."""
     ev = result.tree.events

@@ -508,8 +508,9 @@ class FreeformTask(Task):
     model_name = ""
     alphabet = ""  # no character-level tokenizer: real models bring their own
     word_tokens = ()
-    example = ("A robe takes 2 bolts of blue fiber and half that much white fiber. "
-               "How many bolts in total does it take?")
+    # The default problem is the project's own (GSM8K is optional data): a built-in word
+    # problem kept out of the splits, with its gold (``word_problems.EXAMPLE``).
+    example = wp.EXAMPLE.text
     input_hint = N_("Type any question; the model's answer is read from \\boxed{...}, "
                     "'The answer is ...' or its last line.")
     train_recipe: dict = {}
@@ -709,6 +710,7 @@ class FreeformTask(Task):
         if self._words_known:
             return
         probs = [w.problem() for s in ("heldout", "validation") for w in wp.split_word_problems(s)]
+        probs.append(wp.EXAMPLE.problem())  # the default problem: judged on every machine
         with self._lock:
             for p in probs:
                 self._golds.setdefault(self.canonical_form(p.text), p.answer)

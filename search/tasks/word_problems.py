@@ -302,3 +302,11 @@ def train_problems(n: int, seed: int) -> list[WordProblem]:
     """``n`` training word problems, deterministic in ``seed`` (none in a fixed split)."""
     rng, excluded = random.Random(seed), excluded_from_training()
     return [draw_training(rng, excluded) for _ in range(n)]
+
+
+# The free-form task's default problem (the one its pages open with): a two-operation word
+# problem of these templates, written here and kept out of the validation and held-out splits
+# (tests/unit/test_word_problems.py checks both), so it is on every machine with its gold and
+# its steps, and a demo on it reports nothing about a split. Mia buys 3 boxes of stickers with
+# 8 in each box and gives 5 of them to Nora: 3 x 8 = 24, 24 - 5 = 19.
+EXAMPLE = WordProblem("packs_give", (3, 8, 5), person=1, friend=1, item=2)

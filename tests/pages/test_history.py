@@ -241,16 +241,18 @@ def test_a_tree_run_is_listed_on_the_history_page_and_opens_in_the_replay(tmp_pa
     table = at.dataframe[0].value
     assert list(table["id"]) == [rows[0].id] and list(table["answer"]) == [res.answer]
     assert at.selectbox(key="hist_pick").value == rows[0].id
-    # Open: the tree page shows the saved run in its replay, as a loaded file.
+    # Open: the tree page shows the saved run in its replay, captioned as opened from
+    # History with its row (before: "loaded from a file", which it was not)
     at.session_state["tree_result"] = None
     at.button(key="hist_open").click().run()
     assert not at.exception, at.exception
     assert [t.value for t in at.title] == ["Search tree"]
     shown = at.session_state["tree_result"]
     assert shown is not None and events_of(shown) == events_of(res)
-    assert at.session_state["tree_source"] == "file"
-    assert any("loaded from a file" in m.value for m in at.markdown), \
-        [m.value for m in at.markdown]
+    assert at.session_state["tree_source"] == "history"
+    lines = [m.value for m in at.markdown]
+    assert any(m.startswith(f"**opened from History (run #{rows[0].id})**") for m in lines), lines
+    assert not any("loaded from a file" in m for m in lines), lines
 
 
 def test_history_page_filters_and_deletes_with_a_confirm():
@@ -464,3 +466,34 @@ def test_runs_store_ids_and_pages_show_their_names(tmp_path, monkeypatch):
     en.text_input(key="hist_text").set_value("bundled").run()
     table = en.dataframe[0].value
     assert list(table["id"]) == [row.id] and list(table["model"]) == ["bundled"]
+
+
+def test_the_filters_follow_a_switch_of_language(tmp_path, monkeypatch):
+    """Before: after English -> 中文 -> English the filters still read （任意） and 自洽性: the
+    server sent the new option labels but not the current value, and the browser kept the label
+    it showed. Now each filter's value is sent with its options (``set_value``), worded in the
+    language now chosen, and the chosen filter survives the switch."""
+    import i18n
+    from streamlit.testing.v1 import AppTest
+    from tests.pages import page_helpers as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    rid = history.save(make_result("2+3*4"))
+    at = AppTest.from_file(tp.APP, default_timeout=120).switch_page("pages/history.py")
+    at.run()
+    with i18n.using("en"):
+        at.selectbox(key="hist_strategy").set_value("majority").run()
+
+    def shown():
+        return {k: (at.selectbox(key=k).proto.set_value, at.selectbox(key=k).proto.raw_value)
+                for k in ("hist_task", "hist_strategy", "hist_pick")}
+
+    want = {"en": {"hist_task": (True, "(any)"), "hist_strategy": (True, "self-consistency"),
+                   "hist_pick": (True, f"#{rid} · self-consistency · 2+3*4 → 14")},
+            "zh": {"hist_task": (True, "（任意）"), "hist_strategy": (True, "自洽性"),
+                   "hist_pick": (True, f"#{rid} · 自洽性 · 2+3*4 → 14")}}
+    for before, lang in (("en", "zh"), ("zh", "en")):
+        with i18n.using(before):
+            at.radio(key="w_lang").set_value(lang).run()
+        assert not at.exception, at.exception
+        assert shown() == want[lang], (lang, shown())
+        assert list(at.dataframe[0].value["id"]) == [rid]

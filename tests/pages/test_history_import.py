@@ -167,4 +167,4 @@ def test_history_page_imports_files_and_opens_an_old_one_in_the_replay(tmp_path,
     assert not at.exception, at.exception
     shown = at.session_state["tree_result"]
     assert shown.strategy == "mcts" and shown.answer == json.loads(mcts.read_text())["answer"]
-    assert any("loaded from a file" in m.value for m in at.markdown)
+    assert any(f"opened from History (run #{old.id})" in m.value for m in at.markdown)

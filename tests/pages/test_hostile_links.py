@@ -225,6 +225,36 @@ def test_every_ignored_link_value_is_said_in_one_line(page, query, key):
     assert not [x for x in warnings(at) if f"{key}={query[key]}" in x]
 
 
+@pytest.mark.parametrize("page, query, unknown", [
+    # Voting lab: its own key, another page's key, the sidebar's and Streamlit's pass
+    ("pages/voting_lab.py", {"foo": "1", "vl_p": "0.6", "ls_step": "2", "temperature": "0.5",
+                             "embed": "true"}, ["foo"]),
+    # Search tree: two unknown keys in one (plural) line; its own keys pass
+    (None, {"foo": "1", "dbg": "x", "problem": "8*7+6", "n": "4", "color": "run"},
+     ["foo", "dbg"]),
+])
+def test_an_unknown_link_key_is_said_in_one_line_and_dropped(page, query, unknown):
+    """Before: ``?foo=1`` was dropped in silence (only bad values of known keys were said)."""
+    from streamlit.testing.v1 import AppTest
+    from tests.pages.test_page_tree import APP
+    with bounded(120):
+        at = AppTest.from_file(APP, default_timeout=120)
+        if page:
+            at.switch_page(page)
+        for k, v in query.items():
+            at.query_params[k] = v
+        at.run()
+    assert not at.exception, at.exception
+    said = [x for x in warnings(at) if "no page of Thoughtscope reads" in x]
+    assert len(said) == 1, warnings(at)
+    assert all(f"`{k}={query[k]}`" in said[0] for k in unknown), said
+    assert not any(f"`{k}=" in said[0] for k in query if k not in unknown), said
+    assert said[0].endswith("this setting." if len(unknown) == 1 else "these settings."), said
+    assert not [k for k in unknown if k in at.query_params]  # a copied link does not carry it
+    at.run()  # said once, on the run that read the link
+    assert not [x for x in warnings(at) if "no page of Thoughtscope reads" in x]
+
+
 def test_an_over_long_problem_in_a_link_is_said():
     """Before: a 5,000-character ``problem=`` was replaced by the default with no line."""
     long = "1+" * 2500 + "1"

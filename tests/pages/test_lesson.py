@@ -391,6 +391,13 @@ def test_step7_two_students_predict_then_reveal_with_the_measured_totals():
     assert ("Your guess was right." if s["winner_at"][1] == "b" else "Your guess was wrong.") \
         in said
     assert f"about **{s['crossover']:,.0f}** queries" in page_text(at)
+    if s["lowered"]:  # B misses A (the shipped pools): before, "thinking at test time is
+        # cheaper" below the crossover, as if B matched A
+        said = page_text(at)
+        assert "Below that, thinking at test time is cheaper" not in said
+        assert f"but only for {pct(s['target'])} right, the most Student B reaches" in said
+        assert f"Student A gets **{pct(s['a']['accuracy'])}** at once" in said
+        assert "Student B misses A's accuracy" in said
 
 
 def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, bundled_policy):

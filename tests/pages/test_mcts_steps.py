@@ -83,6 +83,29 @@ def test_expansion_rollout_and_backprop_match_the_replay(run):
             assert s.after[nid][1] == s.before[nid][1] + 1
 
 
+def test_sentences_name_a_step_by_its_place_and_text_the_id_second(run):
+    """Before: "down to node 6", which readers could not find on the tree. Now every sentence
+    names the node by its depth and its text (an answer as "answer `62`"), id in brackets."""
+    from search.replay.mcts_steps import sentence
+    res, sims = run
+    seen = 0
+    for s in sims:
+        for phase, nid in (("selection", s.leaf), ("rollout", s.evaluated),
+                           ("backpropagation", s.evaluated)):
+            tree = replay(res, s.ends[phase])
+            said = sentence(s, phase, 1.0, tree)
+            if nid == 0:
+                assert "the problem" in said
+                continue
+            n = tree.nodes[nid]
+            text = n.answer if n.terminal else n.text
+            shown = f"answer `{text}`" if n.terminal else f"`{text}`"
+            assert f"step {n.depth}: {shown} (node #{nid})" in said, said
+            assert f" node {nid} " not in f" {said} ", said
+            seen += 1
+    assert seen >= len(sims)
+
+
 def test_numbers_beside_the_path_are_the_replayed_trees(run):
     """The tree's labels in selection (Q + bonus, N before the simulation) and in
     backpropagation (Q before -> after) are the replayed trees' values, 2 decimals."""

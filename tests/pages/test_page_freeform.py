@@ -163,13 +163,20 @@ def test_gsm8k_picker_and_jsonl_upload(stub_policy):
 
 
 @pytest.mark.parametrize("page", ["pages/scaling.py", "pages/temperature.py",
-                                  "pages/verifiers.py", "pages/voting_lab.py"])
+                                  "pages/verifiers.py", "pages/compare.py",
+                                  "pages/mcts_steps.py", "pages/voting_lab.py"])
 def test_other_pages_with_freeform_do_not_crash(page):
+    """A task without a bundled model is a normal state: one info line saying what to pick
+    (before, the pool pages showed it as a red error box), never an error."""
     at = new_app({"task": "freeform"})
     at.switch_page(page).run()
     assert not at.exception, at.exception
-    shown = texts(at.info) + texts(at.error)
-    assert all("\n" not in m.strip() for m in shown if "no bundled model" in m), shown
+    assert not [m for m in texts(at.error) if "no bundled model" in m], texts(at.error)
+    said = [m for m in texts(at.info) if "no bundled model" in m]
+    # (the Voting lab uses no model; Verifiers first says the task has no learned verifier)
+    if page not in ("pages/voting_lab.py", "pages/verifiers.py"):
+        assert said == ["The Free-form question task has no bundled model: pick a local model "
+                        "folder or a server under Model in the sidebar."], texts(at.info)
 
 
 @pytest.mark.parametrize("page", ["pages/scaling.py", "pages/temperature.py"])

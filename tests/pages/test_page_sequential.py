@@ -86,12 +86,34 @@ def test_step_by_step_walks_a_revise_run_round_by_round():
             assert not at.exception, at.exception
         assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
         said = " ".join(texts(at.markdown))
+        # a step is named by its place and text, the id second (before: "node #6" alone)
+        tree = res.tree
         if p == "verify" and rs[i].doubted is not None:
-            assert f"doubts node #{rs[i].doubted}" in said
-        if p == "cut" and rs[i].next_cut is not None:
-            assert f"**Cut** at node #{rs[i].next_cut}" in said
+            n = tree.nodes[rs[i].doubted]
+            assert (f"doubts step {n.depth} of round {rs[i].index}: `{n.text}` "
+                    f"(node #{n.id})**") in said, said
+        if p == "cut" and rs[i].next_cut == 0:
+            assert "**Cut** at the problem:" in said, said
+        elif p == "cut" and rs[i].next_cut is not None:
+            n = tree.nodes[rs[i].next_cut]
+            assert (f"**Cut** at step {n.depth} of round {rs[i].index}: `{n.text}` "
+                    f"(node #{n.id})") in said, said
     assert at.button(key="ms_step").disabled
     assert any(m.startswith(f"**Answer {res.answer}** (rule: ") for m in texts(at.markdown))
     at.button(key="ms_back").click().run()
     i, p = stops[-2]
     assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
+
+
+def test_budget_forcing_without_a_continuation_cue_says_why_nothing_was_forced():
+    """Before: the run said "0 forced continuations" and no reason. The arithmetic task's
+    bundled model has no continuation cue (only the self-correcting model has "Wait, ")."""
+    from search.tasks import get_task
+    assert get_task("arithmetic").continuation_cue == ""
+    at = new_app({"problem": "8*7+6"})
+    at.selectbox(key=w("strategy")).set_value("budget_forcing").run()
+    res = run_once(at, think=64)
+    assert res.strategy == "budget_forcing" and res.extra["forced"] == 0
+    why = [m for m in texts(at.info) if m.startswith("Nothing was forced")]
+    assert len(why) == 1 and "Arithmetic task has no continuation cue" in why[0], texts(at.info)
+    assert "\n" not in why[0]

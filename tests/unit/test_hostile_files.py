@@ -121,6 +121,13 @@ DAMAGED = [
     ("pruned root", lambda d: d["events"].append(
         {"type": "prune", "data": {"id": 0}, "compute": d["events"][-1]["compute"]}), "root"),
     ("capped garbage", lambda d: _set(d, "extra", {"capped": "yes"}), "capped"),
+    # the totals must be the log's last meter (good_run: 2 chains x (5 + 4) tokens = 18)
+    ("totals above the log", lambda d: _set(d["compute"], "generated_tokens", 1000),
+     "compute generated_tokens is 1000 but its events add up to 18"),
+    ("totals below the log", lambda d: _set(d["compute"], "model_calls", 1),
+     "compute model_calls is 1 but its events add up to 4"),
+    ("totals without a log", lambda d: _set(d, "events", []),
+     "compute generated_tokens is 18 but its events add up to 0"),
 ]
 
 
@@ -144,6 +151,18 @@ def test_the_good_run_loads_so_the_damaged_cases_test_only_their_damage(tmp_path
     res = caps.load_run(json.dumps(good_run()).encode())
     assert res.tree.n_steps == 4 and res.tree.path_to(4) == [3, 4]
     assert history.import_run(json.dumps(good_run()).encode(), path=tmp_path / "h")[1]
+
+
+@pytest.mark.parametrize("strategy", ["majority", "beam", "mcts", "tot", "dvts", "revise",
+                                      "budget_forcing"])
+def test_a_run_the_app_made_passes_the_totals_check(strategy):
+    """Round trip: every strategy's own result, saved by ``to_dict``, still loads (its totals
+    are its log's last meter), so the totals check refuses only files that were changed."""
+    from search.runtime.solve import solve
+    r = solve("8*7+6", strategy=strategy, seed=1)
+    assert r.compute.generated_tokens > 0
+    back = SearchResult.from_dict(json.loads(r.to_json()))
+    assert back.compute == r.compute and len(back.tree.events) == len(r.tree.events)
 
 
 def test_a_saved_row_damaged_on_disk_does_not_load_and_says_why(tmp_path):

@@ -274,3 +274,29 @@ def test_two_students_lower_the_target_to_what_the_less_trained_reach():
     assert st_["a"]["k"] == 1 and st_["a"]["accuracy"] == 0.6
     # a given target nobody else reaches: no students
     assert T.two_students(make_grid(acc, fl, [1e9, 1e10, 1e11], ks=[1, 2, 4]), 0.6) is None
+
+
+def test_student_labels_point_into_the_figure():
+    """At 1280 px the labels of marked points at the edge were cut ("A: trains, answers at once"
+    centred on the left-most point lost "A:"): a label now grows towards the middle of the
+    (log) x range and is not clipped at the axes."""
+    from viz.tradeoff import contour_figure, curves_figure, label_side
+    assert label_side(1e3, [1e3, 1e6, 1e9]) == "top right"
+    assert label_side(1e9, [1e3, 1e6, 1e9]) == "top left"
+    assert label_side(5.0, [5.0]) == "top center"
+    train = [1e11, 1e12, 1e13]
+    curves = [[(1e7, 0.1), (1e9, 0.3)], [(1e7, 0.2), (1e9, 0.5)], [(1e7, 0.4), (1e9, 0.7)]]
+    marks = {"a": {"inference": 1e7, "accuracy": 0.4, "train": 1e13, "label": "A"},
+             "b": {"inference": 1e9, "accuracy": 0.3, "train": 1e11, "label": "B"}}
+    fig = curves_figure(["x", "y", "z"], train, curves, 0.5, marks)
+    notes = {a.text: a for a in fig.layout.annotations if a.text in ("A", "B")}
+    # (annotations on a log axis are placed in log10 units)
+    assert (notes["A"].xanchor, notes["A"].x, notes["A"].y) == ("left", 7.0, 0.4)
+    assert (notes["B"].xanchor, notes["B"].x) == ("right", 9.0)
+    assert all(a.bgcolor and not a.showarrow for a in notes.values())
+    assert {t.name for t in fig.data if t.mode == "markers"} == {"A", "B"}
+    surface = np.full((3, 4), 0.5)
+    fig = contour_figure(train, [1e7, 1e8, 1e9, 1e10], surface, (), 0.5, marks)
+    notes = {a.text: a for a in fig.layout.annotations if a.text in ("A", "B")}
+    assert (notes["A"].xanchor, notes["A"].x, notes["A"].y) == ("right", 13.0, 7.0)
+    assert (notes["B"].xanchor, notes["B"].x, notes["B"].y) == ("left", 11.0, 9.0)

@@ -569,3 +569,22 @@ def test_a_shortened_step_keeps_its_round_and_forcing_marks_in_front():
     assert step_gist("第2轮 ▸ 31*6=186", 9).startswith("第2轮 ▸ ")
     assert step_gist("⏩ Wait, 8*7=56 so 56+6=62", 14) == "⏩ 56+6=62"
     assert step_gist("R1 ▸ 8*7=56", 20) == "R1 ▸ 8*7=56"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_colour_bar_is_at_least_as_long_as_its_title(lang):
+    """Lesson step 5 at 1280 px: the title "perfect process verifier: every step valid (1) or
+    not (0)" is centred over the bar, and the bar was 260/480 of the plot: the title ran off
+    the figure's left edge ("erfect ..."). The bar is now as long as its title, in pixels."""
+    import i18n
+    from viz.text import text_px
+    from viz.tree import tree_figure
+    res = run("majority", 4)
+    with i18n.using(lang):
+        d = valid(tree_figure(res.tree, color_by="checker",
+                              values={i: 1.0 for i in res.tree.nodes}))
+    bar = d["layout"]["coloraxis"]["colorbar"]
+    title = bar["title"]["text"]
+    assert bar["lenmode"] == "pixels" and bar["xanchor"] == "left" and bar["x"] == 0.0
+    assert bar["len"] >= text_px(title, bar["title"]["font"]["size"]) >= 0.55 * len(title) * 11
+    assert bar["len"] >= 260
