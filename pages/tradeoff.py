@@ -12,7 +12,8 @@ import streamlit as st
 
 from i18n import N_, _
 from ui import presenter
-from ui.common import UrlParam, bind, float_in, one_of, show_float, url_params, write_url
+from ui.page_frame import start_page
+from ui.settings import UrlParam, bind, float_in, one_of, show_float, write_url
 
 SCOPE = "tradeoff"
 LEVELS = ["all", "1", "2", "3", "4"]
@@ -66,7 +67,7 @@ except (FileNotFoundError, ValueError) as e:
 PARAMS = [UrlParam("tr_target", target0, float_in(0.05, 0.99), show_float),
           UrlParam("tr_level", "all", one_of(LEVELS)),
           UrlParam("tr_q", 1, lambda s: int(one_of([str(q) for q in Q_CHOICES])(s)))]
-url_params(SCOPE, PARAMS)
+start_page(SCOPE, PARAMS)
 ss = st.session_state
 c1, c2, c3 = st.columns([2, 1, 2])
 c1.slider(_("Target accuracy"), 0.05, 0.99, step=0.01, **bind("tr_target"),

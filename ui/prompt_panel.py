@@ -3,7 +3,7 @@ free-form task), the style (the model's validated default, zero-shot, few-shot w
 examples, or the user's own template), the token cap of one whole chain, and the exact prompt
 text that is sent, rendered with the model's chat template (``search.strategies.blocks
 .prompt_text``). Settings live in session state (``PROMPT_STYLE``, ``TEMPLATE``,
-``CHAIN_TOKENS``), drawn with ``ui.common.bind``.
+``CHAIN_TOKENS``), drawn with ``ui.settings.bind``.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Optional
 import streamlit as st
 
 from i18n import N_, _
-from ui.common import bind
+from ui.settings import bind
 
 PROMPT_STYLE, TEMPLATE, CHAIN_TOKENS = "prompt_style", "prompt_template", "chain_tokens"
 AUTO = "auto"  # the style validated for the picked model (search.models.catalog)

@@ -50,7 +50,7 @@ How a call travels::
   (a forward pass that fails fails the calls in that batch).
 * **Sessions never see each other's results**: each caller gets its own objects.
 
-Where it is used: the pages' model (``ui.common``: ``wrap_local`` of the loaded policy, so every
+Where it is used: the pages' model (``ui.model_loading``: ``wrap_local`` of the loaded policy, so every
 session's page script shares one worker) and the Search tree page's inference process, which
 runs ``THOUGHTSCOPE_WORKER_RUNS`` searches at once over one worker (``search.runtime.search_process.worker_runs``).
 ``benchmarks/load_test.py`` drives it with N sessions.
