@@ -13,8 +13,8 @@ from typing import Optional
 
 import streamlit as st
 
-from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES
-from search.strategies.mcts import MAX_C
+from search.strategies import (BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES,
+                               budget_range, ranges)
 from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
 from search.tasks import ProblemError, training_range_warning
 from search.tree import SearchResult
@@ -22,7 +22,7 @@ from i18n import N_, _
 from ui import model_loading, page_frame, presenter, settings, wording
 from ui.model_picker import pending_note
 from ui.prompt_panel import prompt_controls, prompt_settings, show_prompt
-from ui.settings import UrlParam, bind, float_in, int_in, one_of, show_float, text
+from ui.settings import UrlParam, bind, in_range, one_of, show_float, text
 from search.strategies import caps
 from search.runtime.search_process import RunSpec, start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
@@ -132,9 +132,9 @@ C_HELP = N_("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)
 PARAMS = [
     UrlParam("problem", None, text(settings.LINK_PROBLEM_CHARS)),
     UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
-    *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
+    *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], in_range(budget_range(s))) for s in PAGE_STRATEGIES],
     UrlParam("scorer", None, one_of(SCORER_LABELS)),
-    UrlParam("c", C_DEFAULT, float_in(0.0, MAX_C), show_float),
+    UrlParam("c", C_DEFAULT, in_range(ranges.C), show_float),
     UrlParam("color", "run", one_of(COLOURS)),
 ]
 
@@ -331,7 +331,8 @@ c5.selectbox(_("Colour nodes by"), TASK_COLOURS, **bind("color"),
                   "is valid), to see where the learned verifier disagrees. Scoring for the "
                   "colours is not charged to the run."))
 if strategy == "mcts":
-    c4.number_input(_("Exploration c"), 0.0, MAX_C, step=0.1, **bind("c"), help=_(C_HELP))
+    c4.number_input(_("Exploration c"), ranges.C.lo, ranges.C.hi, step=0.1, **bind("c"),
+                    help=_(C_HELP))
 settings.write_url(PARAMS, active=["problem", "strategy", knob]
                    + (["scorer"] if ss["scorer"] is not None else [])
                    + (["c"] if strategy == "mcts" else [])

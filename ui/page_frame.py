@@ -12,9 +12,10 @@ from typing import Any, Optional
 import streamlit as st
 
 from i18n import LANGUAGES, N_, _
+from search.strategies import ranges
 from ui.layout import compact
 from ui.model_loading import model_loaded, policy_or_none
-from ui.settings import (LANG, LANG_PARAMS, MAX_SEED, SAMPLING_PARAMS, SEED, TASK, TEMPERATURE,
+from ui.settings import (LANG, LANG_PARAMS, SAMPLING_PARAMS, SEED, TASK, TEMPERATURE,
                          TOP_P, UrlParam, bind, current_task, init_language, task_label,
                          task_params, url_params, write_url)
 from ui.wording import format_params, md, model_name
@@ -166,12 +167,13 @@ def sidebar(uses_model: bool = True):
         elif uses_model:
             slot.caption(_(LOADING))
         st.markdown("#### " + _("Sampling (all pages)"))
-        st.slider(_("Temperature"), 0.0, 1.5, step=0.05, **bind(TEMPERATURE),
+        st.slider(_("Temperature"), ranges.TEMPERATURE.lo, ranges.TEMPERATURE.hi, step=0.05,
+                  **bind(TEMPERATURE),
                   help=_("0 is greedy decoding; higher spreads the samples."))
-        st.slider("Top-p", 0.05, 1.0, step=0.05, **bind(TOP_P),
+        st.slider("Top-p", ranges.TOP_P.lo, ranges.TOP_P.hi, step=0.05, **bind(TOP_P),
                   help=_("Nucleus sampling: keep the smallest set of tokens whose probability "
                          "reaches p (1.0 keeps all)."))
-        st.number_input(_("Seed"), 0, MAX_SEED, step=1, **bind(SEED),
+        st.number_input(_("Seed"), ranges.SEED.lo, ranges.SEED.hi, step=1, **bind(SEED),
                         help=_("Same seed and settings give the same run."))
     write_url(LANG_PARAMS + SAMPLING_PARAMS + task_params())
     from ui.model_picker import write_url as write_model_url

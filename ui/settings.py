@@ -33,11 +33,12 @@ import streamlit as st
 
 import i18n
 from i18n import LANGUAGES, _
+from search.strategies import ranges
 from ui.wording import md
 
 TEMPERATURE, TOP_P, SEED = "temperature", "top_p", "seed"
 SAMPLING_DEFAULTS = {TEMPERATURE: 0.8, TOP_P: 1.0, SEED: 0}
-MAX_SEED = 2**31 - 1
+MAX_SEED = ranges.SEED.hi
 WIDGET_PREFIX = "w_"  # widget key of a setting: WIDGET_PREFIX + its key (see bind)
 
 # ------------------------------------------------------------------------------ language
@@ -116,6 +117,13 @@ def float_in(lo: float, hi: float) -> Callable[[str], float]:
             raise BadValue(_("{value} not in [{lo}, {hi}]").format(value=v, lo=lo, hi=hi))
         return v
     return parse
+
+
+def in_range(r: "ranges.Range") -> Callable[[str], Any]:
+    """The URL parser of a setting with one validated range (``search.strategies.ranges``:
+    ``int_in``/``float_in`` over its edges), so a link takes what the configs, the CLI and
+    the widgets take."""
+    return int_in(r.lo, r.hi) if r.integer else float_in(r.lo, r.hi)
 
 
 def one_of(choices: Iterable[str]) -> Callable[[str], str]:
@@ -202,7 +210,7 @@ def _commit(key: str) -> None:
 
 def bind(key: str) -> dict:
     """Keyword arguments (``key``, ``on_change``, ``args``) that draw a widget showing setting
-    ``key``: ``st.slider("Temperature", 0.0, 1.5, **bind("temperature"))``. Gives the widget the
+    ``key``: ``st.slider("Top-p", 0.05, 1.0, **bind("top_p"))``. Gives the widget the
     setting's current value (every draw, so the browser never falls back to the widget's
     default) and copies the user's edit back into ``st.session_state[key]``, which nothing
     else deletes. Call it where the widget is drawn, after any code that sets the value."""
@@ -266,9 +274,9 @@ def set_url(key: str, value: Optional[str]) -> None:
 
 # ---------------------------------------------------------------- sampling (the sidebar's)
 SAMPLING_PARAMS = [
-    UrlParam(TEMPERATURE, SAMPLING_DEFAULTS[TEMPERATURE], float_in(0.0, 1.5), show_float),
-    UrlParam(TOP_P, SAMPLING_DEFAULTS[TOP_P], float_in(0.05, 1.0), show_float),
-    UrlParam(SEED, SAMPLING_DEFAULTS[SEED], int_in(0, MAX_SEED)),
+    UrlParam(TEMPERATURE, SAMPLING_DEFAULTS[TEMPERATURE], in_range(ranges.TEMPERATURE), show_float),
+    UrlParam(TOP_P, SAMPLING_DEFAULTS[TOP_P], in_range(ranges.TOP_P), show_float),
+    UrlParam(SEED, SAMPLING_DEFAULTS[SEED], in_range(ranges.SEED)),
 ]
 
 

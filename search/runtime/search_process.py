@@ -64,7 +64,7 @@ from typing import Any, Callable, Optional
 from search.runtime.solve import solve
 from search.strategies import DEFAULTS, STRATEGIES, check_budget
 from search.strategies.blocks import Sampling
-from search.strategies.mcts import MAX_C
+from search.strategies import ranges
 from search.scoring import SCORERS
 from search.tasks import get_task
 from search.tree import Event, SearchResult, SearchTree
@@ -140,8 +140,8 @@ class RunSpec:
                  chain_tokens=self.chain_tokens)
         if self.scorer is not None and self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}")
-        if not 0 <= self.c <= MAX_C:
-            raise ValueError(f"exploration constant c must be in [0, {MAX_C:g}]")
+        ranges.C.check(self.c)
+        ranges.SEED.check(int(self.seed))
         return problem
 
     def settings(self) -> dict:

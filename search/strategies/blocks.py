@@ -14,6 +14,7 @@ from typing import Callable, Optional
 
 from search.models.base import Continuation, Policy
 from search.scoring import Scorer
+from search.strategies import ranges
 from search.tasks import Task, get_task
 from search.tree import SearchTree
 
@@ -45,9 +46,10 @@ def check_tree(tree: Optional[SearchTree], problem: str, task: Task) -> SearchTr
 
 @dataclass
 class Sampling:
-    """Sampling settings shared by all strategies. temperature in [0, 5] (0 = greedy; a
-    temperature too small to divide logits by samples as greedy, see ``HFPolicy._choose``),
-    top_p in (0, 1], seed any int. ``max_depth`` caps the number of steps in a chain (1..16).
+    """Sampling settings shared by all strategies. temperature in ``ranges.TEMPERATURE``
+    ([0, 2]; 0 = greedy; a temperature too small to divide logits by samples as greedy, see
+    ``HFPolicy._choose``), top_p in ``ranges.TOP_P`` ([0.05, 1]), seed any int (a run's
+    derived seeds exceed the range a person types, ``ranges.SEED``). ``max_depth`` caps the number of steps in a chain (1..16).
     ``chain_tokens``: the most tokens one whole chain may generate (1..8192; None: the task's
     ``chain_tokens``); a chain cut there ends with ``finish="length"`` and abstains unless it
     already answered. Raises ValueError (one line) for anything else, NaN and infinities
@@ -59,14 +61,8 @@ class Sampling:
     chain_tokens: Optional[int] = None
 
     def __post_init__(self):
-        try:
-            t, p = float(self.temperature), float(self.top_p)
-        except (TypeError, ValueError):
-            raise ValueError("temperature and top_p must be numbers") from None
-        if not (0 <= t <= 5):  # also rejects NaN
-            raise ValueError(f"temperature must be in [0, 5], got {self.temperature}")
-        if not (0 < p <= 1):
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        t = ranges.TEMPERATURE.check(self.temperature)  # NaN and infinities refused
+        p = ranges.TOP_P.check(self.top_p)
         if not (1 <= self.max_depth <= MAX_DEPTH_CAP):
             raise ValueError(f"max_depth must be in [1, {MAX_DEPTH_CAP}], got {self.max_depth}")
         if self.chain_tokens is not None and (

@@ -1,0 +1,51 @@
+"""One validated range per setting, on the real page (issue 21 item 3): the sidebar's widgets
+and the Search tree page's exploration-c widget have the bounds of ``search.strategies.ranges``,
+and a link's edge values are taken while values just outside are said and ignored, for the
+sidebar's settings, c and the MCTS budget (``tests/unit/test_setting_ranges.py`` holds the
+configs, the CLI and the parsers to the same ranges).
+
+Before: the sidebar's temperature slider and the URL stopped at 1.5 while ``Sampling`` and the
+CLI took up to 5, so ``temperature=2`` from a link was ignored though ``--temperature 2`` ran."""
+from __future__ import annotations
+
+import pytest
+
+from search.strategies import budget_range, ranges
+from tests.pages.page_helpers import model_env, navigation_only, new_app  # noqa: F401
+from ui.settings import widget_key as w
+
+SIMS = budget_range("mcts")
+
+
+def _ignored(at) -> list[str]:
+    return sorted(x.value.split("=")[0].split("`")[-1] for x in at.warning
+                  if "Ignored" in x.value)
+
+
+def test_widgets_have_the_ranges_bounds():
+    at = new_app({"strategy": "mcts"})
+    for key, r in (("temperature", ranges.TEMPERATURE), ("top_p", ranges.TOP_P)):
+        s = at.sidebar.slider(key=w(key))
+        assert (s.min, s.max) == (r.lo, r.hi), key
+    seed = at.sidebar.number_input(key=w("seed"))
+    assert (seed.min, seed.max) == (ranges.SEED.lo, ranges.SEED.hi)
+    c = at.number_input(key=w("c"))
+    assert (c.min, c.max) == (ranges.C.lo, ranges.C.hi)
+
+
+def test_links_take_the_edges_and_ignore_just_outside():
+    edges = {"temperature": "2", "top_p": "0.05", "seed": str(ranges.SEED.hi), "strategy": "mcts",
+             "c": "100", "sims": str(SIMS.hi)}
+    at = new_app(edges)
+    assert _ignored(at) == []
+    assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(ranges.TEMPERATURE.hi)
+    assert at.sidebar.slider(key=w("top_p")).value == pytest.approx(ranges.TOP_P.lo)
+    assert at.sidebar.number_input(key=w("seed")).value == ranges.SEED.hi
+    assert at.number_input(key=w("c")).value == pytest.approx(ranges.C.hi)
+    assert at.number_input(key=w("sims")).value == SIMS.hi
+
+    outside = {"temperature": "2.01", "top_p": "0.04", "seed": str(ranges.SEED.hi + 1),
+               "strategy": "mcts", "c": "100.01", "sims": str(SIMS.hi + 1)}
+    at = new_app(outside)
+    assert _ignored(at) == ["c", "seed", "sims", "temperature", "top_p"], [
+        x.value for x in at.warning]
