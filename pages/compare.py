@@ -56,7 +56,7 @@ TASK = current_task()
 if not ss["cmp_problem"]:
     ss["cmp_problem"] = TASK.example
 st.text_input(_("Problem"), **bind("cmp_problem"),
-              help=wording.sentence(_(TASK.input_hint)))
+              help=wording.as_sentence(_(TASK.input_hint)))
 cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
@@ -68,7 +68,7 @@ for i, col in enumerate(cols):
             continue
         hi = MAX_BUDGET[s]
         ss[f"cmp_b{i}"] = max(1, min(int(ss[f"cmp_b{i}"]), hi))
-        st.number_input(wording.sentence(_(BUDGET_KNOB[s]), stop=""), 1, hi,
+        st.number_input(wording.as_sentence(_(BUDGET_KNOB[s]), stop=""), 1, hi,
                         **bind(f"cmp_b{i}"))
         chosen.append((s, int(ss[f"cmp_b{i}"])))
 write_url(PARAMS)

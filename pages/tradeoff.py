@@ -37,7 +37,7 @@ def default_target():
     return d()
 
 
-def strategy_name(s: str) -> str:
+def strategy_label(s: str) -> str:
     return _(STRATEGY_NAMES.get(s, s))
 
 
@@ -46,7 +46,7 @@ def flops(v: float) -> str:
 
 
 def way_text(w: dict) -> str:
-    return _("checkpoint {c}, {s} of {k}").format(c=w["name"], s=strategy_name(w["strategy"]),
+    return _("checkpoint {c}, {s} of {k}").format(c=w["name"], s=strategy_label(w["strategy"]),
                                                   k=w["k"])
 
 
@@ -158,7 +158,7 @@ for s, name, t, one in zip(v["stops"], v["names"], v["train"], v["one_chain"]):
     w = next((w for w in v["ways"] if w["name"] == name), None)
     rows.append({_("checkpoint"): name, _("training FLOPs"): flops(t),
                  _("one chain"): f"{one:.1%}", _("best measured"): f"{s['best']:.1%}",
-                 _("gains stop at"): _("{s} of {k}").format(s=strategy_name(s["strategy"]),
+                 _("gains stop at"): _("{s} of {k}").format(s=strategy_label(s["strategy"]),
                                                             k=s["k"]),
                  _("to reach the target"): way_text(w) if w else "–"})
 st.table(pd.DataFrame(rows))

@@ -70,8 +70,6 @@ PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
 KNOB_HELP = {n: e.knob_help for n, e in REGISTRY.items()}  # {k}, {threshold}: DEFAULTS
-# The scorers offered, named as every page names them (ui.labels; prm_last is prm: not twice).
-SCORERS = {k: v for k, v in SCORER_LABELS.items() if k != "prm_last"}
 VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
 SCORER_HELP = N_(
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
@@ -271,7 +269,7 @@ row1 = box.columns([2.2, 1.9, 1.9, 0.8, 0.8] if SUGGESTED else [3.2, 1.9, 0.8, 0
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
 # A free-form question is a paragraph: a box of a few lines (Ctrl+Enter applies it).
 (row1[0].text_area if TASK.model_dir is None else row1[0].text_input)(
-    _("Problem"), **bind("problem"), help=wording.sentence(_(TASK.input_hint)),
+    _("Problem"), **bind("problem"), help=wording.as_sentence(_(TASK.input_hint)),
     **({"height": 100} if TASK.model_dir is None else {}))
 if SUGGESTED:  # shows the suggestion on show, or none when the problem is one's own
     try:
@@ -305,7 +303,7 @@ strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
                         format_func=lambda s: _(STRATEGY_LABELS[s]),
                         help=_(STRATEGY_HELP) + "  \n" + _(STRATEGY_HELP_SEQ))
 knob = KNOB_KEY[strategy]
-knob_label = wording.sentence(_(BUDGET_KNOB[strategy]), stop="")
+knob_label = wording.as_sentence(_(BUDGET_KNOB[strategy]), stop="")
 over = int(ss[knob]) > MAX_BUDGET[strategy]  # typed past the largest: said, then set to it
 if over:  # (no max on the widget: the browser would keep the typed value to itself, unsaid)
     ss[knob] = MAX_BUDGET[strategy]

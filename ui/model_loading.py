@@ -16,7 +16,7 @@ import streamlit as st
 
 from i18n import N_, _
 from ui.settings import TASK_DEFAULT, current_task
-from ui.wording import one_line
+from ui.wording import error_line
 
 # --------------------------------------------------------------------------------- model
 # The model the pages use: a ``search.models.backends.ModelSpec`` in st.session_state[MODEL_SPEC]
@@ -140,11 +140,11 @@ def policy_or_none(task: Optional[str] = None) -> tuple[Any, Optional[str]]:
     try:
         return get_policy(task), None
     except BackendSettingsError as e:
-        return None, one_line(e)
+        return None, error_line(e)
     except Exception as e:  # a missing/broken model folder must not take the app down
         if model_spec().backend != "bundled":
                 return None, _("The model {model} could not be loaded: {error}").format(
-                model=model_spec().label(), error=f"{type(e).__name__}: {one_line(e)}")
+                model=model_spec().label(), error=f"{type(e).__name__}: {error_line(e)}")
         from search.models.hf import default_model_path
         env = f"THOUGHTSCOPE_MODEL_{task.upper()}"
         return None, _("No model could be loaded from {path} ({error}). Train it with "

@@ -33,7 +33,7 @@ from i18n import N_, _
 from ui import model_loading, settings, wording
 from ui.model_loading import MODEL_SPEC
 from ui.settings import bind, one_of, set_url, text
-from ui.wording import one_line
+from ui.wording import error_line
 
 CHOICE, FOLDER, BASE_URL, SERVED, KEY_ENV = ("model_choice", "model_folder", "model_base_url",
                                              "model_served", "model_key_env")
@@ -92,9 +92,9 @@ def apply(spec) -> Optional[str]:
         if spec.backend != "bundled":  # the bundled model loads when a page needs it
             model_loading.load_spec(spec, settings.current_task().name)
     except BackendSettingsError as e:
-        return one_line(e)
+        return error_line(e)
     except Exception as e:  # noqa: BLE001 - any failure to load is a message, not a traceback
-        return f"{type(e).__name__}: {one_line(e)}"
+        return f"{type(e).__name__}: {error_line(e)}"
     st.session_state[MODEL_SPEC] = spec
     return None
 
@@ -167,7 +167,7 @@ def _from_url() -> None:
     ss[FROM_LINK] = True
 
 
-def write_url() -> None:
+def write_model_url() -> None:
     """The spec in use in the URL (nothing for the bundled model; never a key)."""
     spec = model_loading.model_spec()
     values = dict.fromkeys(URL_KEYS)

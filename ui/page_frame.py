@@ -176,7 +176,7 @@ def sidebar(uses_model: bool = True):
         st.number_input(_("Seed"), ranges.SEED.lo, ranges.SEED.hi, step=1, **bind(SEED),
                         help=_("Same seed and settings give the same run."))
     write_url(LANG_PARAMS + SAMPLING_PARAMS + task_params())
-    from ui.model_picker import write_url as write_model_url
+    from ui.model_picker import write_model_url
     write_model_url()
     return slot
 

@@ -21,7 +21,6 @@ from search.tasks import Problem
 from ui.model_loading import model_key, policy_or_none
 from ui.page_frame import start_page
 from ui.settings import UrlParam, bind, current_task, int_in, one_of
-from ui.wording import plural
 from ui.sampling import ProgressBar
 
 T = TypeVar("T")

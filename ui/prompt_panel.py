@@ -12,6 +12,7 @@ from typing import Optional
 import streamlit as st
 
 from i18n import N_, _
+from search.strategies.blocks import MAX_CHAIN_TOKENS
 from ui.settings import bind
 
 PROMPT_STYLE, TEMPLATE, CHAIN_TOKENS = "prompt_style", "prompt_template", "chain_tokens"
@@ -20,7 +21,6 @@ STYLE_LABELS = {AUTO: N_("The model's default"), "zero-shot": N_("Zero-shot (ins
                 "few-shot": N_("Few-shot (3 worked examples)"), "custom": N_("My own template")}
 DEFAULT_TEMPLATE = "{question}\n\nSolve it step by step. End with: The answer is N."
 DEFAULT_CHAIN_TOKENS = 512  # a page default: a real model's answer step comes well before it
-MAX_CHAIN_TOKENS = 8192
 
 
 def _defaults() -> dict:

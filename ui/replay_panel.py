@@ -38,7 +38,7 @@ from search.tree import SearchResult
 from search.voting import TIE_RULE
 from i18n import N_, _, ngettext
 from ui import presenter, settings
-from ui.wording import md, plural
+from ui.wording import md
 from ui.node_panel import NODE, edit_labels, node_panel
 from ui.labels import model_id, model_label, scorer_label
 from search.replay.timeline import (ReplayState, curve_missing, majority_curve, snap, state_at, unsolvable,

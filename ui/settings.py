@@ -220,11 +220,6 @@ def bind(key: str) -> dict:
     return {"key": widget_key(key), "on_change": _commit, "args": (key,)}
 
 
-def set_value(key: str, value: Any) -> None:
-    """Set a setting from code (a button's callback, a clamp): the widget shows it when drawn."""
-    st.session_state[key] = value
-
-
 def url_params(scope: str, params: list[UrlParam]) -> None:
     """Put every param's value in session state before its widget is drawn: from the URL on
     the session's first run of ``scope`` (a page), else the value it already has, else the

@@ -1,9 +1,9 @@
-"""Words on a page: markdown-safe text (``md``), plurals, sentences, model names and
+"""Words on a page: markdown-safe text (``md``), sentences, model names and
 parameter counts, an exception as one line (no Streamlit; the leaf of ``ui/``)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from i18n import _
 
@@ -30,12 +30,6 @@ def md(value: Any) -> str:
     return "".join(out)
 
 
-def plural(n: float, word: str, many: Optional[str] = None) -> str:
-    """``word`` as it goes after the number ``n``: "1 node", "2 nodes" (``many`` for
-    irregular plurals)."""
-    return word if n == 1 else (many or word + "s")
-
-
 BUNDLED_SUFFIX = " (bundled)"  # search.models.hf names the task's own model "<name> (bundled)"
 
 
@@ -48,7 +42,7 @@ def model_name(policy) -> str:
     return name
 
 
-def sentence(text: str, stop: str = ".") -> str:
+def as_sentence(text: str, stop: str = ".") -> str:
     """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
     from a lower-case phrase; a Chinese phrase is left as it is)."""
     end = "" if text.endswith((".", "。", stop)) else stop
@@ -59,7 +53,7 @@ def format_params(n: int) -> str:
     return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n:,}"
 
 
-def one_line(e: BaseException) -> str:
+def error_line(e: BaseException) -> str:
     """An exception as one line for a person: its message's first line (the type's name when
     it has none)."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]

@@ -93,7 +93,7 @@ def strategy_knobs(a) -> dict:
     return knobs
 
 
-def model_spec(a):
+def spec_from_flags(a):
     """The ModelSpec the --backend/--model/--base-url/--api-key-env flags name (checked)."""
     from search.models.backends import ModelSpec
     if a.backend == "bundled" and a.model:
@@ -121,7 +121,7 @@ def _capped(r) -> "str | None":
     return message(r.extra["capped"]) if r.extra.get("capped") else None
 
 
-def run_task(a):
+def task_from_flags(a):
     """The Task a command line names: the registry's, or for --prompt-style/--template a
     free-form task of that style (UsageError for those flags with another task, or a bad
     template)."""
@@ -144,8 +144,8 @@ def cmd_solve(a) -> dict:
     from search.strategies import check_scorer
     from search.strategies.blocks import prompt_style, prompt_text
     knobs = strategy_knobs(a)
-    spec = model_spec(a)
-    task = run_task(a)
+    spec = spec_from_flags(a)
+    task = task_from_flags(a)
     problem = task.canonical(a.problem)  # bad input fails before a model is loaded
     check_scorer(a.scorer, a.task)  # before loading a model: a missing verifier fails fast
     warning = (training_range_warning(get_task(a.task), problem)
@@ -258,7 +258,7 @@ def cmd_curve(a) -> dict:
         raise UsageError(f"--problems must be in [1, {size}] for the {task.name} {a.split} split")
     problems = task.set_split(a.problem_set, a.split, a.problems)
     from search.models.backends import load_policy
-    spec = model_spec(a)
+    spec = spec_from_flags(a)
     policy = load_policy(spec, task)
     t0 = time.perf_counter()
     rows = []
