@@ -16,9 +16,9 @@ import streamlit as st
 
 from i18n import _
 
-from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
+from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES, budget_range
 from ui import model_loading, page_frame, presenter, session_caps, settings, wording
-from ui.settings import UrlParam, bind, current_task, int_in, one_of, write_url
+from ui.settings import UrlParam, bind, current_task, in_range, int_in, one_of, write_url
 from ui.wording import md
 from search.replay.timeline import equal_budget, state_at, tally_view, total_tokens
 from viz.tree import tree_figure
@@ -37,9 +37,12 @@ def _label(s: str) -> str:
 
 
 PARAMS = [UrlParam("cmp_problem", "", settings.text(settings.LINK_PROBLEM_CHARS))]
+# A slot's budget is parsed before its strategy is known: the widest budget range of them all
+# (search.strategies.budget_range), then held to the slot's strategy's maximum below.
+WIDEST = max((budget_range(s) for s in STRATEGIES), key=lambda r: r.hi)
 for i in range(SLOTS):
     PARAMS += [UrlParam(f"cmp_s{i}", FIRST[i], one_of(PICKS)),
-               UrlParam(f"cmp_b{i}", DEFAULTS[FIRST[i]]["budget"], int_in(1, 1024))]
+               UrlParam(f"cmp_b{i}", DEFAULTS[FIRST[i]]["budget"], in_range(WIDEST))]
 SPLITS = ("validation", "heldout")
 MAX_SET = 100
 PARAMS += [UrlParam("cmp_split", "validation", one_of(SPLITS)),

@@ -49,3 +49,20 @@ def test_links_take_the_edges_and_ignore_just_outside():
     at = new_app(outside)
     assert _ignored(at) == ["c", "seed", "sims", "temperature", "top_p"], [
         x.value for x in at.warning]
+
+
+def test_compare_link_takes_the_largest_budget_its_strategy_allows():
+    """Before: every Compare slot's budget link stopped at 1024, so budget forcing's 2048
+    thinking tokens (its widget's and its config's maximum) were ignored from a link."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.page_helpers import APP
+    top = budget_range("budget_forcing").hi
+    assert top > 1024
+    at = AppTest.from_file(APP, default_timeout=120).switch_page("pages/compare.py")
+    for k, v in {"cmp_problem": "8*7+6", "cmp_s0": "budget_forcing", "cmp_b0": str(top)}.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    assert _ignored(at) == []
+    assert at.number_input(key=w("cmp_b0")).value == top
