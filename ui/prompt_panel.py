@@ -12,7 +12,7 @@ from typing import Optional
 import streamlit as st
 
 from i18n import N_, _
-from search.strategies.blocks import MAX_CHAIN_TOKENS
+from search.strategies import ranges
 from ui.settings import bind
 
 PROMPT_STYLE, TEMPLATE, CHAIN_TOKENS = "prompt_style", "prompt_template", "chain_tokens"
@@ -54,7 +54,8 @@ def prompt_controls(task, disabled: bool = False) -> None:
                         "in the task's step format (blank-line steps ending 'The answer is "
                         "N.'); the model's default was chosen on the validation split of the "
                         "built-in word problems."))
-    c2.number_input(_("Token cap per chain"), 16, MAX_CHAIN_TOKENS, step=64, disabled=disabled,
+    c2.number_input(_("Token cap per chain"), ranges.CHAIN_TOKENS.lo, ranges.CHAIN_TOKENS.hi,
+                    step=64, disabled=disabled,
                     **bind(CHAIN_TOKENS),
                     help=_("The most tokens one chain may generate. A chain also ends at its "
                            "first answer step, so a base model costs what an instruct model "

@@ -496,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(--template); default: the style validated for the model")
     common.add_argument("--template", default=None,
                         help="your prompt template for --prompt-style custom, with {question}")
-    common.add_argument("--chain-tokens", type=int, default=None,
+    common.add_argument("--chain-tokens", type=ranges.CHAIN_TOKENS.cli, default=None,
                         help="the most tokens one whole chain may generate (default: the "
                              "task's)")
     common.add_argument("--json", action="store_true")

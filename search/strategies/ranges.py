@@ -1,7 +1,7 @@
 """The one validated range of every numeric search setting (issue 21 item 3).
 
 Each setting a person can type (the sidebar's temperature, top-p and seed, MCTS's exploration
-constant c) has one ``Range`` here, and every place that takes it reads that range: the
+constant c, the token cap per chain) has one ``Range`` here, and every place that takes it reads that range: the
 strategy configs (``Sampling``, ``MCTSConfig``, ``RunSpec.check``), the CLI's argparse types
 (``Range.cli``), the URL parsers and the widgets' bounds (``ui.settings.in_range``, the
 sidebar and the Search tree page). A strategy's budget has its range in the registry
@@ -91,4 +91,7 @@ C = Range("c", 0.0, 100.0, label="exploration constant c")
 """MCTS's UCT exploration constant c in Q + c * sqrt(ln N(parent) / N(child)) (Kocsis and
 Szepesvari 2006)."""
 
-RANGES = {r.name: r for r in (TEMPERATURE, TOP_P, SEED, C)}
+CHAIN_TOKENS = Range("chain_tokens", 16, 8192, integer=True, label="the token cap per chain")
+"""The most tokens one whole chain may generate, when a person sets it (None: the task's)."""
+
+RANGES = {r.name: r for r in (TEMPERATURE, TOP_P, SEED, C, CHAIN_TOKENS)}

@@ -66,3 +66,10 @@ def test_compare_link_takes_the_largest_budget_its_strategy_allows():
     assert not at.exception, at.exception
     assert _ignored(at) == []
     assert at.number_input(key=w("cmp_b0")).value == top
+
+
+def test_the_token_cap_widget_has_the_ranges_bounds():
+    """Before: the widget took 16..8192 while Sampling took 1..8192 and the CLI any int."""
+    at = new_app({"task": "freeform"})
+    cap = at.number_input(key=w("chain_tokens"))
+    assert (cap.min, cap.max) == (ranges.CHAIN_TOKENS.lo, ranges.CHAIN_TOKENS.hi)
