@@ -37,7 +37,7 @@ from search.models.hf import load_bundled  # noqa: E402
 from search.runtime.solve import solve  # noqa: E402
 from search.tasks import get_task  # noqa: E402
 
-PAGE_SAMPLING = {"temperature": 0.8, "top_p": 1.0, "seed": 0}  # ui.common.SAMPLING_DEFAULTS
+PAGE_SAMPLING = {"temperature": 0.8, "top_p": 1.0, "seed": 0}  # ui.settings.SAMPLING_DEFAULTS
 
 
 def tree_shape(result) -> dict:

@@ -16,9 +16,10 @@ import streamlit as st
 
 from i18n import _
 
-from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES
-from ui import common, presenter, session_caps
-from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
+from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES, budget_range
+from ui import model_loading, page_frame, presenter, session_caps, settings, wording
+from ui.settings import UrlParam, bind, current_task, in_range, int_in, one_of, write_url
+from ui.wording import md
 from search.replay.timeline import equal_budget, state_at, tally_view, total_tokens
 from viz.tree import tree_figure
 from ui.presenter import tally_figure  # presenter mode's style
@@ -35,10 +36,13 @@ def _label(s: str) -> str:
     return _("(none)") if s == NONE else re.split(r" \(|（", _(STRATEGIES[s]))[0]
 
 
-PARAMS = [UrlParam("cmp_problem", "", common.text(common.LINK_PROBLEM_CHARS))]
+PARAMS = [UrlParam("cmp_problem", "", settings.text(settings.LINK_PROBLEM_CHARS))]
+# A slot's budget is parsed before its strategy is known: the widest budget range of them all
+# (search.strategies.budget_range), then held to the slot's strategy's maximum below.
+WIDEST = max((budget_range(s) for s in STRATEGIES), key=lambda r: r.hi)
 for i in range(SLOTS):
     PARAMS += [UrlParam(f"cmp_s{i}", FIRST[i], one_of(PICKS)),
-               UrlParam(f"cmp_b{i}", DEFAULTS[FIRST[i]]["budget"], int_in(1, 1024))]
+               UrlParam(f"cmp_b{i}", DEFAULTS[FIRST[i]]["budget"], in_range(WIDEST))]
 SPLITS = ("validation", "heldout")
 MAX_SET = 100
 PARAMS += [UrlParam("cmp_split", "validation", one_of(SPLITS)),
@@ -49,13 +53,13 @@ st.title(_("Compare strategies at equal compute"))
 st.caption(_("Run up to three strategies on one problem; each is shown as it stood after the "
              "same number of generated tokens, so the comparison is at equal compute. Curves "
              "over many problems are on the Scaling page."))
-common.url_params(SCOPE, PARAMS)
+page_frame.start_page(SCOPE, PARAMS)
 ss = st.session_state
 TASK = current_task()
 if not ss["cmp_problem"]:
     ss["cmp_problem"] = TASK.example
 st.text_input(_("Problem"), **bind("cmp_problem"),
-              help=common.sentence(_(TASK.input_hint)))
+              help=wording.as_sentence(_(TASK.input_hint)))
 cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
@@ -67,15 +71,15 @@ for i, col in enumerate(cols):
             continue
         hi = MAX_BUDGET[s]
         ss[f"cmp_b{i}"] = max(1, min(int(ss[f"cmp_b{i}"]), hi))
-        st.number_input(common.sentence(_(BUDGET_KNOB[s]), stop=""), 1, hi,
+        st.number_input(wording.as_sentence(_(BUDGET_KNOB[s]), stop=""), 1, hi,
                         **bind(f"cmp_b{i}"))
         chosen.append((s, int(ss[f"cmp_b{i}"])))
 write_url(PARAMS)
 
-problem, policy = common.problem_and_policy(ss["cmp_problem"])
-sampling = common.sampling_settings()
+problem, policy = page_frame.problem_and_policy(ss["cmp_problem"])
+sampling = settings.sampling_settings()
 key = (TASK.name, problem, tuple(chosen), tuple(sorted(sampling.items())),
-       str(common.model_key(TASK.name)))
+       str(model_loading.model_key(TASK.name)))
 if st.button(_("Run all"), type="primary", disabled=problem is None or policy is None
              or not chosen, key="cmp_run"):
     from search.runtime.resume import solve_resilient

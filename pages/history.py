@@ -11,7 +11,8 @@ from i18n import _, ngettext
 from search.runtime import history
 from search.strategies import STRATEGIES
 from search.tasks import TASKS
-from ui.common import md, task_label
+from ui.settings import task_label
+from ui.wording import md
 from ui.history import PAGE_WAIT_S, import_panel, open_in_tree, retry_pending
 from ui.labels import model_label, models_matching
 

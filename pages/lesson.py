@@ -7,11 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import _
-from ui import common, lesson
+from ui import lesson, model_loading, page_frame, settings, wording
 
 PARAMS = lesson.params()
 PROBLEM_PX = 240  # the problem box's width (px): "5+(8-3)" and its arrow, a 20 px font
-common.url_params("lesson", PARAMS)
+page_frame.start_page("lesson", PARAMS)
 lesson.init_state()
 ss = st.session_state
 
@@ -37,7 +37,7 @@ SUGGESTED = {p.text: p for p in lesson.task().teaching_problems}
 # and a test's thread); what each one shows is in the help.
 own = lesson.own_problem(i)  # a step that runs its own problem shows it, not the teacher's
 if own is None:
-    top.selectbox(_("Problem"), lesson.lesson_problems(), **common.bind(lesson.PROBLEM),
+    top.selectbox(_("Problem"), lesson.lesson_problems(), **settings.bind(lesson.PROBLEM),
                   width=PROBLEM_PX,
                   help=_("Problems chosen on the validation split for what they show (step 6 "
                          "uses its own):") + "  \n" + "  \n".join(
@@ -45,11 +45,11 @@ if own is None:
 else:  # the teacher's choice (ss[PROBLEM], in the URL) is kept for the other steps
     top.selectbox(_("Problem"), [own], key="ls_own_problem", disabled=True, width=PROBLEM_PX)
     st.caption(_("Step {i} uses its own problem, {p}, not the one chosen for the other steps.")
-               .format(i=i, p=common.md(own)))
-common.write_url(PARAMS)
+               .format(i=i, p=wording.md(own)))
+settings.write_url(PARAMS)
 
-policy, error = common.policy_or_none(lesson.TASK_NAME)
+policy, error = model_loading.policy_or_none(lesson.TASK_NAME)
 if policy is None:
     st.error(error)
     st.stop()
-lesson.draw_step(i, policy, common.model_key(lesson.TASK_NAME), ss[lesson.PROBLEM])
+lesson.draw_step(i, policy, model_loading.model_key(lesson.TASK_NAME), ss[lesson.PROBLEM])

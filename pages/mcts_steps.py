@@ -12,8 +12,9 @@ from i18n import _
 from search.strategies import DEFAULTS
 from search.tree import SearchTree
 from search.replay import beam_steps
-from ui import common, presenter, revise_steps, session_caps
-from ui.common import UrlParam, bind, current_task, int_in, md, one_of, write_url
+from ui import model_loading, page_frame, presenter, revise_steps, session_caps, settings
+from ui.settings import UrlParam, bind, current_task, int_in, one_of, write_url
+from ui.wording import md
 from search.replay.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
                            positions, scorer_note, sentence, simulations, table_frame, uct_c)
 from viz.tree import tree_figure, tree_height
@@ -27,7 +28,7 @@ REV_RUN = "ms_rev_run"  # (settings key, result, rounds) of the last revise run
 REV_POS = "ms_rev_pos"
 STRATEGIES = ("mcts", "beam", "revise")
 PARAMS = [UrlParam("ms_strategy", "mcts", one_of(STRATEGIES)),
-          UrlParam("ms_problem", "", common.text(common.LINK_PROBLEM_CHARS)),
+          UrlParam("ms_problem", "", settings.text(settings.LINK_PROBLEM_CHARS)),
           UrlParam("ms_sims", DEFAULTS["mcts"]["budget"], int_in(1, 64)),
           UrlParam("ms_width", DEFAULTS["beam"]["budget"], int_in(1, 16)),
           UrlParam("ms_rounds", DEFAULTS["revise"]["budget"], int_in(1, 16))]
@@ -45,7 +46,7 @@ ss = st.session_state
 if f"_url_loaded_{SCOPE}" not in ss:  # a link's place: every value it cannot use is said
     raw_run = st.query_params.get(LINK_RUN)
     if raw_run is not None and raw_run != "1":
-        common.say_ignored(LINK_RUN, raw_run, common.BadValue(_("not 1")))
+        settings.say_ignored(LINK_RUN, raw_run, settings.BadValue(_("not 1")))
     elif raw_run == "1":
         raw_sim = st.query_params.get(LINK_SIM, "1")
         try:
@@ -53,11 +54,11 @@ if f"_url_loaded_{SCOPE}" not in ss:  # a link's place: every value it cannot us
             if sim < 1:
                 raise ValueError(raw_sim)
         except ValueError:
-            common.say_ignored(LINK_SIM, raw_sim,
-                               common.BadValue(_("not a whole number of 1 or more")), using=1)
+            settings.say_ignored(LINK_SIM, raw_sim,
+                                 settings.BadValue(_("not a whole number of 1 or more")), using=1)
             sim = 1
         ss[LINK_PENDING] = (sim, str(st.query_params.get(LINK_PHASE, "")))
-common.url_params(SCOPE, PARAMS)
+page_frame.start_page(SCOPE, PARAMS)
 TASK = current_task()
 if not ss["ms_problem"]:
     ss["ms_problem"] = TASK.example
@@ -87,11 +88,11 @@ with presenter.controls(_("Problem and settings")):
                      "log; the model is called only by Run."))
 write_url(PARAMS)
 
-problem, policy = common.problem_and_policy(ss["ms_problem"])
-sampling = common.sampling_settings()
+problem, policy = page_frame.problem_and_policy(ss["ms_problem"])
+sampling = settings.sampling_settings()
 size = int(ss["ms_rounds"] if REVISE else ss["ms_width"] if BEAM else ss["ms_sims"])
 key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items())),
-       str(common.model_key(TASK.name)))
+       str(model_loading.model_key(TASK.name)))
 run_key, pos_key = (REV_RUN, REV_POS) if REVISE else (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
 b0, b1, b2, b4, b3, where = st.columns([1, 1, 1, 1.7, 1.4, 3.4], vertical_alignment="center")
 clicked = b0.button(_("Run"), type="primary", disabled=problem is None or policy is None,
@@ -121,7 +122,7 @@ session_caps.show_note()
 stored = ss.get(run_key)
 if stored is None or stored[0] != key:
     for k in (LINK_RUN, LINK_SIM, LINK_PHASE):  # nothing shown: the link says nothing more
-        common.set_url(k, None)
+        settings.set_url(k, None)
     st.info(_("Press **Run** to run the search once; then step through it."))
     st.stop()
 _key, res, parts = stored
@@ -133,13 +134,13 @@ if not stops:
 if LINK_PENDING in ss:  # the place a link asked for: that phase, else its simulation's first
     sim_no, phase_name = ss.pop(LINK_PENDING)
     if not any(i == sim_no - 1 for i, _ph in stops):
-        common.say_ignored(LINK_SIM, sim_no, common.BadValue(_("beyond this run's last step")),
-                           using=1)
+        settings.say_ignored(LINK_SIM, sim_no, settings.BadValue(_("beyond this run's last step")),
+                             using=1)
         sim_no, phase_name = 1, ""
     elif phase_name and not any(i == sim_no - 1 and ph == phase_name for i, ph in stops):
-        common.say_ignored(LINK_PHASE, phase_name,
-                           common.BadValue(_("not a phase of this step")),
-                           using=_("its first phase"))
+        settings.say_ignored(LINK_PHASE, phase_name,
+                             settings.BadValue(_("not a phase of this step")),
+                             using=_("its first phase"))
     ss[pos_key] = next((k for k, (i, ph) in enumerate(stops) if i == sim_no - 1
                         and ph == phase_name),
                        next((k for k, (i, _ph) in enumerate(stops) if i == sim_no - 1), 0))
@@ -181,9 +182,9 @@ b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
           disabled=pos == len(stops) - 1)
 
 i, phase = stops[pos]
-common.set_url(LINK_RUN, "1")
-common.set_url(LINK_SIM, str(i + 1))
-common.set_url(LINK_PHASE, str(phase))
+settings.set_url(LINK_RUN, "1")
+settings.set_url(LINK_SIM, str(i + 1))
+settings.set_url(LINK_PHASE, str(phase))
 style = presenter.style()
 fig_width = FIG_WIDTH_PRESENTER if presenter.on() else FIG_WIDTH
 last = pos == len(stops) - 1

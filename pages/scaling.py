@@ -28,8 +28,9 @@ from search.strategies import DEFAULTS, STRATEGIES
 from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
                            mean_chain_tokens, measured_series, verifier_readings)
 from ui import presenter
-from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
-                       sampling_settings, write_url)
+from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, sampling_settings,
+                         write_url)
+from ui.wording import model_name
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
                           sample_or_stop, scorer_key, setup, value_scorers, verifier_key,
                           verifier_kinds)

@@ -14,8 +14,9 @@ from i18n import N_, _, ngettext
 from search.analysis.pools import budgets_up_to
 from search.analysis.sweeps import answer_diversity, curve_rows, pool_series
 from ui import presenter
-from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
-                       sampling_settings, write_url)
+from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, sampling_settings,
+                         write_url)
+from ui.wording import model_name
 from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
                           sample_or_stop, setup)
 from ui.sampling import cached_pools

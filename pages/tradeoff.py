@@ -12,7 +12,8 @@ import streamlit as st
 
 from i18n import N_, _, ngettext
 from ui import presenter
-from ui.common import UrlParam, bind, float_in, one_of, show_float, url_params, write_url
+from ui.page_frame import start_page
+from ui.settings import UrlParam, bind, float_in, one_of, show_float, write_url
 
 SCOPE = "tradeoff"
 LEVELS = ["all", "1", "2", "3", "4"]
@@ -36,7 +37,7 @@ def default_target():
     return d()
 
 
-def strategy_name(s: str) -> str:
+def strategy_label(s: str) -> str:
     return _(STRATEGY_NAMES.get(s, s))
 
 
@@ -45,7 +46,7 @@ def flops(v: float) -> str:
 
 
 def way_text(w: dict) -> str:
-    return _("checkpoint {c}, {s} of {k}").format(c=w["name"], s=strategy_name(w["strategy"]),
+    return _("checkpoint {c}, {s} of {k}").format(c=w["name"], s=strategy_label(w["strategy"]),
                                                   k=w["k"])
 
 
@@ -66,7 +67,7 @@ except (FileNotFoundError, ValueError) as e:
 PARAMS = [UrlParam("tr_target", target0, float_in(0.05, 0.99), show_float),
           UrlParam("tr_level", "all", one_of(LEVELS)),
           UrlParam("tr_q", 1, lambda s: int(one_of([str(q) for q in Q_CHOICES])(s)))]
-url_params(SCOPE, PARAMS)
+start_page(SCOPE, PARAMS)
 ss = st.session_state
 c1, c2, c3 = st.columns([2, 1, 2])
 c1.slider(_("Target accuracy"), 0.05, 0.99, step=0.01, **bind("tr_target"),
@@ -178,7 +179,7 @@ for s, name, t, one in zip(v["stops"], v["names"], v["train"], v["one_chain"]):
     w = next((w for w in v["ways"] if w["name"] == name), None)
     rows.append({_("checkpoint"): name, _("training FLOPs"): flops(t),
                  _("one chain"): f"{one:.1%}", _("best measured"): f"{s['best']:.1%}",
-                 _("gains stop at"): _("{s} of {k}").format(s=strategy_name(s["strategy"]),
+                 _("gains stop at"): _("{s} of {k}").format(s=strategy_label(s["strategy"]),
                                                             k=s["k"]),
                  _("to reach the target"): way_text(w) if w else "–"})
 st.table(pd.DataFrame(rows))

@@ -13,16 +13,16 @@ from typing import Optional
 
 import streamlit as st
 
-from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES
-from search.strategies.mcts import MAX_C
+from search.strategies import (BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES,
+                               budget_range, ranges)
 from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
 from search.tasks import ProblemError, training_range_warning
 from search.tree import SearchResult
 from i18n import N_, _
-from ui import common, presenter
+from ui import model_loading, page_frame, presenter, settings, wording
 from ui.model_picker import pending_note
 from ui.prompt_panel import prompt_controls, prompt_settings, show_prompt
-from ui.common import UrlParam, bind, float_in, int_in, one_of, show_float, text
+from ui.settings import UrlParam, bind, in_range, one_of, show_float, text
 from search.strategies import caps
 from search.runtime.search_process import RunSpec, start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
@@ -70,8 +70,6 @@ PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
 KNOB_HELP = {n: e.knob_help for n, e in REGISTRY.items()}  # {k}, {threshold}: DEFAULTS
-# The scorers offered, named as every page names them (ui.labels; prm_last is prm: not twice).
-SCORERS = {k: v for k, v in SCORER_LABELS.items() if k != "prm_last"}
 VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
 SCORER_HELP = N_(
     "How a partial or finished chain is valued, from 0 (bad) to 1 (good). **Model confidence**: "
@@ -126,25 +124,25 @@ C_HELP = N_("Exploration constant c in UCT = Q + c·sqrt(ln N(parent) / N(child)
           "try less-visited steps more often.")
 
 
-# The problem's and the scorer's defaults depend on the task, known only once url_params has
+# The problem's and the scorer's defaults depend on the task, known only once start_page has
 # loaded the frame (on a deep link's first run it draws the sidebar, which reads task=): None
 # here, the task's own values just after.
 PARAMS = [
-    UrlParam("problem", None, text(common.LINK_PROBLEM_CHARS)),
+    UrlParam("problem", None, text(settings.LINK_PROBLEM_CHARS)),
     UrlParam("strategy", "majority", one_of(PAGE_STRATEGIES)),
-    *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], int_in(1, MAX_BUDGET[s])) for s in PAGE_STRATEGIES],
+    *[UrlParam(KNOB_KEY[s], KNOB_DEFAULT[s], in_range(budget_range(s))) for s in PAGE_STRATEGIES],
     UrlParam("scorer", None, one_of(SCORER_LABELS)),
-    UrlParam("c", C_DEFAULT, float_in(0.0, MAX_C), show_float),
+    UrlParam("c", C_DEFAULT, in_range(ranges.C), show_float),
     UrlParam("color", "run", one_of(COLOURS)),
 ]
 
 ss = st.session_state
 first_visit = "_url_loaded_tree" not in ss
-common.url_params("tree", PARAMS)
-TASK = common.current_task()
+page_frame.start_page("tree", PARAMS)
+TASK = settings.current_task()
 # What the picked model's backend supports: a server without token log-probabilities cannot
 # serve the confidence scorer (it would read 0 for every step), so it is not offered.
-CAPS = common.current_capabilities()
+CAPS = model_loading.current_capabilities()
 NO_LOGPROBS = CAPS is not None and not CAPS.logprobs
 TASK_SCORERS = [s for s in task_scorers(TASK) if not (NO_LOGPROBS and s == "confidence")]
 
@@ -162,9 +160,9 @@ if ss.get("scorer") is None:
     ss["scorer"] = page_default_scorer(TASK)
 if first_visit and "at" in st.query_params:
     try:
-        ss[PENDING_AT] = common.int_in(0, 10**12)(st.query_params["at"])
+        ss[PENDING_AT] = settings.int_in(0, 10**12)(st.query_params["at"])
     except ValueError as e:
-        common.say_ignored("at", st.query_params["at"], e)
+        settings.say_ignored("at", st.query_params["at"], e)
 
 run = ss.get(RUN)
 running = run is not None and not run.done
@@ -271,7 +269,7 @@ row1 = box.columns([2.2, 1.9, 1.9, 0.8, 0.8] if SUGGESTED else [3.2, 1.9, 0.8, 0
 # No max_chars: the browser would cut a longer paste silently; the parser says what is wrong.
 # A free-form question is a paragraph: a box of a few lines (Ctrl+Enter applies it).
 (row1[0].text_area if TASK.model_dir is None else row1[0].text_input)(
-    _("Problem"), **bind("problem"), help=common.sentence(_(TASK.input_hint)),
+    _("Problem"), **bind("problem"), help=wording.as_sentence(_(TASK.input_hint)),
     **({"height": 100} if TASK.model_dir is None else {}))
 if SUGGESTED:  # shows the suggestion on show, or none when the problem is one's own
     try:
@@ -305,7 +303,7 @@ strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
                         format_func=lambda s: _(STRATEGY_LABELS[s]),
                         help=_(STRATEGY_HELP) + "  \n" + _(STRATEGY_HELP_SEQ))
 knob = KNOB_KEY[strategy]
-knob_label = common.sentence(_(BUDGET_KNOB[strategy]), stop="")
+knob_label = wording.as_sentence(_(BUDGET_KNOB[strategy]), stop="")
 over = int(ss[knob]) > MAX_BUDGET[strategy]  # typed past the largest: said, then set to it
 if over:  # (no max on the widget: the browser would keep the typed value to itself, unsaid)
     ss[knob] = MAX_BUDGET[strategy]
@@ -331,11 +329,12 @@ c5.selectbox(_("Colour nodes by"), TASK_COLOURS, **bind("color"),
                   "is valid), to see where the learned verifier disagrees. Scoring for the "
                   "colours is not charged to the run."))
 if strategy == "mcts":
-    c4.number_input(_("Exploration c"), 0.0, MAX_C, step=0.1, **bind("c"), help=_(C_HELP))
-common.write_url(PARAMS, active=["problem", "strategy", knob]
-                 + (["scorer"] if ss["scorer"] is not None else [])
-                 + (["c"] if strategy == "mcts" else [])
-                 + (["color"] if ss["color"] != "run" else []))
+    c4.number_input(_("Exploration c"), ranges.C.lo, ranges.C.hi, step=0.1, **bind("c"),
+                    help=_(C_HELP))
+settings.write_url(PARAMS, active=["problem", "strategy", knob]
+                   + (["scorer"] if ss["scorer"] is not None else [])
+                   + (["c"] if strategy == "mcts" else [])
+                   + (["color"] if ss["color"] != "run" else []))
 if TASK.name == "freeform":
     from ui.problem_sets import problem_sets
     with box:
@@ -344,7 +343,7 @@ with box:
     prompt_controls(TASK, disabled=running)
 if parse_error:
     st.error(_("Cannot read the problem: {error}").format(error=_(parse_error)))
-elif problem is not None and common.model_spec().backend == "bundled":
+elif problem is not None and model_loading.model_spec().backend == "bundled":
     # Outside what the bundled model was trained on (issue 20 item 6): said, and it still runs.
     range_warning = training_range_warning(TASK, problem)
     if range_warning:
@@ -362,23 +361,23 @@ elif NO_LOGPROBS and strategy != "majority" and "confidence" in task_scorers(TAS
 
 # The model loads only now (cached after the first time): the controls above are already on
 # screen while a cold server imports torch and reads the weights.
-policy, model_error = common.policy_or_none()
+policy, model_error = model_loading.policy_or_none()
 if model_error:
-    (st.info if common.no_bundled_model() else st.error)(model_error)
+    (st.info if model_loading.no_bundled_model() else st.error)(model_error)
 elif pending_note() is not None:  # the sidebar shows a model that is not the one in use
-    st.warning(common.md(pending_note()), icon=":material/link_off:")
+    st.warning(wording.md(pending_note()), icon=":material/link_off:")
 
 
 show_prompt(TASK, problem, policy)
 
 
 def spec_now() -> RunSpec:
-    s = common.sampling_settings()
+    s = settings.sampling_settings()
     prompt = prompt_settings() if TASK.prompt_styles else {}
     return RunSpec(text=ss["problem"], strategy=strategy, budget=int(ss[knob]),
                    temperature=float(s["temperature"]), top_p=float(s["top_p"]),
                    seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", C_DEFAULT)),
-                   task=TASK.name, model=common.model_spec().to_dict(), **prompt)
+                   task=TASK.name, model=model_loading.model_spec().to_dict(), **prompt)
 
 
 def open_saved(spec: RunSpec) -> bool:
@@ -423,7 +422,7 @@ def launch() -> None:
         return
     ss[RUN] = run
     running = not run.done
-    common.set_url("run", "1")
+    settings.set_url("run", "1")
     # This script run drew Run enabled before the click was read, and while the run is live
     # only the live fragment reruns: draw the page again so Run shows disabled.
     st.rerun()
@@ -460,7 +459,7 @@ if run is not None and run.done and ss.get(ADOPTED) != run.run_id:
         save_finished(run.result, run.run_id)  # the run history (search.runtime.history), kept on
         set_result(run.result, "run")          # disk even when the session's limits refuse it
         if run.result.extra.get("halted"):  # the server failed: the sidebar must not say
-            common.forget_policy()         # "connected"; the next use connects anew
+            model_loading.forget_policy()         # "connected"; the next use connects anew
     elif run.events():
         set_result(run.partial_result(), "run")
 elif ss.get(PENDING):  # a run the history could not take yet (locked): try again, or say why
@@ -469,7 +468,7 @@ session_caps.show_note()  # runs released or refused to keep within the session'
 if run is not None and run.done and run.error and ss.get(ADOPTED) == run.run_id:
     st.error((_("The run failed: {error}. What it logged before failing is shown below.")
               if run.events() else _("The run failed: {error}. Nothing was sampled.")).format(
-                 error=common.md(run.error)))
+                 error=wording.md(run.error)))
 
 
 # ------------------------------------------------------------------------------ live view
@@ -501,7 +500,7 @@ if res is not None and not running and ss["color"] != "run":
         st.warning(_("Cannot colour by {label}: {error}").format(
             label=label, error=f"{type(e).__name__}: {e}"))
 if not running:  # the link says run=1 only when it makes the run shown
-    common.set_url("run", "1" if link_shows(res) else None)
+    settings.set_url("run", "1" if link_shows(res) else None)
 if res is not None and not running:
     replay_panel(res, ss.get(SOURCE, "run"), policy, colour, on_edit=adopt_edit)
 elif not running and problem is not None:
@@ -533,10 +532,10 @@ with st.expander(_("Export / import a run"), expanded=False):
             ss[UPLOAD_ERR] = str(e) or type(e).__name__
         else:
             if set_result(loaded, "file"):
-                common.set_url("run", None)
-                common.set_url("at", None)
+                settings.set_url("run", None)
+                settings.set_url("at", None)
                 st.rerun()
             session_caps.show_note()  # refused: the session's limits
     if up is not None and ss.get(UPLOAD_ERR):
         st.error(_("Could not load {name}: {error}").format(  # the error quotes the file
-            name=up.name, error=common.md(ss[UPLOAD_ERR])))
+            name=up.name, error=wording.md(ss[UPLOAD_ERR])))

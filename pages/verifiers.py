@@ -19,8 +19,8 @@ from search.models.value import roc_auc
 from search.models.verifier import AGGREGATIONS, aggregate, calibration
 from search.scoring import DEFAULT_PRM_AGGREGATION, has_learned_verifier
 from ui import presenter
-from ui.common import (UrlParam, bind, current_task, int_in, model_name, one_of, plural,
-                       sampling_settings, write_url)
+from ui.settings import UrlParam, bind, current_task, int_in, one_of, sampling_settings, write_url
+from ui.wording import model_name
 from ui.pool_page import model_or_stop, sample_or_stop, setup, verifier_key
 from ui.sampling import cached_scored_pools
 from ui.verifier_panel import flatten

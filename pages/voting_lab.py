@@ -12,8 +12,9 @@ import streamlit as st
 from i18n import N_, _
 from search.analysis.simulate import exact_majority_curve, monte_carlo_majority
 from ui import presenter
-from ui.common import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
-                       url_params, write_url)
+from ui.page_frame import start_page
+from ui.settings import (UrlParam, bind, float_in, int_in, one_of, sampling_settings, show_float,
+                         write_url)
 from viz.voting import INTERVAL_LABEL, mc_wilson, voting_figure
 
 SCOPE = "voting_lab"
@@ -65,7 +66,7 @@ st.markdown(_(
     "random). This is self-consistency (Wang et al. 2023) without a language model, and "
     "Condorcet's jury theorem when m = 1."))
 
-url_params(SCOPE, PARAMS)
+start_page(SCOPE, PARAMS)
 ss = st.session_state
 
 st.write(_("Presets:"))

@@ -250,14 +250,6 @@ class SearchTree:
                   correct=correct, kind=kind)
         return nid
 
-    def child_with_text(self, parent: int, text: str) -> Optional[int]:
-        """The first child of ``parent`` that is not pruned and whose text is ``text`` (None if
-        there is none)."""
-        for c in self.nodes[parent].children:
-            if self.nodes[c].text == text and not self.nodes[c].pruned:
-                return c
-        return None
-
     def same_step(self, parent: int, text: str, terminal: bool,
                   answer: Optional[str]) -> Optional[int]:
         """The child of ``parent`` that a new sample merges into: same text *and* same ending

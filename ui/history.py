@@ -114,7 +114,7 @@ def open_in_tree(result: SearchResult, run_id=None) -> None:
     settings in the page's boxes (``OPEN_SPEC``; the sampling settings in the sidebar), so
     Run and the page's link give this run; then switch to that page.
     ``run_id``: its saved row, which a person's edits then update (``save_edited``)."""
-    from ui import common, session_caps
+    from ui import session_caps, settings
     from ui.replay_panel import reset
     ss = st.session_state
     if not session_caps.admit("tree", [result]):  # over the session's limits: one line here
@@ -122,19 +122,19 @@ def open_in_tree(result: SearchResult, run_id=None) -> None:
         return
     if run_id is not None:
         ss[ROW] = (int(run_id), result.tree)
-    ss[common.TASK] = result.task
+    ss[settings.TASK] = result.task
     spec = result.config.get("run_spec")
     spec = dict(spec) if isinstance(spec, dict) else {"strategy": result.strategy}
     ss[OPEN_SPEC] = {**spec, "problem": result.problem}
-    for k in (common.TEMPERATURE, common.TOP_P, common.SEED):  # the sidebar's: set here,
+    for k in (settings.TEMPERATURE, settings.TOP_P, settings.SEED):  # the sidebar's: set here,
         if k in spec:                                           # before it is drawn
             ss[k] = spec[k]
     ss[TREE_RESULT] = result
     ss[TREE_SOURCE] = "history"  # captioned "opened from History (run #N)" (replay_panel.summary)
     ss[TREE_RESULT_SEQ] = ss.get(TREE_RESULT_SEQ, 0) + 1
     reset(result, None)
-    common.set_url("run", None)
-    common.set_url("at", None)
+    settings.set_url("run", None)
+    settings.set_url("at", None)
     st.switch_page(TREE_PAGE)
 
 
@@ -205,5 +205,5 @@ def import_panel() -> None:
 
 def md_line(text: str) -> str:
     """``text`` escaped for markdown, on one line."""
-    from ui.common import md
+    from ui.wording import md
     return md(" ".join(str(text).split()))

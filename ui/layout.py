@@ -3,7 +3,7 @@
 ``compact()`` trims the main column's padding (Streamlit's wide layout leaves 6rem above the
 title and 5rem at each side): on a 1280x720 projector that gives the content about 100 px more
 height and 80 px more width, and the page title is set smaller (about 30 px saved), so the Search tree page's tree starts within the first screen after
-a run. ``ui.common.page_config`` calls it in every script run, for every page (deep links
+a run. ``ui.page_frame.page_config`` calls it in every script run, for every page (deep links
 included). The style has no visible element:
 ``st.html`` sends a style-only body to the page's event container (no vertical space).
 """

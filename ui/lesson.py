@@ -48,8 +48,8 @@ import streamlit as st
 
 from i18n import N_, _, ngettext
 from search.strategies import DEFAULTS
-from ui import common, presenter
-from ui.common import UrlParam, int_in, one_of
+from ui import presenter, settings, wording
+from ui.settings import UrlParam, int_in, one_of
 
 TASK_NAME = "arithmetic"
 LESSON_SAMPLING = {"temperature": 0.8, "top_p": 1.0, "seed": 0}
@@ -148,7 +148,7 @@ def run(policy: Any, model: str, problem: str, strategy: str, budget: int,
     """``search.runtime.solve.solve`` of ``problem`` with ``strategy`` at ``budget`` (its other knobs
     at ``DEFAULTS``; ``scorer`` overrides the scorer), at the lesson's sampling settings
     (``temperature`` overrides: 0 is greedy), cached under ``model``
-    (``ui.common.model_key``)."""
+    (``ui.model_loading.model_key``)."""
     s = LESSON_SAMPLING
     return _run(policy, model, problem, strategy, int(budget),
                 float(s["temperature"] if temperature is None else temperature),
@@ -251,12 +251,12 @@ def try_it_target(step: str, problem: str, dial: int = 4,
     parameters). The values are the expert page's own settings (its ``UrlParam`` keys) plus the
     sidebar's task and sampling settings, so that page shows what the lesson showed."""
     s = LESSON_SAMPLING
-    sidebar = {common.TASK: TASK_NAME, common.TEMPERATURE: s["temperature"],
-               common.TOP_P: s["top_p"], common.SEED: s["seed"]}
+    sidebar = {settings.TASK: TASK_NAME, settings.TEMPERATURE: s["temperature"],
+               settings.TOP_P: s["top_p"], settings.SEED: s["seed"]}
     tree = {"problem": problem, "strategy": "majority", "n": CHAINS}
     if step == "answer":
         tree["n"] = 1
-        sidebar[common.TEMPERATURE] = 0.0
+        sidebar[settings.TEMPERATURE] = 0.0
     elif step == "tree":
         tree = {"problem": problem, "strategy": search, "scorer": "confidence"}
         if search == "mcts":
@@ -283,10 +283,10 @@ def try_it_target(step: str, problem: str, dial: int = 4,
                  for k, v in values.items()}
     else:
         page, values = TREE_PAGE, tree
-        query = {k: common.show_float(v) if isinstance(v, float) else str(v)
+        query = {k: settings.show_float(v) if isinstance(v, float) else str(v)
                  for k, v in values.items()}
     values = {**sidebar, **values}
-    query = {**{k: common.show_float(v) if isinstance(v, float) else str(v)
+    query = {**{k: settings.show_float(v) if isinstance(v, float) else str(v)
                 for k, v in sidebar.items()}, **query}
     return page, values, query
 
@@ -343,7 +343,7 @@ def step_answer(policy: Any, model: str, problem: str) -> None:
                                     height=tree_px(state.tree, 300)), key="ls_fig_answer")
     with right:
         st.markdown(_("**Problem** {p} · right answer **{g}**").format(
-            p=common.md(problem), g=common.md(res.gold)))
+            p=wording.md(problem), g=wording.md(res.gold)))
         st.markdown(_chain_text(state.tree, state.path))
         st.metric(_("Student A's answer"), state.answer or "–", _right_word(state.correct),
                   delta_color="normal" if state.correct else "inverse")
@@ -378,7 +378,7 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
                       "right **{one}** of the time. How often is the vote of {n} chains right?")
                     .format(p=HELDOUT_PROBLEMS, one=pct(one), n=CHAINS))
         g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
-        g1.slider(_("The class's guess (%)"), 0, 100, step=1, **common.bind(GUESS),
+        g1.slider(_("The class's guess (%)"), 0, 100, step=1, **settings.bind(GUESS),
                   disabled=bool(ss[REVEALED]))
         if not ss[REVEALED]:
             g2.button(_("Reveal"), key="ls_reveal", type="primary", width="stretch",
@@ -418,7 +418,7 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
     pools, _stats = heldout_pools(policy, model)
     tpc = mean_chain_tokens(pools)
     c1, c2 = st.columns([2, 3], vertical_alignment="center")
-    c1.select_slider(_("Budget: chains per problem"), DIAL_CHOICES, **common.bind(DIAL))
+    c1.select_slider(_("Budget: chains per problem"), DIAL_CHOICES, **settings.bind(DIAL))
     k = int(ss[DIAL])
     c2.markdown(_("At **{k}** chains per problem (about {t:,.0f} generated tokens): the vote is "
                   "right **{maj}**, and some chain is right (pass@{k}) **{pas}**.").format(
@@ -460,7 +460,7 @@ def step_tree(policy: Any, model: str, problem: str) -> None:
                   "step to try by UCT (value plus an exploration bonus); beam search keeps the "
                   "best few partial chains."))
     st.radio(_("Search"), list(SEARCHES), format_func=lambda s: _(SEARCHES[s]),
-             **common.bind(SEARCH), horizontal=True)
+             **settings.bind(SEARCH), horizontal=True)
     strategy = ss[SEARCH]
     budget = DEFAULTS[strategy]["budget"]
     res = run(policy, model, problem, strategy, budget)
@@ -520,7 +520,7 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
                 ok = is_right(TASK_NAME, res.problem, ans, res.gold)
                 st.markdown(_("The learned PRM likes best a chain that answers **{a}** (score "
                               "{s:.2f}): {verdict}.").format(
-                    a=common.md(ans), s=picks["prm"][best], verdict=_right_word(ok))
+                    a=wording.md(ans), s=picks["prm"][best], verdict=_right_word(ok))
                     + ("" if ok else " " + _("A learned verifier can be fooled; the exact "
                                              "check cannot, but few real tasks have one.")))
                 right = [picks["prm"][v["leaf"]] for v in tree.votes if v["answer"] is not None
@@ -553,15 +553,15 @@ def step_fails(policy: Any, model: str, problem: str) -> None:
     tally = state.votes.tally
     win = state.answer
     said = _("On **{p}** the vote of {n} chains says **{w}** ({wv:g} votes); the right answer "
-             "{g} has {gv:g}.").format(p=common.md(fp.text), n=CHAINS, w=common.md(win or "–"),
-                                       wv=tally.get(win, 0), g=common.md(res.gold),
+             "{g} has {gv:g}.").format(p=wording.md(fp.text), n=CHAINS, w=wording.md(win or "–"),
+                                       wv=tally.get(win, 0), g=wording.md(res.gold),
                                        gv=tally.get(res.gold, 0))
     if state.correct:
         said += " " + _("At these settings the vote is right here after all.")
     mcts = run(policy, model, fp.text, "mcts", DEFAULTS["mcts"]["budget"])
     from search.replay.timeline import is_right
     said += " " + _("MCTS on the same problem answers **{a}**: {verdict}.").format(
-        a=common.md(mcts.answer or "–"),
+        a=wording.md(mcts.answer or "–"),
         verdict=_right_word(None if mcts.answer is None else
                             is_right(TASK_NAME, fp.text, mcts.answer, res.gold)))
     st.markdown(said)
@@ -618,9 +618,9 @@ def step_students(policy: Any, model: str, problem: str) -> None:
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     opts = ["a", "b"]
     c1.radio(_("At 1 query"), opts, format_func=lambda k: names[k], horizontal=True,
-             **common.bind(GUESS_ONE), disabled=bool(ss[STUDENTS_REVEALED]))
+             **settings.bind(GUESS_ONE), disabled=bool(ss[STUDENTS_REVEALED]))
     c2.radio(_("At a million queries"), opts, format_func=lambda k: names[k], horizontal=True,
-             **common.bind(GUESS_MANY), disabled=bool(ss[STUDENTS_REVEALED]))
+             **settings.bind(GUESS_MANY), disabled=bool(ss[STUDENTS_REVEALED]))
     if not ss[STUDENTS_REVEALED]:
         c3.button(_("Reveal"), key="ls_students_reveal", type="primary", width="stretch",
                   on_click=lambda: ss.__setitem__(STUDENTS_REVEALED, True))
@@ -667,7 +667,7 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     longer = run(policy, model, problem, "revise", REVISE_ROUNDS, scorer="checker")
     wider = run(policy, model, problem, "majority", n)
     c1, c2 = st.columns(2)
-    c1.metric(_("Think longer on {p}").format(p=common.md(problem)), longer.answer or "–",
+    c1.metric(_("Think longer on {p}").format(p=wording.md(problem)), longer.answer or "–",
               _right_word(None if longer.answer is None else
                           is_right(TASK_NAME, longer.problem, longer.answer, longer.gold)),
               delta_color="off")
@@ -675,7 +675,7 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
                         "{k} chains in sequence, {t} generated tokens.",
                         longer.extra["rounds_used"]).format(
         k=longer.extra["rounds_used"], t=longer.compute.generated_tokens))
-    c2.metric(_("Think wider on {p}").format(p=common.md(problem)), wider.answer or "–",
+    c2.metric(_("Think wider on {p}").format(p=wording.md(problem)), wider.answer or "–",
               _right_word(None if wider.answer is None else
                           is_right(TASK_NAME, wider.problem, wider.answer, wider.gold)),
               delta_color="off")
@@ -686,7 +686,7 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
                   "often?").format(p=HELDOUT_PROBLEMS))
     g1, g2 = st.columns([3, 1], vertical_alignment="bottom")
     g1.radio(_("The class's guess"), list(names), format_func=lambda k: names[k],
-             horizontal=True, **common.bind(GUESS_WIDER), disabled=bool(ss[WIDER_REVEALED]))
+             horizontal=True, **settings.bind(GUESS_WIDER), disabled=bool(ss[WIDER_REVEALED]))
     if not ss[WIDER_REVEALED]:
         g2.button(_("Reveal"), key="ls_wider_reveal", type="primary", width="stretch",
                   on_click=lambda: ss.__setitem__(WIDER_REVEALED, True))
@@ -751,4 +751,4 @@ def draw_step(i: int, policy: Any, model: str, problem: str) -> None:
             DRAW[step.key](policy, model, problem)
     except Exception as e:  # a model or backend that cannot run a step: said, the lesson goes on
         st.error(_("This step could not run on the model in use: {error}").format(
-            error=common.md(f"{type(e).__name__}: {e}")))
+            error=wording.md(f"{type(e).__name__}: {e}")))

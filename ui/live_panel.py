@@ -12,7 +12,6 @@ import streamlit as st
 from search.strategies import STRATEGIES
 from i18n import _, ngettext
 from ui import presenter
-from ui.common import plural
 from search.runtime.search_process import LiveView
 from search.replay.timeline import task_marks
 from viz.tree import STRATEGY_COLOR, tree_figure

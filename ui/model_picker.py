@@ -2,11 +2,12 @@
 
 Three choices (``CHOICES``): the task's bundled model (the default), a local Hugging Face
 causal LM folder, or an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp,
-transformers serve). The typed settings are session settings drawn with ``ui.common.bind``
+transformers serve). The typed settings are session settings drawn with ``ui.settings.bind``
 (so switching the choice or the page loses nothing typed); **Load** / **Connect** turns them into
-a ``search.models.backends.ModelSpec`` and loads it (``ui.common.load_spec``: cached per spec and
-task with ``st.cache_resource``). Only a spec that loaded becomes the one the pages use
-(``ui.common.model_spec``, session key ``ui.common.MODEL_SPEC``); a spec that cannot work
+a ``search.models.backends.ModelSpec`` and loads it (``ui.model_loading.load_spec``: cached per
+spec and task with ``st.cache_resource``). Only a spec that loaded becomes the one the pages use
+(``ui.model_loading.model_spec``, session key ``ui.model_loading.MODEL_SPEC``); a spec that
+cannot work
 (``BackendSettingsError``: a folder without a model, an unreachable URL, a model name the
 server does not serve) leaves the model in use as it was and says why in one line
 (``PICK_ERROR``), never with a traceback. Picking "Bundled" applies at once.
@@ -29,8 +30,10 @@ from typing import Optional
 import streamlit as st
 
 from i18n import N_, _
-from ui import common
-from ui.common import MODEL_SPEC, bind, one_of, set_url, text
+from ui import model_loading, settings, wording
+from ui.model_loading import MODEL_SPEC
+from ui.settings import bind, one_of, set_url, text
+from ui.wording import error_line
 
 CHOICE, FOLDER, BASE_URL, SERVED, KEY_ENV = ("model_choice", "model_folder", "model_base_url",
                                              "model_served", "model_key_env")
@@ -80,13 +83,6 @@ def typed_spec():
     return ModelSpec()
 
 
-def one_line(e: BaseException) -> str:
-    """An exception as one line for a person: its message's first line (the type's name when
-    it has none)."""
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    return lines[0] if lines else type(e).__name__
-
-
 def apply(spec) -> Optional[str]:
     """Load ``spec`` for the current task and, when it loads, make it the spec the pages use.
     Returns None, or the one-line reason it cannot be used (the spec in use is then kept)."""
@@ -94,11 +90,11 @@ def apply(spec) -> Optional[str]:
     try:
         spec = spec.check()
         if spec.backend != "bundled":  # the bundled model loads when a page needs it
-            common.load_spec(spec, common.current_task().name)
+            model_loading.load_spec(spec, settings.current_task().name)
     except BackendSettingsError as e:
-        return one_line(e)
+        return error_line(e)
     except Exception as e:  # noqa: BLE001 - any failure to load is a message, not a traceback
-        return f"{type(e).__name__}: {one_line(e)}"
+        return f"{type(e).__name__}: {error_line(e)}"
     st.session_state[MODEL_SPEC] = spec
     return None
 
@@ -106,7 +102,7 @@ def apply(spec) -> Optional[str]:
 def _in_use(spec) -> bool:
     """Whether ``spec`` is the spec the pages use now."""
     try:
-        return spec.check() == common.model_spec()
+        return spec.check() == model_loading.model_spec()
     except ValueError:  # BackendSettingsError: blanks still to fill in
         return False
 
@@ -117,7 +113,7 @@ def _connect() -> None:
 
 
 def _choice_changed(key: str) -> None:
-    common._commit(key)
+    settings._commit(key)
     if st.session_state[key] == "bundled":  # nothing to type: in use at once
         _connect()
     else:
@@ -128,7 +124,7 @@ def _from_url() -> None:
     """On the session's first run: the model a link names (``backend``, ``base_url``,
     ``model``) fills the picker's fields, and nothing more: loading a folder or contacting a
     server takes the user's own Load / Connect (a link must never make this server send its
-    API key anywhere). A value that cannot be used is said (``common.say_ignored``) and
+    API key anywhere). A value that cannot be used is said (``settings.say_ignored``) and
     dropped from the URL."""
     from search.models.trust import has_userinfo
     ss = st.session_state
@@ -147,33 +143,33 @@ def _from_url() -> None:
         try:
             values[key] = parse(raw)
         except ValueError as e:
-            common.say_ignored(key, raw, e)
+            settings.say_ignored(key, raw, e)
             set_url(key, None)
     if values.get("base_url") and has_userinfo(values["base_url"]):
-        common.say_ignored("base_url", values.pop("base_url"),
-                           common.BadValue(_("a user name or password in a URL is never kept")))
+        settings.say_ignored("base_url", values.pop("base_url"),
+                             settings.BadValue(_("a user name or password in a URL is never kept")))
         set_url("base_url", None)
     backend = values.get("backend")
     if backend is None:
         for key in ("model", "base_url"):
             if key in values:
-                common.say_ignored(key, values[key],
-                                   common.BadValue(_("the link names no backend")))
+                settings.say_ignored(key, values[key],
+                                     settings.BadValue(_("the link names no backend")))
         return
     ss[CHOICE] = backend
     if backend == "hf":
         ss[FOLDER] = values.get("model", "")
         if "base_url" in values:
-            common.say_ignored("base_url", values["base_url"],
-                               common.BadValue(_("a local folder has no server URL")))
+            settings.say_ignored("base_url", values["base_url"],
+                                 settings.BadValue(_("a local folder has no server URL")))
     else:
         ss[SERVED], ss[BASE_URL] = values.get("model", ""), values.get("base_url", "")
     ss[FROM_LINK] = True
 
 
-def write_url() -> None:
+def write_model_url() -> None:
     """The spec in use in the URL (nothing for the bundled model; never a key)."""
-    spec = common.model_spec()
+    spec = model_loading.model_spec()
     values = dict.fromkeys(URL_KEYS)
     if spec.backend != "bundled":
         values = {"backend": spec.backend, "model": spec.model,
@@ -184,7 +180,7 @@ def write_url() -> None:
 
 def model_picker() -> None:
     """Draw the picker (inside the sidebar): the choice, its fields, Load/Connect, and the
-    last error in one line. Call before the model card (``ui.common.model_card``)."""
+    last error in one line. Call before the model card (``ui.page_frame.model_card``)."""
     ss = st.session_state
     for k, v in _defaults().items():
         ss.setdefault(k, v)
@@ -216,13 +212,13 @@ def model_picker() -> None:
         st.button(_("Connect"), on_click=_connect, key="model_connect", icon=":material/link:")
         where = connect_line(typed_spec())
         if where:
-            st.caption(common.md(where))
+            st.caption(wording.md(where))
     if ss.get(FROM_LINK) and choice != "bundled" and not _in_use(typed_spec()):
         st.info(_("A link filled these fields. Nothing is loaded or contacted until you press "
                   "{button}.").format(button=_("Load") if choice == "hf" else _("Connect")),
                 icon=":material/link:")
     if ss.get(PICK_ERROR):  # typed text inside: shown as text (md), never as markup or links
-        st.error(common.md(ss[PICK_ERROR]))
+        st.error(wording.md(ss[PICK_ERROR]))
     elif choice not in ("bundled", "real") and not _in_use(typed_spec()):
         st.caption(_("Not in use yet: press Load.") if choice == "hf" else
                    _("Not in use yet: press Connect."))
@@ -314,7 +310,7 @@ def pending_note() -> Optional[str]:
     choice = ss.get(CHOICE, "bundled")
     if choice in ("bundled", "real") or _in_use(typed_spec()):
         return None
-    spec = common.model_spec()
+    spec = model_loading.model_spec()
     using = _("the bundled model") if spec.backend == "bundled" else spec.label()
     return (_("The local folder in the sidebar is not in use yet (press Load there); runs use "
               "{using}.") if choice == "hf" else

@@ -39,7 +39,7 @@ from search.strategies.blocks import uct_terms
 from search.tasks import ProblemError, get_task
 from search.inputs.textcap import cut
 from search.tree import Node, SearchResult
-from ui.common import md
+from ui.wording import md
 from ui.verifier_panel import path_step_scores
 from search.replay.timeline import ReplayState
 from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity

@@ -1,7 +1,7 @@
 """Controls and steps shared by the pages that sample pools of chains on held-out problems: the
 Scaling and the Temperature page (streamlit).
 
-Both work on the task picked in the sidebar (``ui.common.current_task``): its held-out split,
+Both work on the task picked in the sidebar (``ui.settings.current_task``): its held-out split,
 its model, its gold check. Each page declares its settings with ``pool_params`` (how many
 held-out problems, the pool size n, under the page's prefix) plus its own, then calls, in order:
 ``setup`` (URL warnings and URL sync), ``pool_controls`` (the problems and pool-size inputs,
@@ -18,9 +18,9 @@ import streamlit as st
 
 from i18n import N_, _, ngettext
 from search.tasks import Problem
-from ui.common import model_key
-from ui.common import (UrlParam, bind, current_task, int_in, one_of, plural, policy_or_none,
-                       url_params)
+from ui.model_loading import model_key, policy_or_none
+from ui.page_frame import start_page
+from ui.settings import UrlParam, bind, current_task, int_in, one_of
 from ui.sampling import ProgressBar
 
 T = TypeVar("T")
@@ -40,7 +40,7 @@ def pool_params(prefix: str, problems: int, problems_range: tuple[int, int], n: 
 def setup(scope: str, params: list[UrlParam]) -> None:
     """Load the settings (URL on the first visit, said for each one ignored; session state
     after)."""
-    url_params(scope, params)
+    start_page(scope, params)
 
 
 def problems_max(problems_range: tuple[int, int]) -> int:
@@ -80,13 +80,13 @@ def model_or_stop() -> tuple[Any, str]:
     loads, its one line and st.stop: an info line when the task simply has no bundled model
     (the free-form task: a normal state, the line says what to pick instead), an error when a
     picked or bundled model failed to load."""
-    from ui.common import no_bundled_model
+    from ui.model_loading import no_bundled_model
     task = current_task()
     policy, err = policy_or_none(task.name)
     if policy is None:
         (st.info if no_bundled_model(task.name) else st.error)(err)
         st.stop()
-    return policy, model_key(task.name)  # the picked model (ui.common.model_key)
+    return policy, model_key(task.name)  # the picked model (ui.model_loading.model_key)
 
 
 def heldout(n: int) -> list[Problem]:

@@ -8,8 +8,8 @@ simulated protanopia, deuteranopia and tritanopia: ``tests/pages/test_presenter.
 starts collapsed and a page's controls fold into a closed expander (``controls``).
 
 State: ``st.session_state[PRESENTER]`` (bool), mirrored in the URL as ``?presenter=1`` (absent
-when off), so a teacher's bookmark opens the projector view. ``ui.common.sidebar`` draws the
-toggle (``sidebar_toggle``) and ``ui.common.page_config`` asks ``sidebar_state``. Viz stays
+when off), so a teacher's bookmark opens the projector view. ``ui.page_frame.sidebar`` draws the
+toggle (``sidebar_toggle``) and ``ui.page_frame.page_config`` asks ``sidebar_state``. Viz stays
 pure: pages pass ``style()`` to ``viz.tree.tree_figure``.
 """
 from __future__ import annotations
@@ -17,14 +17,14 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import _
-from ui.common import UrlParam, bind, flag, url_params, write_url
+from ui.settings import UrlParam, bind, flag, url_params, write_url
 from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE, TreeStyle
 
 PRESENTER = "presenter"  # session-state key and URL parameter
 
 
 def _parse(s: str) -> bool:
-    """``presenter=`` of a link: ``ui.common.flag`` (1/0, true/false, on/off, yes/no)."""
+    """``presenter=`` of a link: ``ui.settings.flag`` (1/0, true/false, on/off, yes/no)."""
     return flag(s)
 
 

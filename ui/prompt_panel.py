@@ -3,7 +3,7 @@ free-form task), the style (the model's validated default, zero-shot, few-shot w
 examples, or the user's own template), the token cap of one whole chain, and the exact prompt
 text that is sent, rendered with the model's chat template (``search.strategies.blocks
 .prompt_text``). Settings live in session state (``PROMPT_STYLE``, ``TEMPLATE``,
-``CHAIN_TOKENS``), drawn with ``ui.common.bind``.
+``CHAIN_TOKENS``), drawn with ``ui.settings.bind``.
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import Optional
 import streamlit as st
 
 from i18n import N_, _
-from ui.common import bind
+from search.strategies import ranges
+from ui.settings import bind
 
 PROMPT_STYLE, TEMPLATE, CHAIN_TOKENS = "prompt_style", "prompt_template", "chain_tokens"
 AUTO = "auto"  # the style validated for the picked model (search.models.catalog)
@@ -20,7 +21,6 @@ STYLE_LABELS = {AUTO: N_("The model's default"), "zero-shot": N_("Zero-shot (ins
                 "few-shot": N_("Few-shot (3 worked examples)"), "custom": N_("My own template")}
 DEFAULT_TEMPLATE = "{question}\n\nSolve it step by step. End with: The answer is N."
 DEFAULT_CHAIN_TOKENS = 512  # a page default: a real model's answer step comes well before it
-MAX_CHAIN_TOKENS = 8192
 
 
 def _defaults() -> dict:
@@ -54,7 +54,8 @@ def prompt_controls(task, disabled: bool = False) -> None:
                         "in the task's step format (blank-line steps ending 'The answer is "
                         "N.'); the model's default was chosen on the validation split of the "
                         "built-in word problems."))
-    c2.number_input(_("Token cap per chain"), 16, MAX_CHAIN_TOKENS, step=64, disabled=disabled,
+    c2.number_input(_("Token cap per chain"), ranges.CHAIN_TOKENS.lo, ranges.CHAIN_TOKENS.hi,
+                    step=64, disabled=disabled,
                     **bind(CHAIN_TOKENS),
                     help=_("The most tokens one chain may generate. A chain also ends at its "
                            "first answer step, so a base model costs what an instruct model "

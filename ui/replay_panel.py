@@ -37,8 +37,8 @@ from search.models.base import capabilities
 from search.tree import SearchResult
 from search.voting import TIE_RULE
 from i18n import N_, _, ngettext
-from ui import common, presenter
-from ui.common import md, plural
+from ui import presenter, settings
+from ui.wording import md
 from ui.node_panel import NODE, edit_labels, node_panel
 from ui.labels import model_id, model_label, scorer_label
 from search.replay.timeline import (ReplayState, curve_missing, majority_curve, snap, state_at, unsolvable,
@@ -230,7 +230,7 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
         budget = snap(positions, int(ss.get(AT, total))) if total > 0 else 0
         ss[AT] = budget
         if source == "run":
-            common.set_url("at", None if budget == total else str(budget))
+            settings.set_url("at", None if budget == total else str(budget))
     # Play beside the one-line status, the slider (its meaning in the status line's help)
     # under them: two short rows between the controls and the tree.
     state = state_at(res, budget)

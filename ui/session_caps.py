@@ -225,7 +225,7 @@ def check_continue(result) -> None:
 def show_note() -> None:
     """Draw the lines ``admit`` left (a warning or an error each), once."""
     for kind, line in st.session_state.pop(NOTES, None) or []:
-        from ui.common import md
+        from ui.wording import md
         (st.error if kind == "error" else st.warning)(md(line), icon=":material/memory:")
 
 

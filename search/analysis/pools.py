@@ -74,11 +74,6 @@ class ChainPool:
         """Chains that cast no vote (answer None)."""
         return sum(a is None for a in self.answers)
 
-    def as_pool(self, scores: str = "confidence") -> Pool:
-        return Pool(answers=list(self.answers), gold=self.gold,
-                    scores=chain_scores(self, scores))
-
-
 # chain score name -> (learned verifier kind or None, PRM aggregation)
 SCORES = {"confidence": (None, None), "checker": (None, None), "orm": ("orm", "last"),
           "prm_last": ("prm", "last"), "prm_min": ("prm", "min"), "prm_prod": ("prm", "prod")}

@@ -28,6 +28,7 @@ import sys
 import time
 
 from search.analysis.scaling import CI_METHOD
+from search.strategies import ranges
 from search.tasks import DEFAULT_TASK, TASKS, get_task, training_range_warning
 
 
@@ -42,21 +43,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, status 2, no usage dump
         print(f"error: {message}", file=sys.stderr)
         sys.exit(2)
-
-
-MAX_SEED = 2**31 - 1  # as the app's seed field
-
-
-def _seed(text: str) -> int:
-    """``--seed``: a whole number in [0, MAX_SEED] (argparse names the flag in its one line)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if not 0 <= v <= MAX_SEED:
-        shown = text if len(text) <= 30 else text[:30] + "..."
-        raise argparse.ArgumentTypeError(f"must be in [0, {MAX_SEED}], got {shown}")
-    return v
 
 
 def _finite_float(text: str) -> float:
@@ -92,7 +78,7 @@ def strategy_knobs(a) -> dict:
     """The strategy knobs a command line sets: the budget (DEFAULTS[strategy]['budget'] when
     ``--budget`` is left out) and the flags of KNOB_FLAGS that were given. Raises UsageError
     for a flag of another strategy (it would be ignored silently otherwise)."""
-    from search.strategies import DEFAULTS
+    from search.strategies import DEFAULTS, check_budget
     knobs = {}
     for dest, owners in KNOB_FLAGS.items():
         v = getattr(a, dest, None)
@@ -102,11 +88,12 @@ def strategy_knobs(a) -> dict:
             raise UsageError(f"--{dest} applies to --strategy {' or '.join(owners)} only")
         knobs[dest] = v
     budget = getattr(a, "budget", None)
-    knobs["budget"] = DEFAULTS[a.strategy]["budget"] if budget is None else budget
+    knobs["budget"] = (DEFAULTS[a.strategy]["budget"] if budget is None
+                       else check_budget(a.strategy, budget))  # before any model loads
     return knobs
 
 
-def model_spec(a):
+def spec_from_flags(a):
     """The ModelSpec the --backend/--model/--base-url/--api-key-env flags name (checked)."""
     from search.models.backends import ModelSpec
     if a.backend == "bundled" and a.model:
@@ -134,7 +121,7 @@ def _capped(r) -> "str | None":
     return message(r.extra["capped"]) if r.extra.get("capped") else None
 
 
-def run_task(a):
+def task_from_flags(a):
     """The Task a command line names: the registry's, or for --prompt-style/--template a
     free-form task of that style (UsageError for those flags with another task, or a bad
     template)."""
@@ -157,8 +144,8 @@ def cmd_solve(a) -> dict:
     from search.strategies import check_scorer
     from search.strategies.blocks import prompt_style, prompt_text
     knobs = strategy_knobs(a)
-    spec = model_spec(a)
-    task = run_task(a)
+    spec = spec_from_flags(a)
+    task = task_from_flags(a)
     problem = task.canonical(a.problem)  # bad input fails before a model is loaded
     check_scorer(a.scorer, a.task)  # before loading a model: a missing verifier fails fast
     warning = (training_range_warning(get_task(a.task), problem)
@@ -271,7 +258,7 @@ def cmd_curve(a) -> dict:
         raise UsageError(f"--problems must be in [1, {size}] for the {task.name} {a.split} split")
     problems = task.set_split(a.problem_set, a.split, a.problems)
     from search.models.backends import load_policy
-    spec = model_spec(a)
+    spec = spec_from_flags(a)
     policy = load_policy(spec, task)
     t0 = time.perf_counter()
     rows = []
@@ -440,10 +427,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "majority). best_of_n and weighted default to the task's learned "
                              "ORM, dvts to its learned PRM, each falling back to model "
                              "confidence where the task has none")
-    common.add_argument("--temperature", type=_finite_float, default=0.8,
-                        help="sampling temperature in [0, 5], 0 is greedy (default 0.8)")
-    common.add_argument("--top-p", type=_finite_float, default=1.0, help="nucleus mass (default 1.0)")
-    common.add_argument("--seed", type=_seed, default=0, help=f"in [0, {MAX_SEED}] (default 0)")
+    common.add_argument("--temperature", type=ranges.TEMPERATURE.cli, default=0.8,
+                        help=f"sampling temperature in {ranges.TEMPERATURE.shown()}, 0 is "
+                             "greedy (default 0.8)")
+    common.add_argument("--top-p", type=ranges.TOP_P.cli, default=1.0,
+                        help=f"nucleus mass in {ranges.TOP_P.shown()} (default 1.0)")
+    common.add_argument("--seed", type=ranges.SEED.cli, default=0,
+                        help=f"in {ranges.SEED.shown()} (default 0)")
     common.add_argument("--scorer", choices=list(SCORERS),
                         default=None,
                         help="the strategy's scorer: " + ", ".join(SCORERS) + " (default: "
@@ -466,8 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="mcts: children sampled per expansion (default "
                              f"{DEFAULTS['mcts']['k']}); tot/tot_dfs: proposals per state "
                              f"(default {DEFAULTS['tot']['k']})")
-    common.add_argument("--c", type=_finite_float, default=None,
-                        help=f"mcts: UCT exploration constant (default {DEFAULTS['mcts']['c']})")
+    common.add_argument("--c", type=ranges.C.cli, default=None,
+                        help=f"mcts: UCT exploration constant in {ranges.C.shown()} (default "
+                             f"{DEFAULTS['mcts']['c']})")
     common.add_argument("--width", type=int, default=None,
                         help="dvts: children sampled per subtree per depth, M; N chains make "
                              f"N // M subtrees (default {DEFAULTS['dvts']['width']})")
@@ -505,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(--template); default: the style validated for the model")
     common.add_argument("--template", default=None,
                         help="your prompt template for --prompt-style custom, with {question}")
-    common.add_argument("--chain-tokens", type=int, default=None,
+    common.add_argument("--chain-tokens", type=ranges.CHAIN_TOKENS.cli, default=None,
                         help="the most tokens one whole chain may generate (default: the "
                              "task's)")
     common.add_argument("--json", action="store_true")
@@ -542,11 +533,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="only the first N puzzles of the split (default all 100)")
     tb.add_argument("--chains", type=int, default=100,
                     help="chains per puzzle for CoT, CoT-SC and best-of-N (default 100)")
-    tb.add_argument("--temperature", type=_finite_float, default=None,
+    tb.add_argument("--temperature", type=ranges.TEMPERATURE.cli, default=None,
                     help="sampling temperature of every method (default: search.cli.table.TABLE)")
     tb.add_argument("--k", type=int, default=None,
                     help="ToT proposals per state (default: search.cli.table.TABLE)")
-    tb.add_argument("--seed", type=_seed, default=0, help=f"in [0, {MAX_SEED}] (default 0)")
+    tb.add_argument("--seed", type=ranges.SEED.cli, default=0,
+                    help=f"in {ranges.SEED.shown()} (default 0)")
     tb.add_argument("--methods", default="",
                     help="comma-separated subset of cot,cot_sc,best_of_n,tot_b1,tot_b5,"
                          "tot_b5_perfect,mcts (default all)")

@@ -44,6 +44,3 @@ def cut(text: Any, limit: int = MAX_TEXT_CHARS) -> str:
     return s if len(s) <= limit else s[:limit] + " " + cut_note(limit)
 
 
-def is_cut(text: Any, limit: int = MAX_TEXT_CHARS) -> bool:
-    """Whether :func:`cut` would cut ``text``."""
-    return len(text if isinstance(text, str) else str(text)) > limit

@@ -50,7 +50,7 @@ How a call travels::
   (a forward pass that fails fails the calls in that batch).
 * **Sessions never see each other's results**: each caller gets its own objects.
 
-Where it is used: the pages' model (``ui.common``: ``wrap_local`` of the loaded policy, so every
+Where it is used: the pages' model (``ui.model_loading``: ``wrap_local`` of the loaded policy, so every
 session's page script shares one worker) and the Search tree page's inference process, which
 runs ``THOUGHTSCOPE_WORKER_RUNS`` searches at once over one worker (``search.runtime.search_process.worker_runs``).
 ``benchmarks/load_test.py`` drives it with N sessions.
@@ -82,7 +82,7 @@ POLL_SECONDS = 0.05  # how often a waiting caller polls its ``interrupt``
 def worker_threads(cpus: Optional[int] = None) -> int:
     """Torch intra-op threads for an inference worker on a machine with ``cpus`` cores
     (default: this one): half the cores, at least 1, at most 8, leaving the rest to the
-    sessions' Python (the same rule as ``search.runtime.search_process.worker_threads``, measured there: 16 chains
+    sessions' Python (the search processes use it too: ``search.runtime.search_process``; measured: 16 chains
     0.44-0.57 s with 1 thread against 2.8-3.7 s with 2 while another job used a core)."""
     n = cpus if cpus is not None else (os.cpu_count() or 1)
     return max(1, min(8, n // 2))

@@ -184,7 +184,7 @@ def _rule(result: SearchResult) -> str:
     return "vote"
 
 
-def decide(tree: SearchTree, result: SearchResult) -> tuple[Optional[str], list, VoteResult]:
+def replay_answer(tree: SearchTree, result: SearchResult) -> tuple[Optional[str], list, VoteResult]:
     """(answer, chosen path, vote over the votes cast) for ``tree``, a replay of ``result``.
 
     The vote uses the strategies' own call (``search.voting.vote`` with the run's seed and
@@ -221,7 +221,7 @@ def state_at(result: SearchResult, budget: Optional[int] = None) -> ReplayState:
     b = total if budget is None else max(0, min(int(budget), total))
     tree = SearchTree.replay(result.problem, result.tree.events,
                              budget_tokens=None if b >= total else b, task=result.task)
-    answer, path, vr = decide(tree, result)
+    answer, path, vr = replay_answer(tree, result)
     return ReplayState(tree=tree, budget=b, total=total, answer=answer, path=path, votes=vr,
                        gold=result.gold)
 
@@ -245,8 +245,16 @@ def snap(stops_: list[int], budget: int) -> int:
     return stops_[max(0, i - 1)]
 
 
+# Strategies whose votes weigh each chain by its score (the others count each chain once).
+WEIGHTED = ("beam", "dvts", "tot", "tot_dfs", "weighted")
+
+
 def is_weighted(result: SearchResult) -> bool:
-    return result.strategy in ("beam", "dvts") or bool(result.config.get("weighted"))
+    """Whether ``result``'s votes weigh each chain by its score (beam, DVTS, ToT, the weighted
+    vote, majority with ``weighted``): the weight an edited or continued chain's vote gets
+    (``search.runtime.edits``) and whether a tally sums weights (``tally_view``, which counts
+    ToT's chains instead)."""
+    return result.strategy in WEIGHTED or bool(result.config.get("weighted"))
 
 
 TOT = ("tot", "tot_dfs")
@@ -365,7 +373,7 @@ def trajectory(result: SearchResult) -> Optional[dict]:
         while i < len(events) and events[i].compute.generated_tokens <= b:
             tree.apply(events[i])
             i += 1
-        ans, _, _ = decide(tree, result)
+        ans, _, _ = replay_answer(tree, result)
         tokens.append(b)
         correct.append(None if ans is None else is_right(result.task, result.problem, ans,
                                                          result.gold))

@@ -55,25 +55,18 @@ from search.strategies.blocks import (Sampling, add_chain, backpropagate, evalua
                                       prefetch, sample_chains, step_ending)
 from search.strategies.mcts import answer_by_visits
 from search.tasks import ProblemError, get_task
+from search.replay.timeline import is_weighted
 from search.tree import Event, SearchResult, SearchTree
 from search.voting import VoteResult, vote
 
 MAX_STEP_CHARS = 300  # the longest step a person may type
 MAX_MORE_CHAINS = 64  # chains one Continue may sample
 HUMAN = "human"
-# Strategies whose votes weigh each chain by its score (the others count each chain once).
-WEIGHTED = ("beam", "dvts", "tot", "tot_dfs", "weighted")
 CALL_BASE = 1_000_000  # continuation calls' seed offsets: far from any run's own call indices
 
 
 class EditError(ValueError):
     """A person's edit that cannot be applied (one-line message); nothing was changed."""
-
-
-def is_weighted(result: SearchResult) -> bool:
-    """Whether ``result``'s votes weigh each chain by its score (beam, DVTS, ToT, the weighted
-    vote, majority with ``weighted``)."""
-    return result.strategy in WEIGHTED or bool(result.config.get("weighted"))
 
 
 def check_step_text(tree: SearchTree, text: object) -> str:

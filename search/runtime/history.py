@@ -221,7 +221,7 @@ def save(result: SearchResult, model: str = "", path: Optional[Path] = None,
          wait: float = BUSY_TIMEOUT_S) -> int:
     """Store a finished run; returns its id (increasing: a later save gets a larger id).
 
-    ``model``: a label of who sampled (e.g. ``ui.common.model_key()``). ``wait``: seconds to
+    ``model``: a label of who sampled (e.g. ``ui.model_loading.model_key()``). ``wait``: seconds to
     wait for another process's lock. Raises HistoryLocked (the lock was held past ``wait``:
     nothing written, try again), HistoryReadOnly (no permission), HistoryError (the file
     cannot be used)."""

@@ -64,12 +64,13 @@ from typing import Any, Callable, Optional
 from search.runtime.solve import solve
 from search.strategies import DEFAULTS, STRATEGIES, check_budget
 from search.strategies.blocks import Sampling
-from search.strategies.mcts import MAX_C
+from search.strategies import ranges
 from search.scoring import SCORERS
 from search.tasks import get_task
 from search.tree import Event, SearchResult, SearchTree
 
 from search.models.base import BackendError, Interrupted
+from search.models.worker import worker_threads
 from search.runtime.resume import CallRecorder, CallReplayer, halted
 
 _ids = itertools.count(1)
@@ -98,14 +99,6 @@ def worker_runs() -> int:
     except ValueError:
         return WORKER_RUNS
 
-
-def worker_threads(cpus: Optional[int] = None) -> int:
-    """Torch intra-op threads for the inference worker on a machine with ``cpus`` cores
-    (default: this one): half the cores, at least 1, at most 8, leaving the rest to the app's
-    UI and other sessions. On 2 cores that is 1 (measured: 16 chains 0.44-0.57 s with 1 thread
-    against 2.8-3.7 s with 2 while another job ran)."""
-    n = cpus if cpus is not None else (os.cpu_count() or 1)
-    return max(1, min(8, n // 2))
 
 
 @dataclass
@@ -140,8 +133,8 @@ class RunSpec:
                  chain_tokens=self.chain_tokens)
         if self.scorer is not None and self.scorer not in SCORERS:
             raise ValueError(f"unknown scorer {self.scorer!r}")
-        if not 0 <= self.c <= MAX_C:
-            raise ValueError(f"exploration constant c must be in [0, {MAX_C:g}]")
+        ranges.C.check(self.c)
+        ranges.SEED.check(int(self.seed))
         return problem
 
     def settings(self) -> dict:

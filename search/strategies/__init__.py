@@ -18,7 +18,8 @@ from search.scoring import (SCORERS, VERIFIER_SCORERS, has_learned_verifier, mak
                             value_scorer_for)
 from search.strategies.blocks import Sampling, ShouldStop
 from search.strategies.defaults import DEFAULTS  # re-exported: search.strategies.DEFAULTS
-from search.strategies.registry import REGISTRY, Strategy, check_budget, get_strategy
+from search.strategies.registry import (REGISTRY, Strategy, budget_range, check_budget,
+                                        get_strategy)
 from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 

@@ -14,13 +14,14 @@ from typing import Callable, Optional
 
 from search.models.base import Continuation, Policy
 from search.scoring import Scorer
+from search.strategies import ranges
 from search.tasks import Task, get_task
 from search.tree import SearchTree
 
 ShouldStop = Optional[Callable[[], bool]]
 
 MAX_DEPTH_CAP = 16
-MAX_CHAIN_TOKENS = 8192  # the most tokens a whole chain may be given (chain_tokens)
+MAX_CHAIN_TOKENS = ranges.CHAIN_TOKENS.hi  # the most tokens a whole chain may be given
 # Token caps per sampled step / whole chain are the task's (``Task.step_tokens``,
 # ``Task.chain_tokens``; arithmetic: 24 and 120).
 
@@ -45,10 +46,12 @@ def check_tree(tree: Optional[SearchTree], problem: str, task: Task) -> SearchTr
 
 @dataclass
 class Sampling:
-    """Sampling settings shared by all strategies. temperature in [0, 5] (0 = greedy; a
-    temperature too small to divide logits by samples as greedy, see ``HFPolicy._choose``),
-    top_p in (0, 1], seed any int. ``max_depth`` caps the number of steps in a chain (1..16).
-    ``chain_tokens``: the most tokens one whole chain may generate (1..8192; None: the task's
+    """Sampling settings shared by all strategies. temperature in ``ranges.TEMPERATURE``
+    ([0, 2]; 0 = greedy; a temperature too small to divide logits by samples as greedy, see
+    ``HFPolicy._choose``), top_p in ``ranges.TOP_P`` ([0.05, 1]), seed any int (a run's
+    derived seeds exceed the range a person types, ``ranges.SEED``). ``max_depth`` caps the number of steps in a chain (1..16).
+    ``chain_tokens``: the most tokens one whole chain may generate (``ranges.CHAIN_TOKENS``,
+    16..8192; None: the task's
     ``chain_tokens``); a chain cut there ends with ``finish="length"`` and abstains unless it
     already answered. Raises ValueError (one line) for anything else, NaN and infinities
     included."""
@@ -59,21 +62,12 @@ class Sampling:
     chain_tokens: Optional[int] = None
 
     def __post_init__(self):
-        try:
-            t, p = float(self.temperature), float(self.top_p)
-        except (TypeError, ValueError):
-            raise ValueError("temperature and top_p must be numbers") from None
-        if not (0 <= t <= 5):  # also rejects NaN
-            raise ValueError(f"temperature must be in [0, 5], got {self.temperature}")
-        if not (0 < p <= 1):
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        t = ranges.TEMPERATURE.check(self.temperature)  # NaN and infinities refused
+        p = ranges.TOP_P.check(self.top_p)
         if not (1 <= self.max_depth <= MAX_DEPTH_CAP):
             raise ValueError(f"max_depth must be in [1, {MAX_DEPTH_CAP}], got {self.max_depth}")
-        if self.chain_tokens is not None and (
-                isinstance(self.chain_tokens, bool) or not isinstance(self.chain_tokens, int)
-                or not 1 <= self.chain_tokens <= MAX_CHAIN_TOKENS):
-            raise ValueError(f"the token cap per chain must be an integer in "
-                             f"[1, {MAX_CHAIN_TOKENS}], got {self.chain_tokens}")
+        if self.chain_tokens is not None:
+            ranges.CHAIN_TOKENS.check(self.chain_tokens)
         self.temperature, self.top_p = t, p
 
     def to_dict(self) -> dict:

@@ -40,7 +40,6 @@ p = 2.4e-10); first 100 at 8 simulations, 72 against 49 (26 vs 3, p = 1.5e-5);
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass
 from typing import Optional
@@ -50,12 +49,13 @@ from search.scoring import ConfidenceScorer, Scorer
 from search.strategies.blocks import (Sampling, ShouldStop, add_chain, backpropagate, check_tree,
                                       evaluate, expand_samples, sample_chains, stopped, uct)
 from search.strategies.defaults import DEFAULTS
+from search.strategies import ranges
 from search.tasks import TaskLike, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import TIE_RULE, vote
 
 MAX_SIMULATIONS = 512
-MAX_C = 100.0  # the exploration constant c is in [0, MAX_C]: configs, URL, widget, RunSpec
+MAX_C = ranges.C.hi  # the exploration constant c is in ranges.C: configs, URL, widget, RunSpec, CLI
 
 
 @dataclass
@@ -72,8 +72,7 @@ class MCTSConfig:
             raise ValueError(f"simulations must be in [1, {MAX_SIMULATIONS}], got {self.simulations}")
         if not 1 <= self.k <= 8:
             raise ValueError(f"children per expansion must be in [1, 8], got {self.k}")
-        if not (0 <= self.c <= MAX_C) or math.isnan(self.c):
-            raise ValueError(f"exploration constant c must be in [0, {MAX_C:g}], got {self.c}")
+        ranges.C.check(self.c)
         if self.final not in ("visits", "vote"):
             raise ValueError("final must be 'visits' or 'vote'")
 

@@ -44,6 +44,7 @@ from typing import Any, Callable, Optional, Union
 from i18n import N_
 from search.strategies import beam, best_of_n, budget_forcing, dvts, majority, mcts, revise, tot
 from search.strategies.defaults import DEFAULTS
+from search.strategies.ranges import Range
 from search.tree import SearchResult
 
 # start(entry, problem, policy, budget, knobs, scorer, common) -> SearchResult
@@ -81,10 +82,15 @@ class Strategy:
     url_key: str = ""    # the Search tree page's URL parameter for the budget; "" = not offered
     knob_help: str = ""  # N_-marked help of the budget widget ({k}, {threshold}: defaults)
 
+    def budget_range(self) -> Range:
+        """The budget's one range, [1, max_budget] whole numbers: what ``check_budget``, the
+        CLI's ``--budget``, the pages' URL parsers and widgets allow."""
+        return Range("budget", 1, self.max_budget, integer=True, label=f"budget ({self.knob})")
+
     def check_budget(self, budget: Any) -> int:
-        """``budget`` as an int in [1, max_budget]; ValueError (one line, naming the knob)
+        """``budget`` as an int in ``budget_range()``; ValueError (one line, naming the knob)
         otherwise."""
-        if not isinstance(budget, int) or not 1 <= budget <= self.max_budget:
+        if not self.budget_range().contains(budget):
             raise ValueError(f"budget ({self.knob}) must be an integer in "
                              f"[1, {self.max_budget}] for {self.name}, got {budget}")
         return budget
@@ -267,3 +273,9 @@ def get_strategy(name: str) -> Strategy:
 def check_budget(name: str, budget: Any) -> int:
     """``budget`` checked against strategy ``name``'s range (``Strategy.check_budget``)."""
     return get_strategy(name).check_budget(budget)
+
+
+def budget_range(name: str) -> Range:
+    """Strategy ``name``'s budget range (``Strategy.budget_range``); ValueError for an unknown
+    name."""
+    return get_strategy(name).budget_range()

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Optional
 
+from search.analysis.tradeoff import training_flops
 from search.training.train import recipe, train
 from search.tasks import get_task
 
@@ -42,15 +42,8 @@ def fraction_dir(f: Fraction) -> str:
     return f"{float(f):.4f}"
 
 
-def training_flops(parameters: int, tokens: int) -> float:
-    """Training compute C = 6 N D in FLOPs (Kaplan et al. 2020, Sec. 2.1): ``parameters`` N,
-    ``tokens`` D. ValueError for a negative count."""
-    if parameters < 0 or tokens < 0:
-        raise ValueError("parameters and tokens must be >= 0")
-    return 6.0 * parameters * tokens
 
-
-def stream_tokens(task: str = "arithmetic", steps: Optional[int] = None) -> dict:
+def stream_token_counts(task: str = "arithmetic", steps: Optional[int] = None) -> dict:
     """Replay ``task``'s seeded training stream (``Task.train_batch`` with the recipe's seed and
     batch size; no model) and count, for each step count 1..``steps`` (default the recipe's),
     the tokens a training run reads: {"tokens": [D after 1, 2, ... steps], "loss_tokens": [...]}.
@@ -71,44 +64,6 @@ def stream_tokens(task: str = "arithmetic", steps: Optional[int] = None) -> dict
         tokens.append(D)
         loss_tokens.append(L)
     return {"tokens": tokens, "loss_tokens": loss_tokens}
-
-
-def bundled_card(out_dir: Path = DEFAULT_DIR, task: str = "arithmetic") -> dict:
-    """Write ``out_dir/1.0000/card.json`` for the bundled model (``weights/arith-gpt2-tiny``:
-    the recipe's full run, same seed) without copying its weights: N from its weights, D by
-    :func:`stream_tokens`, wall time and loss from its training log. Returns the card."""
-    from safetensors import safe_open
-    t = get_task(task)
-    src = t.model_dir
-    log = json.loads((Path(src) / "training_log.json").read_text())
-    with safe_open(str(Path(src) / "model.safetensors"), "pt") as f:
-        shapes = {k: f.get_slice(k).get_shape() for k in f.keys()}
-    n_params = sum(math.prod(s) for s in shapes.values())
-    n_embed = sum(math.prod(s) for k, s in shapes.items() if k.endswith(("wte.weight",
-                                                                           "wpe.weight")))
-    if n_params != log["parameters"]:  # a tied head stored twice would double count
-        n_params = log["parameters"]
-    st = stream_tokens(task, log["steps_done"])
-    cfg = log["config"]
-    card = {
-        "task": t.name, "fraction": 1.0, "fraction_text": "1", "steps": log["steps_done"],
-        "total_steps": cfg["steps"], "batch_size": cfg["batch_size"],
-        "examples": log["examples_seen"], "parameters": n_params,
-        "non_embedding_parameters": n_params - n_embed,
-        "training_tokens": st["tokens"][-1], "loss_tokens": st["loss_tokens"][-1],
-        "training_flops": training_flops(n_params, st["tokens"][-1]),
-        "flops_formula": "6 * parameters * training_tokens (Kaplan et al. 2020)",
-        "loss_ema": log["final_loss_ema"], "wall_seconds": log["wall_seconds"],
-        "shape": log["shape"], "config": cfg,
-        "weights": str(Path(src).resolve().relative_to(ROOT)),
-        "note": "the bundled model: the same recipe and seed as the run that made the other "
-                "checkpoints (its logged losses match that run's; tests/unit/test_tradeoff_data.py)",
-        "rebuild": "OMP_NUM_THREADS=1 nice python -m search.training.checkpoints",
-    }
-    d = Path(out_dir) / fraction_dir(Fraction(1))
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "card.json").write_text(json.dumps(card, indent=1) + "\n")
-    return card
 
 
 def build(out_dir: Path = DEFAULT_DIR, task: str = "arithmetic",

@@ -26,7 +26,7 @@ import pytest
 from tests.browser.browser_harness import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from search.tasks.arithmetic import DEFAULT_PROBLEM
 from tests.conftest import ROOT
-from ui.common import widget_key
+from ui.settings import widget_key
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 HEALTH_TIMEOUT = 60      # s: server up

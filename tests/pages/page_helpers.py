@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from search.models.hf import BUNDLED_PATH
 from search.tree import SearchResult, SearchTree
 from tests.conftest import ROOT
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 from streamlit.runtime import pages_manager as _pm
 
@@ -38,7 +38,7 @@ def navigation_only(monkeypatch):
     pages/ folder mode off, re-detects our pages/ folder and, from the second run on, runs
     the last page file alone (other widget ids, no app.py). A server detects the folder once
     per process and st.navigation switches the mode off for good; the very first run of a
-    server is covered by ``ui.common.ensure_router``."""
+    server is covered by ``ui.page_frame.ensure_router``."""
     from streamlit.runtime import pages_manager
     init = pages_manager.PagesManager.__init__
 

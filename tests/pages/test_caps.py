@@ -170,8 +170,8 @@ def test_tree_page_upload_over_the_cap_is_one_line_and_a_small_file_still_loads(
 
 def test_jsonl_problem_upload_over_the_cap_is_one_line(monkeypatch):
     from tests.pages.test_page_freeform import ParagraphPolicy
-    import ui.common
-    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: ParagraphPolicy())
+    import ui.model_loading
+    monkeypatch.setattr(ui.model_loading, "get_policy", lambda task=None: ParagraphPolicy())
     line = json.dumps({"question": "How many legs has a cat?", "answer": "4"}) + "\n"
     big, small = (line * 40).encode(), line.encode()
     monkeypatch.setenv("THOUGHTSCOPE_MAX_UPLOAD_MB", str(len(line) * 10 / caps.MIB))

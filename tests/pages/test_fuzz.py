@@ -30,7 +30,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 from tests.pages.page_helpers import navigation_only  # noqa: F401  (autouse: the server's routing)
-from ui.common import PAGES
+from ui.page_frame import PAGES
 
 APP = str(ROOT / "app.py")
 SEEDS = [int(x) for x in os.environ.get("FUZZ_SEEDS", "0,1,2").split(",")]  # hunt: more seeds

@@ -224,7 +224,7 @@ def test_history_can_be_turned_off(monkeypatch):
 def test_a_tree_run_is_listed_on_the_history_page_and_opens_in_the_replay(tmp_path,
                                                                          monkeypatch):
     from tests.pages import page_helpers as tp
-    from ui.common import widget_key as w
+    from ui.settings import widget_key as w
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
     at = tp.new_app()
     res = tp.run_once(at, n=4)
@@ -385,7 +385,7 @@ def test_a_run_opened_from_history_puts_its_problem_and_settings_on_the_page(tmp
     settings and the URL are the run's (so Run or the link gives that run), not the problem
     typed since; and the link reopens the saved run itself: no model call, no second row."""
     from tests.pages import test_page_tree as tp
-    from ui.common import widget_key as w
+    from ui.settings import widget_key as w
     from search.tasks import get_task
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
     suggested = [p.text for p in get_task("arithmetic").teaching_problems]

@@ -22,7 +22,7 @@ from search.models.base import BackendSettingsError, Interrupted
 from tests.unit.test_openai_backend import MODEL, FakeServer
 from tests.pages.test_page_tree import (model_env, navigation_only, new_app,  # noqa: F401
                                   texts)
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 SECRET = "sk-class-secret-7d1e"
 DECOY = "decoy-secret-0b5c"
@@ -47,10 +47,10 @@ def operator_env(monkeypatch):
     monkeypatch.setenv("DECOY_SECRET", DECOY)
     monkeypatch.delenv("THOUGHTSCOPE_KEY_VARS", raising=False)
     monkeypatch.delenv("THOUGHTSCOPE_KEY_HOSTS", raising=False)
-    import ui.common
-    ui.common.forget_policy()
+    import ui.model_loading
+    ui.model_loading.forget_policy()
     yield
-    ui.common.forget_policy()
+    ui.model_loading.forget_policy()
 
 
 @pytest.fixture(scope="module")

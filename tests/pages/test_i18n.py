@@ -5,7 +5,7 @@ with the code (``python -m i18n extract`` adds and drops nothing), and English p
 English.
 
 Pages are driven with AppTest through app.py on the tiny random model of conftest.py (the page
-tests' small settings): every page of ``ui.common.PAGES`` (a new page is covered when it is
+tests' small settings): every page of ``ui.page_frame.PAGES`` (a new page is covered when it is
 listed); the Search tree page after a finished run of every strategy (the verifier-guided ones
 coloured by the learned PRM) and on the Game of 24 task; MCTS and beam step by step after Run;
 the Verifiers and Scaling pages with learned verifiers. What a page shows is read from the
@@ -229,7 +229,7 @@ def _run_search(at: AppTest) -> None:
 
 
 def page_paths() -> list[str]:
-    from ui.common import PAGES
+    from ui.page_frame import PAGES
     return [path for path, _title, _icon in PAGES]
 
 
@@ -351,7 +351,7 @@ def _lesson_words() -> list[str]:
 def test_the_bundled_models_name_in_chinese():
     """The sidebar card and the pool pages' captions name the bundled model "<name> (bundled)"
     (search.models.hf): the word is translated, the name kept."""
-    from ui.common import model_name
+    from ui.wording import model_name
 
     class Bundled:
         name = "arith-gpt2-tiny (bundled)"

@@ -102,7 +102,7 @@ def progress(at: AppTest) -> tuple[int, str]:
 
 # ------------------------------------------------------------------------------- steps
 def test_lesson_is_in_the_navigation_and_search_tree_stays_the_default():
-    from ui.common import PAGES
+    from ui.page_frame import PAGES
     files = [p[0] for p in PAGES]
     assert files[0] == "pages/tree.py" and files[1] == "pages/lesson.py"
     assert PAGES[1][1] == "Lesson"
@@ -354,7 +354,7 @@ def test_step6_the_problem_selector_shows_the_problem_step6_runs(monkeypatch):
     shown = [s for s in at.selectbox if s.label == "Problem"]
     assert len(shown) == 1 and shown[0].value == FAILS.text != "3*(27-6)"
     assert shown[0].disabled
-    from ui.common import md
+    from ui.wording import md
     assert any(f"Step 6 uses its own problem, {md(FAILS.text)}," in c.value for c in at.caption)
     assert at.session_state["ls_problem"] == "3*(27-6)"  # the teacher's choice is kept
     at.button(key="ls_back").click().run()
@@ -423,7 +423,7 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
     text = page_text(at)
     assert f"*Think wider*: {n} independent chains and a majority vote" in text
     assert f"({t_longer:,.0f} and {n * tpc:,.0f})" in text
-    from ui.common import md
+    from ui.wording import md
     assert [m.label for m in at.metric] == [f"Think longer on {md(PROBLEM)}",
                                            f"Think wider on {md(PROBLEM)}"]
     live = solve(PROBLEM, "revise", 4, policy=bundled_policy, task="arithmetic",

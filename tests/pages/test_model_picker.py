@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from search.models.base import Capabilities, SampleBatch
 from tests.pages.page_helpers import (APP, model_env, navigation_only, new_app,  # noqa: F401
                                   texts, wait_done)
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 BAD_FOLDER = "/nonexistent/thoughtscope-model"
 DEAD_URL = "http://127.0.0.1:9/v1"  # the discard port: nothing listens
@@ -141,7 +141,7 @@ class NoLogprobPolicy:
 
 
 def test_the_url_never_holds_the_api_key_and_no_logprobs_turns_confidence_off(monkeypatch):
-    import ui.common
+    import ui.model_loading
     secret = "sk-test-DO-NOT-LEAK-123"
     monkeypatch.setenv("MY_SERVER_KEY", secret)
     monkeypatch.setenv("THOUGHTSCOPE_KEY_VARS", "OPENAI_API_KEY,MY_SERVER_KEY")
@@ -149,10 +149,10 @@ def test_the_url_never_holds_the_api_key_and_no_logprobs_turns_confidence_off(mo
 
     def fake_load(spec, task):  # what load_policy gives for a reachable server
         loaded.append(spec)
-        ui.common._loaded.add((spec, task))
+        ui.model_loading._loaded.add((spec, task))
         return NoLogprobPolicy()
 
-    monkeypatch.setattr(ui.common, "load_spec", fake_load)
+    monkeypatch.setattr(ui.model_loading, "load_spec", fake_load)
     at = new_app()
     pick(at, "openai")
     assert all(t.proto.type != t.proto.PASSWORD for t in at.sidebar.text_input)  # no key field

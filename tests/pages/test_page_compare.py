@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from search.runtime.solve import solve
 from tests.pages.page_helpers import APP, chart, model_env, navigation_only, texts  # noqa: F401
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 from search.replay.timeline import equal_budget, state_at, total_tokens
 
 

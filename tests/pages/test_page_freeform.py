@@ -4,7 +4,7 @@ text wrapped on hover) and the node inspector shows the whole step as plain text
 uploaded JSONL problem sets; the pages that cannot serve it yet do not crash.
 
 The policy is a stub (canned paragraph steps ending "The answer is 42"), injected the way
-tests/pages/page_helpers.py injects one: ``ui.common.get_policy`` patched.
+tests/pages/page_helpers.py injects one: ``ui.model_loading.get_policy`` patched.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from search.models.base import Continuation, SampleBatch
 from search.tree import SearchTree
 from tests.pages.page_helpers import (chart, model_env, navigation_only, new_app,  # noqa: F401
                                   texts, wait_done)
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 from viz.tree import HOVER_LINES, HOVER_WIDTH, MAX_LABEL_CHARS, hover_lines, tree_figure
 
 STEPS = [
@@ -63,9 +63,9 @@ def freeform_listed(monkeypatch):
 
 @pytest.fixture
 def stub_policy(monkeypatch):
-    import ui.common
+    import ui.model_loading
     stub = ParagraphPolicy()
-    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: stub)
+    monkeypatch.setattr(ui.model_loading, "get_policy", lambda task=None: stub)
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
     return stub
 
@@ -182,7 +182,7 @@ def test_other_pages_with_freeform_do_not_crash(page):
 @pytest.mark.parametrize("page", ["pages/scaling.py", "pages/temperature.py"])
 def test_pool_pages_sample_freeform_with_the_picked_model(stub_policy, page):
     """With a model for the free-form task, the Scaling and Temperature pages sample it (their
-    pool caches are keyed by the model in use, ``ui.common.model_key``: the bundled model's
+    pool caches are keyed by the model in use, ``ui.model_loading.model_key``: the bundled model's
     folder does not exist for this task)."""
     at = new_app({"task": "freeform"})
     at.switch_page(page)
@@ -237,14 +237,14 @@ def test_a_backend_without_logprobs_forbids_strategies_left_without_a_scorer(mon
     """Free-form has only the confidence scorer; on a backend without token log-probabilities
     beam search would score every step 0: it is refused in one line (Run disabled), while
     self-consistency runs and scores nothing."""
-    import ui.common
+    import ui.model_loading
     from search.models.base import Capabilities
 
     class NoLogprobs(ParagraphPolicy):
         capabilities = Capabilities(backend="openai", logprobs=False)
 
     stub = NoLogprobs()
-    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: stub)
+    monkeypatch.setattr(ui.model_loading, "get_policy", lambda task=None: stub)
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
     at = new_app({"task": "freeform", "problem": QUESTION})
     at.selectbox(key=w("strategy")).set_value("beam").run()
@@ -280,9 +280,9 @@ class DyingAfterOne(ParagraphPolicy):
 
 
 def test_a_server_that_dies_mid_run_leaves_a_labelled_partial_result(monkeypatch):
-    import ui.common
+    import ui.model_loading
     stub = DyingAfterOne()
-    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: stub)
+    monkeypatch.setattr(ui.model_loading, "get_policy", lambda task=None: stub)
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
     at = new_app({"task": "freeform"})
     at.text_area(key=w("problem")).set_value(QUESTION).run()
@@ -298,7 +298,7 @@ def test_a_server_that_dies_mid_run_leaves_a_labelled_partial_result(monkeypatch
 
 def test_a_backend_that_fails_before_sampling_is_an_error_at_the_top(monkeypatch):
     """Nothing sampled (e.g. a prompt over the model's context): one error line, no partial."""
-    import ui.common
+    import ui.model_loading
     from search.models.base import BackendError
 
     class TooLong(ParagraphPolicy):
@@ -306,7 +306,7 @@ def test_a_backend_that_fails_before_sampling_is_an_error_at_the_top(monkeypatch
             raise BackendError("the prompt (125 tokens) does not fit the model's context of 96 "
                                "tokens")
 
-    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: TooLong())
+    monkeypatch.setattr(ui.model_loading, "get_policy", lambda task=None: TooLong())
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
     at = new_app({"task": "freeform"})
     at.text_area(key=w("problem")).set_value(QUESTION).run()
@@ -323,7 +323,7 @@ def test_a_backend_that_fails_before_sampling_is_an_error_at_the_top(monkeypatch
 
 
 def test_urls_in_messages_are_code_not_escaped_links():
-    from ui.common import md
+    from ui.wording import md
     assert md("cannot reach the server at http://127.0.0.1:8999/v1: refused") == \
         "cannot reach the server at `http://127.0.0.1:8999/v1`: refused"
     assert md("(--base-url http://HOST:PORT/v1)") == "\\(\\-\\-base\\-url `http://HOST:PORT/v1`\\)"

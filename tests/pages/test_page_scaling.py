@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.pages.pool_pages import boom, page_app, page_text, run_with
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 PAGE = "pages/scaling.py"
 

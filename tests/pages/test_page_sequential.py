@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.pages.page_helpers import (chart, model_env, navigation_only, new_app,  # noqa: F401
                                 run_once, texts)
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 
 def test_a_revise_run_shows_its_rounds_in_the_tree_summary_and_inspector():

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from search.analysis import tradeoff as T
 from search.analysis.tradeoff_data import default_target, load_grid, view
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "pages/tradeoff.py"

@@ -22,7 +22,8 @@ from tests.pages.page_helpers import (APP, RUN_TIMEOUT, SERVER_START_INIT, chart
                                 expected_status, keys, model_env, navigation_only, new_app,
                                 run_once, status_line, texts, wait_done)
 from streamlit.runtime import pages_manager as _pm
-from ui.common import md, widget_key as w
+from ui.settings import widget_key as w
+from ui.wording import md
 
 
 # ------------------------------------------------------------------------------ rendering
@@ -274,9 +275,9 @@ class GatedPolicy:
 
 
 def test_live_run_grows_in_the_background_and_stops(monkeypatch):
-    import ui.common
-    gated = GatedPolicy(ui.common.get_policy())
-    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: gated)
+    import ui.model_loading
+    gated = GatedPolicy(ui.model_loading.get_policy())
+    monkeypatch.setattr(ui.model_loading, "get_policy", lambda task=None: gated)
     at = None
     try:
         at = new_app()
@@ -431,19 +432,20 @@ def test_a_problem_past_the_length_limit_gets_a_message():
 
 
 def test_loading_line_only_while_the_model_loads(monkeypatch):
-    import ui.common
+    import ui.model_loading
+    import ui.page_frame
     at = new_app()  # the model is loaded now
-    assert ui.common.model_loaded()
-    assert ui.common.LOADING not in " ".join(texts(at.sidebar.caption))
+    assert ui.model_loading.model_loaded()
+    assert ui.page_frame.LOADING not in " ".join(texts(at.sidebar.caption))
     assert "parameters" in " ".join(texts(at.sidebar.markdown))
-    monkeypatch.setattr(ui.common, "_loaded", set())  # as in a fresh server process
+    monkeypatch.setattr(ui.model_loading, "_loaded", set())  # as in a fresh server process
     at = AppTest.from_file(APP, default_timeout=120).switch_page("pages/voting_lab.py")
     at.run()
     assert not at.exception
     side = " ".join(texts(at.sidebar.caption) + texts(at.sidebar.markdown))
-    assert ui.common.LOADING not in side and "parameters" not in side
+    assert ui.page_frame.LOADING not in side and "parameters" not in side
     assert "This page uses no model." in side
-    assert not ui.common.model_loaded()  # the Voting lab did not load it
+    assert not ui.model_loading.model_loaded()  # the Voting lab did not load it
 
 
 # ------------------------------------------------------------ replay panel (#2, #5, #15, #16)

@@ -12,7 +12,7 @@ from search.models.value import roc_auc
 from search.models.verifier import aggregate, calibration, load_verifier
 from search.tasks import get_task
 from tests.pages.pool_pages import game24_env, page_app, page_text
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 PAGE = "pages/verifiers.py"
 P, N = 10, 4

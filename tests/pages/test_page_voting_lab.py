@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "pages/voting_lab.py"

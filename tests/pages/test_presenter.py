@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from search.tree import SearchTree
 from tests.pages.page_helpers import APP, model_env, navigation_only, texts  # noqa: F401
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 from viz.palette import (CVD_KINDS, DEFAULT_STYLE, MIN_DELTA_E, PRESENTER_STYLE, contrast_ratio,
                          delta_e2000, hex_to_rgb, min_distance, rgb_to_lab, simulate_cvd)
 from viz.tree import tree_figure

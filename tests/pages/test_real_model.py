@@ -208,7 +208,7 @@ def test_search_tree_page_with_smollm2_picked(monkeypatch):
         monkeypatch.setattr(search.tasks, "TASKS", search.tasks.TASKS + ("freeform",))
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
     at = new_app({"task": "freeform"})
-    from ui.common import widget_key as w
+    from ui.settings import widget_key as w
     at.sidebar.radio(key=w("model_choice")).set_value("real").run()
     # Loading the model (GGUF de-quantized) takes 20 s on an idle core, minutes on a busy one.
     at.sidebar.button(key="real_smollm2-135m-instruct").click().run(timeout=900)

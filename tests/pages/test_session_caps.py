@@ -172,7 +172,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 def _compare(at: AppTest, b0=4, b1=1, b2=2) -> AppTest:
     at.switch_page("pages/compare.py").run()
     assert not at.exception, at.exception
-    from ui.common import widget_key as w
+    from ui.settings import widget_key as w
     for i, b in enumerate((b0, b1, b2)):
         at.number_input(key=w(f"cmp_b{i}")).set_value(b).run()
     at.button(key="cmp_run").click().run()
@@ -181,7 +181,7 @@ def _compare(at: AppTest, b0=4, b1=1, b2=2) -> AppTest:
 
 
 def _warnings(at) -> list[str]:
-    """The warning lines on the page, markdown escapes undone (``ui.common.md``)."""
+    """The warning lines on the page, markdown escapes undone (``ui.wording.md``)."""
     return [_plain(x.value) for x in at.warning]
 
 
@@ -320,7 +320,7 @@ def test_step_by_step_releases_compare_runs_and_says_they_are_not_saved(monkeypa
     cmp_fp = caps.footprint(at.session_state["cmp_results"][1])
     at.switch_page("pages/mcts_steps.py").run()
     assert not at.exception, at.exception
-    from ui.common import widget_key as w
+    from ui.settings import widget_key as w
     at.number_input(key=w("ms_sims")).set_value(1).run()
     # room for Step by step's run alone, not with Compare's
     monkeypatch.setenv("THOUGHTSCOPE_SESSION_MAX_EVENTS", str(cmp_fp.events))

@@ -146,7 +146,7 @@ def test_a_page_gets_its_own_sessions_view_of_the_shared_worker():
 
     def page():
         import streamlit as st
-        from ui.common import get_policy
+        from ui.model_loading import get_policy
         from ui.sessions import current_session
         p = get_policy("arithmetic")
         st.write(f"key={p.session_key!r} sid={current_session()!r} "

@@ -8,7 +8,7 @@ from search.runtime import history
 from tests.conftest import ROOT
 from tests.pages.test_page_tree import (model_env, navigation_only, new_app, run_once,  # noqa: F401
                                   texts)
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 
 def shown_result(at) -> bool:

@@ -13,7 +13,7 @@ from search.runtime.solve import solve
 from search.tasks import get_task
 from search.tasks.arithmetic import TEACHING_PROBLEMS, canonical, canonical_form, heldout, \
     parse, count_ops, validation
-from ui.common import SAMPLING_DEFAULTS
+from ui.settings import SAMPLING_DEFAULTS
 
 TASK = get_task("arithmetic")
 # The page's sampling defaults (temperature 0.8, top-p 1.0, seed 0); the strategies' own
@@ -99,7 +99,7 @@ def test_each_reason_holds_on_the_bundled_model(outcomes):
 
 # ------------------------------------------------------------------------- the Search tree page
 from tests.pages.page_helpers import model_env, navigation_only, new_app  # noqa: E402,F401
-from ui.common import widget_key as w  # noqa: E402
+from ui.settings import widget_key as w  # noqa: E402
 
 SUGGEST = "tree_suggest"
 

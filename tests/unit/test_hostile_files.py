@@ -231,7 +231,7 @@ def test_a_30_mb_one_step_run_loads_and_draws_in_bounded_work():
     """The tree page's work on a loaded file: load (caps, validator, replay), the tree figure
     (labels, hover) and the node inspector's text; before, the hover alone took ~11 minutes."""
     from search.inputs.textcap import MAX_TEXT_CHARS
-    from ui.common import md
+    from ui.wording import md
     from viz.tree import tree_figure
     data = one_step_run(30 * MIB)
     res = bounded(lambda: caps.load_run(data), mib=256)

@@ -1,4 +1,4 @@
-"""Every query parameter the pages read is a known link key (``ui.common.known_link_key``), so
+"""Every query parameter the pages read is a known link key (``ui.settings.known_link_key``), so
 ``say_unknown`` never flags a key a page uses; a key no page reads is flagged.
 
 The pages are Streamlit scripts (not importable), so their keys are read from the source: the
@@ -14,7 +14,7 @@ import ast
 import pytest
 
 from tests.conftest import ROOT
-from ui.common import known_link_key
+from ui.settings import known_link_key
 
 SOURCES = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")])
 CALLS = ("UrlParam", "set_url", "say_ignored")

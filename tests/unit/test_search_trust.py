@@ -24,7 +24,7 @@ from search.strategies.mcts import MCTSConfig
 from search.tasks.arithmetic import Problem
 from search.tree import SearchTree
 from search.voting import vote
-from search.replay.timeline import decide, state_at
+from search.replay.timeline import replay_answer, state_at
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -353,7 +353,7 @@ def test_tied_runs_replay_to_the_live_answer():
             # replay without the recorded final decides by the same rule and agrees
             events = [e for e in r.tree.events if e.type != "final"]
             t = SearchTree.replay(r.problem, events)
-            assert decide(t, r)[0] == r.answer == state_at(r).answer
+            assert replay_answer(t, r)[0] == r.answer == state_at(r).answer
     assert winners == {"61", "62"}
 
 
@@ -362,7 +362,7 @@ def test_mcts_vote_ties_replay_to_the_live_answer(tiny_policy):
         r = run_strategy("mcts", "8*7+6", tiny_policy, 6, Sampling(temperature=1.5, seed=seed),
                          final="vote")
         events = [e for e in r.tree.events if e.type != "final"]
-        assert decide(SearchTree.replay(r.problem, events), r)[0] == r.answer
+        assert replay_answer(SearchTree.replay(r.problem, events), r)[0] == r.answer
 
 
 # -------------------------------------------------------------------- item 17: one set of defaults

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from safetensors import safe_open
 
-from search.training.checkpoints import stream_tokens
+from search.training.checkpoints import stream_token_counts
 from search.analysis.tradeoff_data import CKPT_DIR, card, checkpoint_dirs, load_grid, read_pools
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,10 +36,10 @@ def test_at_least_five_checkpoints_spanning_16x_with_6nd():
 def test_replayed_stream_counts_the_tokens_the_live_run_read():
     # live: a 16-step run of the recipe read 3,344 tokens in its first step and 55,518 in 16
     # (search.training.checkpoints.build(steps=16), 2026-12-02)
-    st = stream_tokens(steps=16)
+    st = stream_token_counts(steps=16)
     assert st["tokens"][0] == 3344 and st["tokens"][15] == 55518
     first = card(DIRS[0])
-    assert stream_tokens(steps=first["steps"])["tokens"][-1] == first["training_tokens"]
+    assert stream_token_counts(steps=first["steps"])["tokens"][-1] == first["training_tokens"]
 
 
 def test_run_followed_the_bundled_trajectory():

@@ -15,7 +15,7 @@ import i18n
 from search.tasks import get_task, training_range_warning
 from search.tasks import arithmetic as ar
 from tests.pages.test_page_tree import model_env, navigation_only, new_app, texts  # noqa: F401
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 
 ROOT = Path(__file__).resolve().parents[2]
 T = get_task("arithmetic")

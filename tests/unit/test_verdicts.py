@@ -12,7 +12,7 @@ from search.tree import SearchResult
 from tests.pages.test_page_freeform import QUESTION, ParagraphPolicy
 from tests.pages.test_page_tree import (model_env, navigation_only, new_app, texts,  # noqa: F401
                                   wait_done)
-from ui.common import widget_key as w
+from ui.settings import widget_key as w
 from search.replay.timeline import curve_missing, majority_curve
 
 UNSOLVABLE = ["1 1 1 1", "13 13 13 13"]
@@ -68,9 +68,9 @@ def test_the_page_says_the_puzzle_has_no_solution(game24_model, monkeypatch):
 def test_a_run_with_votes_and_no_gold_is_not_told_it_has_no_votes(monkeypatch):
     """Issue 20 item 7: 16 chains voted on a free-form question whose gold is unknown; the
     caption said "this run has none yet". It names the missing gold."""
-    import ui.common
+    import ui.model_loading
     stub = ParagraphPolicy()
-    monkeypatch.setattr(ui.common, "get_policy", lambda task=None: stub)
+    monkeypatch.setattr(ui.model_loading, "get_policy", lambda task=None: stub)
     monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
     question = QUESTION + " (A question no test gives a gold answer.)"
     at = new_app({"task": "freeform"})

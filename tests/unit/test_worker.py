@@ -294,12 +294,12 @@ def test_the_live_process_worker_loads_the_wrapped_model(tiny_policy, monkeypatc
 
 
 def test_the_pages_get_the_model_behind_the_worker():
-    import ui.common as common
+    import ui.model_loading as model_loading
     from search.models.hf import HFPolicy, default_model_path
-    common._policy.clear()
-    p = common._policy(str(default_model_path("arithmetic")), "cpu", "arithmetic")
+    model_loading._policy.clear()
+    p = model_loading._policy(str(default_model_path("arithmetic")), "cpu", "arithmetic")
     assert isinstance(p, WorkerPolicy) and type(unwrap(p)) is HFPolicy
-    common._policy.clear()
+    model_loading._policy.clear()
 
 
 class Polling(Gated):

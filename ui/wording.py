@@ -1,0 +1,60 @@
+"""Words on a page: markdown-safe text (``md``), sentences, model names and
+parameter counts, an exception as one line (no Streamlit; the leaf of ``ui/``)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from i18n import _
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$])")
+
+
+_URL = re.compile(r"https?://[^\s`]*[^\s`.,:;)\]'\"]")  # a trailing ")" or ":" is prose
+
+
+def md(value: Any) -> str:
+    """Text from a model, a user or an uploaded file, safe inside st.markdown: one line,
+    markdown punctuation escaped (no links, tables or code spans can be smuggled in). A URL
+    (``http://...``) becomes a code span: shown as typed, never a link (escaping its dots
+    would leave backslashes in the link Streamlit makes of it). Bounded work: a text longer
+    than ``search.inputs.textcap.MAX_TEXT_CHARS`` is cut there, with "… (cut at N characters)"."""
+    from search.inputs.textcap import cut
+    text = " ".join(cut(value).split())
+    out, last = [], 0
+    for m in _URL.finditer(text):
+        out.append(_MD_SPECIAL.sub(r"\\\1", text[last:m.start()]))
+        out.append(f"`{m.group(0)}`")
+        last = m.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", text[last:]))
+    return "".join(out)
+
+
+BUNDLED_SUFFIX = " (bundled)"  # search.models.hf names the task's own model "<name> (bundled)"
+
+
+def model_name(policy) -> str:
+    """``policy.name`` as a page shows it: the bundled model's "(bundled)" in the session's
+    language."""
+    name = str(getattr(policy, "name", policy))
+    if name.endswith(BUNDLED_SUFFIX):
+        return _("{model} (bundled)").format(model=name.removesuffix(BUNDLED_SUFFIX))
+    return name
+
+
+def as_sentence(text: str, stop: str = ".") -> str:
+    """``text`` as a sentence: first letter upper-case, ``stop`` appended (help texts built
+    from a lower-case phrase; a Chinese phrase is left as it is)."""
+    end = "" if text.endswith((".", "。", stop)) else stop
+    return text[:1].upper() + text[1:] + end
+
+
+def format_params(n: int) -> str:
+    return f"{n / 1e6:.2f} M" if n >= 1e5 else f"{n:,}"
+
+
+def error_line(e: BaseException) -> str:
+    """An exception as one line for a person: its message's first line (the type's name when
+    it has none)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
