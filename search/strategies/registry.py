@@ -33,8 +33,9 @@ How to add a strategy (one module + one registry entry; nothing else is required
    Search tree page pick it up. Add a test that runs it against brute force or a fixed
    policy (``tests/unit/test_registry.py`` and ``tests/unit/test_tree_and_strategies.py`` show how).
 
-This module imports the strategy modules; the strategy modules import only ``defaults`` and
-``blocks``, so there is no cycle.
+This module imports the strategy modules; they import ``defaults``, ``blocks`` and each other
+(``best_of_n`` uses ``majority``) but never this module, so there is no cycle
+(``tests/unit/test_layers.py``).
 """
 from __future__ import annotations
 
