@@ -121,3 +121,61 @@ def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_
     best = max(pool_series(ps, [4], "maj")["mean"][0] for ps in pools)
     assert re.search(rf"maj@4 = \*\*{best * 100:.1f}%\*\*", text), text
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_results_appear_chunk_by_chunk_and_stop_keeps_them(app, monkeypatch):
+    """Issue 22 item 7: with a slow model the page draws a first estimate from the first chunk
+    of problems (the same problems at every temperature), says how many of how many are in,
+    and Stop (pressed while the second chunk samples) keeps that estimate; Continue samples
+    the rest and the sentence then reads all problems."""
+    import re
+    import time
+
+    import streamlit as st
+
+    import ui.sampling
+    from search.analysis.sweeps import pool_series
+    calls, results = [], []
+    real = ui.sampling.sample_pools
+
+    def slow(problems, *a, **kw):
+        calls.append([p.text for p in problems])
+        time.sleep(0.3)  # a slow model
+        if len(calls) == 3:  # the first call of the second chunk: the user presses Stop
+            st.session_state["tp_stopped"] = st.session_state["tp_sweep"][0]
+            st.rerun()
+        out = real(problems, *a, **kw)
+        results.append(out[0])
+        return out
+    monkeypatch.setattr(ui.sampling, "sample_pools", slow)
+    at = run_with(app, tp_problems=20, seed=424_777)  # 20 problems: two chunks of 10
+    assert [len(c) for c in calls] == [10, 10, 10]  # chunk 1 at T=0.4 and 1.0, then Stop
+    text = page_text(at)
+    assert "on 10 held-out Arithmetic problems" in text, text
+    assert "An estimate from the first 10 of 20 problems" in text, text
+    assert "Sampling stopped at 10 of 20 problems" in text, text
+    best = max(pool_series(ps, [4], "maj")["mean"][0] for ps in results[:2])
+    assert re.search(rf"maj@4 = \*\*{best * 100:.1f}%\*\*", text), text
+    assert len(at.get("plotly_chart")) == 3  # the figures are drawn from the first chunk
+    at.button(key="tp_continue").click().run()
+    assert not at.exception, at.exception
+    assert [len(c) for c in calls] == [10, 10, 10, 10, 10]  # the second chunk, then done
+    text = page_text(at)
+    assert "on 20 held-out Arithmetic problems" in text and "An estimate from" not in text
+    assert "Sampling stopped" not in text and "problems, ~" not in text
+    assert not [b for b in at.button if b.key in ("tp_stop", "tp_continue")]
+
+
+def test_a_second_visit_reads_the_disk_cache(app, monkeypatch):
+    """The pools go to the data folder's pool cache: with the process's memory dropped (a
+    restart) the page samples nothing and shows the same sentence."""
+    import ui.sampling
+    from search.analysis import pool_cache
+    from tests.pages.pool_pages import Spy
+    spy = Spy(ui.sampling.sample_pools)
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    first = page_text(run_with(app, seed=424_778))
+    assert len(spy.calls) == 2 and list(pool_cache.cache_dir().glob("*.json"))
+    pool_cache.forget_memory()
+    again = page_text(run_with(app, seed=424_778))
+    assert len(spy.calls) == 2 and again == first
