@@ -16,8 +16,8 @@ from search.analysis.sweeps import answer_diversity, curve_rows, pool_series
 from ui import presenter
 from ui.common import (UrlParam, bind, current_task, flag, int_in, model_name, one_of,
                        sampling_settings, write_url)
-from ui.pool_page import (heldout, heldout_label, keep_sampling, model_or_stop, pool_controls,
-                          pool_params, pool_task, progressive, setup)
+from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
+                          pool_controls, pool_params, pool_task, progressive, setup)
 from viz.axes import pct_interval
 from viz.curves import MAX_BANDS, accuracy_figure, diversity_figure, temperature_colors
 from viz.heatmap import best_temperature, temperature_heatmap
@@ -101,12 +101,12 @@ if chains > HEAVY_CHAINS and policy.device == "cpu":
                  "first sampling may take minutes (then it is cached).").format(
                    t=len(temps), p=P, n=n, chains=f"{chains:,}"))
 
-problems = heldout(P)
+problems = heldout_for_pools(P, n, model)  # (P rounded up to whole chunks)
 run_task, chain_tokens = pool_task(TASK)  # (free-form: the prompt style and token cap)
 # Sampled chunk by chunk: the figures below show the first `P` problems sampled at every
 # temperature so far, and keep_sampling (at the end) samples the next chunk and redraws.
 sweep = progressive("tp", policy, run_task, model, problems, n, temps, top_p, seed,
-                    chain_tokens)
+                    chain_tokens, count=P)
 pools_by_t, P = sweep.pools(), sweep.done
 
 est = ss["tp_est"]

@@ -92,6 +92,15 @@ def heldout(n: int) -> list[Problem]:
     return task.split("heldout", max(1, min(int(n), task.split_size("heldout"))))
 
 
+def heldout_for_pools(n: int, pool_n: int, model: str) -> list[Problem]:
+    """The held-out problems a pool page samples for ``n`` shown: the first ``n`` rounded up to
+    whole chunks of pools of ``pool_n`` chains (``ui.sampling.padded_count``), so its cached
+    chunks serve any other number of problems and ``python -m search pools``."""
+    from ui.sampling import padded_count
+    task = current_task()
+    return heldout(padded_count(n, pool_n, model, task.split_size("heldout")))
+
+
 def heldout_label(n: int) -> str:
     """How a page names its problems: "50 held-out Arithmetic problems"."""
     return ngettext("{n} held-out {task} problem", "{n} held-out {task} problems", n).format(
@@ -229,17 +238,19 @@ def _round(prefix: str, model: str, sweep, slot) -> None:
 
 
 def progressive(prefix: str, policy, task, model: str, problems: list, n: int,
-                temps: list, top_p: float, seed: int, chain_tokens: Optional[int] = None):
+                temps: list, top_p: float, seed: int, chain_tokens: Optional[int] = None,
+                count: Optional[int] = None):
     """The pools of ``problems`` at every temperature of ``temps`` as far as they are sampled
     (``ui.sampling.Sweep``): returns the sweep, whose ``done`` problems (the same at every
-    temperature) the page draws. Draws a progress line ("k of N problems, ~T s left") and
+    temperature; at most ``count``, the problems shown, of the ``problems`` sampled in whole
+    chunks: ``heldout_for_pools``) the page draws. Draws a progress line ("k of N problems, ~T s left") and
     Stop (keeps what was sampled; Continue resumes) while the pools are incomplete. When no
     problem is there yet and sampling is not stopped, the first round is sampled here (a
     failure is an error message and st.stop); the page calls :func:`keep_sampling` at its end
     for the next rounds."""
     from ui.sampling import Sweep
     ss = st.session_state
-    sweep = Sweep(policy, task, model, problems, n, temps, top_p, seed, chain_tokens)
+    sweep = Sweep(policy, task, model, problems, n, temps, top_p, seed, chain_tokens, count)
     sid = _sweep_id(sweep)
     stopped = ss.get(f"{prefix}_stopped") == sid
     slot = st.empty()

@@ -52,6 +52,17 @@ def _identity(model: str) -> Optional[str]:
     return pool_cache.model_identity(model.removeprefix("hf: ").strip())
 
 
+def is_small(model: str) -> bool:
+    """Whether the page's model (``ui.common.model_key``) is a task's small bundled model (not
+    an ``hf:`` or ``openai:`` spec): it takes larger chunks (``pool_cache.chunk_size``)."""
+    return not model.startswith(("hf:", "openai:"))
+
+
+def padded_count(count: int, n: int, model: str, available: int) -> int:
+    """Problems to sample so ``count`` are covered by whole chunks (``pool_cache.padded``)."""
+    return pool_cache.padded(count, pool_cache.chunk_size(n, is_small(model)), available)
+
+
 def pool_jobs(policy: Any, task: Any, model: str, problems: Sequence[Problem], n: int,
               temperature: float, top_p: float, seed: int, chain_tokens: Optional[int] = None,
               small_model: Optional[bool] = None) -> list:
@@ -60,7 +71,7 @@ def pool_jobs(policy: Any, task: Any, model: str, problems: Sequence[Problem], n
     whether ``model`` is not an ``hf:``/``openai:`` spec, i.e. the task's bundled model)
     decides the chunk size."""
     if small_model is None:
-        small_model = not model.startswith(("hf:", "openai:"))
+        small_model = is_small(model)
     return pool_cache.plan(policy, task, list(problems), int(n), float(temperature),
                            float(top_p), int(seed), chain_tokens, _identity(model),
                            model_label=model, problem_set="heldout", small_model=small_model)
@@ -85,7 +96,7 @@ def _zero_stats() -> dict:
 def cached_pools(policy: Any, task: Any, model: str, problems: Sequence[Problem], n: int,
                  temperature: float, top_p: float, seed: int,
                  on_progress: OnProgress = None, chain_tokens: Optional[int] = None,
-                 ) -> tuple[list[ChainPool], dict]:
+                 ) -> tuple[list[ChainPool], dict]:  # (the Lesson's pools)
     """Pools of n chains for every problem of ``task`` (a registry name or Task; prompts,
     answers and the gold check are the task's), chunk by chunk from the memory and disk caches
     (``search.analysis.pool_cache``) or sampled, and summed sampling stats (of the chunks
@@ -115,8 +126,9 @@ class Sweep:
 
     def __init__(self, policy: Any, task: Any, model: str, problems: Sequence[Problem], n: int,
                  temps: Sequence[float], top_p: float, seed: int,
-                 chain_tokens: Optional[int] = None):
-        self.policy, self.task, self.total = policy, task, len(problems)
+                 chain_tokens: Optional[int] = None, count: Optional[int] = None):
+        self.policy, self.task = policy, task
+        self.total = len(problems) if count is None else min(int(count), len(problems))
         self.temps = [float(t) for t in temps]
         self.jobs = {t: pool_jobs(policy, task, model, problems, n, t, top_p, seed,
                                   chain_tokens) for t in self.temps}
@@ -136,7 +148,7 @@ class Sweep:
     def done(self) -> int:
         """Problems sampled at every setting (leading chunks only)."""
         c = min(self._prefix(t) for t in self.temps) if self.temps else 0
-        return self.jobs[self.temps[0]][c - 1].end if c else 0
+        return min(self.total, self.jobs[self.temps[0]][c - 1].end) if c else 0
 
     @property
     def complete(self) -> bool:
@@ -145,14 +157,15 @@ class Sweep:
     def remaining_units(self) -> int:
         """Problem-settings still to sample (a problem at one temperature is one unit)."""
         return sum(len(j.problems) for t in self.temps
-                   for j, g in zip(self.jobs[t], self.got[t]) if g is None)
+                   for j, g in zip(self.jobs[t], self.got[t]) if g is None
+                   and j.start < self.total)
 
     def pools(self) -> dict:
         """setting -> its pools on the first :attr:`done` problems."""
-        out = {}
+        out, done = {}, self.done
         for t in self.temps:
             out[t] = [p for j, g in zip(self.jobs[t], self.got[t]) if g is not None
-                      and j.end <= self.done for p in g[0]]
+                      and j.start < done for p in g[0]][:done]
         return out
 
     def stats(self) -> dict:
@@ -160,7 +173,7 @@ class Sweep:
         stats = _zero_stats()
         for t in self.temps:
             for j, g in zip(self.jobs[t], self.got[t]):
-                if g is not None and j.end <= self.done:
+                if g is not None and j.start < self.done:
                     _add(stats, g[1])
         return stats
 
@@ -171,7 +184,7 @@ class Sweep:
         import time
         for t in self.temps:
             for i, g in enumerate(self.got[t]):
-                if g is None:
+                if g is None and self.jobs[t][i].start < self.total:
                     job = self.jobs[t][i]
                     t0 = time.perf_counter()
                     pools, stats, hit = run_job(job, self.policy, self.task)
@@ -184,18 +197,22 @@ class Sweep:
 def cached_scored_pools(policy: Any, task: Any, model: str, problems: Sequence[Problem], n: int,
                         temperature: float, top_p: float, seed: int, kinds: Sequence[str],
                         verifiers: str, on_progress: OnProgress = None,
-                        chain_tokens: Optional[int] = None,
+                        chain_tokens: Optional[int] = None, count: Optional[int] = None,
                         ) -> tuple[list[ChainPool], dict]:
     """The pools of :func:`cached_pools` (the same chunks and seeds: cache hits when they were
-    drawn) with every chain scored by ``task``'s learned verifiers of ``kinds``
+    drawn; only the chunks holding the first ``count`` problems, None: all) with every chain
+    scored by ``task``'s learned verifiers of ``kinds``
     (``search.analysis.pools.score_pools``), cached per chunk under ``verifiers`` as well (a key naming
     the verifiers' weights: ``ui.pool_page.verifier_key``). Returns (scored pools, cost) with
     cost[kind] = {"passes", "tokens", "chains", "seconds"} summed over the chunks."""
     pools: list[ChainPool] = []
     cost = {k: {"passes": 0, "tokens": 0, "chains": 0, "seconds": 0.0} for k in kinds}
     name = getattr(task, "name", task)
+    count = len(problems) if count is None else min(int(count), len(problems))
     for job in pool_jobs(policy, task, model, problems, n, temperature, top_p, seed,
                          chain_tokens):
+        if job.start >= count:
+            break
         raw, _st, _hit = run_job(job, policy, task)
         got, c = _scored_chunk(raw, str(name), job.key, verifiers, tuple(kinds))
         pools.extend(got)
@@ -203,8 +220,8 @@ def cached_scored_pools(policy: Any, task: Any, model: str, problems: Sequence[P
             for f in cost[kind]:
                 cost[kind][f] += c[kind][f]
         if on_progress:
-            on_progress(len(job.problems))
-    return pools, cost
+            on_progress(min(job.end, count) - job.start)
+    return pools[:count], cost
 
 
 @st.cache_data(show_spinner=False, max_entries=2048)

@@ -5,9 +5,9 @@ What a chunk is: a few consecutive problems of a problem set sampled in ONE batc
 (``search.analysis.pools.sample_pools`` with ``problems_per_call`` = the chunk), seed
 ``seed * 1_000_003 + start`` for the chunk starting at problem index ``start``. The chunk
 boundaries come from :func:`chunk_size` alone (the pool size and whether the model is the
-task's small bundled one), never from how many problems a page asked for, so a page with 30
-problems and a command with 40 share their first chunks, and the pages and the command draw
-the very same pools.
+task's small bundled one), never from how many problems a page asked for: only whole chunks
+are sampled (:func:`padded`), so a page with 30 problems and a command with 40 share their
+chunks, and the pages and the command draw the very same pools.
 
 The key of a chunk (:func:`chunk_key`, a SHA-256) names everything its pools depend on:
 :data:`CACHE_VERSION` (bumped when sampling or answer reading changes), the model's identity
@@ -44,7 +44,10 @@ CACHE_VERSION = 1
 FOLDER = "pools"
 MAX_BYTES = 512 * 1024 * 1024  # the cache folder's size bound (bytes); oldest-used go first
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a larger file is not read (a chunk is a few hundred KB)
-WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".bin", ".pt", ".json", ".model", ".txt")
+WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".bin", ".pt", ".model")  # weights, sentencepiece
+MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json",
+               "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt",
+               "added_tokens.json", "chat_template.jinja")
 STAT_FIELDS = ("generated_tokens", "prompt_tokens", "forward_passes", "model_calls",
                "abstained", "seconds")
 
@@ -84,6 +87,13 @@ def chunk_size(n: int, small_model: bool) -> int:
     return max(1, 16 // max(1, n))
 
 
+def padded(count: int, size: int, available: int) -> int:
+    """How many problems to sample so that ``count`` are covered by whole chunks of ``size``
+    (at most ``available``, the split's size): a page with 5 problems and a command with 7
+    then share one chunk of 10 instead of sampling (0, 5) and (0, 7) apart."""
+    return min(int(available), -(-int(count) // max(1, size)) * max(1, size))
+
+
 def chunks(count: int, size: int) -> list[tuple[int, int]]:
     """[(start, end)] of the chunks covering problems 0..count-1 in steps of ``size``."""
     return [(s, min(count, s + size)) for s in range(0, count, max(1, size))]
@@ -103,7 +113,8 @@ def model_identity(model: Any) -> Optional[str]:
     """What names a local model's weights in a cache key: for a ``.gguf`` file (or a folder
     holding one, ``search.models.hf.gguf_location``) its resolved path, size and modification
     time (ns); for a Hugging Face folder its resolved path and the size and time of each weight,
-    config and tokenizer file in it. None when ``model`` names no local file or folder (a served
+    config and tokenizer file in it (``WEIGHT_SUFFIXES``, ``MODEL_FILES``; a model card or
+    training log rewritten does not count). None when ``model`` names no local file or folder (a served
     model: its weights may change under the same name, so it is not cached on disk)."""
     if not model:
         return None
@@ -117,8 +128,8 @@ def model_identity(model: Any) -> Optional[str]:
         if p.is_file():
             return f"{p.resolve()}|{_file_stamp(p)}"
         if p.is_dir():
-            files = sorted(f for f in p.iterdir()
-                           if f.is_file() and f.name.lower().endswith(WEIGHT_SUFFIXES))
+            files = sorted(f for f in p.iterdir() if f.is_file() and (
+                f.name.lower().endswith(WEIGHT_SUFFIXES) or f.name in MODEL_FILES))
             if not files:
                 return None
             return f"{p.resolve()}|" + "|".join(_file_stamp(f) for f in files)

@@ -110,9 +110,11 @@ def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_
     at = run_with(app, {"task": "game24"}, seed=424_301)
     task = get_task("game24")
     heldout = [p.text for p in task.split("heldout", 5)]
-    assert [c["problems"] for c in spy.calls] == [heldout, heldout]  # one per temperature
+    # one call per temperature, of the whole chunk of 10 that holds the 5 problems shown
+    ten = [p.text for p in task.split("heldout", 10)]
+    assert [c["problems"] for c in spy.calls] == [ten, ten]
     assert {c["task"] for c in spy.calls} == {"game24"}
-    pools = [got for got, _ in spy.results]
+    pools = [got[:5] for got, _ in spy.results]
     for p in (p for ps in pools for p in ps):
         assert p.task == "game24"
         assert p.correct == [a is not None and task.is_correct(p.problem, a) for a in p.answers]
@@ -179,3 +181,30 @@ def test_a_second_visit_reads_the_disk_cache(app, monkeypatch):
     pool_cache.forget_memory()
     again = page_text(run_with(app, seed=424_778))
     assert len(spy.calls) == 2 and again == first
+
+
+def test_the_pools_command_precomputes_what_the_page_draws(app, monkeypatch, capsys):
+    """`python -m search pools` (issue 22 item 7) writes the very chunks the page reads: after
+    it, the Temperature page with the same model, temperatures, n and fewer problems samples
+    nothing; the command says where it wrote and that a second run finds every chunk."""
+    import json
+
+    import ui.sampling
+    from search.analysis import pool_cache
+    from search.cli.main import main
+    from tests.pages.pool_pages import Spy
+    args = ["pools", "--task", "arithmetic", "--temperatures", "0.4,1.0", "--problems", "7",
+            "--n", "4", "--seed", "424779"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert f"written to {pool_cache.cache_dir()}" in out.out
+    # 7 problems are sampled as one whole chunk of 10 (the page's chunks)
+    assert "T=1 problems 1-10: sampled (20/20 problem-temperatures" in out.err, out.err
+    pool_cache.forget_memory()
+    spy = Spy(ui.sampling.sample_pools)
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    at = run_with(app, seed=424_779)  # 5 problems: the command's first chunk holds them
+    assert spy.calls == [] and "on 5 held-out Arithmetic problems" in page_text(at)
+    assert main(args + ["--json"]) == 0
+    o = json.loads(capsys.readouterr().out)
+    assert (o["chunks_sampled"], o["chunks_cached"], o["problems_sampled"]) == (0, 2, 10)
