@@ -37,6 +37,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from i18n import N_, _
 from search.analysis.pools import ChainPool, sample_pools
 from search.tasks import Problem, TaskLike, get_task
 
@@ -51,7 +52,7 @@ MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json",
 STAT_FIELDS = ("generated_tokens", "prompt_tokens", "forward_passes", "model_calls",
                "abstained", "seconds")
 
-_NOTES: list[str] = []
+_NOTES: list[tuple[str, tuple]] = []  # (message id, its fields), translated when read
 _LOCK = threading.Lock()
 
 
@@ -63,18 +64,28 @@ def cache_dir() -> Path:
     return Path(folder) / FOLDER
 
 
+DAMAGED = N_("ignored a damaged pool cache file {path} ({error}); its chunk is sampled again")
+UNWRITABLE = N_("sampled pools are not saved: the pool cache folder {path} cannot be written "
+                "({error})")
+
+
 def notes() -> list[str]:
     """One line per cache problem this process met (a damaged file ignored, a read-only
-    folder), oldest first, each once."""
+    folder), oldest first, each once, in the current language."""
     with _LOCK:
-        return list(_NOTES)
+        return [_(msg).format(**dict(fields)) for msg, fields in _NOTES]
 
 
-def _note(line: str) -> None:
+def _note(msg: str, **fields) -> None:
+    item = (msg, tuple(sorted(fields.items())))
     with _LOCK:
-        if line not in _NOTES:
-            _NOTES.append(line)
+        if item not in _NOTES:
+            _NOTES.append(item)
             del _NOTES[:-20]
+
+
+def _error(e: BaseException) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
 
 
 def chunk_size(n: int, small_model: bool) -> int:
@@ -199,8 +210,7 @@ def load(key: str, folder: Optional[Path] = None,
                                    or any(p.n != expect[1] for p in pools)):
             raise ValueError("wrong number of problems or chains")
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
-        _note(f"ignored a damaged pool cache file {f} ({type(e).__name__}: "
-              f"{' '.join(str(e).split())[:120]}); its chunk is sampled again")
+        _note(DAMAGED, path=str(f), error=_error(e))
         return None
     try:
         os.utime(f)
@@ -238,8 +248,7 @@ def store(key: str, pools: list[ChainPool], stats: dict, folder: Optional[Path] 
                 pass
             raise
     except OSError as e:
-        _note(f"sampled pools are not saved: the pool cache folder {folder} cannot be written "
-              f"({type(e).__name__}: {' '.join(str(e).split())[:120]})")
+        _note(UNWRITABLE, path=str(folder), error=_error(e))
         return False
     prune(folder, max_bytes)
     return True
