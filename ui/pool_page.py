@@ -233,8 +233,14 @@ def _round(prefix: str, model: str, sweep, slot) -> None:
             ss[f"{prefix}_rate"] = rates
         slot.caption(_progress_text(prefix, model, sweep))
 
-    slot.caption(_progress_text(prefix, model, sweep, _("sampling…")))
-    sweep.step(on_call)
+    def on_start(t):
+        what = _("sampling problems {a}–{b} at T = {t}").format(
+            a=sweep.done + 1, b=min(sweep.total, sweep.done + sweep.chunk), t=f"{t:g}") \
+            if len(sweep.temps) > 1 else _("sampling problems {a}–{b}").format(
+                a=sweep.done + 1, b=min(sweep.total, sweep.done + sweep.chunk))
+        slot.caption(_progress_text(prefix, model, sweep, what))
+
+    sweep.step(on_call, on_start)
 
 
 def progressive(prefix: str, policy, task, model: str, problems: list, n: int,

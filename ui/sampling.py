@@ -135,6 +135,8 @@ class Sweep:
         self.got: dict = {t: [pool_cache.peek(j) for j in self.jobs[t]] for t in self.temps}
         self.key = tuple(j.key for t in self.temps for j in self.jobs[t])
         self.slot = None  # where a page shows its progress line (ui.pool_page.progressive)
+        first = self.jobs[self.temps[0]] if self.temps else []
+        self.chunk = len(first[0].problems) if first else 1  # problems per chunk
 
     def _prefix(self, t: float) -> int:
         count = 0
@@ -177,15 +179,18 @@ class Sweep:
                     _add(stats, g[1])
         return stats
 
-    def step(self, on_call: Optional[Callable[[float, int, float], None]] = None) -> None:
+    def step(self, on_call: Optional[Callable[[float, int, float], None]] = None,
+             on_start: Optional[Callable[[float], None]] = None) -> None:
         """Sample the next round: for every setting, its first chunk not yet there (the
-        chunk after :attr:`done`'s). ``on_call(t, problems, seconds)`` after each call
-        (seconds 0 for a chunk another session stored meanwhile)."""
+        chunk after :attr:`done`'s). ``on_start(t)`` before and ``on_call(t, problems,
+        seconds)`` after each call (seconds 0 for a chunk another session stored meanwhile)."""
         import time
         for t in self.temps:
             for i, g in enumerate(self.got[t]):
                 if g is None and self.jobs[t][i].start < self.total:
                     job = self.jobs[t][i]
+                    if on_start:
+                        on_start(t)
                     t0 = time.perf_counter()
                     pools, stats, hit = run_job(job, self.policy, self.task)
                     self.got[t][i] = (pools, stats)
