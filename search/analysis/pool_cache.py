@@ -161,6 +161,25 @@ def prompts_digest(task: TaskLike, problems: Sequence[Problem], policy: Any) -> 
     return h.hexdigest()
 
 
+_DIGESTS: "OrderedDict[tuple, str]" = OrderedDict()
+
+
+def _digest(model: str, task, problems: Sequence[Problem], policy: Any) -> str:
+    """:func:`prompts_digest`, remembered per (model, task and its prompt style/template,
+    problems): a page rebuilds its plan at every rerun, for every temperature."""
+    key = (model, task.name, getattr(task, "prompt_style", None), getattr(task, "template", None),
+           getattr(policy, "prompt_style", None), tuple(p.text for p in problems))
+    with _LOCK:
+        got = _DIGESTS.get(key)
+    if got is None:
+        got = prompts_digest(task, problems, policy)
+        with _LOCK:
+            _DIGESTS[key] = got
+            while len(_DIGESTS) > MEMORY_CHUNKS:
+                _DIGESTS.popitem(last=False)
+    return got
+
+
 def chunk_key(model_id: str, task: str, problem_set: str, prompts: str,
               problems: Sequence[Problem], n: int, temperature: float, top_p: float, seed: int,
               chain_tokens: int) -> str:
@@ -306,11 +325,12 @@ def plan(policy: Any, task: TaskLike, problems: Sequence[Problem], n: int, tempe
     cap = int(task.chain_tokens if chain_tokens is None else min(int(chain_tokens),
                                                                  task.chain_tokens))
     jobs = []
+    model = model_id or f"label:{model_label}"
     for start, end in chunks(len(problems), chunk_size(n, small_model)):
         part = tuple(problems[start:end])
         s = chunk_seed(seed, start)
-        key = chunk_key(model_id or f"label:{model_label}", task.name, problem_set,
-                        prompts_digest(task, part, policy), part, n, temperature, top_p, s, cap)
+        key = chunk_key(model, task.name, problem_set, _digest(model, task, part, policy),
+                        part, n, temperature, top_p, s, cap)
         jobs.append(ChunkJob(start, end, part, s, key, bool(model_id), int(n),
                              float(temperature), float(top_p), cap))
     return jobs
