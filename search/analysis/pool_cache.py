@@ -259,7 +259,8 @@ def store(key: str, pools: list[ChainPool], stats: dict, folder: Optional[Path] 
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(body, out, ensure_ascii=False, default=str)
-            os.replace(tmp, folder / f"{key}.json")
+            os.chmod(tmp, 0o644)  # (mkstemp makes it 0600: the app and the command may be
+            os.replace(tmp, folder / f"{key}.json")  # different users of one data folder)
         except BaseException:
             try:
                 os.unlink(tmp)
