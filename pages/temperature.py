@@ -108,6 +108,11 @@ run_task, chain_tokens = pool_task(TASK)  # (free-form: the prompt style and tok
 sweep = progressive("tp", policy, run_task, model, problems, n, temps, top_p, seed,
                     chain_tokens, count=P)
 pools_by_t, P = sweep.pools(), sweep.done
+waiting = [t for t in temps if t not in pools_by_t]  # (first round: not sampled yet)
+temps = sweep.shown
+if waiting:
+    st.caption(_("Still sampling the first problems at T = {temps}; they join the figures as "
+                 "they arrive.").format(temps=", ".join(f"{t:g}" for t in waiting)))
 
 est = ss["tp_est"]
 curves = {t: pool_series(pools_by_t[t], ks, est) for t in temps}

@@ -221,7 +221,8 @@ def _progress_text(prefix: str, model: str, sweep, doing: str = "") -> str:
 
 
 def _round(prefix: str, model: str, sweep, slot) -> None:
-    """Sample the sweep's next round, the progress line in ``slot`` updated after each call
+    """Sample the sweep's next round (in its first round, one call: each temperature is drawn
+    as soon as its first chunk is in), the progress line in ``slot`` updated after each call
     and the measured time added to this session's rate for ``model``."""
     ss = st.session_state
 
@@ -240,7 +241,7 @@ def _round(prefix: str, model: str, sweep, slot) -> None:
                 a=sweep.done + 1, b=min(sweep.total, sweep.done + sweep.chunk))
         slot.caption(_progress_text(prefix, model, sweep, what))
 
-    sweep.step(on_call, on_start)
+    sweep.step(on_call, on_start, max_calls=1 if sweep.first_round else None)
 
 
 def progressive(prefix: str, policy, task, model: str, problems: list, n: int,

@@ -147,14 +147,28 @@ class Sweep:
         return count
 
     @property
+    def shown(self) -> list:
+        """The settings a page can draw: all once every setting has its first chunk; before
+        that (the first round) those that have it, so a first estimate comes after one call."""
+        if all(self._prefix(t) for t in self.temps):
+            return list(self.temps)
+        return [t for t in self.temps if self._prefix(t)]
+
+    @property
+    def first_round(self) -> bool:
+        """Whether some setting still lacks its first chunk."""
+        return not all(self._prefix(t) for t in self.temps)
+
+    @property
     def done(self) -> int:
-        """Problems sampled at every setting (leading chunks only)."""
-        c = min(self._prefix(t) for t in self.temps) if self.temps else 0
+        """Problems sampled at every shown setting (leading chunks only)."""
+        shown = self.shown
+        c = min(self._prefix(t) for t in shown) if shown else 0
         return min(self.total, self.jobs[self.temps[0]][c - 1].end) if c else 0
 
     @property
     def complete(self) -> bool:
-        return self.done >= self.total
+        return self.done >= self.total and not self.first_round
 
     def remaining_units(self) -> int:
         """Problem-settings still to sample (a problem at one temperature is one unit)."""
@@ -165,7 +179,7 @@ class Sweep:
     def pools(self) -> dict:
         """setting -> its pools on the first :attr:`done` problems."""
         out, done = {}, self.done
-        for t in self.temps:
+        for t in self.shown:
             out[t] = [p for j, g in zip(self.jobs[t], self.got[t]) if g is not None
                       and j.start < done for p in g[0]][:done]
         return out
@@ -173,30 +187,38 @@ class Sweep:
     def stats(self) -> dict:
         """Summed sampling stats of the chunks in :meth:`pools`."""
         stats = _zero_stats()
-        for t in self.temps:
+        for t in self.shown:
             for j, g in zip(self.jobs[t], self.got[t]):
                 if g is not None and j.start < self.done:
                     _add(stats, g[1])
         return stats
 
     def step(self, on_call: Optional[Callable[[float, int, float], None]] = None,
-             on_start: Optional[Callable[[float], None]] = None) -> None:
-        """Sample the next round: for every setting, its first chunk not yet there (the
-        chunk after :attr:`done`'s). ``on_start(t)`` before and ``on_call(t, problems,
-        seconds)`` after each call (seconds 0 for a chunk another session stored meanwhile)."""
+             on_start: Optional[Callable[[float], None]] = None,
+             max_calls: Optional[int] = None) -> None:
+        """Sample the next round: for every setting, the chunk after the last one present at
+        EVERY setting when it lacks it (settings ahead wait), or only the first ``max_calls``
+        of those. ``on_start(t)``
+        before and ``on_call(t, problems, seconds)`` after each call (seconds 0 for a chunk
+        another session stored meanwhile)."""
         import time
+        calls = 0
+        r = min(self._prefix(t) for t in self.temps) if self.temps else 0  # this round's chunk
         for t in self.temps:
-            for i, g in enumerate(self.got[t]):
-                if g is None and self.jobs[t][i].start < self.total:
-                    job = self.jobs[t][i]
-                    if on_start:
-                        on_start(t)
-                    t0 = time.perf_counter()
-                    pools, stats, hit = run_job(job, self.policy, self.task)
-                    self.got[t][i] = (pools, stats)
-                    if on_call:
-                        on_call(t, len(job.problems), 0.0 if hit else time.perf_counter() - t0)
-                    break
+            if max_calls is not None and calls >= max_calls:
+                break
+            if r >= len(self.jobs[t]) or self.got[t][r] is not None \
+                    or self.jobs[t][r].start >= self.total:
+                continue  # (ahead: it waits for the others)
+            job = self.jobs[t][r]
+            if on_start:
+                on_start(t)
+            t0 = time.perf_counter()
+            pools, stats, hit = run_job(job, self.policy, self.task)
+            self.got[t][r] = (pools, stats)
+            calls += 1
+            if on_call:
+                on_call(t, len(job.problems), 0.0 if hit else time.perf_counter() - t0)
 
 
 def cached_scored_pools(policy: Any, task: Any, model: str, problems: Sequence[Problem], n: int,

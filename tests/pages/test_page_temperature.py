@@ -208,3 +208,36 @@ def test_the_pools_command_precomputes_what_the_page_draws(app, monkeypatch, cap
     assert main(args + ["--json"]) == 0
     o = json.loads(capsys.readouterr().out)
     assert (o["chunks_sampled"], o["chunks_cached"], o["problems_sampled"]) == (0, 2, 10)
+
+
+def test_the_first_temperature_is_drawn_before_the_others_are_sampled(app, monkeypatch):
+    """In the first round each temperature joins the figures as soon as its first chunk is
+    in: Stop pressed while T=1.0's first chunk samples leaves T=0.4's estimate on screen, with
+    a line naming the temperature still to come."""
+    import time
+
+    import streamlit as st
+
+    import ui.sampling
+    calls = []
+    real = ui.sampling.sample_pools
+
+    def slow(problems, *a, **kw):
+        calls.append(kw.get("temperature"))
+        time.sleep(0.3)
+        if len(calls) == 2:
+            st.session_state["tp_stopped"] = st.session_state["tp_sweep"][0]
+            st.rerun()
+        return real(problems, *a, **kw)
+    monkeypatch.setattr(ui.sampling, "sample_pools", slow)
+    at = run_with(app, tp_problems=20, seed=424_780)
+    assert calls == [0.4, 1.0]
+    text = page_text(at)
+    assert "the best temperature is **0.4**" in text and "T=1:" not in text, text
+    assert "Still sampling the first problems at T = 1;" in text, text
+    assert "Sampling stopped at 10 of 20 problems" in text, text
+    at.button(key="tp_continue").click().run()
+    assert not at.exception, at.exception
+    text = page_text(at)
+    assert "T=1:" in text or "the best temperature is **1**" in text, text
+    assert "Still sampling" not in text and "on 20 held-out Arithmetic problems" in text
