@@ -282,8 +282,8 @@ def prune(folder: Optional[Path] = None, max_bytes: int = MAX_BYTES) -> int:
         files = [(f.stat().st_mtime_ns, f.stat().st_size, f) for f in folder.glob("*.json")]
     except OSError:
         return 0
-    total, removed = sum(s for _, s, _ in files), 0
-    for _, size, f in sorted(files, key=lambda x: x[0]):
+    total, removed = sum(item[1] for item in files), 0
+    for _mtime, size, f in sorted(files, key=lambda x: x[0]):
         if total <= max_bytes:
             break
         try:

@@ -109,7 +109,6 @@ def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_
     monkeypatch.setattr(ui.sampling, "sample_pools", spy)
     at = run_with(app, {"task": "game24"}, seed=424_301)
     task = get_task("game24")
-    heldout = [p.text for p in task.split("heldout", 5)]
     # one call per temperature, of the whole chunk of 10 that holds the 5 problems shown
     ten = [p.text for p in task.split("heldout", 10)]
     assert [c["problems"] for c in spy.calls] == [ten, ten]
