@@ -31,11 +31,10 @@ from ui import presenter
 from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, sampling_settings,
                          write_url)
 from ui.wording import model_name
-from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
-                          sample_or_stop, scorer_key, setup, value_scorers, verifier_key,
-                          verifier_kinds)
-from ui.sampling import (cached_pool_series, cached_pools, cached_scored_pools, measured_runs,
-                         problem_key)
+from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
+                          pool_controls, pool_params, pool_task, progressive, sample_or_stop,
+                          scorer_key, setup, value_scorers, verifier_key, verifier_kinds)
+from ui.sampling import cached_pool_series, cached_scored_pools, measured_runs, problem_key
 from viz.axes import pct_interval
 from viz.curves import DR_THRESHOLD, PALETTE, accuracy_figure, diminishing_returns
 
@@ -232,13 +231,21 @@ if P * n > HEAVY_CHAINS and policy.device == "cpu":
     st.warning(_("{p} problems × {n} chains = {chains} chains on a CPU: the first sampling "
                  "may take minutes (then it is cached).").format(p=P, n=n, chains=f"{P * n:,}"))
 
-problems = heldout(P)
+sampled = heldout_for_pools(P, n, model)  # (P rounded up to whole chunks)
+run_task, chain_tokens = pool_task(TASK)  # (free-form: the prompt style and token cap)
+# Sampled chunk by chunk: the figures show the first `P` problems sampled so far, and
+# keep_sampling (at the end) samples the next chunk and redraws the page.
+sweep = progressive("sc", policy, run_task, model, sampled, n, [temperature], top_p, seed,
+                    chain_tokens, count=P)
+P = sweep.done
+problems = sampled[:P]
+pools, stats = sweep.pools()[float(temperature)], sweep.stats()
+if not sweep.complete:
+    st.caption(_("An estimate from the first {k} of {n} problems: the intervals narrow as "
+                 "more arrive.").format(k=P, n=sweep.total))
 chart = st.empty()    # the figure first,
 notes = st.container()  # then what it says (computed from its curves) and its compute,
 reading = st.container()  # then the reading at the slider's budget
-pools, stats = sample_or_stop(
-    P, _("Sampling {n} chains per problem:").format(n=n), lambda bar: cached_pools(
-        policy, TASK.name, model, problems, n, temperature, top_p, seed, bar))
 tpc = mean_chain_tokens(pools)
 ks = budgets_up_to(n)
 POOL_KEY = (TASK.name, model, verifier_key(TASK, VKINDS), problem_key(problems), n,
@@ -360,8 +367,8 @@ if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the poo
                                            budget_label=budget_label), key="sc_fig_plain")
     pools, vcost = sample_or_stop(
         P, _("Scoring the chains with the learned verifiers:"), lambda bar: cached_scored_pools(
-            policy, TASK.name, model, problems, n, temperature, top_p, seed, VKINDS,
-            verifier_key(TASK, VKINDS), bar),
+            policy, run_task, model, sampled, n, temperature, top_p, seed, VKINDS,
+            verifier_key(TASK, VKINDS), bar, chain_tokens, count=P),
         what=_("Scoring with the learned verifiers failed"))
 series = pool_curves(curves)
 ADAPTIVE = CONFIDENT = None
@@ -558,3 +565,5 @@ with st.expander(_("How to read this")):
         "{calls} batched model calls.").format(
             tpc=f"{tpc:.1f}", tokens=f"{stats['generated_tokens']:,}",
             calls=stats['model_calls']))
+
+keep_sampling("sc", model, sweep)  # the next chunk, then this page again (until all are in)

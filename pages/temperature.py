@@ -17,9 +17,8 @@ from ui import presenter
 from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, sampling_settings,
                          write_url)
 from ui.wording import model_name
-from ui.pool_page import (heldout, heldout_label, model_or_stop, pool_controls, pool_params,
-                          sample_or_stop, setup)
-from ui.sampling import cached_pools
+from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
+                          pool_controls, pool_params, pool_task, progressive, setup)
 from viz.axes import pct_interval
 from viz.curves import MAX_BANDS, accuracy_figure, diversity_figure, temperature_colors
 from viz.heatmap import best_temperature, temperature_heatmap
@@ -103,12 +102,18 @@ if chains > HEAVY_CHAINS and policy.device == "cpu":
                  "first sampling may take minutes (then it is cached).").format(
                    t=len(temps), p=P, n=n, chains=f"{chains:,}"))
 
-problems = heldout(P)
-pools_by_t = sample_or_stop(
-    P * len(temps), _("Sampling {n} chains per problem at {t} temperatures:").format(
-        n=n, t=len(temps)),
-    lambda bar: {t: cached_pools(policy, TASK.name, model, problems, n, t, top_p, seed, bar)[0]
-                 for t in temps})
+problems = heldout_for_pools(P, n, model)  # (P rounded up to whole chunks)
+run_task, chain_tokens = pool_task(TASK)  # (free-form: the prompt style and token cap)
+# Sampled chunk by chunk: the figures below show the first `P` problems sampled at every
+# temperature so far, and keep_sampling (at the end) samples the next chunk and redraws.
+sweep = progressive("tp", policy, run_task, model, problems, n, temps, top_p, seed,
+                    chain_tokens, count=P)
+pools_by_t, P = sweep.pools(), sweep.done
+waiting = [t for t in temps if t not in pools_by_t]  # (first round: not sampled yet)
+temps = sweep.shown
+if waiting:
+    st.caption(_("Still sampling the first problems at T = {temps}; they join the figures as "
+                 "they arrive.").format(temps=", ".join(f"{t:g}" for t in waiting)))
 
 est = ss["tp_est"]
 curves = {t: pool_series(pools_by_t[t], ks, est) for t in temps}
@@ -130,6 +135,9 @@ msg = (ngettext("At **{budget} sample per problem** the best temperature is **{t
                 "**{value}**{ci} on {problems}", budget).format(
            budget=budget, t=f"{best_t:g}", label=label, value=value, ci=ci,
            problems=heldout_label(P)) + (f" ({others})." if others else "."))
+if not sweep.complete:
+    msg += " " + _("An estimate from the first {k} of {n} problems: the intervals narrow as "
+                   "more arrive.").format(k=P, n=sweep.total)
 if len(temps) > 1 and np.isfinite(lo):
     close = [t for i, t in enumerate(temps) if t != best_t and acc[i, col] >= lo]
     if close:
@@ -188,3 +196,4 @@ st.download_button(_("Download accuracy by temperature (CSV)"),
                    pd.DataFrame(rows).to_csv(index=False),
                    file_name=f"thoughtscope_temperature_{TASK.name}_P{P}_n{n}.csv", mime="text/csv",
                    key="tp_csv")
+keep_sampling("tp", model, sweep)  # the next chunk, then this page again (until all are in)

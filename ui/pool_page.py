@@ -95,6 +95,15 @@ def heldout(n: int) -> list[Problem]:
     return task.split("heldout", max(1, min(int(n), task.split_size("heldout"))))
 
 
+def heldout_for_pools(n: int, pool_n: int, model: str) -> list[Problem]:
+    """The held-out problems a pool page samples for ``n`` shown: the first ``n`` rounded up to
+    whole chunks of pools of ``pool_n`` chains (``ui.sampling.padded_count``), so its cached
+    chunks serve any other number of problems and ``python -m search pools``."""
+    from ui.sampling import padded_count
+    task = current_task()
+    return heldout(padded_count(n, pool_n, model, task.split_size("heldout")))
+
+
 def heldout_label(n: int) -> str:
     """How a page names its problems: "50 held-out Arithmetic problems"."""
     return ngettext("{n} held-out {task} problem", "{n} held-out {task} problems", n).format(
@@ -166,3 +175,145 @@ def sample_or_stop(total: int, label: str, work: Callable[[ProgressBar], T],
         return None
     finally:
         bar.done()
+
+
+# ------------------------------------------------------------------ progressive sampling
+def pool_task(task=None):
+    """(task in the picked prompt style, token cap of one chain or None) for the pools of
+    ``task`` (None: the current one). A task with prompt styles (free-form) gets the prompt
+    panel's style and cap (``ui.prompt_panel``, drawn here in an expander: the same settings
+    as the Search tree page); a template that cannot be used is an error and st.stop."""
+    from ui.prompt_panel import prompt_controls, prompt_settings, run_task
+    task = task or current_task()
+    if not getattr(task, "prompt_styles", ()):
+        return task, None
+    with st.expander(_("Prompt style and token cap")):
+        prompt_controls(task)
+    styled, error = run_task(task)
+    if error:
+        st.error(_("Cannot use the prompt template: {error}").format(error=_(error)))
+        st.stop()
+    return styled, prompt_settings()["chain_tokens"]
+
+
+def _sweep_id(sweep) -> str:
+    import hashlib
+    return hashlib.sha256("".join(sweep.key).encode()).hexdigest()[:16]
+
+
+def _set_stop(prefix: str, sweep_id: Optional[str]) -> None:
+    st.session_state[f"{prefix}_stopped"] = sweep_id
+
+
+def _eta(prefix: str, model: str, sweep) -> str:
+    """"~T s left" from this session's measured seconds per problem and setting of ``model``
+    (nothing before the first call was timed)."""
+    seconds, units = st.session_state.get(f"{prefix}_rate", {}).get(model, (0.0, 0))
+    if units <= 0:
+        return ""
+    left = sweep.remaining_units() * seconds / units
+    return _("~{s} s left").format(s=f"{left:,.0f}") if left < 120 else \
+        _("~{m} min left").format(m=f"{left / 60:,.0f}")
+
+
+def _progress_text(prefix: str, model: str, sweep, doing: str = "") -> str:
+    line = ngettext("{k} of {n} problem", "{k} of {n} problems", sweep.total).format(
+        k=sweep.done, n=sweep.total)
+    eta = _eta(prefix, model, sweep)
+    return "⏳ " + ", ".join(x for x in (line, eta) if x) + (f" · {doing}" if doing else "")
+
+
+def _round(prefix: str, model: str, sweep, slot) -> None:
+    """Sample the sweep's next round (in its first round, one call: each temperature is drawn
+    as soon as its first chunk is in), the progress line in ``slot`` updated after each call
+    and the measured time added to this session's rate for ``model``."""
+    ss = st.session_state
+
+    def on_call(t, problems, seconds):
+        if seconds > 0:
+            rates = dict(ss.get(f"{prefix}_rate", {}))
+            s, u = rates.get(model, (0.0, 0))
+            rates[model] = (s + seconds, u + problems)
+            ss[f"{prefix}_rate"] = rates
+        slot.caption(_progress_text(prefix, model, sweep))
+
+    def on_start(t):
+        what = _("sampling problems {a}–{b} at T = {t}").format(
+            a=sweep.done + 1, b=min(sweep.total, sweep.done + sweep.chunk), t=f"{t:g}") \
+            if len(sweep.temps) > 1 else _("sampling problems {a}–{b}").format(
+                a=sweep.done + 1, b=min(sweep.total, sweep.done + sweep.chunk))
+        slot.caption(_progress_text(prefix, model, sweep, what))
+
+    sweep.step(on_call, on_start, max_calls=1 if sweep.first_round else None)
+
+
+def progressive(prefix: str, policy, task, model: str, problems: list, n: int,
+                temps: list, top_p: float, seed: int, chain_tokens: Optional[int] = None,
+                count: Optional[int] = None):
+    """The pools of ``problems`` at every temperature of ``temps`` as far as they are sampled
+    (``ui.sampling.Sweep``): returns the sweep, whose ``done`` problems (the same at every
+    temperature; at most ``count``, the problems shown, of the ``problems`` sampled in whole
+    chunks: ``heldout_for_pools``) the page draws. Draws a progress line ("k of N problems, ~T s left") and
+    Stop (keeps what was sampled; Continue resumes) while the pools are incomplete. When no
+    problem is there yet and sampling is not stopped, the first round is sampled here (a
+    failure is an error message and st.stop); the page calls :func:`keep_sampling` at its end
+    for the next rounds."""
+    from ui.sampling import Sweep
+    ss = st.session_state
+    sweep = Sweep(policy, task, model, problems, n, temps, top_p, seed, chain_tokens, count)
+    sid = _sweep_id(sweep)
+    stopped = ss.get(f"{prefix}_stopped") == sid
+    slot = st.empty()
+    if not sweep.complete:
+        c1, c2 = st.columns([3, 1])
+        if stopped:
+            c1.caption(_("Sampling stopped at {k} of {n} problems; what was sampled is kept "
+                         "(on disk for a local model).").format(k=sweep.done, n=sweep.total))
+            c2.button(_("Continue sampling"), key=f"{prefix}_continue", on_click=_set_stop,
+                      args=(prefix, None))
+        else:
+            c2.button(_("Stop sampling"), key=f"{prefix}_stop", on_click=_set_stop,
+                      args=(prefix, sid),
+                      help=_("Keeps the problems sampled so far and shows their estimate."))
+            slot.caption(_progress_text(prefix, model, sweep))
+    if sweep.done == 0:
+        if stopped:
+            st.stop()
+        try:
+            while sweep.done == 0:
+                _round(prefix, model, sweep, slot)
+        except Exception as e:  # a model error must not take the page down
+            st.error(f"{_('Sampling failed')}: {type(e).__name__}: {e}")
+            st.stop()
+        if sweep.complete:
+            slot.empty()
+        else:
+            slot.caption(_progress_text(prefix, model, sweep))
+    for line in _cache_notes():
+        st.caption(line)
+    ss[f"{prefix}_sweep"] = (sid, stopped)
+    sweep.slot = slot  # the progress line, updated by keep_sampling
+    return sweep
+
+
+def _cache_notes() -> list[str]:
+    from search.analysis.pool_cache import notes
+    return [_("Pool cache: {note}").format(note=n) for n in notes()[-2:]]
+
+
+def keep_sampling(prefix: str, model: str, sweep) -> None:
+    """At the end of a pool page: while the sweep of :func:`progressive` is incomplete and not
+    stopped, sample its next round (the page's figures stay on screen meanwhile) and rerun the
+    page to draw it. A failure is an error message under the figures (what was sampled stays
+    shown) and sampling waits for the next rerun."""
+    ss = st.session_state
+    sid, stopped = ss.get(f"{prefix}_sweep", (None, True))
+    if sweep.complete or stopped:
+        return
+    try:
+        _round(prefix, model, sweep, sweep.slot)
+    except Exception as e:
+        st.error(f"{_('Sampling failed')}: {type(e).__name__}: {e}")
+        _set_stop(prefix, sid)
+        return
+    st.rerun()

@@ -20,7 +20,7 @@ AUTO = "auto"  # the style validated for the picked model (search.models.catalog
 STYLE_LABELS = {AUTO: N_("The model's default"), "zero-shot": N_("Zero-shot (instruction only)"),
                 "few-shot": N_("Few-shot (3 worked examples)"), "custom": N_("My own template")}
 DEFAULT_TEMPLATE = "{question}\n\nSolve it step by step. End with: The answer is N."
-DEFAULT_CHAIN_TOKENS = 512  # a page default: a real model's answer step comes well before it
+from search.models.catalog import DEFAULT_CHAIN_TOKENS  # noqa: E402 (512: the pages' default)
 
 
 def _defaults() -> dict:

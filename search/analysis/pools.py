@@ -162,13 +162,15 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
                  top_p: float = 1.0, seed: int = 0, problems_per_call: Optional[int] = None,
                  progress: Progress = None,
                  max_depth: Optional[int] = None,
-                 task: TaskLike = None) -> tuple[list[ChainPool], dict]:
+                 task: TaskLike = None,
+                 chain_tokens: Optional[int] = None) -> tuple[list[ChainPool], dict]:
     """Sample n chains per problem of ``task`` (a Task or registry name; None: arithmetic).
 
     Returns (pools, stats) where stats has generated_tokens, prompt_tokens, forward_passes,
     model_calls, abstained (chains without an answer, over all pools) and seconds. A chain's
     answer follows the strategies' rule (``chain_answer`` with ``max_depth``, by default the
-    task's, as the strategies'); each chain has at most the task's ``chain_tokens``.
+    task's, as the strategies'); each chain has at most ``chain_tokens`` tokens (None: the
+    task's ``chain_tokens``; a chain cut there abstains unless it had answered).
     Deterministic in seed for a fixed ``problems_per_call`` (default: enough problems to put
     about 256 chains in a call). Raises ValueError for n < 1 or sampling settings ``Sampling``
     rejects."""
@@ -178,6 +180,9 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
     max_depth = task.max_depth if max_depth is None else max_depth
     Sampling(temperature=temperature, top_p=top_p, seed=seed, max_depth=max_depth)
     ppc = problems_per_call or max(1, 256 // n)
+    cap = int(task.chain_tokens if chain_tokens is None else chain_tokens)
+    if cap < 1:
+        raise ValueError("chain_tokens must be >= 1")
     pools: list[ChainPool] = []
     stats = dict(generated_tokens=0, prompt_tokens=0, forward_passes=0, model_calls=0,
                  abstained=0)
@@ -186,7 +191,7 @@ def sample_pools(problems: list[Problem], policy: Policy, n: int, temperature: f
         chunk = problems[start:start + ppc]
         batch = policy.sample([prompt_text(task, p.text, policy) for p in chunk], n=n, temperature=temperature,
                               top_p=top_p, seed=seed * 1_000_003 + start, stop="chain",
-                              max_new_tokens=task.chain_tokens)
+                              max_new_tokens=cap)
         stats["generated_tokens"] += batch.generated_tokens
         stats["prompt_tokens"] += batch.prompt_tokens
         stats["forward_passes"] += batch.forward_passes

@@ -319,6 +319,97 @@ def cmd_curve(a) -> dict:
             **extra, **backend_info(spec, policy)}
 
 
+def _temperatures(text: str) -> list[float]:
+    """"0.2,0.6,1.0" -> [0.2, 0.6, 1.0] (each finite, in [0, 5]; duplicates dropped)."""
+    out = []
+    for part in text.split(","):
+        if part.strip():
+            t = _finite_float(part)
+            if not 0.0 <= t <= 5.0:
+                raise argparse.ArgumentTypeError(f"temperature {t:g} is outside [0, 5]")
+            if t not in out:
+                out.append(t)
+    if not out:
+        raise argparse.ArgumentTypeError("give at least one temperature, e.g. 0.2,0.6,1.0")
+    return out
+
+
+def cmd_pools(a) -> dict:
+    """Sample (or find in the disk cache) the pools the Temperature and Scaling pages draw for
+    a class: every temperature's pools of n chains on the first --problems problems of the
+    split, chunk by chunk exactly as the pages (``search.analysis.pool_cache``: the same chunks,
+    seeds and keys), printing progress to stderr. A page opened afterwards with the same model,
+    task, prompt style, token cap, top-p, seed, n and problems (or fewer) samples nothing."""
+    from search.analysis import pool_cache
+    from search.analysis.pools import sample_pools
+    from search.models.backends import load_policy
+    from search.models.catalog import DEFAULT_CHAIN_TOKENS
+    task = task_from_flags(a)
+    if a.backend == "bundled" and a.model:
+        a.backend = "hf"  # --model PATH alone names a local model
+    if not 1 <= a.n <= 1024:
+        raise UsageError("--n must be in [1, 1024] chains per problem")
+    if a.problem_set is not None and a.problem_set not in task.problem_sets():
+        raise UsageError(f"--problem-set {a.problem_set} is not available for the {task.name} "
+                         f"task here; choose one of {', '.join(task.problem_sets())}")
+    size = task.set_split_size(a.problem_set, a.split)
+    if not 1 <= a.problems <= size:
+        raise UsageError(f"--problems must be in [1, {size}] for the {task.name} {a.split} split")
+    cap = a.chain_tokens
+    if cap is None and getattr(task, "prompt_styles", ()):
+        cap = DEFAULT_CHAIN_TOKENS  # the pages' default for a task with prompt styles
+    if cap is not None and cap < 1:
+        raise UsageError("--chain-tokens must be >= 1")
+    spec = spec_from_flags(a)
+    if spec.backend == "openai":
+        raise UsageError("pools are cached for local models only (--backend bundled or hf)")
+    small = spec.backend == "bundled"
+    # whole chunks only (pool_cache.padded): a page showing fewer problems reads the same chunks
+    count = pool_cache.padded(a.problems, pool_cache.chunk_size(a.n, small), size)
+    problems = task.set_split(a.problem_set, a.split, count)
+    t0 = time.perf_counter()
+    policy = load_policy(spec, task)
+    if spec.backend == "bundled":
+        from search.models.hf import default_model_path
+        where = str(default_model_path(task.name))
+    else:
+        where = spec.model
+    ident = pool_cache.model_identity(where)
+    if ident is None:
+        raise UsageError(f"{where} is not a local model file or folder")
+    say = (lambda *x: None) if a.json else (lambda m: print(m, file=sys.stderr, flush=True))
+    say(f"model {policy.name} loaded in {time.perf_counter() - t0:.1f} s; pools go to "
+        f"{pool_cache.cache_dir()}")
+    jobs = {t: pool_cache.plan(policy, task, problems, a.n, t, a.top_p, a.seed, cap, ident,
+                               problem_set=a.split, small_model=small)
+            for t in a.temperatures}
+    total = sum(len(j.problems) for js in jobs.values() for j in js)
+    done = sampled = hits = 0
+    tokens, t1 = 0, time.perf_counter()
+    for i in range(max(len(js) for js in jobs.values())):  # chunk-major, as the pages
+        for t, js in jobs.items():
+            job = js[i]
+            pools, stats, hit = pool_cache.run(job, policy, task, sampler=sample_pools)
+            done += len(job.problems)
+            hits += hit
+            sampled += not hit
+            tokens += 0 if hit else stats["generated_tokens"]
+            spent = time.perf_counter() - t1
+            left = f", ~{spent / done * (total - done):.0f} s left" if sampled else ""
+            say(f"  T={t:g} problems {job.start + 1}-{job.end}: {'cached' if hit else 'sampled'}"
+                f" ({done}/{total} problem-temperatures{left})")
+    notes = pool_cache.notes()
+    for n_ in notes:
+        say(f"note: {n_}")
+    return {"task": task.name, "model": policy.name, "model_identity": ident,
+            "split": a.split, "problems": a.problems, "problems_sampled": count, "n": a.n,
+            "temperatures": a.temperatures, "top_p": a.top_p, "seed": a.seed,
+            "chain_tokens": cap, "chunks": sum(len(js) for js in jobs.values()),
+            "chunks_sampled": sampled, "chunks_cached": hits, "generated_tokens": tokens,
+            "seconds": round(time.perf_counter() - t0, 1),
+            "cache_dir": str(pool_cache.cache_dir()), "notes": notes}
+
+
 def _print_curve(o: dict) -> None:
     print(f"{o['strategy']} on {o['problems']} {o['task']} {o['split']} problems, "
           f"T={o['temperature']}, "
@@ -555,6 +646,20 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--level", type=int, default=None, help="one difficulty bin (default all)")
     to.add_argument("--draws", type=int, default=1000, help="bootstrap draws (default 1000)")
     to.add_argument("--json", action="store_true")
+    po = sub.add_parser("pools", parents=[common],
+                        help="precompute the pools of the Temperature and Scaling pages (disk "
+                             "cache under $THOUGHTSCOPE_DATA/pools) for a class")
+    po.add_argument("--temperatures", type=_temperatures, default=[0.8],
+                    help="comma-separated temperatures, e.g. 0.2,0.6,1.0 (default 0.8, the "
+                         "sidebar's: the Scaling page's pools)")
+    po.add_argument("--problems", type=int, default=30,
+                    help="the first P problems of the split (default 30, the Temperature "
+                         "page's; a page with fewer problems reuses them)")
+    po.add_argument("--n", type=int, default=8, help="chains per problem (default 8)")
+    po.add_argument("--split", choices=["heldout", "validation"], default="heldout",
+                    help="problem split (the pages use heldout; default heldout)")
+    po.add_argument("--problem-set", default=None,
+                    help="which of the task's problem sets (default its first, as the pages)")
     t = sub.add_parser("train", help="reproduce the bundled weights")
     t.add_argument("--out")
     t.add_argument("--steps", type=int)
@@ -586,7 +691,7 @@ def main(argv=None) -> int:
             raise UsageError(f"unknown strategy {a.strategy!r}; choose one of "
                              f"{', '.join(STRATEGIES)}")
         out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train,
-               "table": cmd_table, "tradeoff": cmd_tradeoff}[a.cmd](a)
+               "table": cmd_table, "tradeoff": cmd_tradeoff, "pools": cmd_pools}[a.cmd](a)
     except (ValueError, UsageError) as e:  # a task's ProblemError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -613,6 +718,10 @@ def main(argv=None) -> int:
         print(out["markdown"])
     elif a.cmd == "tradeoff":
         pass  # printed by cmd_tradeoff
+    elif a.cmd == "pools":
+        print(f"{out['chunks_sampled']} chunks sampled, {out['chunks_cached']} already cached "
+              f"({out['generated_tokens']:,} tokens, {out['seconds']} s); written to "
+              f"{out['cache_dir']}")
     else:
         print(dumps_standard(out, indent=1))
     if a.cmd == "solve" and (out.get("halted") or out.get("capped")):

@@ -21,6 +21,11 @@ from typing import Optional
 from i18n import N_
 
 
+# The token cap of one chain a page (and ``python -m search pools``) uses for a task with
+# prompt styles unless the user sets another: a real model's answer step comes well before it.
+DEFAULT_CHAIN_TOKENS = 512
+
+
 @dataclass(frozen=True)
 class RealModel:
     """A real model an installed package provides.

@@ -109,10 +109,11 @@ def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_
     monkeypatch.setattr(ui.sampling, "sample_pools", spy)
     at = run_with(app, {"task": "game24"}, seed=424_301)
     task = get_task("game24")
-    heldout = [p.text for p in task.split("heldout", 5)]
-    assert [c["problems"] for c in spy.calls] == [heldout, heldout]  # one per temperature
+    # one call per temperature, of the whole chunk of 10 that holds the 5 problems shown
+    ten = [p.text for p in task.split("heldout", 10)]
+    assert [c["problems"] for c in spy.calls] == [ten, ten]
     assert {c["task"] for c in spy.calls} == {"game24"}
-    pools = [got for got, _ in spy.results]
+    pools = [got[:5] for got, _ in spy.results]
     for p in (p for ps in pools for p in ps):
         assert p.task == "game24"
         assert p.correct == [a is not None and task.is_correct(p.problem, a) for a in p.answers]
@@ -121,3 +122,121 @@ def test_game24_sweeps_its_heldout_puzzles_with_its_gold_check(app, tiny_game24_
     best = max(pool_series(ps, [4], "maj")["mean"][0] for ps in pools)
     assert re.search(rf"maj@4 = \*\*{best * 100:.1f}%\*\*", text), text
     assert len(at.get("plotly_chart")) == 3
+
+
+def test_results_appear_chunk_by_chunk_and_stop_keeps_them(app, monkeypatch):
+    """Issue 22 item 7: with a slow model the page draws a first estimate from the first chunk
+    of problems (the same problems at every temperature), says how many of how many are in,
+    and Stop (pressed while the second chunk samples) keeps that estimate; Continue samples
+    the rest and the sentence then reads all problems."""
+    import re
+    import time
+
+    import streamlit as st
+
+    import ui.sampling
+    from search.analysis.sweeps import pool_series
+    calls, results = [], []
+    real = ui.sampling.sample_pools
+
+    def slow(problems, *a, **kw):
+        calls.append([p.text for p in problems])
+        time.sleep(0.3)  # a slow model
+        if len(calls) == 3:  # the first call of the second chunk: the user presses Stop
+            st.session_state["tp_stopped"] = st.session_state["tp_sweep"][0]
+            st.rerun()
+        out = real(problems, *a, **kw)
+        results.append(out[0])
+        return out
+    monkeypatch.setattr(ui.sampling, "sample_pools", slow)
+    at = run_with(app, tp_problems=20, seed=424_777)  # 20 problems: two chunks of 10
+    assert [len(c) for c in calls] == [10, 10, 10]  # chunk 1 at T=0.4 and 1.0, then Stop
+    text = page_text(at)
+    assert "on 10 held-out Arithmetic problems" in text, text
+    assert "An estimate from the first 10 of 20 problems" in text, text
+    assert "Sampling stopped at 10 of 20 problems" in text, text
+    best = max(pool_series(ps, [4], "maj")["mean"][0] for ps in results[:2])
+    assert re.search(rf"maj@4 = \*\*{best * 100:.1f}%\*\*", text), text
+    assert len(at.get("plotly_chart")) == 3  # the figures are drawn from the first chunk
+    at.button(key="tp_continue").click().run()
+    assert not at.exception, at.exception
+    assert [len(c) for c in calls] == [10, 10, 10, 10, 10]  # the second chunk, then done
+    text = page_text(at)
+    assert "on 20 held-out Arithmetic problems" in text and "An estimate from" not in text
+    assert "Sampling stopped" not in text and "problems, ~" not in text
+    assert not [b for b in at.button if b.key in ("tp_stop", "tp_continue")]
+
+
+def test_a_second_visit_reads_the_disk_cache(app, monkeypatch):
+    """The pools go to the data folder's pool cache: with the process's memory dropped (a
+    restart) the page samples nothing and shows the same sentence."""
+    import ui.sampling
+    from search.analysis import pool_cache
+    from tests.pages.pool_pages import Spy
+    spy = Spy(ui.sampling.sample_pools)
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    first = page_text(run_with(app, seed=424_778))
+    assert len(spy.calls) == 2 and list(pool_cache.cache_dir().glob("*.json"))
+    pool_cache.forget_memory()
+    again = page_text(run_with(app, seed=424_778))
+    assert len(spy.calls) == 2 and again == first
+
+
+def test_the_pools_command_precomputes_what_the_page_draws(app, monkeypatch, capsys):
+    """`python -m search pools` (issue 22 item 7) writes the very chunks the page reads: after
+    it, the Temperature page with the same model, temperatures, n and fewer problems samples
+    nothing; the command says where it wrote and that a second run finds every chunk."""
+    import json
+
+    import ui.sampling
+    from search.analysis import pool_cache
+    from search.cli.main import main
+    from tests.pages.pool_pages import Spy
+    args = ["pools", "--task", "arithmetic", "--temperatures", "0.4,1.0", "--problems", "7",
+            "--n", "4", "--seed", "424779"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert f"written to {pool_cache.cache_dir()}" in out.out
+    # 7 problems are sampled as one whole chunk of 10 (the page's chunks)
+    assert "T=1 problems 1-10: sampled (20/20 problem-temperatures" in out.err, out.err
+    pool_cache.forget_memory()
+    spy = Spy(ui.sampling.sample_pools)
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    at = run_with(app, seed=424_779)  # 5 problems: the command's first chunk holds them
+    assert spy.calls == [] and "on 5 held-out Arithmetic problems" in page_text(at)
+    assert main(args + ["--json"]) == 0
+    o = json.loads(capsys.readouterr().out)
+    assert (o["chunks_sampled"], o["chunks_cached"], o["problems_sampled"]) == (0, 2, 10)
+
+
+def test_the_first_temperature_is_drawn_before_the_others_are_sampled(app, monkeypatch):
+    """In the first round each temperature joins the figures as soon as its first chunk is
+    in: Stop pressed while T=1.0's first chunk samples leaves T=0.4's estimate on screen, with
+    a line naming the temperature still to come."""
+    import time
+
+    import streamlit as st
+
+    import ui.sampling
+    calls = []
+    real = ui.sampling.sample_pools
+
+    def slow(problems, *a, **kw):
+        calls.append(kw.get("temperature"))
+        time.sleep(0.3)
+        if len(calls) == 2:
+            st.session_state["tp_stopped"] = st.session_state["tp_sweep"][0]
+            st.rerun()
+        return real(problems, *a, **kw)
+    monkeypatch.setattr(ui.sampling, "sample_pools", slow)
+    at = run_with(app, tp_problems=20, seed=424_780)
+    assert calls == [0.4, 1.0]
+    text = page_text(at)
+    assert "the best temperature is **0.4**" in text and "T=1:" not in text, text
+    assert "Still sampling the first problems at T = 1;" in text, text
+    assert "Sampling stopped at 10 of 20 problems" in text, text
+    at.button(key="tp_continue").click().run()
+    assert not at.exception, at.exception
+    text = page_text(at)
+    assert "T=1:" in text or "the best temperature is **1**" in text, text
+    assert "Still sampling" not in text and "on 20 held-out Arithmetic problems" in text

@@ -238,3 +238,52 @@ def test_prompt_flags_are_checked_before_a_model_loads():
                              cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert out.returncode == 2 and msg in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.real_model
+@needs_smollm2
+def test_temperature_page_on_smollm2_samples_once_then_reads_the_disk_cache(monkeypatch):
+    """Issue 22 item 7: the Temperature page with SmolLM2 picked, on 5 built-in word problems
+    (4 chains, one temperature, 64-token chains: bounded), states a best temperature from the
+    free-form task's pools (every answer a number or an abstention) and stores them on disk; a
+    second visit after dropping the process's memory (an app restart) samples nothing and says
+    the same."""
+    import search.tasks
+    import ui.sampling
+    from search.analysis import pool_cache
+    from tests.pages.page_helpers import new_app
+    from ui.common import widget_key as w
+    if "freeform" not in search.tasks.TASKS:
+        monkeypatch.setattr(search.tasks, "TASKS", search.tasks.TASKS + ("freeform",))
+    at = new_app({"task": "freeform"})
+    at.sidebar.radio(key=w("model_choice")).set_value("real").run()
+    at.sidebar.button(key="real_smollm2-135m-instruct").click().run(timeout=900)
+    assert not at.exception, at.exception
+    at.switch_page("pages/temperature.py")
+    for k, v in {"tp_problems": 5, "tp_n": 4, "tp_temps": [0.6], "tp_budget": 4,
+                 "chain_tokens": 64}.items():
+        at.session_state[k] = v
+    sampled = []
+    real = ui.sampling.sample_pools
+
+    def spy(*a, **kw):
+        out = real(*a, **kw)
+        sampled.append(out[0])
+        return out
+    monkeypatch.setattr(ui.sampling, "sample_pools", spy)
+    at.run(timeout=900)
+    assert not at.exception, at.exception
+    said = [m.value for m in at.markdown if "best temperature is" in m.value]
+    assert said and "on 5 held-out Free-form question problems" in said[0], said
+    assert sampled and all(a is None or NUMBER.fullmatch(a)
+                           for ps in sampled for p in ps for a in p.answers)
+    assert list(pool_cache.cache_dir().glob("*.json"))
+    pool_cache.forget_memory()
+    monkeypatch.setattr(ui.sampling, "sample_pools", boom_if_called)
+    at.run(timeout=300)
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert [m.value for m in at.markdown if "best temperature is" in m.value] == said
+
+
+def boom_if_called(*a, **kw):
+    raise AssertionError("the second visit sampled")
