@@ -27,7 +27,8 @@ from search.strategies import caps
 from search.runtime.search_process import RunSpec, start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
-from ui.history import OPEN_SPEC, PENDING, ROW, retry_pending, save_edited, save_finished
+from ui.history import (OPEN_SPEC, PENDING, ROW, opened_row, retry_pending, save_edited,
+                        save_finished)
 from ui.labels import SCORER_LABELS
 from ui import session_caps
 from ui.replay_panel import replay_panel, reset
@@ -503,7 +504,8 @@ if res is not None and not running and ss["color"] != "run":
 if not running:  # the link says run=1 only when it makes the run shown
     common.set_url("run", "1" if link_shows(res) else None)
 if res is not None and not running:
-    replay_panel(res, ss.get(SOURCE, "run"), policy, colour, on_edit=adopt_edit)
+    replay_panel(res, ss.get(SOURCE, "run"), policy, colour, on_edit=adopt_edit,
+                 row=opened_row(res.tree))  # (a run opened from History: its row)
 elif not running and problem is not None:
     empty_tree_panel(problem)
 

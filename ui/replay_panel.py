@@ -179,8 +179,10 @@ def _pause() -> None:
 
 def replay_panel(result: SearchResult, source: str, policy: Any = None,
                  colour: Optional[tuple[str, dict]] = None,
-                 on_edit: Optional[Callable[[SearchResult], None]] = None) -> None:
-    """Draw the replay of ``result`` (``source``: "run", "file" or "history"; ``policy``: the loaded model,
+                 on_edit: Optional[Callable[[SearchResult], None]] = None,
+                 row: Optional[int] = None) -> None:
+    """Draw the replay of ``result`` (``source``: "run", "file" or "history", with ``row`` its
+    History run id when known; ``policy``: the loaded model,
     for the FLOP estimate of a run made with it; ``colour``: (a ``viz.tree.COLOR_BY`` key of
     ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own;
     ``on_edit``: how the page shows a run changed in the node inspector (``search.runtime.edits``:
@@ -190,7 +192,7 @@ def replay_panel(result: SearchResult, source: str, policy: Any = None,
     period = frame_seconds(stops(result))
     st.fragment(_replay_view, run_every=period if playing else None)(result, source, playing,
                                                                       colour, policy, on_edit)
-    summary(result, source, policy)
+    summary(result, source, policy, row)
 
 
 def _play_button(result: SearchResult) -> None:
@@ -389,8 +391,10 @@ def forcing_note(res: SearchResult) -> Optional[str]:
         task=_(task.label))
 
 
-def summary(res: SearchResult, source: str, policy: Any = None) -> None:
-    """The run's settings line and its answer/compute metrics."""
+def summary(res: SearchResult, source: str, policy: Any = None,
+            row: Optional[int] = None) -> None:
+    """The run's settings line and its answer/compute metrics; ``row``: the History run id of
+    a run opened from History (``source`` "history")."""
     cfg = res.config
     knob_name = _(BUDGET_KNOB.get(res.strategy, N_("budget")))
     size = next((cfg[k] for k in ("n", "width", "simulations", "breadth", "rounds", "budget")
@@ -398,8 +402,6 @@ def summary(res: SearchResult, source: str, policy: Any = None) -> None:
     if res.strategy == "tot_dfs":
         size = cfg.get("max_states")
     if source == "history":  # ui.history.open_in_tree
-        from ui.history import opened_row
-        row = opened_row(res.tree)
         src = (_("opened from History (run #{id})").format(id=row) if row is not None
                else _("opened from History"))
     else:
