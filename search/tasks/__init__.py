@@ -17,14 +17,16 @@ __all__ = ["BUNDLED_TASKS", "DEFAULT_TASK", "TASKS", "Problem", "ProblemError", 
            "TaskLike", "get_task", "task_names", "training_range_warning"]
 
 # name -> module under search.tasks; the order is the order pages list them in.
-_MODULES = {"arithmetic": "arithmetic", "game24": "game24", "freeform": "freeform"}
+# arithmetic_retry: the arithmetic problems with the self-correcting (retry-data) model.
+_MODULES = {"arithmetic": "arithmetic", "game24": "game24",
+            "arithmetic_retry": "arithmetic_retry", "freeform": "freeform"}
 TASKS: tuple[str, ...] = tuple(_MODULES)
 # Tasks get_task knows but TASKS does not list (not in the pages' picker or the CLI's --task
-# choices): the arithmetic task with the self-correcting (retry-data) model, reached by name.
-_UNLISTED: dict = {"arithmetic_retry": "arithmetic_retry"}
+# choices), reached by name: none at present.
+_UNLISTED: dict = {}
 # Tasks with a bundled model (``Task.model_dir`` set): the free-form task has none, a local
 # folder or a server supplies its model (search.models.backends).
-BUNDLED_TASKS: tuple[str, ...] = ("arithmetic", "game24")
+BUNDLED_TASKS: tuple[str, ...] = ("arithmetic", "game24", "arithmetic_retry")
 DEFAULT_TASK = "arithmetic"
 _LOADED: dict[str, Task] = {}
 TaskLike = Union[str, Task, None]  # what callers may pass: a name, a Task, or None (default)
