@@ -48,7 +48,9 @@ def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F
                 wait_label(page, rf"^Round {r} of {n} · {phase}$")
                 if phase == "verify":
                     sent = wait_label(page, r"The verifier scores each step")
-                    assert ("doubts node #" in sent) or ("accepts" in sent), sent
+                    # the doubted step named by its place, text and id (timeline.step_name)
+                    assert re.search(rf"doubts step \d+ of round {r}: .+ \(node #\d+\)",
+                                     sent) or ("accepts" in sent), sent
                 if r >= 1:  # the revision's first step is labelled with its round (the
                     # figure may still be the last phase's for a moment: wait for the redraw)
                     deadline = time.monotonic() + UI_TIMEOUT / 1000
@@ -57,7 +59,7 @@ def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F
                         assert time.monotonic() < deadline, svg.all_text_contents()
                         time.sleep(0.3)
                 if phase == "cut" and r < n:
-                    wait_label(page, r"^Cut at node #\d+")
+                    wait_label(page, r"^Cut at (the problem|step \d+ of round \d+: .+ \(node #\d+\))")
                 snap(page, shots, f"revise_round{r}_{j + 1}_{phase}")
         expect(page.get_by_text(re.compile(r"^Answer .+ \(rule: "))).to_be_visible()
         click(page, "ms_back")
