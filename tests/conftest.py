@@ -205,8 +205,15 @@ def tiny_chat_model_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def history_in_tmp(tmp_path_factory, monkeypatch):
-    """Runs saved by pages go to a fresh folder per test, never into the repo's data/."""
+    """Runs saved by pages go to a fresh folder per test, never into the repo's data/; so do
+    the sampled pools (``search.analysis.pool_cache``: its files live there, and the chunks it
+    holds in memory are forgotten, or a test counting what a page samples would get an earlier
+    test's chunks: seen in a clean-clone CI run)."""
     monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path_factory.mktemp("history")))
+    import sys
+    pool_cache = sys.modules.get("search.analysis.pool_cache")
+    if pool_cache is not None:
+        pool_cache.clear_memory()
 
 
 def pytest_configure(config):

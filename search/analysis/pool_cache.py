@@ -297,6 +297,12 @@ def prune(folder: Optional[Path] = None, max_bytes: int = MAX_BYTES) -> int:
 
 # ----------------------------------------------------------------------- chunk jobs
 _MEMORY: "OrderedDict[str, tuple[list[ChainPool], dict]]" = OrderedDict()
+
+
+def clear_memory() -> None:
+    """Forget the chunks held in this process's memory (the files on disk stay): the next read
+    of a chunk goes to the disk folder of the moment (``cache_dir``)."""
+    _MEMORY.clear()
 MEMORY_CHUNKS = 4096  # chunks kept in this process (oldest-used dropped first)
 
 

@@ -252,7 +252,7 @@ def test_temperature_page_on_smollm2_samples_once_then_reads_the_disk_cache(monk
     import ui.sampling
     from search.analysis import pool_cache
     from tests.pages.page_helpers import new_app
-    from ui.common import widget_key as w
+    from ui.settings import widget_key as w
     if "freeform" not in search.tasks.TASKS:
         monkeypatch.setattr(search.tasks, "TASKS", search.tasks.TASKS + ("freeform",))
     at = new_app({"task": "freeform"})
