@@ -62,7 +62,7 @@ STRATEGY_HELP_SEQ = N_(
     "step it doubts, cut the chain there and resample from that point, up to R rounds; each "
     "revision branches from its cut point, labelled R1, R2....  \n**budget forcing** "
     "(thinking longer, s1): one chain made to think for a token budget: where it would end "
-    "early the cue `Wait, ` is written (⏩) and it goes on; when the budget runs out the "
+    "early the cue `Wait, ` is written (↪) and it goes on; when the budget runs out the "
     "answer line is forced. Only a model trained to retry (the self-correcting arithmetic "
     "model) has a cue.")
 KNOB_KEY = {n: e.url_key for n, e in REGISTRY.items() if e.url_key}  # URL parameter

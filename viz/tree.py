@@ -177,16 +177,16 @@ _EQUATION = re.compile(r"(?<![\w.])(?:[-(]*\d[\d.,]*\)*\s*[-+*/×÷x^]\s*)+[(]*\
                        r"\s*=\s*-?\$?\d[\d.,]*(?:/\d+)?")
 
 
-# Marks a page puts before a step's text ("R2 ▸ ", "第2轮 ▸ ", "⏩ "): kept whole when the text
+# Marks a page puts before a step's text ("R2 ▸ ", "第2轮 ▸ ", "↪ "): kept whole when the text
 # after them is shortened, so the gist never drops them.
-_LEAD_MARKS = re.compile(r"^(?:\S+ ▸ |⏩ )+")
+_LEAD_MARKS = re.compile(r"^(?:\S+ ▸ |↪ )+")
 
 
 def step_gist(text: str, max_chars: int) -> str:
     """What a long step says in ``max_chars`` characters (issue 22 item 5): the text itself
     when it fits; else the last equation it computes when one fits (``'Leo had 12 coins and
     spent 5: 12 - 5 = 7.'`` -> ``'12 - 5 = 7'``); else its first words, cut at a word
-    boundary where one is near, with "…". Leading marks (``"R2 ▸ "``, ``"⏩ "``) stay in front
+    boundary where one is near, with "…". Leading marks (``"R2 ▸ "``, ``"↪ "``) stay in front
     of the gist of the rest. The full text is on hover and in the inspector."""
     one = " ".join(str(text).split())
     if len(one) <= max_chars:

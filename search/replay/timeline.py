@@ -115,7 +115,7 @@ def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     """``labels`` with the marks of thinking longer (``search.analysis.sequential.marks``): a step a
     retry takes back struck through, the first step of revision round r prefixed "R{r} ▸"
     (one prefix per round, in order, where several rounds' first steps merged: "R1 ▸ R2 ▸"),
-    the step written after a forced continuation prefixed "⏩". Other labels unchanged."""
+    the step written after a forced continuation prefixed "↪". Other labels unchanged."""
     from search.analysis.sequential import marks
     from search.tree import node_label, strike
     m = marks(tree)
@@ -125,7 +125,7 @@ def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     for nid in m["retracted"]:
         out[nid] = strike(out.get(nid, node_label(tree.nodes[nid])))
     for nid, n in m["forced"].items():
-        out[nid] = "⏩ " + out.get(nid, node_label(tree.nodes[nid]))
+        out[nid] = "↪ " + out.get(nid, node_label(tree.nodes[nid]))
     for nid, rs in m["round_list"].items():
         out[nid] = "".join(_("R{r} ▸ ").format(r=r) for r in rs) + out.get(
             nid, node_label(tree.nodes[nid]))

@@ -567,7 +567,7 @@ def test_a_shortened_step_keeps_its_round_and_forcing_marks_in_front():
     assert step_gist("R1 ▸ 31*6=196", 9) == "R1 ▸ 31*…"
     assert step_gist("R2 ▸ R3 ▸ 31*6=186", 9).startswith("R2 ▸ R3 ▸ ")
     assert step_gist("第2轮 ▸ 31*6=186", 9).startswith("第2轮 ▸ ")
-    assert step_gist("⏩ Wait, 8*7=56 so 56+6=62", 14) == "⏩ 56+6=62"
+    assert step_gist("↪ Wait, 8*7=56 so 56+6=62", 14) == "↪ 56+6=62"
     assert step_gist("R1 ▸ 8*7=56", 20) == "R1 ▸ 8*7=56"
 
 
