@@ -617,12 +617,16 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                   "a million questions?").format(ia=a["inference"], ib=b["inference"]))
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     opts = ["a", "b"]
-    c1.radio(_("At 1 query"), opts, format_func=lambda k: names[k], horizontal=True,
+    # No guess is made for the class: Reveal waits for both (a preset guess was judged
+    # "right" for a guess nobody made).
+    c1.radio(_("At 1 query"), opts, format_func=lambda k: names[k], horizontal=True, index=None,
              **settings.bind(GUESS_ONE), disabled=bool(ss[STUDENTS_REVEALED]))
     c2.radio(_("At a million queries"), opts, format_func=lambda k: names[k], horizontal=True,
-             **settings.bind(GUESS_MANY), disabled=bool(ss[STUDENTS_REVEALED]))
+             index=None, **settings.bind(GUESS_MANY), disabled=bool(ss[STUDENTS_REVEALED]))
     if not ss[STUDENTS_REVEALED]:
         c3.button(_("Reveal"), key="ls_students_reveal", type="primary", width="stretch",
+                  disabled=ss[GUESS_ONE] is None or ss[GUESS_MANY] is None,
+                  help=_("Make the class's guess first."),
                   on_click=lambda: ss.__setitem__(STUDENTS_REVEALED, True))
         return
     c3.button(_("Hide again"), key="ls_students_hide", width="stretch",
@@ -685,10 +689,11 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     st.markdown(_("**Predict, then reveal.** On {p} held-out problems, which is right more "
                   "often?").format(p=HELDOUT_PROBLEMS))
     g1, g2 = st.columns([3, 1], vertical_alignment="bottom")
-    g1.radio(_("The class's guess"), list(names), format_func=lambda k: names[k],
+    g1.radio(_("The class's guess"), list(names), format_func=lambda k: names[k], index=None,
              horizontal=True, **settings.bind(GUESS_WIDER), disabled=bool(ss[WIDER_REVEALED]))
     if not ss[WIDER_REVEALED]:
         g2.button(_("Reveal"), key="ls_wider_reveal", type="primary", width="stretch",
+                  disabled=ss[GUESS_WIDER] is None, help=_("Make the class's guess first."),
                   on_click=lambda: ss.__setitem__(WIDER_REVEALED, True))
         return
     g2.button(_("Hide again"), key="ls_wider_hide", width="stretch",
@@ -731,8 +736,8 @@ DRAW = {"answer": step_answer, "vote": step_vote, "dial": step_dial, "tree": ste
 def init_state() -> None:
     """The session-only settings' defaults (the guess, the reveal, the dial, the search)."""
     ss = st.session_state
-    for k, v in ((GUESS, 50), (REVEALED, False), (DIAL, 4), (SEARCH, "mcts"), (GUESS_ONE, "a"),
-                 (GUESS_MANY, "a"), (STUDENTS_REVEALED, False), (GUESS_WIDER, "longer"),
+    for k, v in ((GUESS, 50), (REVEALED, False), (DIAL, 4), (SEARCH, "mcts"), (GUESS_ONE, None),
+                 (GUESS_MANY, None), (STUDENTS_REVEALED, False), (GUESS_WIDER, None),
                  (WIDER_REVEALED, False)):
         if k not in ss:
             ss[k] = v

@@ -377,7 +377,14 @@ def test_step7_two_students_predict_then_reveal_with_the_measured_totals():
     text = page_text(at)
     assert f"answers with {s['b']['k']} chains: right **{pct(s['b']['accuracy'])}**" in text
     assert f"answers at once with one chain: right **{pct(s['a']['accuracy'])}**" in text
+    # no guess is preset: Reveal waits for the class's two guesses (before, "a" was preset
+    # and a Reveal without a guess said "Your guess was right.")
+    assert at.radio(key="w_ls_guess_one").value is None
+    assert at.button(key="ls_students_reveal").disabled
     at.radio(key="w_ls_guess_one").set_value("b").run()
+    assert at.button(key="ls_students_reveal").disabled  # one guess of two
+    at.radio(key="w_ls_guess_many").set_value("a").run()
+    assert not at.button(key="ls_students_reveal").disabled
     at.button(key="ls_students_reveal").click().run()
     assert not at.exception, at.exception
     names = {"a": "Student A", "b": "Student B"}
@@ -431,6 +438,8 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
     assert at.metric[0].value == (live.answer or "–")
     assert pct(longer) not in [m.value for m in at.metric]  # hidden until revealed
     guess = "wider" if longer >= wider else "longer"
+    assert at.radio(key="w_ls_guess_wider").value is None  # no preset guess
+    assert at.button(key="ls_wider_reveal").disabled
     at.radio(key="w_ls_guess_wider").set_value(guess).run()
     at.button(key="ls_wider_reveal").click().run()
     assert not at.exception, at.exception
