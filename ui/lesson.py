@@ -602,7 +602,8 @@ def step_students(policy: Any, model: str, problem: str) -> None:
     names = {"a": _("Student A"), "b": _("Student B")}
     st.markdown(_("Compute can be spent **before** the exam or **during** it. The same small "
                   "model was saved along its training. **Student A** trained the longest "
-                  "({fa:.3g} FLOPs) and answers at once with one chain: right **{aa}**. "
+                  "({fa:.3g} FLOPs) and answers at once with one chain sampled at T = 0.8: "
+                  "right **{aa}**. "
                   "**Student B** stopped training at {share:.0%} of that ({fb:.3g} FLOPs) and "
                   "answers with {k} chains: right **{ab}**.").format(
         fa=a["train"], aa=pct(a["accuracy"]), share=b["train"] / a["train"], fb=b["train"],

@@ -376,7 +376,7 @@ def test_step7_two_students_predict_then_reveal_with_the_measured_totals():
     assert not at.metric
     text = page_text(at)
     assert f"answers with {s['b']['k']} chains: right **{pct(s['b']['accuracy'])}**" in text
-    assert f"answers at once with one chain: right **{pct(s['a']['accuracy'])}**" in text
+    assert f"answers at once with one chain sampled at T = 0.8: right **{pct(s['a']['accuracy'])}**" in text
     # no guess is preset: Reveal waits for the class's two guesses (before, "a" was preset
     # and a Reveal without a guess said "Your guess was right.")
     assert at.radio(key="w_ls_guess_one").value is None
