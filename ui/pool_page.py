@@ -306,7 +306,9 @@ def keep_sampling(prefix: str, model: str, sweep) -> None:
     stopped, sample its next round (the page's figures stay on screen meanwhile) and rerun the
     page to draw it. A failure is an error message under the figures (what was sampled stays
     shown) and sampling waits for the next rerun."""
+    from ui.settings import AUTO_RERUN
     ss = st.session_state
+    ss.pop(AUTO_RERUN, None)
     sid, stopped = ss.get(f"{prefix}_sweep", (None, True))
     if sweep.complete or stopped:
         return
@@ -316,4 +318,5 @@ def keep_sampling(prefix: str, model: str, sweep) -> None:
         st.error(f"{_('Sampling failed')}: {type(e).__name__}: {e}")
         _set_stop(prefix, sid)
         return
+    ss[AUTO_RERUN] = True  # the link's ignored values are said again on the rerun
     st.rerun()

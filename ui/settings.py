@@ -156,6 +156,11 @@ def flag(s: str) -> bool:
     raise BadValue(_("not 1 or 0"))
 
 
+# Set by a page that reruns itself (``ui.pool_page.keep_sampling``: the next chunk of pools)
+# just before ``st.rerun()``; while set, ``url_params`` says the link's ignored values again,
+# since a rerun wipes what the first run drew (seen: ``?tp_bands=maybe`` said nothing).
+AUTO_RERUN = "_auto_rerun"
+
 SHOWN_CHARS = 40  # characters of an ignored value a line repeats
 LINK_PROBLEM_CHARS = 2000  # longest problem a link may carry (a longer one is said and ignored)
 
@@ -281,6 +286,14 @@ def url_params(scope: str, params: list[UrlParam]) -> None:
     ss = st.session_state
     first = f"_url_loaded_{scope}" not in ss
     ss[f"_url_loaded_{scope}"] = True
+    notes_key = f"_url_notes_{scope}"
+    if first:
+        ss[notes_key] = []
+    elif ss.get(AUTO_RERUN):  # a page's own rerun (a pool page's next chunk): say them again
+        for args in ss.get(notes_key, ()):
+            say_ignored(*args)
+    else:  # the person acted since: the link's lines have been read
+        ss.pop(notes_key, None)
     for p in params:
         if first and p.key in st.query_params:
             raw = st.query_params[p.key]
@@ -289,7 +302,9 @@ def url_params(scope: str, params: list[UrlParam]) -> None:
                 continue
             except (ValueError, TypeError, LookupError) as e:  # a bad value in a link:
                 fallback = ss.get(p.key, p.default)          # said, and not used
-                say_ignored(p.key, raw, e, None if fallback is None else p.show(fallback))
+                args = (p.key, raw, e, None if fallback is None else p.show(fallback))
+                ss[notes_key].append(args)
+                say_ignored(*args)
         if p.key not in ss:
             ss[p.key] = p.default
 
