@@ -27,7 +27,7 @@ from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
 from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
                            mean_chain_tokens, measured_series, verifier_readings)
-from ui import presenter
+from ui import presenter, sequential_view
 from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, sampling_settings,
                          write_url)
 from ui.wording import model_name
@@ -109,6 +109,7 @@ PARAMS = [
     UrlParam("sc_tot", [1, 5], _ints_of(TOT_CHOICES), _join),
     UrlParam("sc_tot_value", "perfect", one_of(["perfect", "learned"])),
     UrlParam("sc_adaptive", True, _bool, lambda v: "1" if v else "0"),
+    *sequential_view.PARAMS,  # think longer or think wider (sequential x parallel)
 ]
 
 st.title(_("Scaling: accuracy against compute"))
@@ -566,4 +567,5 @@ with st.expander(_("How to read this")):
             tpc=f"{tpc:.1f}", tokens=f"{stats['generated_tokens']:,}",
             calls=stats['model_calls']))
 
+sequential_view.show(policy, TASK, model, temperature)
 keep_sampling("sc", model, sweep)  # the next chunk, then this page again (until all are in)

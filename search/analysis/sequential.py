@@ -113,6 +113,73 @@ def grid(problem: str, policy: Policy, total: int, scorer: str, rule: str,
             for R, N in sp}
 
 
+def rounds_for(totals) -> "callable":
+    """Rounds seed i's revise run needs to serve every split of every total in ``totals``:
+    the largest R of a split (R, N) with N > i, over the totals (0 when no split uses seed i).
+    A run of that many rounds holds every shorter run of the same seed (:func:`revise_traces`)."""
+    sps = [splits(int(t)) for t in totals]
+
+    def need(i: int) -> int:
+        return max((R for sp in sps for R, N in sp if N > i), default=0)
+    return need
+
+
+def max_calls(totals) -> int:
+    """The most revise rounds (policy calls) :func:`grids` makes for one problem: the sum over
+    seeds of :func:`rounds_for` (16 -> 48, 64 -> 256; fewer when a verifier accepts a chain
+    early and the run ends). For time estimates."""
+    need = rounds_for(totals)
+    return sum(need(i) for i in range(max(int(t) for t in totals)))
+
+
+def grids(problem: str, policy: Policy, totals, scorer: str, rule: str,
+          temperature: float = 0.8, task: TaskLike = None,
+          threshold: Optional[float] = None) -> dict[int, dict[tuple[int, int], Optional[str]]]:
+    """:func:`grid` for several total budgets at once (total -> (R, N) -> voted answer): each
+    seed is run once, with the most rounds any split of any total gives it, so a larger total
+    reuses every run of a smaller one. Equal to ``{t: grid(problem, ..., t, ...)}`` (tested)."""
+    totals = sorted({int(t) for t in totals})
+    if not totals or totals[0] < 1:
+        raise ValueError("totals must be positive chain-equivalents")
+    need = rounds_for(totals)
+    traces = revise_traces(problem, policy, totals[-1], totals[-1], scorer, rule, temperature,
+                           task, threshold, rounds_for=need)
+    return {t: {(R, N): vote([traces[i][R - 1] for i in range(N)], seed=0,
+                             problem=problem).winner for R, N in splits(t)}
+            for t in totals}
+
+
+def split_accuracy(right: dict, bins: np.ndarray, n_bins: int) -> list[dict]:
+    """Accuracy of every split in every difficulty bin, with 95% Wilson intervals over the
+    bin's problems (``search.analysis.scaling.curve_with_ci``).
+
+    right: (R, N) -> sequence [P] of 0/1 (problem p right under that split); bins: [P] bin
+    index of each problem (:func:`bin_of`); n_bins: how many bins. Returns one dict per (bin,
+    split): ``bin``, ``R``, ``N``, ``problems`` (in the bin), ``mean``, ``ci_low``, ``ci_high``
+    (NaN when the bin is empty) and ``best`` (True for the split with the highest accuracy in
+    its bin; ties go to the more parallel split, larger N; never in an empty bin)."""
+    from search.analysis.scaling import curve_with_ci
+    bins = np.asarray(bins, int)
+    sp = sorted(right, key=lambda s: s[0])
+    rows = []
+    for b in range(int(n_bins)):
+        idx = np.flatnonzero(bins == b)
+        these = []
+        for R, N in sp:
+            xs = np.asarray(right[(R, N)], float)[idx]
+            if len(xs):
+                c = curve_with_ci(xs[:, None])
+                m, lo, hi = float(xs.mean()), float(c["ci_low"][0]), float(c["ci_high"][0])
+            else:
+                m = lo = hi = float("nan")
+            these.append({"bin": b, "R": R, "N": N, "problems": int(len(idx)), "mean": m,
+                          "ci_low": lo, "ci_high": hi, "best": False})
+        if len(idx):
+            max(these, key=lambda r: (r["mean"], r["N"]))["best"] = True
+        rows += these
+    return rows
+
+
 def pass1(problems, policy: Policy, k: int = 16, temperature: float = 0.8, seed: int = 0,
           task: TaskLike = None) -> np.ndarray:
     """Each problem's pass@1 estimated from ``k`` sampled chains (share right), shape [P]."""

@@ -333,6 +333,17 @@ def test_grid_cells_agree_with_direct_runs(tiny_policy, scorer, rule):
             assert cells[(R, N)] == vote(answers, seed=0, problem=problem).winner
 
 
+def test_grids_of_several_totals_equal_one_grid_per_total(tiny_policy):
+    """``grids`` runs each seed once for every total; each total's cells are ``grid``'s."""
+    from search.analysis.sequential import grid, grids, max_calls, rounds_for
+    assert max_calls([16]) == 48 and max_calls([64]) == 256 and max_calls([4, 16]) == 48
+    assert [rounds_for([2, 6])(i) for i in range(6)] == [6, 3, 2, 1, 1, 1]
+    for problem in ("8*7+6", "3+4*2"):
+        many = grids(problem, tiny_policy, [2, 4, 6], "checker", "last", threshold=0.9)
+        for t in (2, 4, 6):
+            assert many[t] == grid(problem, tiny_policy, t, "checker", "last", threshold=0.9)
+
+
 def test_difficulty_bins_come_from_validation_quantiles():
     import numpy as np
 
