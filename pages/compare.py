@@ -60,6 +60,19 @@ if not ss["cmp_problem"]:
     ss["cmp_problem"] = TASK.example
 st.text_input(_("Problem"), **bind("cmp_problem"),
               help=wording.as_sentence(_(TASK.input_hint)))
+
+
+def _think_preset() -> None:
+    from ui.compare_set import THINK_PRESET
+    for i, (s, b) in enumerate(THINK_PRESET):
+        ss[f"cmp_s{i}"], ss[f"cmp_b{i}"] = s, b
+
+
+st.button(_("Think longer or think wider?"), key="cmp_think", on_click=_think_preset,
+          help=_("Puts budget forcing (one chain made to think longer) and verify-and-revise "
+                 "(one chain revised in rounds) beside majority vote (chains side by side). "
+                 "The runs are compared at equal generated tokens, and the page says which "
+                 "whole run used more."))
 cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
@@ -118,6 +131,10 @@ def _show_one() -> None:
                        help=_("Starts at the equal-compute point: {n} tokens, the smallest "
                               "total of the runs. A run that spent fewer tokens than the budget "
                               "is shown whole.").format(n=f"{equal:,}"))
+    from ui.compare_set import token_sentence
+    st.markdown(token_sentence([_label(r.strategy) for r in results], totals, per_problem=False)
+                + " " + _("Below, every run stands as it did after {n} tokens (the slider).").format(
+                    n=f"{budget:,}"))
     cols = st.columns(len(results))
     for i, (col, res, total) in enumerate(zip(cols, results, totals)):
         state = state_at(res, budget)
@@ -211,6 +228,9 @@ def _show_set() -> None:
         st.warning(_("Held-out problems: report these numbers only; choose settings on the "
                      "validation split."))
     presenter.chart(st, equal_compute_figure(rows, _split_label(split)), key="cmp_set_fig")
+    from ui.compare_set import token_sentence
+    st.markdown(token_sentence([r["strategy"] for r in rows], [r["tokens_uncut"] for r in rows],
+                               per_problem=True))
     table = pd.DataFrame([{
         _("Strategy"): r["strategy"],
         _("Accuracy at equal compute"): f"{100 * r['accuracy_equal']:.1f}%",

@@ -16,7 +16,13 @@ from search.analysis.scaling import CI_METHOD, curve_with_ci
 from search.tree import SearchResult
 from search.replay.timeline import equal_budget, state_at, total_tokens
 
-__all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS"]
+__all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS", "token_gap",
+           "token_sentence", "THINK_PRESET"]
+
+# "Think longer" beside "think wider" (issue 23 item 5): one chain made to think longer (budget
+# forcing, thinking tokens), one chain revised in rounds (revise, rounds R), and chains side by
+# side voted (majority, chains N); the page cuts them at equal generated tokens.
+THINK_PRESET = (("budget_forcing", 128), ("revise", 4), ("majority", 4))
 
 COLUMNS = ["strategy", "problems", "accuracy_equal", "ci_low_equal", "ci_high_equal",
            "tokens_equal", "accuracy_uncut", "ci_low_uncut", "ci_high_uncut", "tokens_uncut"]
@@ -94,3 +100,36 @@ def rows_csv(rows: Sequence[dict], split: str) -> str:
         vals = [split] + [r[c] if isinstance(r[c], str) else f"{r[c]:.6g}" for c in COLUMNS]
         lines.append(",".join(f'"{v}"' if "," in str(v) else str(v) for v in vals))
     return "\n".join(lines) + "\n"
+
+
+def token_gap(labels: Sequence[str], tokens: Sequence[float]) -> dict:
+    """Which of several runs used the most and the fewest generated tokens: ``most`` and
+    ``least`` (labels; the first one on ties), ``diff`` (tokens, most - least), ``ratio``
+    (most / least; inf when least is 0) and ``equal`` (every total the same). ValueError for
+    no runs or lengths that differ."""
+    if not tokens or len(labels) != len(tokens):
+        raise ValueError("one label per run, at least one run")
+    hi = max(range(len(tokens)), key=lambda i: tokens[i])
+    lo = min(range(len(tokens)), key=lambda i: tokens[i])
+    a, b = float(tokens[hi]), float(tokens[lo])
+    return {"most": labels[hi], "least": labels[lo], "diff": a - b,
+            "ratio": a / b if b > 0 else float("inf"), "equal": a == b}
+
+
+def token_sentence(labels: Sequence[str], tokens: Sequence[float], per_problem: bool) -> str:
+    """One markdown sentence in the session's language giving every run's generated tokens
+    (whole runs; ``per_problem``: means per problem of a set) and which used more, so a
+    comparison at equal compute says how far apart the whole runs were."""
+    from i18n import _
+    fmt = (lambda t: f"{t:,.1f}") if per_problem else (lambda t: f"{t:,.0f}")
+    listed = ", ".join(f"{lab} **{fmt(t)}**" for lab, t in zip(labels, tokens))
+    head = (_("Generated tokens of the whole runs, mean per problem: {listed}.") if per_problem
+            else _("Generated tokens of the whole runs: {listed}.")).format(listed=listed)
+    if len(tokens) < 2:
+        return head
+    g = token_gap(labels, tokens)
+    if g["equal"]:
+        return head + " " + _("They used the same number of tokens.")
+    ratio = "∞" if g["ratio"] == float("inf") else f"{g['ratio']:.1f}×"
+    return head + " " + _("**{most}** used the most: {diff} more than {least} ({ratio}).").format(
+        most=g["most"], diff=fmt(g["diff"]), least=g["least"], ratio=ratio)

@@ -140,9 +140,9 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         "the verifier marks the first step it doubts, the chain is cut there and resampled) or "
         "to **run several chains side by side** and vote (parallel)? A total budget of B "
         "chain-equivalents is split into **R revise rounds × N parallel runs** (R × N = B; "
-        "each round samples one chain or the rest of one). Snell et al. (2024) found the best "
-        "split depends on how hard the problem is: easy problems gain from revising, hard ones "
-        "from searching wider."))
+        "each round samples one chain or the rest of one). Snell et al. (2024) found that the best "
+        "split depends on how hard the problem is: on easier problems revising did best, on "
+        "harder ones a mix with more parallel runs."))
     avail = scorers_for(task, policy)
     if not avail:
         st.info(_("Revise needs a verifier: this task and model have no exact step checker, "
@@ -169,9 +169,9 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         st.warning(_("Pick at least one total budget."))
         return
     est = _estimate(totals, P)
-    st.caption(_("At most {calls} revise rounds per problem ({problems} problems): about "
-                 "{time} at most on this machine's measure (less where the verifier accepts a "
-                 "chain early; every problem is cached, so a second look is instant).").format(
+    st.caption(_("At most {calls} revise rounds per problem, {problems} problems: at most "
+                 "about {time} on this machine (less where the verifier accepts a chain early; "
+                 "each problem is cached, so a second look is instant).").format(
                    calls=f"{max_calls(totals):,}", problems=P, time=_duration(est)))
     st.checkbox(_("Measure the sequential × parallel grid"), **bind("sc_seq"))
     if not ss["sc_seq"]:

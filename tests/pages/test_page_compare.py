@@ -182,3 +182,45 @@ def test_compare_tally_rounds_weighted_votes_like_the_search_tree_page():
     assert vote["layout"]["title"]["text"] == "vote tally"
     assert vote["layout"]["yaxis"]["title"]["text"] == "votes"
     assert all("." not in t for t in vote["data"][0]["text"])  # whole votes: "★ 5", "2"
+
+
+def test_think_longer_beside_think_wider_at_equal_tokens():
+    """The preset puts budget forcing and revise beside majority vote (issue 23 item 5); after
+    Run all the page gives every whole run's tokens and names the one that used the most."""
+    from ui.compare_set import THINK_PRESET
+    at = open_compare({"cmp_problem": "31*6-40+(3+1)"})
+    at.button(key="cmp_think").click().run()
+    assert not at.exception, at.exception
+    assert [at.selectbox(key=w(f"cmp_s{i}")).value for i in range(3)] == \
+        [s for s, _b in THINK_PRESET] == ["budget_forcing", "revise", "majority"]
+    assert [at.number_input(key=w(f"cmp_b{i}")).value for i in range(3)] == \
+        [b for _s, b in THINK_PRESET]
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    _key, results = at.session_state["cmp_results"]
+    totals = [total_tokens(r) for r in results]
+    line = next(m for m in texts(at.markdown) if m.startswith("Generated tokens of the whole"))
+    for t in totals:
+        assert f"**{t:,}**" in line
+    names = ["budget forcing", "verify and revise", "self-consistency"]
+    if len(set(totals)) > 1:
+        most = names[max(range(3), key=lambda i: totals[i])]
+        assert f"**{most}** used the most: {max(totals) - min(totals):,} more than" in line, line
+    else:
+        assert "the same number of tokens" in line
+    assert at.slider(key="cmp_budget").value == min(totals)
+    assert f"after {min(totals):,} tokens" in line
+
+
+def test_token_gap_names_the_run_that_used_more():
+    from ui.compare_set import token_gap, token_sentence
+    g = token_gap(["a", "b", "c"], [40, 90, 40])
+    assert (g["most"], g["least"], g["diff"], g["ratio"], g["equal"]) == ("b", "a", 50, 2.25,
+                                                                          False)
+    assert token_gap(["a", "b"], [3, 3])["equal"]
+    assert token_gap(["a", "b"], [0, 3])["ratio"] == float("inf")
+    s = token_sentence(["a", "b"], [12.25, 20.0], per_problem=True)
+    assert s == ("Generated tokens of the whole runs, mean per problem: a **12.2**, b **20.0**. "
+                 "**b** used the most: 7.8 more than a (1.6×).")
+    with pytest.raises(ValueError):
+        token_gap([], [])

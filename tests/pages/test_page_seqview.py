@@ -36,7 +36,7 @@ def test_the_view_is_off_until_asked_and_shows_an_estimate(app):
     text = page_text(at)
     assert "Think longer or think wider?" in [h.value for h in at.header]
     # default totals 4 and 16: 48 rounds at most per problem (16's splits dominate), 24 problems
-    assert "At most 48 revise rounds per problem (24 problems)" in text, text
+    assert "At most 48 revise rounds per problem, 24 problems: at most about" in text, text
     assert not any("sc_seq_fig" in (c.proto.id or "") for c in at.get("plotly_chart"))
 
 
