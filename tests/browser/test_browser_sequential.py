@@ -70,3 +70,68 @@ def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F
         except Exception:
             pass
         ctx.close()
+
+
+def _plot_data(page, k: str):
+    return page.evaluate("""(sel) => {
+        const el = document.querySelector(`${sel} .js-plotly-plot`);
+        return el && el.data ? el.data.map(t => ({name: t.name || '', y: t.y, text: t.text}))
+                             : null;
+    }""", key(k))
+
+
+def test_the_scaling_page_sequential_by_parallel_view(server, browser, shots):  # noqa: F811
+    """Issue 23 item 4 in a browser: the Scaling page's "think longer or think wider?" view at
+    B = 4 on 4 held-out problems with the exact checker, filled and drawn: every split's bars,
+    a star per non-empty bin, the best-split sentence."""
+    from playwright.sync_api import expect
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        page.goto(server + "/", timeout=PAGE_TIMEOUT)  # (a fresh server routes from the root)
+        page.goto(server + "/scaling?sc_problems=10&sc_n=4&sc_adaptive=0&sc_vsearch=0"
+                  "&sc_curves=maj&sc_seq=1&sc_seq_totals=4&sc_seq_problems=4"
+                  "&sc_seq_scorer=checker&sc_seq_bins=2", timeout=PAGE_TIMEOUT)
+        expect(page.get_by_role("heading", name="Think longer or think wider?")).to_be_visible(
+            timeout=PAGE_TIMEOUT)
+        expect(page.get_by_text(re.compile(r"^Best split per bin"))).to_be_visible(
+            timeout=4 * PAGE_TIMEOUT)
+        deadline = time.monotonic() + UI_TIMEOUT / 1000
+        while (data := _plot_data(page, "sc_seq_fig_4")) is None:
+            assert time.monotonic() < deadline, "no sequential x parallel figure"
+            time.sleep(0.3)
+        names = [t["name"] for t in data]
+        assert names == ["1 rounds × 4 runs", "2 rounds × 2 runs", "4 rounds × 1 runs"], names
+        assert 1 <= sum(s == "★" for t in data for s in (t["text"] or [])) <= 2
+        page.locator(key("sc_seq_fig_4")).scroll_into_view_if_needed()
+        snap(page, shots, "scaling_seqview")
+    finally:
+        ctx.close()
+
+
+def test_compare_think_longer_beside_think_wider(server, browser, shots):  # noqa: F811
+    """Issue 23 item 5 in a browser: the Compare page's preset puts budget forcing and revise
+    beside majority vote; after Run all the page says every whole run's tokens."""
+    from playwright.sync_api import expect
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(UI_TIMEOUT)
+    try:
+        page.goto(server + "/", timeout=PAGE_TIMEOUT)
+        page.goto(server + "/compare?cmp_problem=31*6-40%2B(3%2B1)", timeout=PAGE_TIMEOUT)
+        expect(page.get_by_role("heading", name="Compare strategies at equal compute")
+               ).to_be_visible(timeout=PAGE_TIMEOUT)
+        page.locator(key("cmp_think")).get_by_role(
+            "button", name="Think longer or think wider?").click()  # (its help is a button too)
+        expect(page.get_by_role("combobox", name="Strategy 1")).to_have_value("budget forcing")
+        click(page, "cmp_run")
+        loc = page.locator('[data-testid="stMarkdown"]').filter(has_text=re.compile(
+            r"^Generated tokens of the whole runs: budget forcing \d")).first
+        expect(loc).to_be_visible(timeout=4 * UI_TIMEOUT)  # three runs on a shared CPU
+        line = loc.inner_text()
+        assert "verify and revise" in line and "self-consistency" in line, line
+        assert "used the most" in line or "the same number of tokens" in line, line
+        snap(page, shots, "compare_think")
+    finally:
+        ctx.close()
