@@ -104,15 +104,14 @@ def rows_csv(rows: Sequence[dict], split: str) -> str:
 
 def token_gap(labels: Sequence[str], tokens: Sequence[float]) -> dict:
     """Which of several runs used the most and the fewest generated tokens: ``most`` and
-    ``least`` (labels; the first one on ties), ``diff`` (tokens, most - least), ``ratio``
-    (most / least; inf when least is 0) and ``equal`` (every total the same). ValueError for
-    no runs or lengths that differ."""
+    ``least`` (lists of labels, every run tied at the maximum / minimum, in input order),
+    ``diff`` (tokens, most - least), ``ratio`` (most / least; inf when least is 0) and
+    ``equal`` (every total the same). ValueError for no runs or lengths that differ."""
     if not tokens or len(labels) != len(tokens):
         raise ValueError("one label per run, at least one run")
-    hi = max(range(len(tokens)), key=lambda i: tokens[i])
-    lo = min(range(len(tokens)), key=lambda i: tokens[i])
-    a, b = float(tokens[hi]), float(tokens[lo])
-    return {"most": labels[hi], "least": labels[lo], "diff": a - b,
+    a, b = float(max(tokens)), float(min(tokens))
+    return {"most": [lab for lab, t in zip(labels, tokens) if t == a],
+            "least": [lab for lab, t in zip(labels, tokens) if t == b], "diff": a - b,
             "ratio": a / b if b > 0 else float("inf"), "equal": a == b}
 
 
@@ -132,4 +131,5 @@ def token_sentence(labels: Sequence[str], tokens: Sequence[float], per_problem: 
         return head + " " + _("They used the same number of tokens.")
     ratio = "∞" if g["ratio"] == float("inf") else f"{g['ratio']:.1f}×"
     return head + " " + _("**{most}** used the most: {diff} more than {least} ({ratio}).").format(
-        most=g["most"], diff=fmt(g["diff"]), least=g["least"], ratio=ratio)
+        most=_(", ").join(g["most"]), diff=fmt(g["diff"]), least=_(", ").join(g["least"]),
+        ratio=ratio)

@@ -39,11 +39,14 @@ DEFAULT_TOTALS = [4, 16]  # a laptop: about 1 s per problem at B = 4, 5-10 s at 
 PROBLEMS_RANGE = (4, 200)
 BIN_CHOICES = [2, 3, 4, 5]
 PASS1_CHAINS = 16  # chains per problem for its pass@1 (the difficulty)
-# Seconds per revise round (one policy call plus the verifier's pass), bundled arithmetic model
-# on this project's shared 2-core CPU at 1 thread: 0.11 (checker) to 0.20 (learned PRM) at
-# B = 16 (benchmarks/bench_sequential.py, 4 held-out problems). The estimate uses the upper one
-# until this session has timed a problem.
-SEC_PER_CALL = 0.2
+# Seconds per revise round (one policy call plus the verifier's pass; a bound: max_calls
+# rounds), bundled arithmetic model on this project's shared 2-core CPU at 1 thread: 0.11
+# (checker) to 0.20 (learned PRM) at B = 16 on an idle machine, 0.36 (PRM) with other jobs
+# running (benchmarks/bench_seqview.py: the default view, 24 problems, 430 s). The estimate
+# uses the upper one until this session has timed a problem.
+SEC_PER_CALL = 0.36
+RULE_NAMES = {"last": N_("the last revision"), "vote": N_("the vote over the revisions"),
+              "best": N_("the verifier's best revision")}
 SCORERS = {"checker": N_("exact step checker"), "prm": N_("learned PRM"),
            "confidence": N_("model confidence")}
 
@@ -247,7 +250,7 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         "{counts}. Bars: 95% Wilson intervals over the bin's problems. A revision resamples "
         "only from its cut point, so a round costs at most one chain's tokens. Took {secs} "
         "(cached runs are instant).").format(
-            n=done, verifier=_(SCORERS[scorer]), rule=rule, t=f"{temperature:g}", k=PASS1_CHAINS,
+            n=done, verifier=_(SCORERS[scorer]), rule=_(RULE_NAMES.get(rule, rule)), t=f"{temperature:g}", k=PASS1_CHAINS,
             v=len(val), edges=", ".join(f"{e:.2f}" for e in edges) or "-",
             counts=", ".join(str(c) for c in counts),
             secs=_duration(time.perf_counter() - t0)))

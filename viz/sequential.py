@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
-from i18n import _
+from i18n import _, ngettext
 
 SCALE = "Viridis"  # sequential (many rounds) dark ... parallel (many runs) light
 
@@ -23,6 +23,12 @@ def split_color(R: int, N: int, most: int) -> str:
     span = max(1.0, math.log2(max(2, most)))
     x = 0.5 + (math.log2(N) - math.log2(R)) / (2 * span)
     return sample_colorscale(SCALE, [min(1.0, max(0.0, x))])[0]
+
+
+def split_name(R: int, N: int) -> str:
+    """A split's legend name in the session's language: "2 rounds × 8 runs"."""
+    return (ngettext("{r} round", "{r} rounds", R).format(r=R) + " × "
+            + ngettext("{n} run", "{n} runs", N).format(n=N))
 
 
 def split_figure(panels: Mapping[int, Sequence[Mapping]], bin_labels: Sequence[str],
@@ -41,7 +47,7 @@ def split_figure(panels: Mapping[int, Sequence[Mapping]], bin_labels: Sequence[s
         rows = list(panels[total])
         for R, N in sorted({(r["R"], r["N"]) for r in rows}):
             these = sorted((r for r in rows if (r["R"], r["N"]) == (R, N)), key=lambda r: r["bin"])
-            name = _("{r} rounds × {n} runs").format(r=R, n=N)
+            name = split_name(R, N)
             color = split_color(R, N, most)
             y = [None if math.isnan(r["mean"]) else 100 * r["mean"] for r in these]
             hi = [0 if v is None else 100 * r["ci_high"] - v for r, v in zip(these, y)]
@@ -56,11 +62,11 @@ def split_figure(panels: Mapping[int, Sequence[Mapping]], bin_labels: Sequence[s
                 textfont=dict(size=16, color="black"), cliponaxis=False,
                 error_y=dict(type="data", symmetric=False, array=hi, arrayminus=lo,
                              color="rgba(0,0,0,0.55)", thickness=1.2, width=2),
-                customdata=[[R, N, r["problems"], 100 * r["ci_low"], 100 * r["ci_high"]]
+                customdata=[[r["problems"], 100 * r["ci_low"], 100 * r["ci_high"]]
                             for r in these],
-                hovertemplate=_("%{customdata[0]} rounds × %{customdata[1]} runs: %{y:.1f}% "
-                                "[%{customdata[3]:.1f}, %{customdata[4]:.1f}] on "
-                                "%{customdata[2]} problems") + "<extra>%{x}</extra>"),
+                hovertemplate=name + ": " + _("%{y:.1f}% [%{customdata[1]:.1f}, "
+                                              "%{customdata[2]:.1f}] on %{customdata[0]} "
+                                              "problems") + "<extra>%{x}</extra>"),
                 row=1, col=col)
             seen.add(name)
     fig.update_layout(barmode="group", height=height, bargap=0.18,

@@ -102,7 +102,7 @@ def test_the_scaling_page_sequential_by_parallel_view(server, browser, shots):  
             assert time.monotonic() < deadline, "no sequential x parallel figure"
             time.sleep(0.3)
         names = [t["name"] for t in data]
-        assert names == ["1 rounds × 4 runs", "2 rounds × 2 runs", "4 rounds × 1 runs"], names
+        assert names == ["1 round × 4 runs", "2 rounds × 2 runs", "4 rounds × 1 run"], names
         assert 1 <= sum(s == "★" for t in data for s in (t["text"] or [])) <= 2
         page.locator(key("sc_seq_fig_4")).scroll_into_view_if_needed()
         snap(page, shots, "scaling_seqview")

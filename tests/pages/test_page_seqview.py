@@ -48,6 +48,8 @@ def test_the_grid_shows_what_direct_runs_give(app):
     from search.tasks import get_task
     from search.voting import vote
     from ui.sequential_view import PASS1_CHAINS, problem_cells
+    from viz.sequential import split_name
+    assert split_name(1, 4) == "1 round × 4 runs" and split_name(4, 1) == "4 rounds × 1 run"
     at = run_with(app, query={"sc_seq": "1", "sc_seq_totals": "4", "sc_seq_problems": "4",
                               "sc_seq_scorer": "checker", "sc_seq_bins": "2"})
     text = page_text(at)
@@ -77,7 +79,7 @@ def test_the_grid_shows_what_direct_runs_give(app):
     assert len(bars) == len(splits(4))
     for R, N in splits(4):
         want = [100 * r["mean"] for r in rows if (r["R"], r["N"]) == (R, N)]
-        got = bars[f"{R} rounds × {N} runs"]
+        got = bars[split_name(R, N)]
         assert len(got) == len(want)
         for g, w_ in zip(got, want):
             assert (g is None and math.isnan(w_)) or g == pytest.approx(w_)
@@ -101,3 +103,17 @@ def test_split_accuracy_marks_the_best_split_and_breaks_ties_toward_parallel():
     assert by[(0, 1, 4)]["ci_high"] == pytest.approx(float(hi))
     assert all(math.isnan(by[(2, R, N)]["mean"]) and not by[(2, R, N)]["best"]
                for R, N in right)
+
+
+def test_the_filled_view_in_chinese_shows_no_english(app):
+    from tests.pages.test_i18n import english_left, visible_texts
+    at = app(sc_seq="1", sc_seq_totals="4", sc_seq_problems="4", sc_seq_scorer="checker",
+             sc_seq_bins="2")
+    at.session_state["lang"] = "zh"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("每组的最佳分配" in m.value for m in at.markdown)
+    left = english_left(visible_texts(at))
+    assert not left, "English left in 中文:\n" + "\n".join(left)
+    fig = _fig(at)
+    assert "4 轮 × 1 次运行" in [t["name"] for t in fig["data"]]

@@ -102,3 +102,31 @@ def test_cli_names_the_new_strategies_and_scorers_and_refuses_a_missing_verifier
     assert bad.returncode == 2 and "--width" in bad.stderr
     bad = _search(env, "curve", "--strategy", "dvts", "--budgets", "1,512")
     assert bad.returncode == 2 and "at most 256 (chains N)" in bad.stderr
+
+
+def test_curve_gives_points_for_revise_and_budget_forcing():
+    """Issue 23 item 4: `search curve --strategy revise|budget_forcing` gives one point per
+    budget (rounds R, thinking tokens), each the accuracy of direct runs (seed = seed + i)."""
+    from search.models.hf import load_bundled
+    from search.strategies import run_strategy
+    from search.strategies.blocks import Sampling
+    from search.tasks import get_task
+    policy, task = load_bundled(), get_task("arithmetic")
+    problems = task.split("heldout", 3)
+    o = _curve("--strategy", "revise", "--scorer", "checker")
+    assert [r["budget"] for r in o["curve"]] == [1, 2] and o["scorer"] == "checker"
+    for row in o["curve"]:
+        runs = [run_strategy("revise", p.text, policy, budget=row["budget"], scorer="checker",
+                             sampling=Sampling(temperature=0.8, seed=i), gold=p.answer)
+                for i, p in enumerate(problems)]
+        assert row["accuracy"] == pytest.approx(sum(bool(r.correct) for r in runs) / 3)
+        assert row["tokens_per_problem"] == pytest.approx(
+            sum(r.compute.generated_tokens for r in runs) / 3)
+        assert row["verifier_passes_per_problem"] == 0  # the exact checker reads no tokens
+    r = subprocess.run([sys.executable, "-m", "search", "curve", "--strategy", "budget_forcing",
+                        "--budgets", "16,48", "--problems", "3", "--json"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    o = json.loads(r.stdout)
+    assert [x["budget"] for x in o["curve"]] == [16, 48]
+    assert all(0 <= x["accuracy"] <= 1 and x["tokens_per_problem"] > 0 for x in o["curve"])
