@@ -176,7 +176,8 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
                  "about {time} on this machine (less where the verifier accepts a chain early; "
                  "each problem is cached, so a second look is instant).").format(
                    calls=f"{max_calls(totals):,}", problems=P, time=_duration(est)))
-    st.checkbox(_("Measure the sequential × parallel grid"), **bind("sc_seq"))
+    st.checkbox(_("Measure the sequential × parallel grid"), **bind("sc_seq"),
+                help=_("Untick to stop: the problems measured so far stay cached."))
     if not ss["sc_seq"]:
         return
     name = str(task.name)

@@ -117,3 +117,15 @@ def test_the_filled_view_in_chinese_shows_no_english(app):
     assert not left, "English left in 中文:\n" + "\n".join(left)
     fig = _fig(at)
     assert "4 轮 × 1 次运行" in [t["name"] for t in fig["data"]]
+
+
+def test_bad_link_values_of_the_view_are_said_and_ignored(app):
+    at = run_with(app, query={"sc_seq_totals": "5,16", "sc_seq_problems": "9999",
+                              "sc_seq_scorer": "oracle"})
+    said = [w.value for w in at.warning if w.value.startswith("Ignored")]
+    assert said and all(k in " ".join(said) for k in ("sc_seq_totals=5,16",
+                                                      "sc_seq_problems=9999",
+                                                      "sc_seq_scorer=oracle")), said
+    # the defaults stand: B = 4 and 16 (48 rounds at most), 24 problems, and nothing ran
+    assert "At most 48 revise rounds per problem, 24 problems" in page_text(at)
+    assert not any("sc_seq_fig" in (c.proto.id or "") for c in at.get("plotly_chart"))
