@@ -84,12 +84,13 @@ def scorers_for(task, policy) -> list[str]:
 
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _cells(_policy: Any, task: str, model: str, text: str, gold: Optional[str], totals: tuple,
-           scorer: str, rule: str, temperature: float) -> tuple[dict, float]:
+           scorer: str, rule: str, temperature: float) -> tuple[dict, dict, float]:
     t0 = time.perf_counter()
-    g = grids(text, _policy, totals, scorer, rule, temperature, task)
+    tokens: dict = {}
+    g = grids(text, _policy, totals, scorer, rule, temperature, task, tokens_out=tokens)
     t = get_task(task)
     return ({B: {s: bool(a is not None and t.is_correct(text, a)) for s, a in cells.items()}
-             for B, cells in g.items()}, time.perf_counter() - t0)
+             for B, cells in g.items()}, tokens, time.perf_counter() - t0)
 
 
 def problem_cells(policy: Any, task: str, model: str, problem, totals, scorer: str,
@@ -204,6 +205,7 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
     chart, status = st.empty(), st.empty()
     bar = st.progress(0.0)
     right = {B: {s: [] for s in splits(B)} for B in totals}
+    spent = {B: {s: [] for s in splits(B)} for B in totals}
     t0 = time.perf_counter()
     done = 0
     for j, p in enumerate(held):
@@ -211,7 +213,7 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
             i=j + 1, n=len(held)))
         t1 = time.perf_counter()
         try:
-            got, secs = _cells(policy, name, model, p.text, p.answer, tuple(totals), scorer,
+            got, toks, secs = _cells(policy, name, model, p.text, p.answer, tuple(totals), scorer,
                                rule, float(temperature))
         except Exception as e:  # a model error must not take the page down
             st.error(_("A revise run failed: {error}").format(error=f"{type(e).__name__}: {e}"))
@@ -222,6 +224,7 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         for B in totals:
             for s in splits(B):
                 right[B][s].append(float(got[B][s]))
+                spent[B][s].append(toks[B][s])
         done = j + 1
         panels = {B: split_accuracy(right[B], bins[:done], n_bins) for B in totals}
         presenter.chart(chart, split_figure(panels, labels), key=f"sc_seq_fig_{done}")
@@ -242,6 +245,13 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         lines.append(_("- B = {b}: {said}").format(b=B, said=said))
     st.markdown(_("**Best split per bin** (rounds × runs; ties go to the more parallel "
                   "split):") + "\n" + "\n".join(lines))
+    st.caption(_("Generated tokens per problem (mean), the compute each split really spent: "
+                 "{lines}. A revise run ends when the verifier accepts its chain, and a "
+                 "revision writes only the steps after its cut, so a sequential split often "
+                 "spends less than B chains.").format(lines="; ".join(
+                     "B = {b}: ".format(b=B) + ", ".join(
+                         f"{R} × {N} {np.mean(spent[B][(R, N)]):,.0f}" for R, N in splits(B))
+                     for B in totals)))
     counts = np.bincount(bins[:done], minlength=n_bins)
     st.caption(_(
         "{n} held-out problems, reported only. Verifier: {verifier}; answer rule of a run: "

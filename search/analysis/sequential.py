@@ -81,11 +81,14 @@ def splits(total: int) -> list[tuple[int, int]]:
 
 def revise_traces(problem: str, policy: Policy, chains: int, rounds: int, scorer: str,
                   rule: str, temperature: float = 0.8, task: TaskLike = None,
-                  threshold: Optional[float] = None, rounds_for=None) -> list[list[Optional[str]]]:
+                  threshold: Optional[float] = None, rounds_for=None,
+                  tokens_out: Optional[list] = None) -> list[list[Optional[str]]]:
     """For seeds 0..chains-1, the answer of that seed's revise run after R rounds, for
     R = 1..``rounds`` (``rounds_for(i)`` rounds for seed i when given, else ``rounds``): one
     run per seed with that many rounds, shorter runs read off it by the answer rule. Returns
-    ``[seed][R - 1]`` answers (None: no answer)."""
+    ``[seed][R - 1]`` answers (None: no answer). ``tokens_out``, when a list, receives the
+    same shape of generated tokens (the policy's, summed over the run's first R rounds; a
+    run the verifier ended early spends no more at a larger R)."""
     out = []
     for i in range(chains):
         n = rounds if rounds_for is None else rounds_for(i)
@@ -94,6 +97,8 @@ def revise_traces(problem: str, policy: Policy, chains: int, rounds: int, scorer
                          task=task)
         revs = r.extra["revisions"]
         out.append([pick(rule, revs[:R], i, problem)[0] for R in range(1, n + 1)])
+        if tokens_out is not None:
+            tokens_out.append([sum(c["tokens"] for c in revs[:R]) for R in range(1, n + 1)])
     return out
 
 
@@ -134,16 +139,23 @@ def max_calls(totals) -> int:
 
 def grids(problem: str, policy: Policy, totals, scorer: str, rule: str,
           temperature: float = 0.8, task: TaskLike = None,
-          threshold: Optional[float] = None) -> dict[int, dict[tuple[int, int], Optional[str]]]:
+          threshold: Optional[float] = None, tokens_out: Optional[dict] = None,
+          ) -> dict[int, dict[tuple[int, int], Optional[str]]]:
     """:func:`grid` for several total budgets at once (total -> (R, N) -> voted answer): each
     seed is run once, with the most rounds any split of any total gives it, so a larger total
-    reuses every run of a smaller one. Equal to ``{t: grid(problem, ..., t, ...)}`` (tested)."""
+    reuses every run of a smaller one. Equal to ``{t: grid(problem, ..., t, ...)}`` (tested).
+    ``tokens_out``, when a dict, receives total -> (R, N) -> the generated tokens the split's
+    N runs of R rounds spent (the policy's; :func:`revise_traces`)."""
     totals = sorted({int(t) for t in totals})
     if not totals or totals[0] < 1:
         raise ValueError("totals must be positive chain-equivalents")
     need = rounds_for(totals)
+    toks: list = []
     traces = revise_traces(problem, policy, totals[-1], totals[-1], scorer, rule, temperature,
-                           task, threshold, rounds_for=need)
+                           task, threshold, rounds_for=need, tokens_out=toks)
+    if tokens_out is not None:
+        tokens_out.update({t: {(R, N): sum(toks[i][R - 1] for i in range(N))
+                               for R, N in splits(t)} for t in totals})
     return {t: {(R, N): vote([traces[i][R - 1] for i in range(N)], seed=0,
                              problem=problem).winner for R, N in splits(t)}
             for t in totals}

@@ -27,7 +27,8 @@ rejects when it accepted one (the run stops at the first accepted chain, and it 
 a rejected chain scores 0); ``vote`` can (an accepted answer outvoted by earlier wrong ones).
 
 ``extra`` reports ``rounds_used``, ``revisions`` (one dict per round: cut, doubted step,
-its score, the chain's answer and, with a gold answer, whether it is right),
+its score, the chain's answer, the tokens the round generated and, with a gold answer,
+whether it is right),
 ``wrong_to_right`` / ``right_to_wrong`` (consecutive chains whose correctness changed; gold
 needed), ``accepted`` (whether the verifier accepted the last chain) and ``retries``.
 """
@@ -125,7 +126,7 @@ def run(problem: str, policy: Policy, config: ReviseConfig = ReviseConfig(),
         tree.emit("vote", leaf=leaf, answer=answer, weight=1.0)
         chains.append({"round": r, "cut": cut, "leaf": leaf, "answer": answer,
                        "doubted": doubted, "doubt_score": None if doubted is None else s,
-                       "score": s,
+                       "score": s, "tokens": int(conts[0].tokens),
                        "correct": None if gold is None else is_correct(tree, answer)})
         if doubted is None:
             accepted = True

@@ -61,16 +61,21 @@ def test_the_grid_shows_what_direct_runs_give(app):
     held, val = task.split("heldout", 4), task.split("validation", 4)
     policy = HFPolicy(BUNDLED, step_delimiter=task.step_delimiter)
     # the page's data path, against direct runs: N revise runs of R rounds (seed i), voted
-    right = {s: [] for s in splits(4)}
+    right, spent = {s: [] for s in splits(4)}, {s: [] for s in splits(4)}
     for p in held:
         cells = problem_cells(policy, "arithmetic", "x", p, [4], "checker", "last", 0.8)[4]
         for R, N in splits(4):
-            answers = [run_strategy("revise", p.text, policy, budget=R, scorer="checker",
-                                    rule="last", sampling=Sampling(temperature=0.8, seed=i),
-                                    task="arithmetic").answer for i in range(N)]
-            won = vote(answers, seed=0, problem=p.text).winner
+            runs = [run_strategy("revise", p.text, policy, budget=R, scorer="checker",
+                                 rule="last", sampling=Sampling(temperature=0.8, seed=i),
+                                 task="arithmetic") for i in range(N)]
+            spent[(R, N)].append(sum(r.compute.generated_tokens for r in runs))
+            won = vote([r.answer for r in runs], seed=0, problem=p.text).winner
             assert cells[(R, N)] == (won is not None and task.is_correct(p.text, won)), (p, R, N)
             right[(R, N)].append(float(cells[(R, N)]))
+    # the tokens each split spent, as the page says them, are the direct runs'
+    line = next(c.value for c in at.caption if c.value.startswith("Generated tokens per problem"))
+    for R, N in splits(4):
+        assert f"{R} × {N} {np.mean(spent[(R, N)]):,.0f}" in line, line
     # and the bars are those cells' accuracies in the page's bins
     edges = bin_edges(pass1(val, policy, PASS1_CHAINS, 0.8, 0, "arithmetic"), 2)
     rows = split_accuracy(right, bin_of(pass1(held, policy, PASS1_CHAINS, 0.8, 0,

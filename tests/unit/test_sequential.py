@@ -335,13 +335,21 @@ def test_grid_cells_agree_with_direct_runs(tiny_policy, scorer, rule):
 
 def test_grids_of_several_totals_equal_one_grid_per_total(tiny_policy):
     """``grids`` runs each seed once for every total; each total's cells are ``grid``'s."""
-    from search.analysis.sequential import grid, grids, max_calls, rounds_for
+    from search.analysis.sequential import grid, grids, max_calls, rounds_for, splits
     assert max_calls([16]) == 48 and max_calls([64]) == 256 and max_calls([4, 16]) == 48
     assert [rounds_for([2, 6])(i) for i in range(6)] == [6, 3, 2, 1, 1, 1]
     for problem in ("8*7+6", "3+4*2"):
-        many = grids(problem, tiny_policy, [2, 4, 6], "checker", "last", threshold=0.9)
+        toks: dict = {}
+        many = grids(problem, tiny_policy, [2, 4, 6], "checker", "last", threshold=0.9,
+                     tokens_out=toks)
         for t in (2, 4, 6):
             assert many[t] == grid(problem, tiny_policy, t, "checker", "last", threshold=0.9)
+            for R, N in splits(t):  # a split's tokens: its N direct runs' generated tokens
+                assert toks[t][(R, N)] == sum(
+                    run_strategy("revise", problem, tiny_policy, budget=R, scorer="checker",
+                                 rule="last", threshold=0.9,
+                                 sampling=Sampling(seed=i)).compute.generated_tokens
+                    for i in range(N))
 
 
 def test_difficulty_bins_come_from_validation_quantiles():
