@@ -54,7 +54,7 @@ def split_figure(panels: Mapping[int, Sequence[Mapping]], bin_labels: Sequence[s
             lo = [0 if v is None else v - 100 * r["ci_low"] for r, v in zip(these, y)]
             fig.add_trace(go.Bar(
                 x=[bin_labels[r["bin"]] for r in these], y=y, name=name, legendgroup=name,
-                showlegend=name not in seen, marker=dict(
+                showlegend=False, marker=dict(
                     color=color, line=dict(color=["black" if r["best"] else color
                                                   for r in these],
                                            width=[3 if r["best"] else 0.5 for r in these])),
@@ -68,6 +68,11 @@ def split_figure(panels: Mapping[int, Sequence[Mapping]], bin_labels: Sequence[s
                                               "%{customdata[2]:.1f}] on %{customdata[0]} "
                                               "problems") + "<extra>%{x}</extra>"),
                 row=1, col=col)
+            if name not in seen:  # the legend's swatch: the split's colour, no best outline
+                fig.add_trace(go.Scatter(
+                    x=[None], y=[None], mode="markers", name=name, legendgroup=name,
+                    marker=dict(symbol="square", size=12, color=color), hoverinfo="skip"),
+                    row=1, col=col)
             seen.add(name)
     fig.update_layout(barmode="group", height=height, bargap=0.18,
                       margin=dict(l=60, r=20, t=50, b=60),

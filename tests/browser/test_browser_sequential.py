@@ -75,8 +75,8 @@ def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F
 def _plot_data(page, k: str):
     return page.evaluate("""(sel) => {
         const el = document.querySelector(`${sel} .js-plotly-plot`);
-        return el && el.data ? el.data.map(t => ({name: t.name || '', y: t.y, text: t.text}))
-                             : null;
+        return el && el.data ? el.data.filter(t => t.type === 'bar').map(
+            t => ({name: t.name || '', y: t.y, text: t.text})) : null;
     }""", key(k))
 
 
