@@ -161,6 +161,25 @@ def flag(s: str) -> bool:
 # since a rerun wipes what the first run drew (seen: ``?tp_bands=maybe`` said nothing).
 AUTO_RERUN = "_auto_rerun"
 
+
+def one_time_note(name: str, text: Optional[str] = None, kind: str = "info") -> None:
+    """Draw a line that a page says once, when something happened in this script run (a
+    value set back into range), and again on the page's own reruns (``AUTO_RERUN``: a pool
+    page's next chunk redraws the page and would drop it before anyone read it).
+
+    ``text``: the line when the thing happened in this run (drawn and kept under ``name``);
+    None: draw the kept line only on an automatic rerun, else forget it (the person acted
+    since). ``kind``: "info" or "warning". Call it at the place the line belongs, on every
+    run."""
+    ss = st.session_state
+    key = f"_note_{name}"
+    if text is not None:
+        ss[key] = text
+    elif not (ss.get(AUTO_RERUN) and ss.get(key)):
+        ss.pop(key, None)
+        return
+    (st.warning if kind == "warning" else st.info)(ss[key])
+
 SHOWN_CHARS = 40  # characters of an ignored value a line repeats
 LINK_PROBLEM_CHARS = 2000  # longest problem a link may carry (a longer one is said and ignored)
 
