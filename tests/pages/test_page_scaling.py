@@ -351,3 +351,18 @@ def test_one_time_lines_are_said_again_on_the_pages_own_rerun(app, tiny_game24_m
     at.session_state[AUTO_RERUN] = True
     at.run()
     assert [i.value for i in at.info if "100 held-out problems" in i.value] == lowered
+
+
+def test_an_unknown_link_key_is_said_again_on_the_pages_own_rerun(app):
+    """``?foo=1`` is said once and dropped from the URL; the pool page's own rerun for its next
+    chunk wiped the line before anyone read it. It is said again on that rerun only."""
+    from ui.settings import AUTO_RERUN
+    at = app(foo="1").run()
+    said = [x.value for x in at.warning if "from the link: no page of Thoughtscope" in x.value]
+    assert len(said) == 1 and "foo" in said[0]
+    at.session_state[AUTO_RERUN] = True
+    at.run()
+    assert [x.value for x in at.warning
+            if "from the link: no page of Thoughtscope" in x.value] == said
+    at.run()
+    assert not [x.value for x in at.warning if "from the link: no page of Thoughtscope" in x.value]
