@@ -734,10 +734,14 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
                           "from the checker, not from thinking longer.").format(
             n=n, c=pct(checked), l=pct(lo))
     elif lo > la:
+        k = 100 * max(0.0, checked - la)
         caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
                           "time, against **{l}** for thinking longer: of its {g:.1f}-point lead "
-                          "over the vote, {k:.1f} points come from the checker.").format(
-            n=n, c=pct(checked), l=pct(lo), g=100 * (lo - la), k=100 * max(0.0, checked - la))
+                          "over the vote, {k:.1f} points come from checking the answers at all, "
+                          "the other {r:.1f} from the checker also pointing at the first wrong "
+                          "step, so a revision redoes only the rest of the chain. Both need a "
+                          "verifier this good.").format(
+            n=n, c=pct(checked), l=pct(lo), g=100 * (lo - la), k=k, r=100 * (lo - la) - k)
     else:
         caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
                           "time.").format(n=n, c=pct(checked))

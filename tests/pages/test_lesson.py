@@ -464,5 +464,8 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
         assert (f"right **{pct(checked)}** of the time, at least as often as thinking longer "
                 f"(**{pct(longer)}**): the gap comes from the checker") in text
     elif longer > wider:
-        assert (f"of its {100 * (longer - wider):.1f}-point lead over the vote, "
-                f"{100 * max(0.0, checked - wider):.1f} points come from the checker") in text
+        k = 100 * max(0.0, checked - wider)
+        assert (f"of its {100 * (longer - wider):.1f}-point lead over the vote, {k:.1f} points "
+                f"come from checking the answers at all, the other "
+                f"{100 * (longer - wider) - k:.1f} from the checker also pointing at the first "
+                "wrong step") in text
