@@ -705,12 +705,12 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     checked = accuracy(pools, n, "pass")
     m1, m2, m3 = st.columns(3)
     m1.metric(_("Think longer: right"), pct(rev["accuracy"]),
-              _("{t:,.0f} tokens per problem").format(t=rev["tokens"]), delta_color="off")
+              _("{t:,.0f} tokens per problem").format(t=rev["tokens"]), delta_color="off", delta_arrow="off")
     m2.metric(_("Think wider: right"), pct(vote_acc),
               _("{t:,.0f} tokens per problem").format(t=n * mean_chain_tokens(pools)),
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
     m3.metric(_("Think wider, exact checker: right"), pct(checked),
-              _("pass@{n}: one of the {n} chains right").format(n=n), delta_color="off")
+              _("pass@{n}: one of the {n} chains right").format(n=n), delta_color="off", delta_arrow="off")
     win = ("longer" if rev["accuracy"] > vote_acc else "wider" if vote_acc > rev["accuracy"]
            else None)
     if win is None:
