@@ -15,11 +15,16 @@ from ui.settings import task_label
 from ui.wording import md
 from ui.history import PAGE_WAIT_S, import_panel, open_in_tree, retry_pending
 from ui.labels import model_label, models_matching
+from ui.page_frame import ensure_router
 
 ANY = "(any)"
 PICK, CONFIRM = "hist_pick", "hist_confirm_delete"  # picked run id; id awaiting a confirm
 LIMIT = 500
 
+# A fresh server's very first request to /history ran this file alone with the pages/ folder
+# as the navigation ("app, compare, history, …"): draw the frame and our navigation first,
+# like every page does through start_page.
+ensure_router()
 st.title(_("History"))
 st.caption(_("Every finished run of the Search tree page is saved in {path} (set "
              "THOUGHTSCOPE_DATA to keep it elsewhere). Newest first; open one to replay "

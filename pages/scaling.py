@@ -28,7 +28,8 @@ from search.strategies import DEFAULTS, STRATEGIES
 from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
                            mean_chain_tokens, measured_series, verifier_readings)
 from ui import presenter, sequential_view
-from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, sampling_settings,
+from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, one_time_note,
+                         sampling_settings,
                          write_url)
 from ui.wording import model_name
 from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
@@ -203,10 +204,13 @@ with st.expander(_("Beam search, MCTS and ToT BFS with model confidence or a val
                              **bind("sc_tot_value"))
 
 P, n = int(ss["sc_problems"]), int(ss["sc_n"])
+clamped = None
 if ss["sc_budget"] > n:
-    st.info(_("The budget {budget} is above the pool size n = {n}; showing {n}.").format(
-        budget=ss['sc_budget'], n=n))
+    clamped = _("The budget {budget} is above the pool size n = {n}; showing {n}.").format(
+        budget=ss['sc_budget'], n=n)
     ss["sc_budget"] = n
+# said again on the page's own rerun for its next chunk (before: gone before anyone read it)
+one_time_note("sc_budget_clamped", clamped)
 budget = st.slider(_("Budget: samples per problem"), 1, n, **bind("sc_budget"),
                    help=_("Moves the marker; reads the curves off exactly at this budget. "
                           "Never samples."))

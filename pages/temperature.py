@@ -14,7 +14,7 @@ from i18n import N_, _, ngettext
 from search.analysis.pools import budgets_up_to
 from search.analysis.sweeps import answer_diversity, curve_rows, pool_series
 from ui import presenter
-from ui.settings import (AUTO_RERUN, UrlParam, bind, current_task, flag, int_in, one_of,
+from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, one_time_note,
                          sampling_settings, write_url)
 from ui.wording import model_name
 from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
@@ -75,17 +75,13 @@ st.multiselect(_("Temperatures"), TEMP_CHOICES, **bind("tp_temps"),
 P, n = int(ss["tp_problems"]), int(ss["tp_n"])
 temps = sorted(float(t) for t in ss["tp_temps"])
 ks = budgets_up_to(n)
+snapped = None
 if ss["tp_budget"] not in ks:
     fixed = max([k for k in ks if k <= ss["tp_budget"]] or [ks[0]])
-    ss["tp_snapped"] = _("The budget {budget} is not one of the budgets {ks} for n = {n}; "
-                         "showing {fixed}.").format(budget=ss['tp_budget'], ks=ks, n=n,
-                                                    fixed=fixed)
-    st.info(ss["tp_snapped"])
+    snapped = _("The budget {budget} is not one of the budgets {ks} for n = {n}; showing "
+                "{fixed}.").format(budget=ss['tp_budget'], ks=ks, n=n, fixed=fixed)
     ss["tp_budget"] = fixed
-elif ss.get(AUTO_RERUN) and ss.get("tp_snapped"):  # the page's own rerun wiped the first draw
-    st.info(ss["tp_snapped"])
-else:
-    ss.pop("tp_snapped", None)
+one_time_note("tp_snapped", snapped)  # also on the page's own rerun (its next chunk)
 budget = st.select_slider(_("Budget: samples per problem"), ks, **bind("tp_budget"))
 st.checkbox(_("Show 95% intervals on the curves"), **bind("tp_bands"),
             help=_("Wilson score intervals over problems: light bands for up to {n} "

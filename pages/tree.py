@@ -313,7 +313,14 @@ c2.number_input(knob_label, 1, None, step=1, **bind(knob),
 if over:
     box.warning(_("{knob} is at most {max}: set to {max}.").format(
         knob=knob_label, max=f"{MAX_BUDGET[strategy]:,}"), icon=":material/vertical_align_top:")
-if TASK_SCORERS:
+if not REGISTRY[strategy].uses_scorer:  # budget forcing: one chain, no verifier
+    # (before: the box showed the page's scorer while the run used none, and its caption
+    # said "scorer none")
+    c3.selectbox(_("Scorer"), ["none"], disabled=True, key="tree_scorer_unused",
+                 format_func=lambda s: _("none"),
+                 help=_("{strategy} uses no scorer: one chain, no verifier.").format(
+                     strategy=_(STRATEGY_LABELS[strategy])))
+elif TASK_SCORERS:
     c3.selectbox(_("Scorer"), TASK_SCORERS, **bind("scorer"),
                  format_func=lambda s: _(SCORER_LABELS[s]),
                  help=scorer_help(TASK))
@@ -332,8 +339,9 @@ c5.selectbox(_("Colour nodes by"), TASK_COLOURS, **bind("color"),
 if strategy == "mcts":
     c4.number_input(_("Exploration c"), ranges.C.lo, ranges.C.hi, step=0.1, **bind("c"),
                     help=_(C_HELP))
+USES_SCORER = REGISTRY[strategy].uses_scorer
 settings.write_url(PARAMS, active=["problem", "strategy", knob]
-                   + (["scorer"] if ss["scorer"] is not None else [])
+                   + (["scorer"] if ss["scorer"] is not None and USES_SCORER else [])
                    + (["c"] if strategy == "mcts" else [])
                    + (["color"] if ss["color"] != "run" else []))
 if TASK.name == "freeform":
@@ -350,13 +358,14 @@ elif problem is not None and model_loading.model_spec().backend == "bundled":
     if range_warning:
         st.warning(range_warning, icon=":material/warning:")
 # A scorer that needs token log-probabilities on a backend without them: said, not run.
-NO_SCORER = ss["scorer"] is None and strategy != "majority"
+NO_SCORER = ss["scorer"] is None and strategy != "majority" and USES_SCORER
 if NO_SCORER:
     st.warning(_("This model's backend returns no token log-probabilities, so the confidence "
                  "scorer is off and {strategy} has no scorer on the {task} task; "
                  "self-consistency still runs.").format(strategy=_(STRATEGY_LABELS[strategy]),
                                                          task=_(TASK.label)))
-elif NO_LOGPROBS and strategy != "majority" and "confidence" in task_scorers(TASK):
+elif NO_LOGPROBS and strategy != "majority" and USES_SCORER and \
+        "confidence" in task_scorers(TASK):
     st.caption(_("Model confidence is not offered as a scorer: this model's backend returns "
                  "no token log-probabilities."))
 
@@ -377,7 +386,8 @@ def spec_now() -> RunSpec:
     prompt = prompt_settings() if TASK.prompt_styles else {}
     return RunSpec(text=ss["problem"], strategy=strategy, budget=int(ss[knob]),
                    temperature=float(s["temperature"]), top_p=float(s["top_p"]),
-                   seed=int(s["seed"]), scorer=ss["scorer"], c=float(ss.get("c", C_DEFAULT)),
+                   seed=int(s["seed"]), scorer=ss["scorer"] if USES_SCORER else None,
+                   c=float(ss.get("c", C_DEFAULT)),
                    task=TASK.name, model=model_loading.model_spec().to_dict(), **prompt)
 
 

@@ -26,7 +26,9 @@ checking.
                 ``REVISE_ROUNDS`` times against the exact step checker (``revise``) against a
                 vote of N independent chains (maj@N from the held-out pools, N the chains whose
                 mean tokens match the revise runs' mean); the class predicts which wins before
-                the held-out accuracies are revealed (``WIDER_REVEALED``).
+                the held-out accuracies are revealed (``WIDER_REVEALED``), with the same
+                wide chains given the same exact checker beside them (pass@N: the
+                fresh trial read the checker's lead as thinking longer's).
 
 Everything runs at the lesson's own sampling settings (``LESSON_SAMPLING``: those the teaching
 problems were chosen at), not the sidebar's, so the story a teacher prepared is the one the
@@ -700,12 +702,15 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     g2.button(_("Hide again"), key="ls_wider_hide", width="stretch",
               on_click=lambda: ss.__setitem__(WIDER_REVEALED, False))
     vote_acc = accuracy(pools, n)
-    m1, m2 = st.columns(2)
+    checked = accuracy(pools, n, "pass")
+    m1, m2, m3 = st.columns(3)
     m1.metric(_("Think longer: right"), pct(rev["accuracy"]),
-              _("{t:,.0f} tokens per problem").format(t=rev["tokens"]), delta_color="off")
+              _("{t:,.0f} tokens per problem").format(t=rev["tokens"]), delta_color="off", delta_arrow="off")
     m2.metric(_("Think wider: right"), pct(vote_acc),
               _("{t:,.0f} tokens per problem").format(t=n * mean_chain_tokens(pools)),
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
+    m3.metric(_("Think wider, exact checker: right"), pct(checked),
+              _("pass@{n}: one of the {n} chains right").format(n=n), delta_color="off", delta_arrow="off")
     win = ("longer" if rev["accuracy"] > vote_acc else "wider" if vote_acc > rev["accuracy"]
            else None)
     if win is None:
@@ -716,6 +721,31 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     said += " " + ((_("Your guess was right.") if ss[GUESS_WIDER] == win else
                     _("Your guess was wrong.")) if win is not None else "")
     st.markdown(said.strip())
+    # The comparison is not even: think longer has the exact checker, a perfect verifier,
+    # and the vote has none (fresh trial of issue 23). The same checker beside the wide
+    # chains, from the same pools: pass@N, right when any of the N chains is right (a
+    # perfect verifier picks it).
+    caveat = _("**Mind the checker.** Think longer here is checked by the *exact* step "
+               "checker, a perfect verifier that real problems do not have; the vote uses none.")
+    lo, la = rev["accuracy"], vote_acc
+    if checked >= lo:
+        caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
+                          "time, at least as often as thinking longer (**{l}**): the gap comes "
+                          "from the checker, not from thinking longer.").format(
+            n=n, c=pct(checked), l=pct(lo))
+    elif lo > la:
+        k = 100 * max(0.0, checked - la)
+        caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
+                          "time, against **{l}** for thinking longer: of its {g:.1f}-point lead "
+                          "over the vote, {k:.1f} points come from checking the answers at all, "
+                          "the other {r:.1f} from the checker also pointing at the first wrong "
+                          "step, so a revision redoes only the rest of the chain. Both need a "
+                          "verifier this good.").format(
+            n=n, c=pct(checked), l=pct(lo), g=100 * (lo - la), k=k, r=100 * (lo - la) - k)
+    else:
+        caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
+                          "time.").format(n=n, c=pct(checked))
+    st.markdown(caveat)
     st.markdown(_("Revisions that turned a right chain wrong: **{rw}**; wrong to right: "
                   "**{wr}**. The exact checker never rejects a correct step, so a revision only "
                   "starts where a step really is wrong, and a run stops at the first chain it "

@@ -144,8 +144,9 @@ def sidebar(uses_model: bool = True):
     while the model is really about to load: on a page that uses it, before this process has
     loaded it."""
     from search.tasks import TASKS
-    if "_url_loaded_sidebar" not in st.session_state:  # the session's first run: the link
-        say_unknown()
+    # the session's first run reads the link; later runs only say its line again on a pool
+    # page's own rerun (ui.settings.one_time_note)
+    say_unknown(first="_url_loaded_sidebar" not in st.session_state)
     url_params("sidebar", LANG_PARAMS + SAMPLING_PARAMS + task_params())
     with st.sidebar:
         st.radio("Language · 语言", list(LANGUAGES), **bind(LANG), horizontal=True,

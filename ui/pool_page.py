@@ -20,7 +20,7 @@ from i18n import N_, _, ngettext
 from search.tasks import Problem
 from ui.model_loading import model_key, policy_or_none
 from ui.page_frame import start_page
-from ui.settings import UrlParam, bind, current_task, int_in, one_of
+from ui.settings import UrlParam, bind, current_task, int_in, one_of, one_time_note
 from ui.sampling import ProgressBar
 
 T = TypeVar("T")
@@ -63,10 +63,12 @@ def pool_controls(prefix: str, problems_range: tuple[int, int], problems_step: i
             task=_(task.label)))
         st.stop()
     lo = min(problems_range[0], hi)
+    lowered = None
     if st.session_state[key] > hi:
-        st.info(_("{task} has {n} held-out problems; using {n}.").format(task=_(task.label),
-                                                                         n=hi))
+        lowered = _("{task} has {n} held-out problems; using {n}.").format(task=_(task.label),
+                                                                           n=hi)
         st.session_state[key] = hi
+    one_time_note(f"{prefix}_problems_lowered", lowered)  # and on the page's own rerun
     c1, c2, c3 = st.columns([1, 1, 1.3])
     c1.number_input(_("Held-out problems"), lo, hi,
                     step=problems_step, **bind(f"{prefix}_problems"), help=_(problems_help))

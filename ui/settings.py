@@ -161,6 +161,26 @@ def flag(s: str) -> bool:
 # since a rerun wipes what the first run drew (seen: ``?tp_bands=maybe`` said nothing).
 AUTO_RERUN = "_auto_rerun"
 
+
+def one_time_note(name: str, text: Optional[str] = None, kind: str = "info",
+                  icon: Optional[str] = None) -> None:
+    """Draw a line that a page says once, when something happened in this script run (a
+    value set back into range), and again on the page's own reruns (``AUTO_RERUN``: a pool
+    page's next chunk redraws the page and would drop it before anyone read it).
+
+    ``text``: the line when the thing happened in this run (drawn and kept under ``name``);
+    None: draw the kept line only on an automatic rerun, else forget it (the person acted
+    since). ``kind``: "info" or "warning"; ``icon``: st.info/st.warning's icon. Call it at the
+    place the line belongs, on every run."""
+    ss = st.session_state
+    key = f"_note_{name}"
+    if text is not None:
+        ss[key] = text
+    elif not (ss.get(AUTO_RERUN) and ss.get(key)):
+        ss.pop(key, None)
+        return
+    (st.warning if kind == "warning" else st.info)(ss[key], icon=icon)
+
 SHOWN_CHARS = 40  # characters of an ignored value a line repeats
 LINK_PROBLEM_CHARS = 2000  # longest problem a link may carry (a longer one is said and ignored)
 
@@ -229,26 +249,29 @@ def _shown_link(key: str, raw: Any) -> str:
     return f"`{key}={shown}`"
 
 
-def say_unknown() -> None:
+def say_unknown(first: bool = True) -> None:
     """Say, in one translated warning line, which query parameters of the link no page reads
     (``known_link_key``), and drop them from the URL so a copied link does not carry them.
-    Called once per session by ``sidebar`` (every page draws it), with the other lines of
-    ``say_ignored``."""
+    Called by ``sidebar`` (every page draws it) on every run, ``first`` on the session's first
+    (the only run that reads the link); the line is said again on a page's own rerun
+    (``AUTO_RERUN``: a pool page's next chunk), which wiped it before."""
     qp = st.query_params
-    unknown = [k for k in list(qp.keys()) if not known_link_key(k)]
-    if not unknown:
-        return
-    shown = ", ".join(_shown_link(k, qp.get(k, "")) for k in unknown[:SHOWN_UNKNOWN])
-    if len(unknown) > SHOWN_UNKNOWN:
-        shown += " " + _("and {n} more").format(n=len(unknown) - SHOWN_UNKNOWN)
-    mark = "\x00settings\x00"
-    line = ngettext("Ignored {settings} from the link: no page of Thoughtscope reads this "
-                    "setting.",
-                    "Ignored {settings} from the link: no page of Thoughtscope reads these "
-                    "settings.", len(unknown)).format(settings=mark)
-    st.warning(md(line).replace(mark, shown), icon=":material/link_off:")
-    for k in unknown:
-        del qp[k]
+    unknown = [k for k in list(qp.keys()) if not known_link_key(k)] if first else []
+    said = None
+    if unknown:
+        shown = ", ".join(_shown_link(k, qp.get(k, "")) for k in unknown[:SHOWN_UNKNOWN])
+        if len(unknown) > SHOWN_UNKNOWN:
+            shown += " " + _("and {n} more").format(n=len(unknown) - SHOWN_UNKNOWN)
+        mark = "\x00settings\x00"
+        line = ngettext("Ignored {settings} from the link: no page of Thoughtscope reads this "
+                        "setting.",
+                        "Ignored {settings} from the link: no page of Thoughtscope reads these "
+                        "settings.", len(unknown)).format(settings=mark)
+        said = md(line).replace(mark, shown)
+        for k in unknown:
+            del qp[k]
+    # the keys are gone from the URL: a pool page's own rerun says the line again from here
+    one_time_note("link_unknown", said, kind="warning", icon=":material/link_off:")
 
 
 def show_float(v: float) -> str:

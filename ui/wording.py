@@ -58,3 +58,22 @@ def error_line(e: BaseException) -> str:
     it has none)."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return lines[0] if lines else type(e).__name__
+
+
+def readable(x: float, digits: int = 3) -> str:
+    """A positive number as a person reads it: ``digits`` significant figures, thousands
+    separated, no exponent below a billion (1234.5 -> "1,230", 15.27 -> "15.3", 0.0123 ->
+    "0.0123", 1.86e5 -> "186,000"); "∞" for inf, "–" for NaN. A metric's value "1.23e+03x per
+    10x…" was cut at 1280 px and read as a formula."""
+    if x != x:
+        return "–"
+    if x in (float("inf"), float("-inf")):
+        return "∞"
+    if x == 0:
+        return "0"
+    r = float(f"{x:.{digits}g}")
+    if abs(r) >= 1e9:
+        return f"{r:.{digits}g}"
+    if abs(r) >= 10 ** (digits - 1):
+        return f"{r:,.0f}"
+    return f"{r:.{digits}g}"

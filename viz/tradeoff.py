@@ -56,15 +56,17 @@ def label_side(x: float, xs: Sequence[float]) -> str:
 
 
 def _student_mark(fig: go.Figure, key: str, x: float, y: float, label: str,
-                  xs: Sequence[float] = (), y_log: bool = False) -> None:
-    """Mark a student at (x, y) (x on a log axis): the marker (named in the legend) and its
-    label as an annotation on a white box, growing towards the middle of the x range
-    (``label_side``), so it is neither cut at the figure's edge nor lost on a dark contour."""
+                  xs: Sequence[float] = (), y_log: bool = False, annotate: bool = True) -> None:
+    """Mark a student at (x, y) (x on a log axis): the marker (named in the legend) and, with
+    ``annotate``, its label as an annotation on a white box, growing towards the middle of the
+    x range (``label_side``), so it is not cut at the figure's edge."""
     fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=label,
                              marker=dict(size=16, color=STUDENT_COLORS[key],
                                          symbol=STUDENT_SYMBOLS[key],
                                          line=dict(width=1, color="white")),
                              hovertemplate=f"{label}<extra></extra>"))
+    if not annotate:
+        return
     right = label_side(x, [*xs, x]) != "top left"
     fig.add_annotation(x=math.log10(x) if x > 0 else x,
                        y=math.log10(y) if y_log and y > 0 else y, text=label,
@@ -112,7 +114,8 @@ def contour_figure(train: Sequence[float], inference: Sequence[float], surface: 
                    students: Optional[Mapping] = None, height: int = 440) -> go.Figure:
     """Iso-accuracy contours: ``surface`` [C, len(inference)] accuracy (NaN where not
     measured) over training FLOPs ``train`` (x) and inference FLOPs ``inference`` (y); the
-    frontier at ``target`` ({"train", "inference"} points) as a line; the students marked.
+    frontier at ``target`` ({"train", "inference"} points) as a line; the students marked
+    (star A, diamond B) and named in the legend, with no label box over the contours.
     ValueError when the surface's shape does not match."""
     z = np.asarray(surface, float)
     if z.shape != (len(train), len(inference)):
@@ -132,7 +135,10 @@ def contour_figure(train: Sequence[float], inference: Sequence[float], surface: 
             name=_("frontier at {t:.0%}").format(t=target or 0),
             hovertemplate=_("frontier") + ": %{x:.3g}, %{y:.3g}<extra></extra>"))
     for key, s in (students or {}).items():
-        _student_mark(fig, key, s["train"], s["inference"], s["label"], train, y_log=True)
+        # named in the legend only: on the contours their label boxes hid the lines and the
+        # "10%" contour label (trial at 1280 px); the star and the diamond are the curves'
+        _student_mark(fig, key, s["train"], s["inference"], s["label"], train, y_log=True,
+                      annotate=False)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=_log_axis(_("training FLOPs (6 N D)"), train),
                       yaxis=_log_axis(_("inference FLOPs per query"), inference),
@@ -143,7 +149,8 @@ def contour_figure(train: Sequence[float], inference: Sequence[float], surface: 
 def deployment_figure(ways: Sequence[Mapping], queries: float, q_range=(1.0, 1e9),
                       height: int = 380) -> go.Figure:
     """Total compute (training + Q x inference, FLOPs) against Q queries for each way
-    ({"label", "train", "inference", "color"?}); a vertical line at ``queries``."""
+    ({"label", "train", "inference", "color"?, "dash"?: a plotly dash such as "dot", for a
+    line drawn to compare that is no way to the target}); a vertical line at ``queries``."""
     qs = np.logspace(math.log10(q_range[0]), math.log10(q_range[1]), 91)
     fig = go.Figure()
     ys = []
@@ -152,7 +159,8 @@ def deployment_figure(ways: Sequence[Mapping], queries: float, q_range=(1.0, 1e9
         y = w["train"] + qs * w["inference"]
         ys += [float(y.min()), float(y.max())]
         fig.add_trace(go.Scatter(x=qs, y=y, mode="lines", name=w["label"],
-                                 line=dict(color=w.get("color", c), width=3 if "color" in w else 2),
+                                 line=dict(color=w.get("color", c), width=3 if "color" in w else 2,
+                                           dash=w.get("dash")),
                                  hovertemplate=w["label"] + "<br>Q=%{x:.3g}: %{y:.3g} FLOPs"
                                                "<extra></extra>"))
     fig.add_vline(x=queries, line=dict(dash="dash", color="grey"),

@@ -177,6 +177,11 @@ _EQUATION = re.compile(r"(?<![\w.])(?:[-(]*\d[\d.,]*\)*\s*[-+*/×÷x^]\s*)+[(]*\
                        r"\s*=\s*-?\$?\d[\d.,]*(?:/\d+)?")
 
 
+STRIKE = "\u0336"  # the combining long stroke of ``search.tree.strike``: a retracted step
+FORCED = "↪ "      # before the step written after a forced continuation
+# The legend's names of those marks (the struck word is itself struck through)
+MARK_NAMES = {"retracted": N_("s̶t̶e̶p̶: taken back by a retry"),
+              "forced": N_("↪ step: written after a forced continuation")}
 # Marks a page puts before a step's text ("R2 ▸ ", "第2轮 ▸ ", "↪ "): kept whole when the text
 # after them is shortened, so the gist never drops them.
 _LEAD_MARKS = re.compile(r"^(?:\S+ ▸ |↪ )+")
@@ -492,6 +497,17 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         if group:
             markers(group, name, symbol, dict(color=color, width=2.5), grow=2.0,
                     text_color=color, text_at="middle right")
+
+    # Marks of thinking longer written into the labels (``search.replay.timeline
+    # .sequential_labels``) get a legend entry each when the tree shows them (a fresh trial
+    # found the struck-through step and the ↪ unexplained on the budget forcing tree).
+    texts = [v[0] if isinstance(v, tuple) else str(v) for v in labels.values()]
+    for shown, name in ((any(STRIKE in t for t in texts), _(MARK_NAMES["retracted"])),
+                        (any(FORCED in t for t in texts), _(MARK_NAMES["forced"]))):
+        if shown:
+            traces.append(trace(x=[None], y=[None], mode="markers", name=name,
+                                marker=dict(size=1, color="rgba(0,0,0,0)"), hoverinfo="skip",
+                                showlegend=True))
 
     if below:  # the numbers of (text, numbers) labels, under their node
         # Invisible markers of the node's size: the text keeps the same offset from the node as

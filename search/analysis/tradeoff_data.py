@@ -214,7 +214,7 @@ def default_target(root: str = str(CKPT_DIR)) -> float:
     return round(float(g.acc[last, 0, 0].mean()), 2)
 
 
-def report(split: str = "heldout", target: Optional[float] = None, draws: int = 1000,
+def report(split: str = "heldout", target: Optional[float] = None, draws: Optional[int] = None,
            level: Optional[int] = None, root: str = str(CKPT_DIR)) -> dict:
     """What ``python -m search tradeoff --json`` prints: per checkpoint its parameters,
     training tokens and FLOPs and the accuracy (and inference FLOPs per query) of each strategy
@@ -239,7 +239,7 @@ def report(split: str = "heldout", target: Optional[float] = None, draws: int = 
                                     for j, k in enumerate(grid.ks)}
                                 for i, s in enumerate(grid.strategies)}})
     rate = T.exchange_rate(grid, t)
-    boot = T.bootstrap_rate(grid, t, draws=draws)
+    boot = T.bootstrap_rate(grid, t, draws=draws or T.BOOTSTRAP_DRAWS)
     students = T.two_students(grid)
     return {
         "split": split, "level": level, "problems": int(grid.acc.shape[-1]),
@@ -254,7 +254,8 @@ def report(split: str = "heldout", target: Optional[float] = None, draws: int = 
         "exchange_rate": {
             "per_10x_training": rate["rate"], "slope_log_inference_per_log_training":
                 rate["slope"], "interval_95": [boot["low"], boot["high"]],
-            "bootstrap_draws": boot["draws"], "bootstrap_defined_share": boot["defined"],
+            "bootstrap_draws": boot["draws"], "bootstrap_seed": boot["seed"],
+            "bootstrap_defined_share": boot["defined"],
             "fitted_checkpoints": [grid.checkpoints[i]["name"] for i in rate["points"]],
             "pairwise": rate["pairwise"],
             "least_inference_flops": dict(zip([c["name"] for c in grid.checkpoints],
@@ -276,7 +277,7 @@ def report(split: str = "heldout", target: Optional[float] = None, draws: int = 
 
 
 def view(level: Optional[int] = None, target: Optional[float] = None, queries: float = 1.0,
-         draws: int = 300, split: str = "heldout", root: str = str(CKPT_DIR),
+         draws: Optional[int] = None, split: str = "heldout", root: str = str(CKPT_DIR),
          surface_points: int = 40) -> dict:
     """Everything the Train-vs-test page and the lesson show, computed (no drawing): for
     difficulty bin ``level`` (None: all) on ``split`` at accuracy ``target`` (None: the
@@ -284,7 +285,8 @@ def view(level: Optional[int] = None, target: Optional[float] = None, queries: f
 
     Returns {"grid", "target", "names", "train", "curves": per checkpoint its staircase
     [(FLOPs, accuracy)], "inference_axis", "surface" [C, surface_points], "frontier",
-    "rate" (exchange_rate), "interval" (bootstrap_rate), "ways", "cheapest" (at ``queries``),
+    "rate" (exchange_rate), "interval" (bootstrap_rate, ``draws`` default
+    ``search.analysis.tradeoff.BOOTSTRAP_DRAWS``: the CLI's interval), "ways", "cheapest" (at ``queries``),
     "students" (two_students: B reaches what A gets with one chain; or None), "stops" (stops_paying), "problems"}."""
     from search.analysis import tradeoff as T
     grid = load_grid(split, root).level(level)
@@ -297,7 +299,7 @@ def view(level: Optional[int] = None, target: Optional[float] = None, queries: f
     return {"grid": grid, "target": t, "names": [c["name"] for c in grid.checkpoints],
             "train": grid.train.tolist(), "curves": curves, "inference_axis": axis.tolist(),
             "surface": T.accuracy_surface(grid, axis), "frontier": T.frontier(grid, t),
-            "rate": T.exchange_rate(grid, t), "interval": T.bootstrap_rate(grid, t, draws=draws),
+            "rate": T.exchange_rate(grid, t), "interval": T.bootstrap_rate(grid, t, draws=draws or T.BOOTSTRAP_DRAWS),
             "ways": ws, "cheapest": T.cheapest(ws, queries),
             "students": T.two_students(grid), "stops": T.stops_paying(grid),
             "problems": int(grid.acc.shape[-1]),

@@ -28,6 +28,7 @@ import sys
 import time
 
 from search.analysis.scaling import CI_METHOD
+from search.analysis.tradeoff import BOOTSTRAP_DRAWS
 from search.strategies import ranges
 from search.tasks import DEFAULT_TASK, TASKS, get_task, training_range_warning
 
@@ -644,7 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--target", type=float, default=None,
                     help="target accuracy of the exchange rate (default: chosen on validation)")
     to.add_argument("--level", type=int, default=None, help="one difficulty bin (default all)")
-    to.add_argument("--draws", type=int, default=1000, help="bootstrap draws (default 1000)")
+    to.add_argument("--draws", type=int, default=BOOTSTRAP_DRAWS,
+                    help=f"bootstrap draws (default {BOOTSTRAP_DRAWS}, the page's too)")
     to.add_argument("--json", action="store_true")
     po = sub.add_parser("pools", parents=[common],
                         help="precompute the pools of the Temperature and Scaling pages (disk "

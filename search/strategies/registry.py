@@ -67,6 +67,8 @@ class Strategy:
     SearchResult`` for a strategy whose config is not ``config(size_field=budget, **knobs)``.
     For the Search tree page: short (the picker's name), url_key (the budget's URL parameter;
     a strategy without one is not offered there) and knob_help (the budget widget's help).
+    uses_scorer: False for a strategy that ignores any scorer (budget forcing): pages then
+    show and pass none.
     """
     name: str
     label: str
@@ -82,6 +84,7 @@ class Strategy:
     short: str = ""      # short name for a picker (N_-marked or a term kept as is); "" = name
     url_key: str = ""    # the Search tree page's URL parameter for the budget; "" = not offered
     knob_help: str = ""  # N_-marked help of the budget widget ({k}, {threshold}: defaults)
+    uses_scorer: bool = True  # False: ``run`` ignores any scorer (its config records None)
 
     def budget_range(self) -> Range:
         """The budget's one range, [1, max_budget] whole numbers: what ``check_budget``, the
@@ -236,7 +239,7 @@ _ENTRIES: list[Strategy] = [
              N_("thinking tokens"), budget_forcing.MAX_BUDGET_TOKENS,
              budget_forcing.BudgetForcingConfig, "budget", budget_forcing.run,
              knobs=("max_forced",), defaults=DEFAULTS["budget_forcing"],
-             short=N_("budget forcing"), url_key="think",
+             short=N_("budget forcing"), url_key="think", uses_scorer=False,
              knob_help=N_("The thinking budget in generated tokens: an early end is replaced by "
                           "'Wait, ' (at most {max_forced} times) and the answer line is forced "
                           "when it runs out. Never more than the budget plus one answer line.")),

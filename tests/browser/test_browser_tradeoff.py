@@ -13,6 +13,7 @@ import pytest
 
 from tests.browser.browser_harness import app_server, needs_chromium
 from tests.conftest import st_key as key
+from ui.wording import readable
 
 HEALTH_TIMEOUT = 90
 PAGE_TIMEOUT = 120_000
@@ -60,7 +61,7 @@ def test_tradeoff_page_in_the_browser(server, browser, shots, lang):
         expect(page).to_have_url(re.compile(r"/tradeoff"))
         with i18n.using(lang):
             title = i18n._("Train vs test")
-            rate_label = i18n._("{r:.3g}× per 10× training").format(r=v["rate"]["rate"])
+            rate_label = i18n._("≈{r}×").format(r=readable(v["rate"]["rate"]))
         expect(page.get_by_role("heading", name=title)).to_be_visible()
         # one curve per checkpoint (+ the two students), the contour, one line per way
         assert traces(page, "tr_fig_curves") == len(v["names"]) + 2
@@ -69,5 +70,12 @@ def test_tradeoff_page_in_the_browser(server, browser, shots, lang):
         if math.isfinite(v["rate"]["rate"]):
             expect(page.locator('[data-testid="stMetric"]').first).to_contain_text(rate_label)
         page.screenshot(path=str(shots / f"tradeoff_{lang}.png"), full_page=True)
+        # at 1280 px no metric's value is cut with an ellipsis (before: "1.23e+03× per 10…")
+        page.set_viewport_size({"width": 1280, "height": 800})
+        time.sleep(1.0)
+        cut = page.evaluate("""() => [...document.querySelectorAll(
+            '[data-testid="stMetricValue"] div, [data-testid="stMetricValue"]')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
+        assert cut == [], cut
     finally:
         ctx.close()

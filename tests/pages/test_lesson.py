@@ -454,3 +454,18 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
                 else "Your guess was wrong.") in text
     assert f"Revisions that turned a right chain wrong: **{r2w}**" in text
     assert "A *learned* verifier has no such guarantee" in text
+    # the lead of thinking longer came from its perfect checker, unsaid (fresh trial): the
+    # same wide chains given the same checker (pass@N) stand beside it, and the page says so
+    from search.analysis.sweeps import pool_series
+    checked = float(pool_series(list(pools[0]), [n], "pass")["mean"][0])
+    assert got["Think wider, exact checker: right"].value == pct(checked)
+    assert "**Mind the checker.** Think longer here is checked by the *exact* step" in text
+    if checked >= longer:
+        assert (f"right **{pct(checked)}** of the time, at least as often as thinking longer "
+                f"(**{pct(longer)}**): the gap comes from the checker") in text
+    elif longer > wider:
+        k = 100 * max(0.0, checked - wider)
+        assert (f"of its {100 * (longer - wider):.1f}-point lead over the vote, {k:.1f} points "
+                f"come from checking the answers at all, the other "
+                f"{100 * (longer - wider) - k:.1f} from the checker also pointing at the first "
+                "wrong step") in text

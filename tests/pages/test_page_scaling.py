@@ -323,3 +323,46 @@ def test_cache_keys_name_the_verifier_weights(tiny_verifiers):
         assert verifier_key(task, ["prm"]) == scorer_key(task, "prm_last").strip()
     finally:
         os.utime(weights, ns=(st_.st_atime_ns, st_.st_mtime_ns))
+
+
+def test_one_time_lines_are_said_again_on_the_pages_own_rerun(app, tiny_game24_model_dir,
+                                                               monkeypatch):
+    """A pool page reruns itself for its next chunk (``keep_sampling`` sets ``AUTO_RERUN``);
+    that rerun wiped the lines the first run said once: the budget set back to the pool size
+    and the problems lowered to the task's held-out split. They are said again on that rerun,
+    and dropped on the next run a person starts."""
+    import ui.sampling
+    from tests.pages.pool_pages import Spy, game24_env
+    from ui.settings import AUTO_RERUN
+    at = app(sc_budget="32").run()
+    clamp = [i.value for i in at.info if "above the pool size" in i.value]
+    assert len(clamp) == 1
+    at.session_state[AUTO_RERUN] = True  # what keep_sampling sets before st.rerun()
+    at.run()
+    assert [i.value for i in at.info if "above the pool size" in i.value] == clamp
+    at.run()  # a run the person started: the line was read
+    assert not [i.value for i in at.info if "above the pool size" in i.value]
+
+    game24_env(monkeypatch, tiny_game24_model_dir)
+    monkeypatch.setattr(ui.sampling, "sample_pools", Spy(ui.sampling.sample_pools, fail=True))
+    at = run_with(app, {"task": "game24"}, seed=424_202, sc_problems=150)
+    lowered = [i.value for i in at.info if "100 held-out problems" in i.value]
+    assert len(lowered) == 1
+    at.session_state[AUTO_RERUN] = True
+    at.run()
+    assert [i.value for i in at.info if "100 held-out problems" in i.value] == lowered
+
+
+def test_an_unknown_link_key_is_said_again_on_the_pages_own_rerun(app):
+    """``?foo=1`` is said once and dropped from the URL; the pool page's own rerun for its next
+    chunk wiped the line before anyone read it. It is said again on that rerun only."""
+    from ui.settings import AUTO_RERUN
+    at = app(foo="1").run()
+    said = [x.value for x in at.warning if "from the link: no page of Thoughtscope" in x.value]
+    assert len(said) == 1 and "foo" in said[0]
+    at.session_state[AUTO_RERUN] = True
+    at.run()
+    assert [x.value for x in at.warning
+            if "from the link: no page of Thoughtscope" in x.value] == said
+    at.run()
+    assert not [x.value for x in at.warning if "from the link: no page of Thoughtscope" in x.value]

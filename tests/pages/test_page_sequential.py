@@ -117,3 +117,21 @@ def test_budget_forcing_without_a_continuation_cue_says_why_nothing_was_forced()
     why = [m for m in texts(at.info) if m.startswith("Nothing was forced")]
     assert len(why) == 1 and "Arithmetic task has no continuation cue" in why[0], texts(at.info)
     assert "\n" not in why[0]
+
+
+def test_budget_forcing_shows_the_scorer_it_uses_none():
+    """Before: the Scorer box kept the page's scorer (model confidence) while the run used none
+    and its caption said "scorer none". The box now says none (disabled), the run's spec
+    carries none, and the caption agrees with both."""
+    at = new_app({"problem": "8*7+6", "scorer": "confidence"})
+    at.selectbox(key=w("strategy")).set_value("budget_forcing").run()
+    box = at.selectbox(key="tree_scorer_unused")
+    assert box.disabled and box.value == "none" and box.label == "Scorer"
+    assert not [s for s in at.selectbox if s.key == w("scorer")]
+    res = run_once(at, think=64)
+    assert res.config["scorer"] is None
+    caption = next(m for m in texts(at.markdown) if "budget forcing" in m and "seed" in m)
+    assert "scorer none" in caption
+    # back to a strategy with a scorer: the person's choice is still there
+    at.selectbox(key=w("strategy")).set_value("beam").run()
+    assert at.selectbox(key=w("scorer")).value == "confidence"

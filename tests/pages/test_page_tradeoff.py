@@ -3,6 +3,7 @@ the numbers ``search.analysis.tradeoff_data.view`` computes from the shipped poo
 ``weights/arith-ckpt`` (no model is loaded), follows its widgets, and reads in Chinese."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from search.analysis import tradeoff as T
 from search.analysis.tradeoff_data import default_target, load_grid, view
 from ui.settings import widget_key as w
+from ui.wording import readable
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "pages/tradeoff.py"
@@ -34,6 +36,16 @@ def text(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
 
 
+def values(v) -> list:
+    """A plotly JSON array: a list, or numpy's typed array ({"dtype", "bdata": base64})."""
+    if isinstance(v, dict) and "bdata" in v:
+        import base64
+
+        import numpy as np
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
+    return list(v)
+
+
 def test_page_shows_the_measured_rate_students_and_table():
     at = run()
     assert not at.exception, at.exception
@@ -43,7 +55,12 @@ def test_page_shows_the_measured_rate_students_and_table():
     metrics = {m.label: m for m in at.metric}
     rate = metrics[f"Exchange rate at {t0:.0%}"]
     if math.isfinite(v["rate"]["rate"]):
-        assert rate.value == f"{v['rate']['rate']:.3g}× per 10× training"
+        # (before: "1.23e+03× per 10× training", cut by st.metric at 1280 px)
+        assert rate.value == f"≈{readable(v['rate']['rate'])}×"
+        assert rate.delta == "per 10× training"
+        iv = v["interval"]
+        assert (f"95% bootstrap over problems, {iv['draws']:,} draws: {readable(iv['low'])} to "
+                f"{readable(iv['high'])}") in text(at)
     st_ = v["students"]
     assert metrics["Student A: trained more, answers at once"].value == \
         f"{st_['a']['accuracy']:.1%}"
@@ -55,6 +72,23 @@ def test_page_shows_the_measured_rate_students_and_table():
     assert list(df["one chain"]) == [f"{grid.acc[c, 0, 0].mean():.1%}"
                                      for c in range(len(v["names"]))]
     assert len(at.get("plotly_chart")) == 3
+    # the target and A's level side by side are explained in one line (trial: 48% vs 40.8%)
+    assert (f"**Target {t0:.0%}** (default {t0:.0%}: the most-trained checkpoint with one "
+            "chain on the validation problems") in text(at)
+    assert (f"**Student A {st_['a']['accuracy']:.1%}**: the same checkpoint with one chain "
+            f"on the {v['problems']} held-out problems") in text(at)
+    # the deployment chart draws both students (before: only the ways to the target, and the
+    # students only when they reached it, so at 48% neither was drawn)
+    deploy = json.loads(at.get("plotly_chart")[2].proto.spec)["data"]
+    names = [d["name"] for d in deploy]
+    for key, label in (("a", "A: trains, answers at once"), ("b", "B: thinks more")):
+        s = st_[key]
+        line = [d for d in deploy if d["name"].startswith(label)]
+        assert len(line) == 1, names
+        assert values(line[0]["y"])[0] == pytest.approx(s["train"] + s["inference"], rel=1e-3)
+        if s["accuracy"] < t0:
+            assert line[0]["name"] == f"{label} ({s['accuracy']:.1%}, below the target)"
+            assert line[0]["line"]["dash"] == "dot"
     win = st_["winner_at"]
     labels = {"a": "A: trains, answers at once", "b": "B: thinks more"}
     said = text(at)

@@ -379,3 +379,26 @@ def test_a_revision_whose_first_step_merges_into_an_earlier_rounds_node_keeps_bo
     m = marks(r.tree)
     assert m["round_list"][b] == [1, 2] and m["rounds"][b] == 1
     assert sequential_labels(r.tree, {})[b].startswith("R1 ▸ R2 ▸ ")
+
+
+def test_the_tree_legend_names_the_marks_of_thinking_longer():
+    """A budget forcing tree shows a struck-through step (taken back by the retry the cue
+    starts) and "↪" steps; the legend named neither (fresh trial of issue 23). It names each
+    mark the tree shows, and none on a tree without them."""
+    from search.replay.timeline import sequential_labels
+    from viz.tree import MARK_NAMES, tree_figure
+    pol = StepScript(["8*7=56", "56+6=62", "Answer: 62", "56+6=62", "Answer: 62",
+                      "56+6=62", "Answer: 62"])
+    r = run_forcing("8*7+6", pol, BudgetForcingConfig(budget=80, max_forced=2),
+                    Sampling(max_depth=10), gold="62", task=RETRY)
+    labels = sequential_labels(r.tree, {})
+    assert any("\u0336" in t for t in labels.values()) and \
+        any(t.startswith("↪ ") for t in labels.values())
+    names = {t.name for t in tree_figure(r.tree, labels=labels).data if t.showlegend}
+    assert {MARK_NAMES["retracted"], MARK_NAMES["forced"]} <= names
+    plain = StepScript(["8*7=56", "56+6=62", "Answer: 62"])
+    r2 = run_forcing("8*7+6", plain, BudgetForcingConfig(budget=80, max_forced=0),
+                     Sampling(max_depth=10), gold="62", task=RETRY)
+    names = {t.name for t in tree_figure(r2.tree, labels=sequential_labels(r2.tree, {})).data
+             if t.showlegend}
+    assert not {MARK_NAMES["retracted"], MARK_NAMES["forced"]} & names

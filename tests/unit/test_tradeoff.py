@@ -297,6 +297,19 @@ def test_student_labels_point_into_the_figure():
     assert {t.name for t in fig.data if t.mode == "markers"} == {"A", "B"}
     surface = np.full((3, 4), 0.5)
     fig = contour_figure(train, [1e7, 1e8, 1e9, 1e10], surface, (), 0.5, marks)
-    notes = {a.text: a for a in fig.layout.annotations if a.text in ("A", "B")}
-    assert (notes["A"].xanchor, notes["A"].x, notes["A"].y) == ("right", 13.0, 7.0)
-    assert (notes["B"].xanchor, notes["B"].x, notes["B"].y) == ("left", 11.0, 9.0)
+    # on the contours the label boxes hid the lines and the "10%" label (fresh trial, 1280
+    # px): the students are named in the legend, marked by the curves' star and diamond
+    assert not [a for a in fig.layout.annotations if a.text in ("A", "B")]
+    marked = {t.name: t for t in fig.data if getattr(t, "mode", None) == "markers"}
+    assert set(marked) == {"A", "B"}
+    assert (marked["A"].marker.symbol, marked["B"].marker.symbol) == ("star", "diamond")
+    assert (list(marked["A"].x), list(marked["A"].y)) == ([1e13], [1e7])
+
+
+def test_readable_numbers_for_the_exchange_rate():
+    """The page wrote the rate as "1.23e+03× per 10× training" (cut by st.metric at 1280 px)
+    and its interval as "65.2 to 1.86e+05"."""
+    from ui.wording import readable
+    assert [readable(v) for v in (1234.5, 15.27, 65.21, 185569.4, 0.0123, 100.0)] == \
+        ["1,230", "15.3", "65.2", "186,000", "0.0123", "100"]
+    assert (readable(math.inf), readable(math.nan), readable(3e12)) == ("∞", "–", "3e+12")

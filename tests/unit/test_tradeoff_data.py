@@ -92,3 +92,19 @@ def test_cli_rejects_a_bad_target():
     out = subprocess.run([sys.executable, "-m", "search", "tradeoff", "--target", "1.5"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and out.stderr.strip().startswith("error: --target")
+
+
+def test_page_and_cli_draw_the_same_bootstrap():
+    """The page's interval (view: 300 draws) and the CLI's (report: 1000 draws) differed for the
+    same data (trial: 65-186,000 against 44-168,000); both now come from one bootstrap with
+    the same draws and seed."""
+    from search.analysis import tradeoff as T
+    from search.analysis.tradeoff_data import default_target, report, view
+    from search.cli.main import build_parser
+    t = default_target()
+    iv = view(target=t)["interval"]
+    e = report(target=t)["exchange_rate"]
+    assert (iv["draws"], iv["seed"]) == (T.BOOTSTRAP_DRAWS, T.BOOTSTRAP_SEED)
+    assert (e["bootstrap_draws"], e["bootstrap_seed"]) == (iv["draws"], iv["seed"])
+    assert [iv["low"], iv["high"]] == e["interval_95"]
+    assert build_parser().parse_args(["tradeoff"]).draws == T.BOOTSTRAP_DRAWS
