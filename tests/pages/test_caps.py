@@ -88,7 +88,8 @@ def test_env_cap_reaches_run_strategy_and_the_users_stop_still_works(tiny_policy
 
 
 def test_live_run_is_capped_in_the_search_layer(tiny_policy, monkeypatch):
-    from search.runtime.search_process import RunSpec, start_run
+    from search.runtime.live_run import RunSpec
+    from search.runtime.search_process import start_run
     monkeypatch.setenv("THOUGHTSCOPE_MAX_NODES", "5")
     run = start_run(RunSpec(text="8*7+6", strategy="majority", budget=32), tiny_policy, sync=True)
     assert run.error is None and run.result.extra["capped"]["limit"] == "nodes"

@@ -1,5 +1,5 @@
-"""search/runtime/search_process.py: the inference worker process, its queue, the incremental live replay and the
-redraw decision. Values are checked against the same seeded run made in this process."""
+"""search/runtime/search_process.py, live_run.py and redraw.py: the inference worker process, its queue, the
+stoppable live run, the incremental live replay and the redraw decision. Values are checked against the same seeded run made in this process."""
 from __future__ import annotations
 
 import threading
@@ -9,8 +9,9 @@ import pytest
 
 from search.tree import SearchTree
 from search.runtime import search_process as live
-from search.runtime.search_process import (COST_FACTOR, MAX_PERIOD, MIN_PERIOD, SearchProcess, LiveView, RunSpec,
-                     start_run, search_process_for, worker_threads)
+from search.runtime.live_run import RunSpec
+from search.runtime.redraw import COST_FACTOR, MAX_PERIOD, MIN_PERIOD, LiveView
+from search.runtime.search_process import SearchProcess, start_run, search_process_for, worker_threads
 
 WAIT = 180  # s: spawning a worker imports torch and loads the model on a busy 2-core machine
 
