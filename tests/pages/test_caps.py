@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -17,7 +15,7 @@ from search.strategies import run_strategy
 from search.strategies.blocks import Sampling
 from search.tree import SearchResult, SearchTree
 from search.voting import vote
-from tests.conftest import ROOT
+from tests.conftest import run_search_cli
 
 
 def _run(policy, strategy="majority", budget=32, **kw):
@@ -108,9 +106,7 @@ def test_message_names_the_cap_and_its_variable():
 def test_cli_prints_the_capped_run_and_exits_3(tiny_model_dir):
     env = {**os.environ, "THOUGHTSCOPE_MAX_NODES": "5", "OMP_NUM_THREADS": "1",
            "THOUGHTSCOPE_MODEL": str(tiny_model_dir)}
-    p = subprocess.run([sys.executable, "-m", "search", "solve", "8*7+6", "--budget", "32",
-                        "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+    p = run_search_cli("solve", "8*7+6", "--budget", "32", "--json", env=env)
     assert p.returncode == 3, p.stderr
     out = json.loads(p.stdout)
     assert out["stopped"] and "cap of 5 nodes" in out["capped"] and out["nodes"] >= 5

@@ -263,6 +263,7 @@ def test_worker_for_uses_a_process_only_for_a_model_it_can_load(tiny_policy, mon
     assert run.done and run.result is not None and run.queue_position() is None
 
 
+@pytest.mark.slow  # spawns worker processes and waits them out
 def test_a_dead_worker_fails_its_runs_with_a_message(tiny_model_dir):
     w = SearchProcess(str(tiny_model_dir), "cpu")
     try:
@@ -289,6 +290,7 @@ def test_same_log_tolerates_only_float_noise():
     assert same_log(a, b) and not same_log(a, c) and not same_log(a, d)
 
 
+@pytest.mark.slow  # spawns an app process that spawns the worker
 def test_the_worker_ends_when_the_app_is_killed(tiny_model_dir):
     """A server killed with SIGKILL leaves no inference process behind (it would hold a model
     and a core for nothing): the worker watches its parent and exits."""
