@@ -24,7 +24,8 @@ from ui.model_picker import pending_note
 from ui.prompt_panel import prompt_controls, prompt_settings, show_prompt
 from ui.settings import UrlParam, bind, in_range, one_of, show_float, text
 from search.strategies import caps
-from search.runtime.search_process import RunSpec, start_run, search_process_for
+from search.runtime.live_run import RunSpec
+from search.runtime.search_process import start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
 from ui.history import (OPEN_SPEC, PENDING, ROW, opened_row, retry_pending, save_edited,

@@ -2,14 +2,22 @@
 # Install everything the tests need on a fresh machine, then run the whole suite.
 # Browser tests drive Debian's chromium through Playwright (never `playwright install`).
 #   bash scripts/test.sh            everything (unit, pages, browser, servers)
-#   bash scripts/test.sh --fast     unit and page tests only (no browser, no servers, no
-#                                   installs); other arguments go on to pytest
+#   bash scripts/test.sh --fast     unit and page tests only, without those marked slow (no
+#                                   browser, no servers, no installs), in 2 pytest-xdist
+#                                   workers when pytest-xdist is installed (requirements-dev.txt;
+#                                   FAST_WORKERS=1: one process); other arguments go on to pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--fast" ]; then
   shift
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-  exec python -m pytest -q -m "(unit or pages) and not browser and not servers" "$@"
+  workers=()
+  if [ "${FAST_WORKERS:-2}" != 1 ] && python -c "import xdist" 2>/dev/null; then
+    # loadscope: a module's tests stay in one worker, so its module-scoped fixtures are built once
+    workers=(-n "${FAST_WORKERS:-2}" --dist loadscope)
+  fi
+  exec python -m pytest -q -m "(unit or pages) and not browser and not servers and not slow" \
+    "${workers[@]}" "$@"
 fi
 # fonts-wqy-microhei: a CJK font, so the 中文 pages' screenshots show characters, not boxes.
 if command -v apt-get >/dev/null 2>&1 && { [ ! -x /usr/bin/chromium ] \

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -203,6 +204,39 @@ def tiny_chat_model_dir(tmp_path_factory) -> Path:
     return _tiny_chat_model(tmp_path_factory.mktemp("tiny_chat_model"))
 
 
+def run_search_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m search *args`` run in this process (``search.cli.main.main``, the function
+    ``python -m search`` calls), with ``os.environ`` replaced by ``env`` for the call when given:
+    its exit code (``SystemExit`` from argparse included), stdout and stderr as a
+    ``subprocess.CompletedProcess``. The same command line, parser, output and exit codes as the
+    subprocess without a fresh interpreter importing torch per call (13-21 s a call on the
+    loaded 2-core machine against well under a second here); ``tests/unit/test_tasks.py``'s
+    ``test_cli_task_flag`` still runs the real ``python -m search`` entry point."""
+    import contextlib
+    import io
+
+    from search.cli.main import main
+    out, err = io.StringIO(), io.StringIO()
+    saved = dict(os.environ)
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update({k: str(v) for k, v in env.items()})
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as e:  # argparse: --help (0) and usage errors (2)
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["python", "-m", "search", *args], code,
+                                       out.getvalue(), err.getvalue())
+
+
+run_search_cli.__test__ = False
+
+
 @pytest.fixture(autouse=True)
 def history_in_tmp(tmp_path_factory, monkeypatch):
     """Runs saved by pages go to a fresh folder per test, never into the repo's data/; so do
@@ -222,8 +256,13 @@ def pytest_configure(config):
     the repo's data/ (the per-test ``history_in_tmp`` then gives each test its own)."""
     import os
     import tempfile
-    if "THOUGHTSCOPE_DATA" not in os.environ:
+    # A pytest-xdist worker (``-n 2``, ``scripts/test.sh --fast``) inherits the controller's
+    # environment, folder included: each worker gets its own, so two processes never share
+    # the pools' files or a history database.
+    ours = os.environ.get("THOUGHTSCOPE_TEST_DATA_SET") == "1"
+    if "THOUGHTSCOPE_DATA" not in os.environ or (ours and os.environ.get("PYTEST_XDIST_WORKER")):
         os.environ["THOUGHTSCOPE_DATA"] = tempfile.mkdtemp(prefix="thoughtscope-test-data-")
+        os.environ["THOUGHTSCOPE_TEST_DATA_SET"] = "1"
 
 
 # ---------------------------------------------------------------------------- test layers
@@ -261,7 +300,8 @@ test_layer.__test__ = False  # a helper, not a test
 
 def pytest_collection_modifyitems(config, items):
     """Mark every test with its file's layer (``test_layer``); a test that uses the chromium
-    ``browser`` fixture is marked browser as well, wherever it lives."""
+    ``browser`` fixture is marked browser as well, wherever it lives, and a ``real_model``
+    test is marked ``slow`` too (``scripts/test.sh --fast`` leaves out ``slow``)."""
     layers: dict = {}
     for item in items:
         path = Path(str(item.fspath))
@@ -270,3 +310,5 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(getattr(pytest.mark, layers[path]))
         if layers[path] != "browser" and "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+        if item.get_closest_marker("real_model") is not None:
+            item.add_marker(pytest.mark.slow)

@@ -1,7 +1,7 @@
 """The Search tree page's live panel: what a run in flight looks like (streamlit).
 
 The page calls ``live_panel(run_key)`` while a run is in flight; the panel follows the run kept
-in ``st.session_state[run_key]`` (a ``search.runtime.search_process.LiveRun``) and reruns the whole page when it ends.
+in ``st.session_state[run_key]`` (a ``search.runtime.live_run.LiveRun``) and reruns the whole page when it ends.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import streamlit as st
 from search.strategies import STRATEGIES
 from i18n import _, ngettext
 from ui import presenter
-from search.runtime.search_process import LiveView
+from search.runtime.redraw import LiveView
 from search.replay.timeline import task_marks
 from viz.tree import STRATEGY_COLOR, tree_figure
 from ui.presenter import tally_figure  # presenter mode's style
@@ -36,7 +36,7 @@ def progress_line(tokens: int, nodes: int, seconds: float, label: str) -> str:
 def live_panel(run_key: str) -> None:
     """Draw the live view of the run in ``st.session_state[run_key]``: a status line, the tree
     and the vote tally, refreshed by a fragment every POLL_SECONDS; the figures are rebuilt only
-    when the tree changed and ``search.runtime.search_process.LiveView`` says a redraw is due. When the run ends the
+    when the tree changed and ``search.runtime.redraw.LiveView`` says a redraw is due. When the run ends the
     whole page reruns (to its replay view)."""
     _live_fragment(run_key)
 

@@ -28,7 +28,7 @@ def _defaults() -> dict:
 
 
 def prompt_settings() -> dict:
-    """``{"prompt_style", "template", "chain_tokens"}`` for a run (``search.runtime.search_process.RunSpec``):
+    """``{"prompt_style", "template", "chain_tokens"}`` for a run (``search.runtime.live_run.RunSpec``):
     style None for the model's default, template only for "custom"."""
     ss = st.session_state
     for k, v in _defaults().items():

@@ -70,7 +70,7 @@ class Interrupted(Exception):
     """A sampling call abandoned part-way because its caller asked to stop (the ``interrupt``
     callable a policy may accept, e.g. ``HFPolicy.sample``): it returns nothing, so nothing of
     it is recorded; the caller decides what the run looks like without it
-    (``search.runtime.search_process.solve_stoppable``: as if stopped just before)."""
+    (``search.runtime.live_run.solve_stoppable``: as if stopped just before)."""
 
 
 @dataclass

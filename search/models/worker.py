@@ -39,7 +39,7 @@ How a call travels::
   non-reproducible one is never merged). This is what a class produces: thirty students who
   press Run on the default problem with the default seed make the same calls.
 * **Cancelled work is dropped**: a caller's ``interrupt`` (the live run's Stop,
-  ``search.runtime.search_process.solve_stoppable``) is polled while its call waits; a cancelled ticket leaves the
+  ``search.runtime.live_run.solve_stoppable``) is polled while its call waits; a cancelled ticket leaves the
   queue at once and its caller gets ``Interrupted``. A job whose every caller cancelled is
   skipped, or, when running, abandoned within one decoding step (it leaves the batch).
   :meth:`WorkerPolicy.cancel` / :meth:`WorkerPolicy.close` do the same for a whole session;

@@ -339,7 +339,7 @@ def save_once(result: SearchResult, model: str = "", path: Optional[Path] = None
 def find_spec(task: str, problem: str, strategy: str, settings: dict,
               path: Optional[Path] = None) -> Optional[int]:
     """The newest saved run, not stopped, made with exactly these settings: its
-    ``config["run_spec"]`` equals ``settings`` (``search.runtime.search_process.RunSpec.settings``: budget,
+    ``config["run_spec"]`` equals ``settings`` (``search.runtime.live_run.RunSpec.settings``: budget,
     sampling, seed, scorer, c, task, model) for this canonical ``problem``, ``task`` and
     ``strategy``; None when there is none (runs saved before run_spec was recorded never
     match). A shared link opens it instead of sampling the same seeded run again. Raises

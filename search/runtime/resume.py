@@ -10,7 +10,7 @@ completed call returned is lost. Strategies poll ``should_stop`` before every ba
 MCTS simulation, so "the calls before the last poll" are all the completed calls but those of
 the failed batch or simulation.
 
-No streamlit here: the CLI (``search.cli.main``) and the app's live runs (``search.runtime.search_process``) both use
+No streamlit here: the CLI (``search.cli.main``) and the app's live runs (``search.runtime.live_run``) both use
 it.
 """
 from __future__ import annotations

@@ -1,87 +1,44 @@
-"""A search run watched live by the app: where the sampling runs and when the page redraws
-(no streamlit import).
+"""Where a watched search runs: the process-level run queue (no streamlit import). Sampling runs
+in one inference process per model (``SearchProcess``, one per model via
+``search_process_for``): it owns its own copy of the model and its own GIL, so nothing the UI
+does can block it, and it takes searches from a FIFO queue, up to ``worker_runs()`` at once
+(their sampling calls merged by ``search.models.worker.InferenceWorker``), so four tabs do not
+oversubscribe two cores (a queued run shows its position). ``start_run`` checks a ``RunSpec``
+and sends it there, or, for a policy the process cannot load by path (a test's wrapper, a
+remote server), to a thread of the app (``THOUGHTSCOPE_RUNS=thread``: always), or runs it in
+the calling thread (``THOUGHTSCOPE_SYNC_RUNS=1``). The run itself (``LiveRun``,
+``solve_stoppable``) is ``search.runtime.live_run``; when the page redraws is
+``search.runtime.redraw``.
 
-The page keeps one ``LiveRun`` per session in ``st.session_state``; a rerun finds it and never
-starts a second one, and Stop sets a flag that the strategy polls between batches/simulations
-and the model polls between decoding steps, so a Stop takes effect within one decoding step of
-the sampling call in flight, not after a whole batch of up to 256 chains (``solve_stoppable``:
-the abandoned call is dropped and the run ends as if Stop had come just before the batch or
-simulation it belonged to; its log is a prefix of the unstopped run's). The
-page only ever reads the run's event log (``LiveRun.events()``, a copy of a list that is only
-appended to, each Event complete before it is appended) and replays it into a tree of its own.
-
-Why the design below (measured with ``benchmarks/bench_live.py`` and in-process timings on the
+Why a process (measured with ``benchmarks/bench_live.py`` and in-process timings on the
 2-core machine, 16 seeded chains of ``8*7+6``, with other jobs loading it to a load average of
 6-9): before, a watched run took 36-154 s in the app against 0.4-18 s from the CLI, and four
-tabs at once did not finish within 300 s. The causes were
-
-* Streamlit's full garbage collection after every script run (``runner.postScriptGC``,
-  ``gc.collect(2)`` in ``script_runner.py``): 0.38 s per call with torch, transformers and
-  plotly loaded, holding the GIL, after *every* live redraw (twice a second per tab);
-* the live fragment replaying the whole log and building plotly figures twice a second even when
-  nothing changed;
-* the sampling thread sharing the GIL with all of that: each small torch op releases and
-  re-takes the GIL, and a thread that re-takes it waits behind busy threads (the convoy effect),
-  so a little drawing slows sampling many times over;
-* torch's intra-op threads: the same 16 chains in one process took 2.8-3.7 s with 2 torch
-  threads but 0.44-0.57 s with 1 while another job used the second core.
-
-So (after: one tab 2.5-9.1 s, median 2.7 s, against a 0.14 s CLI solve with one torch thread;
-four tabs at once all finish in 9-12 s; same load. The goal of 2 x CLI + 1 s is missed on this
-loaded machine: what is left is two full page script runs and the browser's drawing):
-
-1. **Sampling runs in one inference worker process** per model (``SearchProcess``), chosen
-   over a thread-side fix because of the convoy effect above: it owns its own copy of the
-   model and its own GIL, so nothing the UI does can block it, and it runs
-   searches one after another from a FIFO queue, so four tabs do not oversubscribe two cores
-   (a queued run shows its position). Its torch thread count is ``worker_threads()`` (1 on 2
-   cores: the other core is the UI's). Events stream back in batches (sent whenever the
-   strategy polls its stop flag, i.e. after every batch or simulation: what a stopped run
-   keeps) and the finished SearchResult comes back whole, so the replay after the run is the
-   worker's own log.
-   Policies the worker cannot load by path (a test's wrapper, a remote server) run in a
-   thread of the app as before; ``THOUGHTSCOPE_SYNC_RUNS=1`` runs them in the calling thread.
-2. **The page redraws only when the tree changed**, replaying only the new events into a tree it
-   keeps (``LiveView``), and rebuilds figures at most once per ``LiveView.period`` seconds: a
-   period that grows with the measured cost of the last redraw, so drawing takes at most
-   about 1/(1+``COST_FACTOR``) of a core whatever the tree's size.
-3. ``.streamlit/config.toml`` turns ``runner.postScriptGC`` off (Python's own generational
-   collector still runs).
-
-Switch: ``THOUGHTSCOPE_RUNS=thread`` keeps every run in an app thread (no worker process).
+tabs at once did not finish within 300 s. The causes were Streamlit's full garbage collection
+after every script run (``runner.postScriptGC``: 0.38 s per call with torch, transformers and
+plotly loaded, holding the GIL; turned off in ``.streamlit/config.toml``); the live fragment
+redrawing twice a second even when nothing changed (``search.runtime.redraw``); the sampling
+thread sharing the GIL with all of that (each small torch op releases and re-takes the GIL, and
+a thread that re-takes it waits behind busy threads: the convoy effect); and torch's intra-op
+threads (the same 16 chains took 2.8-3.7 s with 2 torch threads but 0.44-0.57 s with 1 while
+another job used the second core: ``worker_threads()`` is 1 on 2 cores). After: one tab 2.5-9.1
+s, median 2.7 s, against a 0.14 s CLI solve with one torch thread; four tabs at once all finish
+in 9-12 s; same load. Events stream back in batches (sent whenever the strategy polls its stop
+flag: what a stopped run keeps) and the finished SearchResult comes back whole, so the replay
+after the run is the worker's own log.
 """
 from __future__ import annotations
 
-import itertools
 import multiprocessing as mp
 import os
 import queue
 import threading
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
-from search.runtime.solve import solve
-from search.strategies import DEFAULTS, STRATEGIES, check_budget
-from search.strategies.blocks import Sampling
-from search.strategies import ranges
-from search.scoring import SCORERS
-from search.tasks import get_task
-from search.tree import Event, SearchResult, SearchTree
-
-from search.models.base import BackendError, Interrupted
+from search.models.base import BackendError
 from search.models.worker import worker_threads
-from search.runtime.resume import CallRecorder, CallReplayer, halted
-
-_ids = itertools.count(1)
-COST_FACTOR = 4.0     # a redraw waits COST_FACTOR x its last cost after the last one
-MIN_PERIOD = 0.2      # s: never redraw figures more often than this
-MAX_PERIOD = 5.0      # s: however slow a redraw was, show a changed tree at least this often
-
-
-def sync_runs() -> bool:
-    return os.environ.get("THOUGHTSCOPE_SYNC_RUNS", "") not in ("", "0")
-
+from search.runtime.live_run import LiveRun, RunSpec, solve_stoppable, sync_runs
+from search.tree import SearchTree
 
 WORKER_RUNS = 8  # searches the inference process runs at once by default
 
@@ -98,219 +55,6 @@ def worker_runs() -> int:
                                                   str(WORKER_RUNS)))))
     except ValueError:
         return WORKER_RUNS
-
-
-
-@dataclass
-class RunSpec:
-    """Everything a run needs, checked before any thread starts (``check`` raises ValueError,
-    ParseError included, with a message fit for the user)."""
-    text: str
-    strategy: str
-    budget: int
-    temperature: float = 0.8
-    top_p: float = 1.0
-    seed: int = 0
-    scorer: Optional[str] = None
-    c: float = DEFAULTS["mcts"]["c"]
-    task: str = "arithmetic"
-    model: Optional[dict] = None  # the picked ModelSpec.to_dict() (never a key); None: bundled
-    prompt_style: Optional[str] = None  # a task with prompt styles: None = the model's default
-    template: Optional[str] = None  # the user's template (prompt_style "custom")
-    chain_tokens: Optional[int] = None  # token cap of one whole chain (None: the task's)
-
-    def run_task(self):
-        """The Task of the run: the registry's, in this spec's prompt style (``with_prompt``)."""
-        return get_task(self.task).with_prompt(self.prompt_style, self.template)
-
-    def check(self) -> str:
-        """The canonical problem; raises ValueError for any bad setting."""
-        problem = self.run_task().canonical(self.text)
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {self.strategy!r}")
-        check_budget(self.strategy, int(self.budget))
-        Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed,
-                 chain_tokens=self.chain_tokens)
-        if self.scorer is not None and self.scorer not in SCORERS:
-            raise ValueError(f"unknown scorer {self.scorer!r}")
-        ranges.C.check(self.c)
-        ranges.SEED.check(int(self.seed))
-        return problem
-
-    def settings(self) -> dict:
-        """Every setting but the problem text, JSON-safe: what a run's ``config["run_spec"]``
-        records, so a link's settings find the saved run they made (``search.runtime.history.
-        find_spec``) and a saved run puts its settings back on the page."""
-        out = {k: v for k, v in asdict(self).items() if k != "text"}
-        out["budget"], out["seed"] = int(out["budget"]), int(out["seed"])
-        out["temperature"], out["top_p"], out["c"] = (float(out["temperature"]),
-                                                      float(out["top_p"]), float(out["c"]))
-        return out
-
-    def solve(self, policy, tree: Optional[SearchTree] = None, should_stop=None) -> SearchResult:
-        """Run this spec with ``policy`` (see ``search.runtime.solve.solve``); the result's config
-        names the model (``config["model"]``, the ModelSpec's fields) when one was picked, and
-        records every setting (``config["run_spec"]``, ``settings``)."""
-        result = solve(self.text, self.strategy, int(self.budget), policy=policy,
-                       temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
-                       tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
-                       task=self.run_task(), chain_tokens=self.chain_tokens)
-        if self.model is not None:
-            result.config["model"] = dict(self.model)
-        result.config["run_spec"] = self.settings()
-        return result
-
-
-@dataclass
-class LiveRun:
-    """One run as the page sees it. ``tree.events`` is the log so far (appended by whoever runs
-    the search: the app thread, or the worker's reader thread for a run in the worker process;
-    the page never reads ``tree.nodes`` while the run is live). ``worker`` is the
-    SearchProcess running it (None for a run in an app thread)."""
-    spec: RunSpec
-    problem: str
-    tree: SearchTree
-    stop: threading.Event = field(default_factory=threading.Event)
-    started: float = field(default_factory=time.monotonic)
-    finished: Optional[float] = None
-    result: Optional[SearchResult] = None
-    error: Optional[str] = None
-    run_id: int = field(default_factory=lambda: next(_ids))
-    thread: Optional[threading.Thread] = None
-    worker: Optional["SearchProcess"] = None
-
-    @property
-    def done(self) -> bool:
-        return self.finished is not None
-
-    def events(self) -> list[Event]:
-        """A copy of the events logged so far (safe to call from any thread)."""
-        return self.tree.events[:]
-
-    def queue_position(self) -> Optional[int]:
-        """1 when this run is next in the worker's queue, 2 behind one other run, ...; None
-        when it is running, finished, or not in a worker."""
-        return None if self.worker is None or self.done else self.worker.position(self.run_id)
-
-    def elapsed(self) -> float:
-        return (self.finished or time.monotonic()) - self.started
-
-    def request_stop(self) -> None:
-        self.stop.set()
-        if self.worker is not None:
-            self.worker.cancel(self.run_id)
-
-    def partial_result(self) -> SearchResult:
-        """What the log holds so far as a SearchResult (for a run that failed midway)."""
-        events = self.events()
-        tree = SearchTree.replay(self.problem, events, task=self.spec.task)
-        return SearchResult(problem=self.problem, gold=get_task(self.spec.task).gold(self.problem),
-                            strategy=self.spec.strategy, config=dict(self.spec.__dict__),
-                            tree=tree, answer=None, tally=tree.tally(),
-                            compute=tree.compute.copy(), wall_seconds=self.elapsed(),
-                            extra={"error": self.error}, stopped=True, task=self.spec.task)
-
-    def _work(self, policy) -> None:
-        try:
-            self.result = solve_stoppable(self.spec, policy, self.stop, self.tree.events.extend)
-        except BackendError as e:  # its message is written for a person already
-            self.error = " ".join(str(e).split())
-        except Exception as e:  # shown to the user; the app keeps working
-            self.error = f"{type(e).__name__}: {e}"
-        finally:
-            self.finished = time.monotonic()
-
-
-# ------------------------------------------------------------------ stopping a run quickly
-# The recorder/replayer live in the search layer (the CLI resumes a failed run the same way).
-_Recorder, _Replayer = CallRecorder, CallReplayer
-
-
-class _Published(list):
-    """A run's event log that hands what is appended to ``publish`` (a callable taking a list
-    of events) at every poll of the stop flag (``poll``) and at the end (``finish``): only
-    events that a stopped run keeps are ever published before the run ends."""
-
-    def __init__(self, publish):
-        super().__init__()
-        self.publish, self.sent = publish, 0
-
-    def poll(self) -> None:
-        if self.sent < len(self):
-            self.publish(list(self[self.sent:]))
-            self.sent = len(self)
-
-    finish = poll
-
-
-def solve_stoppable(spec: RunSpec, policy, stop: threading.Event, publish) -> SearchResult:
-    """Run ``spec`` with ``policy`` until it ends or ``stop`` is set; the events go to
-    ``publish`` (called with a list of new events after every batch or simulation, and once
-    at the end); returns the SearchResult, whose ``tree.events`` is a plain list equal to
-    everything published.
-
-    The strategy polls ``stop`` before every batch or simulation (``should_stop``). A policy
-    that takes an ``interrupt`` (HFPolicy) also polls it before every decoding step, so a Stop
-    in the middle of a sampling call (up to 256 chains) takes effect within one step: the call
-    raises ``Interrupted`` and returns nothing. The run then ends as if the Stop had been seen
-    at the last poll before that call: the strategy runs again from the start on the calls
-    recorded so far (``_Replayer``: no model call, the same seeded samples) and stops at that
-    poll, so its answer, tally and ``final`` event are the strategy's own for what was
-    complete. A backend that fails mid-search (``BackendError``: a server died) ends the run
-    the same way, labelled (``stopped``, ``extra["halted"]``: the message; ``search.runtime.resume``).
-    A stopped run's log is therefore a prefix of the unstopped run's (up to its
-    ``final`` event), and a run that is not stopped is exactly ``spec.solve(policy)``.
-    Raises what the strategy raises (ValueError for bad settings, the model's errors); events
-    logged before an error are published."""
-    problem = get_task(spec.task).canonical(spec.text)
-    log = _Published(publish)
-    tree = SearchTree(problem, spec.task)
-    tree.events = log
-    recorder = _Recorder(policy, stop.is_set)
-    started = time.perf_counter()
-    polls = 0  # polls that said "go on"
-
-    def should_stop() -> bool:
-        nonlocal polls
-        log.poll()  # what is logged by now is what a stopped run keeps: the app may see it
-        if stop.is_set():
-            return True
-        polls += 1
-        return False
-
-    try:
-        try:
-            result = spec.solve(recorder, tree=tree, should_stop=should_stop)
-        except (Interrupted, BackendError) as e:
-            if isinstance(e, BackendError) and not recorder.calls:
-                raise  # nothing was sampled (e.g. a prompt over the context): an error
-            result = _stopped_before(spec, problem, recorder, polls)
-            result.wall_seconds = time.perf_counter() - started  # the run's, not the replay's
-            if isinstance(e, BackendError):  # a server died mid-search: a labelled partial run
-                halted(result, e)
-            again = result.tree.events
-            if again[:log.sent] != log[:log.sent]:  # never expected: the same seeded calls
-                raise RuntimeError("a stopped run's replay differs from what was shown")
-            log[:] = again
-        result.tree.events = log
-    finally:
-        log.finish()
-    result.tree.events = list(log)  # a plain list (the log holds ``publish``)
-    return result
-
-
-def _stopped_before(spec: RunSpec, problem: str, recorder: _Recorder, polls: int) -> SearchResult:
-    """``spec`` run again on ``recorder``'s calls, stopped at poll number ``polls`` (the last
-    poll before the interrupted call), in a fresh tree."""
-    seen = 0
-
-    def should_stop() -> bool:
-        nonlocal seen
-        seen += 1
-        return seen >= polls
-
-    return spec.solve(_Replayer(recorder), tree=SearchTree(problem, spec.task),
-                      should_stop=should_stop)
 
 
 # ------------------------------------------------------------------- the inference worker
@@ -606,55 +350,9 @@ def start_run(spec: RunSpec, policy, sync: Optional[bool] = None,
     return run
 
 
-# ---------------------------------------------------------------------- the live redraw
-class LiveView:
-    """What the live panel drew last, and when to draw again (pure; one per session).
-
-    ``update(events)`` applies only the events not seen yet to ``tree`` (incremental replay:
-    the whole log is never replayed again) and marks the view dirty when any arrived.
-    ``due(now)`` says whether to rebuild the figures now: the view is dirty (or has no figures
-    yet) and ``period`` seconds passed since the last rebuild, where ``period`` is
-    ``COST_FACTOR`` times the measured cost of that rebuild, clamped to
-    [MIN_PERIOD, MAX_PERIOD]. So a rebuild that took c seconds is followed by at least
-    ``COST_FACTOR * c`` seconds without one: drawing uses at most 1/(1 + COST_FACTOR) of a core.
-    Raises ValueError when the events are not a continuation of those seen (another run)."""
-
-    def __init__(self, run_id: int, problem: str, task: str = "arithmetic"):
-        self.run_id = run_id
-        self.tree = SearchTree(problem, task)
-        self.seen = 0          # events applied
-        self.drawn_at = None   # monotonic time of the last rebuild
-        self.cost = 0.0        # s: what the last rebuild took
-        self.figures: Any = None
-        self.dirty = True
-
-    @property
-    def period(self) -> float:
-        return min(MAX_PERIOD, max(MIN_PERIOD, COST_FACTOR * self.cost))
-
-    def update(self, events: list[Event]) -> bool:
-        """Apply ``events[seen:]``; True when any were new."""
-        if len(events) < self.seen:
-            raise ValueError("the event log shrank: not the run this view follows")
-        new = events[self.seen:]
-        for ev in new:
-            self.tree.apply(ev)
-            self.tree.events.append(ev)
-        self.seen = len(events)
-        if new:
-            self.dirty = True
-        return bool(new)
-
-    def due(self, now: float) -> bool:
-        if self.figures is None:
-            return True
-        return self.dirty and (self.drawn_at is None or now - self.drawn_at >= self.period)
-
-    def drawn(self, figures: Any, now: float, cost: float) -> None:
-        """Record a rebuild that produced ``figures`` at ``now`` and took ``cost`` seconds."""
-        self.figures, self.drawn_at, self.cost, self.dirty = figures, now, cost, False
 
 
+# Transition only (other branches still use the old names; remove after the merge): they
 # Transition only (other branches still use the old names; remove after the merge): they
 # collided with search.models.worker.InferenceWorker / worker_for, the call-merging worker.
 InferenceWorker = SearchProcess

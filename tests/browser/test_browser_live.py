@@ -48,7 +48,7 @@ def server(model_path):
 def expected(model_path):
     """seed -> the same search made here: (tokens, steps, votes, answer, tally)."""
     from search.models.hf import HFPolicy
-    from search.runtime.search_process import RunSpec
+    from search.runtime.live_run import RunSpec
     policy = HFPolicy(model_path, device="cpu")
     cache = {}
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -17,7 +15,7 @@ from search.strategies import run_strategy
 from search.strategies.blocks import Sampling
 from search.tree import SearchResult, SearchTree
 from search.voting import vote
-from tests.conftest import ROOT
+from tests.conftest import run_search_cli
 
 
 def _run(policy, strategy="majority", budget=32, **kw):
@@ -88,7 +86,8 @@ def test_env_cap_reaches_run_strategy_and_the_users_stop_still_works(tiny_policy
 
 
 def test_live_run_is_capped_in_the_search_layer(tiny_policy, monkeypatch):
-    from search.runtime.search_process import RunSpec, start_run
+    from search.runtime.live_run import RunSpec
+    from search.runtime.search_process import start_run
     monkeypatch.setenv("THOUGHTSCOPE_MAX_NODES", "5")
     run = start_run(RunSpec(text="8*7+6", strategy="majority", budget=32), tiny_policy, sync=True)
     assert run.error is None and run.result.extra["capped"]["limit"] == "nodes"
@@ -107,9 +106,7 @@ def test_message_names_the_cap_and_its_variable():
 def test_cli_prints_the_capped_run_and_exits_3(tiny_model_dir):
     env = {**os.environ, "THOUGHTSCOPE_MAX_NODES": "5", "OMP_NUM_THREADS": "1",
            "THOUGHTSCOPE_MODEL": str(tiny_model_dir)}
-    p = subprocess.run([sys.executable, "-m", "search", "solve", "8*7+6", "--budget", "32",
-                        "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+    p = run_search_cli("solve", "8*7+6", "--budget", "32", "--json", env=env)
     assert p.returncode == 3, p.stderr
     out = json.loads(p.stdout)
     assert out["stopped"] and "cap of 5 nodes" in out["capped"] and out["nodes"] >= 5

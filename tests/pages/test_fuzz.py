@@ -238,6 +238,7 @@ def over_session_limits(at: AppTest):
     return f"session over its limit: {hit}; held {[(s, f) for s, _a, f in b.held()]}"
 
 
+@pytest.mark.slow  # 150 actions x 3 seeds: minutes on 2 cores; the full command runs it
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_actions_across_every_page_raise_nothing(fuzz_env, seed):
     rng = random.Random(seed)

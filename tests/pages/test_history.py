@@ -3,6 +3,7 @@ survival across a process restart, concurrent writers, damaged or foreign files,
 a run on the Search tree page is listed on the History page and opens in the tree's replay."""
 from __future__ import annotations
 
+import inspect
 import os
 import sqlite3
 import subprocess
@@ -105,12 +106,16 @@ def test_history_survives_a_restart(tmp_path):
     assert json.loads(out.stdout) == [[saved[i], f"{i}+1", str(i + 1)] for i in (2, 1, 0)]
 
 
+# The writer defines ``make_result`` from its source here rather than importing this test module
+# (which imports Streamlit's AppTest through page_helpers: ~10x the time of the writes on a
+# loaded 2-core machine); it imports only the history module and the tree, as a server would.
 WRITER = """
 import sys
 import time
 from pathlib import Path
 from search.runtime import history
-from tests.pages.test_history import make_result
+from search.tree import SearchResult, SearchTree
+""" + inspect.getsource(make_result) + """
 db, tag, gate = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 (gate / tag).touch()  # ready; start together once both are (imports take unequal times)
 t0 = time.monotonic()

@@ -454,7 +454,7 @@ def test_stop_takes_effect_within_a_second_on_a_hanging_server(hostile):
         pol.sample(["8*7+6\n"], n=2, interrupt=lambda: time.perf_counter() - t0 > 0.3)
     # The whole live run (the Search tree page's path): Stop set 0.3 s in, the run ends
     # within a second of it, as a stopped run.
-    from search.runtime.search_process import RunSpec, solve_stoppable
+    from search.runtime.live_run import RunSpec, solve_stoppable
     stop = threading.Event()
     threading.Timer(0.3, stop.set).start()
     t0 = time.perf_counter()

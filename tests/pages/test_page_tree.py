@@ -122,7 +122,10 @@ def test_url_params_reopen_the_same_settings_and_bad_values_are_ignored():
 def test_sidebar_settings_are_shared_across_pages():
     at = new_app()
     at.sidebar.slider(key=w("temperature")).set_value(0.4).run()
-    at.switch_page("pages/scaling.py").run()
+    at.switch_page("pages/scaling.py")
+    # quick pools (10 problems x 4 chains): the page's defaults sample at T = 0.4 for minutes
+    at.session_state["sc_problems"], at.session_state["sc_n"] = 10, 4
+    at.run()
     assert not at.exception
     assert at.sidebar.slider(key=w("temperature")).value == pytest.approx(0.4)
     at.switch_page("pages/tree.py").run()

@@ -1,18 +1,13 @@
 """`python -m search curve`: names its split and its interval; validation is selectable."""
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import run_search_cli
 
 
 def _curve(*args):  # 3 problems x 2 chains of the bundled model: a few seconds
-    r = subprocess.run([sys.executable, "-m", "search", "curve", "--budgets", "1,2",
-                        "--problems", "3", "--json", *args], cwd=ROOT, capture_output=True,
-                       text=True, timeout=300)
+    r = run_search_cli("curve", "--budgets", "1,2", "--problems", "3", "--json", *args)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -41,9 +36,8 @@ def _env(tiny_model_dir, verifiers):
             "THOUGHTSCOPE_PRM_ARITHMETIC": str(verifiers["prm"]), "OMP_NUM_THREADS": "1"}
 
 
-def _search(env, *args):
-    return subprocess.run([sys.executable, "-m", "search", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+def _search(env, *args):  # ``python -m search *args`` in this process (tests/conftest.py)
+    return run_search_cli(*args, env=env)
 
 
 @pytest.mark.parametrize("args", CURVES, ids=[c[0] for c in CURVES])

@@ -230,6 +230,7 @@ def test_chain_value_and_state_text():
 
 
 # ------------------------------------------------------------------------- puzzle list
+@pytest.mark.slow  # brute force over all 1820 multisets
 def test_shipped_list_is_every_solvable_multiset_once():
     ranked = g.read_ranked()
     assert [r for r, _ in ranked] == list(range(1, 1363))

@@ -1,5 +1,5 @@
-"""search/runtime/search_process.py: the inference worker process, its queue, the incremental live replay and the
-redraw decision. Values are checked against the same seeded run made in this process."""
+"""search/runtime/search_process.py, live_run.py and redraw.py: the inference worker process, its queue, the
+stoppable live run, the incremental live replay and the redraw decision. Values are checked against the same seeded run made in this process."""
 from __future__ import annotations
 
 import threading
@@ -9,8 +9,9 @@ import pytest
 
 from search.tree import SearchTree
 from search.runtime import search_process as live
-from search.runtime.search_process import (COST_FACTOR, MAX_PERIOD, MIN_PERIOD, SearchProcess, LiveView, RunSpec,
-                     start_run, search_process_for, worker_threads)
+from search.runtime.live_run import RunSpec
+from search.runtime.redraw import COST_FACTOR, MAX_PERIOD, MIN_PERIOD, LiveView
+from search.runtime.search_process import SearchProcess, start_run, search_process_for, worker_threads
 
 WAIT = 180  # s: spawning a worker imports torch and loads the model on a busy 2-core machine
 
@@ -262,6 +263,7 @@ def test_worker_for_uses_a_process_only_for_a_model_it_can_load(tiny_policy, mon
     assert run.done and run.result is not None and run.queue_position() is None
 
 
+@pytest.mark.slow  # spawns worker processes and waits them out
 def test_a_dead_worker_fails_its_runs_with_a_message(tiny_model_dir):
     w = SearchProcess(str(tiny_model_dir), "cpu")
     try:
@@ -288,6 +290,7 @@ def test_same_log_tolerates_only_float_noise():
     assert same_log(a, b) and not same_log(a, c) and not same_log(a, d)
 
 
+@pytest.mark.slow  # spawns an app process that spawns the worker
 def test_the_worker_ends_when_the_app_is_killed(tiny_model_dir):
     """A server killed with SIGKILL leaves no inference process behind (it would hold a model
     and a core for nothing): the worker watches its parent and exits."""

@@ -1,5 +1,5 @@
 """A backend that fails mid-search ends the run with the strategy's own partial result, labelled,
-and keeps what completed calls sampled (issue 9 item 3; search/runtime/resume.py, search/runtime/search_process.py)."""
+and keeps what completed calls sampled (issue 9 item 3; search/runtime/resume.py, search/runtime/live_run.py)."""
 from __future__ import annotations
 
 import threading
@@ -86,7 +86,7 @@ def test_the_user_stop_still_works_without_a_failure(tiny_policy):
 
 
 def test_the_live_view_labels_a_run_its_server_dropped(tiny_policy):
-    from search.runtime.search_process import RunSpec, solve_stoppable
+    from search.runtime.live_run import RunSpec, solve_stoppable
     spec = RunSpec(text="8*7+6", strategy="majority", budget=16, seed=2)
     shown = []
     r = solve_stoppable(spec, Dying(tiny_policy, 1), threading.Event(), shown.extend)

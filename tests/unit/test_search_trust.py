@@ -160,7 +160,8 @@ def test_bundled_model_tiny_temperature_is_greedy(bundled_policy):
 
 
 def test_app_run_spec_tiny_temperature_runs(bundled_policy):
-    from search.runtime.search_process import RunSpec, start_run
+    from search.runtime.live_run import RunSpec
+    from search.runtime.search_process import start_run
     run = start_run(RunSpec(text="8*7+6", strategy="majority", budget=3, temperature=1e-38),
                     bundled_policy, sync=True)
     assert run.error is None and run.result is not None

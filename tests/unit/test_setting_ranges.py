@@ -13,7 +13,7 @@ import math
 import pytest
 
 from search.cli.main import build_parser, strategy_knobs
-from search.runtime.search_process import RunSpec
+from search.runtime.live_run import RunSpec
 from search.strategies import REGISTRY, Sampling, budget_range, check_budget, ranges
 from search.strategies.mcts import MCTSConfig
 

@@ -3,14 +3,13 @@ a few chains. Checks the rows' values against their definitions, not timings."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from search.cli.table import METHODS, PAPER, format_table, run_table
 from search.tasks import get_task
+from tests.conftest import run_search_cli
 
 TASK = get_task("game24")
 
@@ -75,14 +74,12 @@ def test_unknown_method_and_mcts_without_tot_are_refused():
 
 
 def test_cli_table_json_on_one_puzzle():
-    out = subprocess.run([sys.executable, "-m", "search", "table", "game24", "--split", "validation",
-                          "--problems", "1", "--chains", "4", "--methods", "cot,cot_sc",
-                          "--json"], capture_output=True, text=True, timeout=300)
+    out = run_search_cli("table", "game24", "--split", "validation", "--problems", "1",
+                         "--chains", "4", "--methods", "cot,cot_sc", "--json")
     assert out.returncode == 0, out.stderr
     o = json.loads(out.stdout)
     assert [r["method"] for r in o["rows"]] == ["cot", "cot_sc"]
     assert o["problems"] == 1 and o["chains"] == 4
     assert "| CoT (one chain) |" in o["markdown"]
-    bad = subprocess.run([sys.executable, "-m", "search", "table", "game24", "--problems", "0"],
-                         capture_output=True, text=True, timeout=120)
+    bad = run_search_cli("table", "game24", "--problems", "0")
     assert bad.returncode == 2 and bad.stderr.startswith("error:")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_search_cli
+
 from search.scoring import ExactChecker, make_scorer
 from search.strategies import run_strategy
 from search.strategies.blocks import Sampling, chain_answer, step_ending
@@ -212,12 +214,14 @@ def _cli(*args):
 
 
 def test_cli_task_flag():
+    """The real ``python -m search`` entry point in a fresh interpreter once (the other CLI
+    tests call the same ``main`` in-process: ``tests.conftest.run_search_cli``)."""
     p = _cli("solve", "8*7+6", "--budget", "2", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["task"] == "arithmetic"
-    bad = _cli("solve", "8*7+6", "--task", "chess")
+    bad = run_search_cli("solve", "8*7+6", "--task", "chess")
     assert bad.returncode == 2 and "invalid choice: 'chess'" in bad.stderr
-    bad = _cli("solve", "4 9 10", "--task", "game24")  # three numbers: the task's own message
+    bad = run_search_cli("solve", "4 9 10", "--task", "game24")  # three numbers: the task's own message
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +13,7 @@ from safetensors import safe_open
 
 from search.training.checkpoints import stream_token_counts
 from search.analysis.tradeoff_data import CKPT_DIR, card, checkpoint_dirs, load_grid, read_pools
+from tests.conftest import run_search_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DIRS = checkpoint_dirs()
@@ -68,9 +67,9 @@ def test_last_pools_reproduce_the_bundled_model_card():
     assert grid.acc[last, maj, ks.index(16)].mean() == pytest.approx(metrics["maj@n"], abs=1e-9)
 
 
+@pytest.mark.slow  # the report's bootstrap over the checkpoint grid: minutes on 2 cores
 def test_cli_tradeoff_json():
-    out = subprocess.run([sys.executable, "-m", "search", "tradeoff", "--json", "--draws", "50"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = run_search_cli("tradeoff", "--json", "--draws", "50")
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     cks = r["checkpoints"]
@@ -89,8 +88,7 @@ def test_cli_tradeoff_json():
 
 
 def test_cli_rejects_a_bad_target():
-    out = subprocess.run([sys.executable, "-m", "search", "tradeoff", "--target", "1.5"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = run_search_cli("tradeoff", "--target", "1.5")
     assert out.returncode == 2 and out.stderr.strip().startswith("error: --target")
 
 

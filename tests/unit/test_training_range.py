@@ -3,10 +3,7 @@ the one-line warning for a problem outside it, on the Search tree page and in th
 item 6). The run still goes ahead."""
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ import pytest
 import i18n
 from search.tasks import get_task, training_range_warning
 from search.tasks import arithmetic as ar
+from tests.conftest import run_search_cli
 from tests.pages.test_page_tree import model_env, navigation_only, new_app, texts  # noqa: F401
 from ui.settings import widget_key as w
 
@@ -74,10 +72,8 @@ def test_the_long_problem_gets_one_line_naming_every_kind():
     assert zh.startswith("超出了内置模型") and "负值 -10" in zh
 
 
-def _cli(*args):
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "search", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+def _cli(*args):  # ``python -m search *args``, in this process (tests/conftest.py)
+    return run_search_cli(*args)
 
 
 def test_cli_warns_in_one_line_and_still_runs():

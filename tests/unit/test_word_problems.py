@@ -122,13 +122,9 @@ def test_train_batch_chains_answer_their_gold():
 
 
 def test_cli_curve_names_a_problem_set_and_refuses_one_not_here():
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2]
-    r = subprocess.run([sys.executable, "-m", "search", "curve", "--task", "arithmetic",
-                        "--problem-set", "gsm8k", "--problems", "2", "--budgets", "1"],
-                       cwd=root, capture_output=True, text=True, timeout=300)
+    from tests.conftest import run_search_cli
+    r = run_search_cli("curve", "--task", "arithmetic", "--problem-set", "gsm8k", "--problems",
+                       "2", "--budgets", "1")
     assert r.returncode == 2 and r.stderr.strip() == (
         "error: --problem-set gsm8k is not available for the arithmetic task here; choose one "
         "of builtin")

@@ -3,8 +3,6 @@ not "the upper bound for any verifier" (best-of-16 with it measured 0.887 agains
 it rejects chains that reach the right answer through a wrong step). pass@k is the ceiling for
 outcome verifiers."""
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +52,7 @@ def test_labels_and_cli_help_name_a_process_verifier():
     from search.analysis.sweeps import POOL_CURVES
     assert "process verifier" in ExactChecker.label
     assert "process verifier" in POOL_CURVES["best_check"][2]
-    out = subprocess.run([sys.executable, "-m", "search", "solve", "--help"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120).stdout
+    from tests.conftest import run_search_cli
+    out = run_search_cli("solve", "--help").stdout
     assert "process verifier" in " ".join(out.split())
     assert not OLD_CLAIM.search(" ".join(out.split()))

@@ -209,7 +209,7 @@ def test_a_cancelled_session_drops_its_waiting_calls_and_others_are_served():
 
 
 def test_a_stop_polled_while_waiting_drops_the_call(tiny_policy):
-    """The live run's Stop (``interrupt``, search.runtime.search_process.solve_stoppable) drops a waiting call; a
+    """The live run's Stop (``interrupt``, search.runtime.live_run.solve_stoppable) drops a waiting call; a
     running call of an interruptible policy is abandoned; the worker goes on."""
     fake = Gated()
     w = InferenceWorker(fake, threads=0, executors=1)
