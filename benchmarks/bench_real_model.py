@@ -18,7 +18,10 @@ What it runs, all at ``--threads`` torch/OpenMP threads (niced children; the mac
    split, never used for a choice), ``--k`` chains each (default 8) through the local backend:
    accuracy per sample, maj@k (the vote is right) and pass@k (some chain is right), Wang et
    al. 2023 (self-consistency); Chen et al. 2021 (pass@k, here the plain k-sample rate).
-3. ``--profile``: the torch profiler's top operators over one local vote (where the time goes).
+3. ``--dtype bfloat16`` runs the local side's weights in bfloat16 (a CPU with AVX-512 BF16
+   reads half the bytes per pass; the logits differ from float32's, so it is a numerically
+   different model than vLLM's float32 one: say so with its figures).
+4. ``--profile``: the torch profiler's top operators over one local vote (where the time goes).
 
 The load average (``os.getloadavg``) is printed before and after each phase. ``--json`` writes
 every figure to a file. ``--skip-vllm`` runs the local side alone (e.g. no vLLM environment:
@@ -140,6 +143,8 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--skip-vllm", action="store_true")
     ap.add_argument("--skip-beam", action="store_true")
+    ap.add_argument("--dtype", default="float32",
+                    help="the local backend's weights (vLLM runs float32): float32 or bfloat16")
     ap.add_argument("--hf-dir", type=Path, default=DEFAULT_HF_DIR)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
@@ -171,6 +176,10 @@ def main(argv=None) -> int:
     try:
         t = time.perf_counter()
         local = load_policy(ModelSpec("hf", model=str(gguf), device="cpu"), "freeform")
+        if a.dtype != "float32":  # the same weights cast (a numerically different model)
+            local.model.to(getattr(torch, a.dtype))
+            local.dtype = getattr(torch, a.dtype)
+        figures["local_dtype"] = a.dtype
         print(f"local backend loaded in {time.perf_counter() - t:.1f} s "
               f"(prompt style {local.prompt_style})")
         remote = None
