@@ -37,7 +37,7 @@ hf_logging.disable_progress_bar()
 from search.models.base import (BackendError, Capabilities, Continuation, Interrupted,
                                 SampleBatch, Stop, check_sample_args)
 from search.models.batching import FIXED_WINDOW_MAX, Batcher, Request
-from search.models.rolling import ROLLING_ROWS, RollingCall
+from search.models.rolling import ROLLING_ROWS, PromptCache, RollingCall
 
 BUNDLED_PATH = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tiny"
 # Below this temperature sampling is greedy: at T < 1e-6 two logits that differ by more than
@@ -297,6 +297,7 @@ class HFPolicy:
         # at most max_rows rows decode at once; chunked calls keep their batch in a session.
         self.max_rows = ROLLING_ROWS
         self.max_sessions = 2
+        self._prompt_kv = PromptCache()  # prompts' keys/values reused across calls
         self._sessions: dict = {}
         self._sessions_lock = threading.Lock()
         self._invariance: dict[int, bool] = {}

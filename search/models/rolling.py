@@ -30,6 +30,7 @@ place (``DynamicLayer`` concatenates, copying the whole cache at every step: mea
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable, Optional
 
 import torch
@@ -112,6 +113,66 @@ def growing_cache(cache) -> DynamicCache:
     return out
 
 
+class PromptCache:
+    """Keys/values of recently encoded prompts, reused by later calls whose prefixes start
+    with the same tokens (vLLM's automatic prefix caching does this by blocks): a beam search's
+    every step re-sends the problem's prompt (a few-shot prompt: ~250 tokens) followed by each
+    beam's steps, and only those steps need encoding.
+
+    An entry is the token ids of a prefix encoded alone or as the longest of its call (no left
+    padding) and its keys/values ``[1, heads, length, head_dim]`` per layer. ``lookup`` gives,
+    for a call's prefixes, the longest entry prefix ``c`` they all share (at least
+    ``min_tokens``, and shorter than every prefix so each keeps one token to encode) with its
+    keys/values cut to ``c`` slots. Keys at a position depend only on the tokens up to it
+    (causal attention), so reuse gives the same numbers up to float rounding of another
+    batch shape. ``size`` entries, least recently used dropped; ``hits`` counts reuses.
+    """
+
+    def __init__(self, size: int = 4, min_tokens: int = 16):
+        self.size, self.min_tokens, self.hits = size, min_tokens, 0
+        self.entries: list[tuple[list[int], list]] = []
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self.entries = []
+
+    @staticmethod
+    def _common(a: list[int], b: list[int]) -> int:
+        n = min(len(a), len(b))
+        i = 0
+        while i < n and a[i] == b[i]:
+            i += 1
+        return i
+
+    def lookup(self, enc: list[list[int]]):
+        """``(c, [(keys, values) per layer, each [1, heads, c, head_dim]])`` or None."""
+        with self._lock:
+            best = None
+            for j, (toks, layers) in enumerate(self.entries):
+                c = min(min(self._common(toks, e), len(e) - 1) for e in enc)
+                if c >= self.min_tokens and (best is None or c > best[0]):
+                    best = (c, j)
+            if best is None:
+                return None
+            c, j = best
+            toks, layers = self.entries.pop(j)
+            self.entries.append((toks, layers))  # most recently used last
+            self.hits += 1
+        return c, [(k[:, :, :c], v[:, :, :c]) for k, v in layers]
+
+    def store(self, enc: list[list[int]], cache, mask: torch.Tensor) -> None:
+        """Keep the longest prefix of a whole-prefill call (row without padding)."""
+        i = max(range(len(enc)), key=lambda r: len(enc[r]))
+        if self.size <= 0 or len(enc[i]) <= self.min_tokens or not bool(mask[i].all()):
+            return
+        toks = list(enc[i])
+        kv = [(la.keys[i:i + 1].clone(), la.values[i:i + 1].clone()) for la in cache.layers]
+        with self._lock:
+            self.entries = [e for e in self.entries if e[0] != toks] + [(toks, kv)]
+            del self.entries[:-self.size]
+
+
 class RollingCall:
     """One long-context sampling call decoded as a continuous batch (module docstring).
 
@@ -163,16 +224,40 @@ class RollingCall:
     @torch.no_grad()
     def _prefill(self) -> None:
         p, dev, enc = self.p, self.p.device, self.enc
-        P, L = len(enc), max(len(e) for e in enc)
-        ids = torch.full((P, L), p.pad_id, dtype=torch.long)
-        mask = torch.zeros((P, L), dtype=torch.long)
-        for i, e in enumerate(enc):
-            ids[i, L - len(e):] = torch.tensor(e)
-            mask[i, L - len(e):] = 1
-        ids, mask = ids.to(dev), mask.to(dev)
-        pos = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = p.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                      logits_to_keep=1)
+        P = len(enc)
+        hit = p._prompt_kv.lookup(enc)
+        if hit is None:  # encode every prefix whole, left-padded (the former path)
+            L = max(len(e) for e in enc)
+            ids = torch.full((P, L), p.pad_id, dtype=torch.long)
+            mask = torch.zeros((P, L), dtype=torch.long)
+            for i, e in enumerate(enc):
+                ids[i, L - len(e):] = torch.tensor(e)
+                mask[i, L - len(e):] = 1
+            ids, mask = ids.to(dev), mask.to(dev)
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            out = p.model(input_ids=ids, attention_mask=mask, position_ids=pos,
+                          use_cache=True, logits_to_keep=1)
+            p._prompt_kv.store(enc, out.cache, mask)
+        else:  # the cached common prompt, then only each prefix's own suffix, left-padded
+            c, layers = hit
+            S = max(len(e) - c for e in enc)
+            ids = torch.full((P, S), p.pad_id, dtype=torch.long)
+            smask = torch.zeros((P, S), dtype=torch.long)
+            for i, e in enumerate(enc):
+                ids[i, S - (len(e) - c):] = torch.tensor(e[c:])
+                smask[i, S - (len(e) - c):] = 1
+            ids, smask = ids.to(dev), smask.to(dev)
+            mask = torch.cat([torch.ones((P, c), dtype=torch.long, device=dev), smask], 1)
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            cache = DynamicCache()
+            cache.layers = []
+            for k, v in layers:
+                la = DynamicLayer()
+                la.keys, la.values = k.expand(P, -1, -1, -1), v.expand(P, -1, -1, -1)
+                la.device, la.is_initialized = k.device, True
+                cache.layers.append(la)
+            out = p.model(input_ids=ids, attention_mask=mask, position_ids=pos[:, c:],
+                          cache=cache, use_cache=True, logits_to_keep=1)
         self.forward_passes += 1
         self.pre_cache = out.cache  # kept while rows may still join
         self.pre_logits = out.logits[:, -1, :].float()

@@ -299,9 +299,11 @@ def test_smollm2_vote_is_one_batch_equal_to_one_whole_call():
     from search.runtime.solve import solve
     p = _smollm2_policy()
     assert p.chunked_chains
+    p._prompt_kv.clear()  # both the vote and the whole call encode the prompt whole
     q = "Tom has 7 apples and buys 5 more. How many apples does he have now?"
     r = solve(q, task="freeform", policy=p, strategy="majority", budget=6, chain_tokens=64)
     prompt = prompt_text(get_task("freeform"), r.problem, p)
+    p._prompt_kv.clear()
     whole = p.sample([prompt], n=6, seed=0, stop="chain", max_new_tokens=64)
     assert r.compute.generated_tokens == whole.generated_tokens
     assert r.compute.forward_passes == whole.forward_passes == \

@@ -18,6 +18,7 @@ D = "\n\n"
 def long_policy(tiny_chat_model_dir):
     p = HFPolicy(tiny_chat_model_dir, device="cpu", step_delimiter=D)
     p.window = None  # the long-context path (a real model's: SmolLM2's context is 8,192)
+    p._prompt_kv.size = 0  # whole prefills, so calls compare bit for bit (its own tests below)
     assert p.chunked_chains
     return p
 
@@ -183,3 +184,34 @@ def test_a_fixed_window_model_is_untouched(bundled_policy):
     """The bundled model keeps its fixed-window batcher and whole calls."""
     assert bundled_policy.window is not None and not bundled_policy.chunked_chains
     assert torch.get_num_threads() >= 1
+
+
+def test_a_later_call_reuses_the_prompts_keys_and_values(tiny_chat_model_dir, monkeypatch):
+    """A call whose prefixes start with an earlier call's prompt encodes only their own
+    suffixes (a beam step after the root's call), and its greedy rows equal those of whole
+    prefills."""
+    p = HFPolicy(tiny_chat_model_dir, device="cpu", step_delimiter=D)
+    p.window = None
+    p._prompt_kv.min_tokens = 4  # the tiny chat prompt has 15 tokens
+    root = _prefix(p)
+    kids = [root + "First, 3*4 = 12.\n\n", root + "Then\n\n"]
+    whole = p.sample(kids, n=2, temperature=0.0, stop="step", max_new_tokens=20)
+    p._prompt_kv.clear()
+    p.sample([root], n=1, temperature=0.0, stop="step", max_new_tokens=4)
+    assert p._prompt_kv.entries and p._prompt_kv.hits == 0
+    sizes = []
+    real = p.model.forward
+
+    def forward(*a, **kw):
+        sizes.append(tuple(kw["input_ids"].shape))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(p.model, "forward", forward)
+    reused = p.sample(kids, n=2, temperature=0.0, stop="step", max_new_tokens=20)
+    assert p._prompt_kv.hits == 1
+    root_len = len(p.encode(root))
+    assert sizes[0][1] <= max(len(p.encode(k)) for k in kids) - root_len + 1  # suffixes only
+    for a, b in zip(whole.outputs, reused.outputs):
+        assert [c.token_ids for c in a] == [c.token_ids for c in b]
+        for x, y in zip(a, b):
+            assert x.token_logprobs == pytest.approx(y.token_logprobs, abs=1e-4)
