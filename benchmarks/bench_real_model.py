@@ -21,7 +21,8 @@ What it runs, all at ``--threads`` torch/OpenMP threads (niced children; the mac
 3. ``--dtype bfloat16`` runs the local side's weights in bfloat16 (a CPU with AVX-512 BF16
    reads half the bytes per pass; the logits differ from float32's, so it is a numerically
    different model than vLLM's float32 one: say so with its figures).
-4. ``--profile``: the torch profiler's top operators over one local vote (where the time goes).
+4. ``--profile``: the torch profiler's top operators over one local vote capped at 32 tokens a
+   chain (where the time goes).
 
 The load average (``os.getloadavg``) is printed before and after each phase. ``--json`` writes
 every figure to a file. ``--skip-vllm`` runs the local side alone (e.g. no vLLM environment:
@@ -239,8 +240,8 @@ def main(argv=None) -> int:
             srv = None
         if a.profile:
             from torch.profiler import profile
-            with profile() as prof:
-                run_once(local, wp.text, str(wp.answer), "majority", a.chains, a.chain_tokens)
+            with profile() as prof:  # a short vote: the table of a long one takes minutes
+                run_once(local, wp.text, str(wp.answer), "majority", a.chains, 32)
             table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10)
             print(table)
             figures["profile"] = table
