@@ -237,7 +237,9 @@ class HFPolicy:
             ``load_bundled``, whose problems always fit, so only a chain that outgrew the
             context gets there and it ends as an abstention, as it always did).
     Attributes: ``dtype``, ``context_length`` (tokens), ``capabilities``, ``eos_ids`` (the
-    tokenizer's EOS and the generation config's, e.g. a chat model's end-of-turn token).
+    tokenizer's EOS and the generation config's, e.g. a chat model's end-of-turn token);
+    for a long-context model (``window`` None): ``max_rows`` (rows decoding at once in one
+    call, default ``ROLLING_ROWS`` = 32), ``max_sessions`` (chunked calls kept, default 2).
     Raises OSError (from transformers) when the folder holds no model, ValueError for an
     empty step delimiter or an unknown dtype.
     """
