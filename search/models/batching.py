@@ -33,8 +33,9 @@ Why the samples stay the same when calls are merged (batch invariance):
 
 The fixed window costs attention over ``window`` slots at every step: it is used for models
 whose context is at most :data:`FIXED_WINDOW_MAX` tokens (the bundled ones: 96 and 192); a
-longer-context model keeps the plain per-call path (``HFPolicy._sample``) and the worker then
-merges only identical calls.
+longer-context model runs each call as one continuous batch of its own rows
+(``search.models.rolling``, via ``HFPolicy._sample``) and the worker then merges only
+identical calls.
 """
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ hf_logging.disable_progress_bar()
 from search.models.base import (BackendError, Capabilities, Continuation, Interrupted,
                                 SampleBatch, Stop, check_sample_args)
 from search.models.batching import FIXED_WINDOW_MAX, Batcher, Request
+from search.models.rolling import ROLLING_ROWS, PromptCache, RollingCall
 
 BUNDLED_PATH = Path(__file__).resolve().parents[2] / "weights" / "arith-gpt2-tiny"
 # Below this temperature sampling is greedy: at T < 1e-6 two logits that differ by more than
@@ -207,10 +208,10 @@ class _Plain:
     """A call of a model without a fixed window: run by ``HFPolicy._sample`` alone."""
 
     def __init__(self, policy, enc, fits, n, temperature, top_p, seed, stop, max_new_tokens,
-                 interrupt, t0):
+                 interrupt, t0, chunk=None):
         self.policy, self.enc, self.fits, self.n, self.t0 = policy, enc, fits, n, t0
         self.args = ([enc[i] for i in fits], n, temperature, top_p, seed, stop,
-                     max_new_tokens, interrupt)
+                     max_new_tokens, interrupt, chunk)
 
     def run(self) -> SampleBatch:
         inner = self.policy._sample(*self.args)
@@ -236,7 +237,9 @@ class HFPolicy:
             ``load_bundled``, whose problems always fit, so only a chain that outgrew the
             context gets there and it ends as an abstention, as it always did).
     Attributes: ``dtype``, ``context_length`` (tokens), ``capabilities``, ``eos_ids`` (the
-    tokenizer's EOS and the generation config's, e.g. a chat model's end-of-turn token).
+    tokenizer's EOS and the generation config's, e.g. a chat model's end-of-turn token);
+    for a long-context model (``window`` None): ``max_rows`` (rows decoding at once in one
+    call, default ``ROLLING_ROWS`` = 32), ``max_sessions`` (chunked calls kept, default 2).
     Raises OSError (from transformers) when the folder holds no model, ValueError for an
     empty step delimiter or an unknown dtype.
     """
@@ -292,12 +295,25 @@ class HFPolicy:
         # A short context runs in a fixed window (search.models.batching): every call is a
         # Request of a Batcher, so calls can be merged without changing a sample.
         self.window: Optional[int] = self._ctx if self._ctx <= FIXED_WINDOW_MAX else None
+        # A longer context runs each call as one continuous batch (search.models.rolling):
+        # at most max_rows rows decode at once; chunked calls keep their batch in a session.
+        self.max_rows = ROLLING_ROWS
+        self.max_sessions = 2
+        self._prompt_kv = PromptCache()  # prompts' keys/values reused across calls
+        self._sessions: dict = {}
+        self._sessions_lock = threading.Lock()
         self._invariance: dict[int, bool] = {}
         self._invariance_lock = threading.Lock()
         # A chain (stop="chain") ends at its first step this predicate accepts (the task's
         # answer step, set by search.models.backends.load_policy), not only at EOS.
         self.chain_stop: Optional[Callable[[str], bool]] = None
         self.prompt_style: Optional[str] = None  # the validated prompt style of a known model
+
+    @property
+    def chunked_chains(self) -> bool:
+        """Whether ``sample`` takes ``chunk`` (a long-context model: no fixed window), so a
+        strategy can sample all its chains in one batch and read them in chunks."""
+        return self.window is None
 
     def _find_context_length(self) -> tuple[int, bool]:
         """(context length in tokens, whether the model states it): the config's
@@ -353,7 +369,8 @@ class HFPolicy:
     def sample(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
                top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
                max_new_tokens: int = 64,
-               interrupt: Optional[Callable[[], bool]] = None) -> SampleBatch:
+               interrupt: Optional[Callable[[], bool]] = None,
+               chunk: Optional[tuple[int, int]] = None) -> SampleBatch:
         """See ``search.models.base.Policy.sample``. ``temperature`` below ``GREEDY_BELOW``
         (0 included) is greedy decoding.
 
@@ -372,9 +389,13 @@ class HFPolicy:
         nothing, so a Stop takes effect within one decoding step, not after a whole batch.
         Polling it changes no sample: a call that is not interrupted returns what it would
         have returned without it.
+        ``chunk``: ``(start, count)``, a long-context model only (``chunked_chains``) and one
+        prefix: the rows that end ``start``-th to ``start + count - 1``-th of the call's one
+        continuous batch (``search.models.rolling``; the batch is kept between chunks).
+        Raises ValueError for a chunk out of range or on a fixed-window model.
         """
         req = self.request(prefixes, n, temperature, top_p, seed, stop, max_new_tokens,
-                           interrupt)
+                           interrupt, chunk)
         if isinstance(req, SampleBatch):
             return req
         if isinstance(req, _Plain):
@@ -389,7 +410,8 @@ class HFPolicy:
 
     def request(self, prefixes: list[str], n: int = 1, temperature: float = 0.8,
                 top_p: float = 1.0, seed: int = 0, stop: Stop = "step",
-                max_new_tokens: int = 64, interrupt: Optional[Callable[[], bool]] = None):
+                max_new_tokens: int = 64, interrupt: Optional[Callable[[], bool]] = None,
+                chunk: Optional[tuple[int, int]] = None):
         """The first half of :meth:`sample` (same arguments): checks and encodes the prefixes
         and returns either the finished SampleBatch (every prefix fills the context, with
         ``overflow="length"``), or a :class:`~search.models.batching.Request` to run in a
@@ -397,6 +419,8 @@ class HFPolicy:
         or a plain call object with ``run()`` (a longer context). Raises what ``sample``
         raises before sampling (ValueError, BackendError)."""
         check_sample_args(prefixes, n, temperature, top_p, max_new_tokens)
+        if chunk is not None and not self.chunked_chains:
+            raise ValueError("chunk applies to a long-context model (no fixed window)")
         t0 = time.perf_counter()
         enc = [self.encode(p) for p in prefixes]
         if any(len(e) == 0 for e in enc):
@@ -410,7 +434,7 @@ class HFPolicy:
         inner = [enc[i] for i in fits]
         if self.window is None:
             return _Plain(self, enc, fits, n, temperature, top_p, seed, stop, max_new_tokens,
-                          interrupt, t0)
+                          interrupt, t0, chunk)
         req = Request(self, inner, n, temperature, top_p, seed, stop, max_new_tokens,
                       interrupt, t0)
         req.finish = lambda: self._place(req.result, enc, fits, n, t0)
@@ -477,19 +501,21 @@ class HFPolicy:
 
     def _outputs(self, enc: list[list[int]], n: int, stop: Stop, tok_buf: torch.Tensor,
                  lp_buf: torch.Tensor, stepped: torch.Tensor, forward_passes: int,
-                 t0: float) -> SampleBatch:
+                 t0: float, rows: Optional[list[int]] = None,
+                 prompt_tokens: Optional[int] = None) -> SampleBatch:
         """The SampleBatch of a finished call: ``tok_buf`` long ``[P * n, max_new_tokens]``
         (-1 past a row's end), ``lp_buf`` float32 log-probabilities, ``stepped`` bool
         ``[P * n]`` (the row completed the step delimiter); row ``i * n + j`` is prefix i's
-        j-th sample."""
+        j-th sample. ``rows``: only these rows, in this order (a chunk; default all, prefix
+        by prefix); ``prompt_tokens``: default the prefixes' tokens."""
         lengths = (tok_buf >= 0).sum(1).tolist()
         tok_rows, lp_rows, stepped = tok_buf.tolist(), lp_buf.tolist(), stepped.tolist()
         outputs: list[list[Continuation]] = []
         generated = 0
         for i in range(len(enc)):
             row = []
-            for j in range(n):
-                r = i * n + j
+            mine = range(i * n, i * n + n) if rows is None else [r for r in rows if r // n == i]
+            for r in mine:
                 toks, k = tok_rows[r][: lengths[r]], lengths[r]
                 last = toks[-1] if toks else -1
                 if last in self.eos_ids:
@@ -506,93 +532,64 @@ class HFPolicy:
                                         steps=steps, token_ids=toks))
                 generated += k
             outputs.append(row)
-        return SampleBatch(outputs=outputs, prompt_tokens=sum(len(e) for e in enc),
+        if prompt_tokens is None:
+            prompt_tokens = sum(len(e) for e in enc)
+        return SampleBatch(outputs=outputs, prompt_tokens=prompt_tokens,
                            generated_tokens=generated, forward_passes=forward_passes,
                            seconds=time.perf_counter() - t0)
 
-    @torch.no_grad()
     def _sample(self, enc: list[list[int]], n: int, temperature: float, top_p: float,
                 seed: int, stop: Stop, max_new_tokens: int,
-                interrupt: Optional[Callable[[], bool]] = None) -> SampleBatch:
+                interrupt: Optional[Callable[[], bool]] = None,
+                chunk: Optional[tuple[int, int]] = None) -> SampleBatch:
+        """A long-context call: its ``P * n`` rows decode as one continuous batch
+        (:class:`~search.models.rolling.RollingCall`: the prompt prefilled once, rows leave
+        when they end and waiting rows join, at most ``max_rows`` at once). ``chunk``:
+        ``(start, count)`` returns only rows ``start..start+count-1`` in the order they ended
+        (one prefix only); the batch is kept between chunks in a session (at most
+        ``max_sessions``). A chunk's ``forward_passes`` are those run since the previous
+        chunk's last row ended (the prefill's in the first), its ``prompt_tokens`` the
+        prompt's in the first chunk and 0 after, so the chunks of a call add up to the call."""
         t0 = time.perf_counter()
-        if interrupt is not None and interrupt():
-            raise Interrupted("stopped before the prefill")
-        dev = self.device
-        ctx = self.context_length
-        P, L = len(enc), max(len(e) for e in enc)
-        ids = torch.full((P, L), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((P, L), dtype=torch.long)
-        for i, e in enumerate(enc):
-            ids[i, L - len(e):] = torch.tensor(e)
-            mask[i, L - len(e):] = 1
-        ids, mask = ids.to(dev), mask.to(dev)
-        pos = (mask.cumsum(-1) - 1).clamp(min=0)
-
-        # Prefill: every distinct prefix is encoded once.
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                         logits_to_keep=1)
-        cache = out.cache
-        logits = out.logits[:, -1, :].float()
-        forward_passes = 1
-        if n > 1:  # the n samples of a prefix share its cache rows
-            cache.batch_repeat_interleave(n)
-            logits = logits.repeat_interleave(n, 0)
-            mask = mask.repeat_interleave(n, 0)
-            pos = pos.repeat_interleave(n, 0)
-        B = P * n
-        next_pos = pos[:, -1] + 1
-        gen = torch.Generator(device=dev).manual_seed(int(seed))
-
-        alive = torch.arange(B, device=dev)  # original row index of each active row
-        state = torch.zeros(B, dtype=torch.long, device=dev)  # delimiter automaton, per row
-        stepped = torch.zeros(B, dtype=torch.bool, device=dev)  # completed the delimiter
-        # stop="chain" with chain_stop: each completed step is read (a Python call per step,
-        # never per token), and a row whose step the predicate accepts ends there.
-        answer_stop = self.chain_stop if stop == "chain" else None
-        track = stop == "step" or answer_stop is not None
-        step_start = [0] * B  # first token of each original row's current step
-        tok_buf = torch.full((B, max_new_tokens), -1, dtype=torch.long, device=dev)
-        lp_buf = torch.zeros((B, max_new_tokens), dtype=torch.float32, device=dev)
-        for step in range(max_new_tokens):
-            nxt = self._choose(logits, temperature, top_p, gen)
-            tok_buf[alive, step] = nxt
-            lp_buf[alive, step] = torch.log_softmax(logits, -1).gather(1, nxt[:, None])[:, 0]
-            done = self._eos[nxt] | (next_pos >= ctx - 1)  # context full: stop
-            if stop == "step":
-                state, hit = self._automaton.step(state, nxt)
-                stepped[alive] = hit
-                done |= hit
-            elif answer_stop is not None:
-                state, ended = self._answer_steps(state, nxt, alive, step, tok_buf,
-                                                  step_start, stepped, answer_stop)
-                done |= ended
-            keep = (~done).nonzero()[:, 0]
-            if keep.numel() == 0 or step == max_new_tokens - 1:
-                break
-            if keep.numel() < alive.numel():  # finished rows leave the batch and the cache
-                cache.batch_select_indices(keep)
-                mask, next_pos, nxt, alive = mask[keep], next_pos[keep], nxt[keep], alive[keep]
-                if track:
-                    state = state[keep]
-            if interrupt is not None and interrupt():
-                raise Interrupted(f"stopped after {step + 1} decoding steps")
-            mask = torch.cat([mask, torch.ones((mask.shape[0], 1), dtype=mask.dtype, device=dev)], 1)
-            out = self.model(input_ids=nxt[:, None], attention_mask=mask,
-                             position_ids=next_pos[:, None], cache=cache, use_cache=True)
-            forward_passes += 1
-            cache = out.cache
-            logits = out.logits[:, -1, :].float()
-            next_pos = next_pos + 1
-
-        return self._outputs(enc, n, stop, tok_buf, lp_buf, stepped, forward_passes, t0)
+        B = len(enc) * n
+        if chunk is None:
+            start, count = 0, B
+        else:
+            start, count = (int(chunk[0]), int(chunk[1]))
+            if len(enc) != 1 or start < 0 or count < 1 or start + count > B:
+                raise ValueError(f"chunk must be (start, count) within the {B} rows of one "
+                                 f"prefix, got {chunk}")
+        key = (tuple(tuple(e) for e in enc), n, float(temperature), float(top_p), int(seed),
+               stop, int(max_new_tokens), self.max_rows)
+        call = None
+        if chunk is not None:
+            with self._sessions_lock:
+                held = self._sessions.pop(key, None)
+            if held is not None and held[1] == start:
+                call = held[0]
+        if call is None:
+            call = RollingCall(self, enc, n, temperature, top_p, seed, stop, max_new_tokens,
+                               self.max_rows)
+        call.advance(start + count, interrupt)
+        if chunk is not None and not call.done:
+            with self._sessions_lock:
+                self._sessions[key] = (call, start + count)
+                while len(self._sessions) > self.max_sessions:
+                    self._sessions.pop(next(iter(self._sessions)))
+        rows = None if chunk is None else call.order[start:start + count]
+        passes = call.passes_until(start + count) - call.passes_until(start)
+        return self._outputs(enc, n, stop, call.tok_buf, call.lp_buf, call.stepped, passes,
+                             t0, rows=rows,
+                             prompt_tokens=None if start == 0 else 0)
 
     def _answer_steps(self, state: torch.Tensor, nxt: torch.Tensor, alive: torch.Tensor,
-                      step: int, tok_buf: torch.Tensor, step_start: list[int],
+                      step, tok_buf: torch.Tensor, step_start: list[int],
                       stepped: torch.Tensor, accept: Callable[[str], bool]
                       ) -> tuple[torch.Tensor, torch.Tensor]:
         """One decoding step of whole chains that end at an answer step (``chain_stop``):
         the delimiter automaton reads the new tokens ``nxt`` (long ``[rows]``, rows
-        ``alive``); each row that completed a step has that step's text (its tokens since
+        ``alive``, written at index ``step`` of ``tok_buf``: an int, or long ``[rows]`` per
+        row); each row that completed a step has that step's text (its tokens since
         ``step_start[row]``, before the delimiter) read by ``accept`` (a Python call per
         completed step, never per token); an accepted row is marked in ``stepped`` and ends.
         Returns (next automaton state ``[rows]``, ended bool ``[rows]``)."""
@@ -600,8 +597,9 @@ class HFPolicy:
         ended = torch.zeros_like(hit)
         for j in hit.nonzero()[:, 0].tolist():
             r = int(alive[j])
-            toks = tok_buf[r, step_start[r]:step + 1].tolist()
-            step_start[r] = step + 1
+            s = step if isinstance(step, int) else int(step[j])
+            toks = tok_buf[r, step_start[r]:s + 1].tolist()
+            step_start[r] = s + 1
             text = self.tokenizer.decode(toks, skip_special_tokens=True)
             try:
                 ok = bool(accept(text.split(self.step_delimiter)[0]))

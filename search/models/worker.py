@@ -524,9 +524,11 @@ class WorkerPolicy:
             thread's (each live run, page script or load-test session is a thread).
     ``sample`` takes ``interrupt`` (``interruptible = True``): polled while the call waits and
     runs; True drops the call (``Interrupted``). Results equal ``policy.sample`` called alone
-    with the same arguments.
+    with the same arguments. Chunked calls (``HFPolicy.chunked_chains``) are not queued
+    through the worker: ``chunked_chains`` is False here, so strategies make whole calls.
     """
     interruptible = True
+    chunked_chains = False
 
     def __init__(self, policy, worker: Optional[InferenceWorker] = None,
                  session: Optional[Hashable] = None):

@@ -157,15 +157,19 @@ def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: fl
 
 
 def _sample(tree: SearchTree, policy: Policy, parents: list[int], n: int, sampling: Sampling,
-            call_index: int, stop: str) -> list[list[Continuation]]:
+            call_index: int, stop: str, chunk: Optional[tuple[int, int]] = None
+            ) -> list[list[Continuation]]:
     """One batched policy call over the parents' prefixes; charges prompt tokens, forward
-    passes and the call (generated tokens are charged as each sample is added)."""
+    passes and the call (generated tokens are charged as each sample is added). ``chunk``
+    (policies with ``chunked_chains`` only): the call's rows ``(start, count)`` in the order
+    they end."""
     task = task_of(tree)
+    kw = {} if chunk is None else {"chunk": chunk}
     batch = policy.sample([prefix_of(tree, p, policy) for p in parents], n=n,
                           temperature=sampling.temperature, top_p=sampling.top_p,
                           seed=sampling.seed * 100_003 + call_index, stop=stop,
                           max_new_tokens=task.step_tokens if stop == "step" else
-                          (sampling.chain_tokens or task.chain_tokens))
+                          (sampling.chain_tokens or task.chain_tokens), **kw)
     tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
                 model_calls=1)
     return batch.outputs
@@ -273,11 +277,13 @@ def is_correct(tree: SearchTree, answer: Optional[str]) -> bool:
 
 
 def sample_chains(tree: SearchTree, policy: Policy, parents: list[int], n: int,
-                  sampling: Sampling, call_index: int) -> list[list[Continuation]]:
+                  sampling: Sampling, call_index: int,
+                  chunk: Optional[tuple[int, int]] = None) -> list[list[Continuation]]:
     """Sample ``n`` whole continuations (to the end of the chain) of each parent in one batched
-    call; charges prompt tokens, forward passes and the call (generated tokens are charged as
-    each chain is added)."""
-    return _sample(tree, policy, parents, n, sampling, call_index, "chain")
+    call (``chunk``: only rows ``(start, count)`` of it in the order they end, for a policy
+    with ``chunked_chains``); charges prompt tokens, forward passes and the call (generated
+    tokens are charged as each chain is added)."""
+    return _sample(tree, policy, parents, n, sampling, call_index, "chain", chunk)
 
 
 def prefetch(tree: SearchTree, scorer: Scorer, node_ids: list[int]) -> None:

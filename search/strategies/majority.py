@@ -46,16 +46,25 @@ def sample_votes(tree: SearchTree, policy: Policy, n: int, batch_size: int, samp
     chains all added, scores their leaves in one verifier pass (``blocks.prefetch``), then
     each leaf scores and votes. The vote's weight is the score when ``weighted``, else 1.
     ``should_stop`` is polled between batches.
+    A policy with ``chunked_chains`` (a long-context local model, ``HFPolicy``) samples all
+    ``n`` chains as ONE call decoded in one continuous batch and returns them in chunks of
+    ``batch_size`` in the order they end (``search.models.rolling``): the same live view and
+    Stop polls, without each batch waiting for its longest chain; its chains are then the
+    rows of one seeded call, not of ``ceil(n / batch_size)`` calls.
     Returns (the chains' leaves in sample order, whether the run was stopped). Shared by
     self-consistency, the weighted vote and best-of-N."""
     leaves: list[int] = []
     done, call = 0, 0
     batched = getattr(scorer, "prefetch", None) is not None
+    one_batch = n > 1 and bool(getattr(policy, "chunked_chains", False))
     while done < n:
         if stopped(should_stop):
             return leaves, True
         b = min(batch_size, n - done)
-        (conts,) = sample_chains(tree, policy, [0], b, sampling, call)
+        if one_batch:  # all n chains in one batch; this chunk: the next b to end
+            (conts,) = sample_chains(tree, policy, [0], n, sampling, 0, chunk=(done, b))
+        else:
+            (conts,) = sample_chains(tree, policy, [0], b, sampling, call)
         call += 1
         batch = []
         for cont in conts:

@@ -287,3 +287,27 @@ def test_temperature_page_on_smollm2_samples_once_then_reads_the_disk_cache(monk
 
 def boom_if_called(*a, **kw):
     raise AssertionError("the second visit sampled")
+
+
+@pytest.mark.real_model
+@needs_smollm2
+def test_smollm2_vote_is_one_batch_equal_to_one_whole_call():
+    """Issue 22 item 6 on the real model: a 6-chain vote (64-token cap: bounded) samples its
+    chains as the rows of ONE call decoded as one continuous batch, read in chunks: its
+    chains, generated tokens, forward passes and prompt tokens equal that call sampled whole
+    (so the meter is exact), and no pass ran more than the longest chain's tokens + 1."""
+    from search.runtime.solve import solve
+    p = _smollm2_policy()
+    assert p.chunked_chains
+    p._prompt_kv.clear()  # both the vote and the whole call encode the prompt whole
+    q = "Tom has 7 apples and buys 5 more. How many apples does he have now?"
+    r = solve(q, task="freeform", policy=p, strategy="majority", budget=6, chain_tokens=64)
+    prompt = prompt_text(get_task("freeform"), r.problem, p)
+    p._prompt_kv.clear()
+    whole = p.sample([prompt], n=6, seed=0, stop="chain", max_new_tokens=64)
+    assert r.compute.generated_tokens == whole.generated_tokens
+    assert r.compute.forward_passes == whole.forward_passes == \
+        max(c.tokens for c in whole.outputs[0])
+    assert r.compute.prompt_tokens == whole.prompt_tokens
+    assert r.compute.model_calls == 2  # chain_batch(6) = 4, then 2
+    assert len(r.tree.votes) == 6
