@@ -117,9 +117,8 @@ def test_curve_gives_points_for_revise_and_budget_forcing():
         assert row["tokens_per_problem"] == pytest.approx(
             sum(r.compute.generated_tokens for r in runs) / 3)
         assert row["verifier_passes_per_problem"] == 0  # the exact checker reads no tokens
-    r = subprocess.run([sys.executable, "-m", "search", "curve", "--strategy", "budget_forcing",
-                        "--budgets", "16,48", "--problems", "3", "--json"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+    r = run_search_cli("curve", "--strategy", "budget_forcing", "--budgets", "16,48",
+                       "--problems", "3", "--json")
     assert r.returncode == 0, r.stderr
     o = json.loads(r.stdout)
     assert [x["budget"] for x in o["curve"]] == [16, 48]
