@@ -12,7 +12,7 @@ chosen model on held-out afterwards.
 
 Usage (1 thread; about a minute per candidate and temperature on an idle 2-core CPU):
     OMP_NUM_THREADS=1 python benchmarks/choose_retry_rate.py /tmp/retry-0.2 /tmp/retry-0.4=0.4 \
-        [--problems 200] [--json]
+        [--problems 200] [--json] [--save weights/arith-retry-tiny/retry_rate_choice.json]
 """
 from __future__ import annotations
 
@@ -63,6 +63,9 @@ def main(argv=None) -> int:
     p.add_argument("folders", nargs="+", help="FOLDER or FOLDER=RATE")
     p.add_argument("--problems", type=int, default=200)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--save", type=Path, default=None,
+                   help="also write the result as JSON here (the model card reads "
+                        "retry_rate_choice.json in the model folder: search.training.retry_card)")
     a = p.parse_args(argv)
     from search.models.hf import load_bundled
     from search.training.retry_card import one_chain_accuracy
@@ -73,6 +76,8 @@ def main(argv=None) -> int:
     best = choose(rows)
     out = {"split": "validation", "problems": a.problems, "plain": ref,
            "candidates": {str(r): v for r, v in rows.items()}, "chosen_rate": best}
+    if a.save is not None:
+        a.save.write_text(json.dumps(out, indent=1) + "\n")
     if a.json:
         print(json.dumps(out, indent=1))
         return 0

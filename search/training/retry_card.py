@@ -70,6 +70,37 @@ def verdict(rows: dict) -> str:
             "this small model and this (untuned) retry rate did not reproduce it.")
 
 
+def rate_choice_line(out_dir: Path, rate: float) -> str:
+    """The card's sentence on how the retry rate was chosen: from ``out_dir/retry_rate_choice.json``
+    (written by ``benchmarks/choose_retry_rate.py --save``: one chain per VALIDATION problem per
+    candidate rate, greedy and T=0.8, 95% Wilson intervals) when that file exists and names
+    ``rate`` as chosen; else the statement that ``rate`` was not tuned."""
+    path = Path(out_dir) / "retry_rate_choice.json"
+    try:
+        choice = json.loads(path.read_text())
+        cands = {float(r): v for r, v in choice["candidates"].items()}
+        chosen = float(choice["chosen_rate"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return (f"Retry rate {rate}: **not tuned** on the validation split (no "
+                f"`retry_rate_choice.json`); it is a rate Physics of LMs 2.2 reports working well.")
+    if chosen != float(rate):
+        return (f"Retry rate {rate}: **not** the rate chosen on validation "
+                f"({chosen}, `retry_rate_choice.json`).")
+
+    def acc(v, t):
+        r = v[f"T={t}"]
+        return f"{r['accuracy']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
+    rows = "; ".join(f"{r}: {acc(v, 0.8)} at T=0.8, {acc(v, 0.0)} greedy"
+                     for r, v in sorted(cands.items()))
+    plain = choice.get("plain")
+    ref = f"; plain model: {acc(plain, 0.8)} at T=0.8, {acc(plain, 0.0)} greedy" if plain else ""
+    return (f"Retry rate {rate}: **chosen on the validation split** (first {choice['problems']} "
+            f"problems, one chain each; the highest accuracy at T=0.8) among the rates "
+            f"{', '.join(str(r) for r in sorted(cands))} (`benchmarks/choose_retry_rate.py`, "
+            f"each candidate trained on the same tokens): {rows}{ref}. Held-out was not looked "
+            f"at to choose it.")
+
+
 def write_retry_card(out_dir: Path, policy: Policy, problems: int = EVAL["problems"]) -> dict:
     """Measure both models (see the module docstring) and write the card into ``out_dir``,
     which holds the run's ``training_log.json``. Returns the metrics."""
@@ -110,8 +141,7 @@ Budget forcing writes `Wait, ` as its continuation cue for this model.
   states a wrong result with probability {rt.step_noise}, carried on), plus retries: each
   operation step the teacher states correctly is, with probability {rt.retry_rate}, first written with a
   wrong result (off by 1..{rt.max_slip}) and retried on the next line with the right one.
-- Retry rate {rt.retry_rate}: **not tuned** on the validation split (the shared 2-core machine had no
-  room for pilot runs); it is a rate Physics of LMs 2.2 reports working well.
+- {rate_choice_line(out_dir, rt.retry_rate)}
 - Same number of training tokens as the plain model: {matched.get('stream_tokens', log.get('tokens_seen')):,} tokens
   (prompt + chain + end token) in {log['steps_done']} steps x batch {cfg['batch_size']}, against the plain
   model's {matched.get('reference_tokens', 'n/a'):,} in {plain_log['steps_done']} steps (retry chains are longer, so fewer steps);

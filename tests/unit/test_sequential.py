@@ -310,6 +310,51 @@ def test_the_retry_card_measures_both_models_the_same_way(tmp_path):
     assert "999 tokens" in card and "not tuned" in card
 
 
+def _choice(chosen, rates=(0.2, 0.4)):
+    row = {"accuracy": 0.25, "ci": [0.2, 0.3]}
+    return {"split": "validation", "problems": 200, "chosen_rate": chosen,
+            "plain": {"T=0.0": row, "T=0.8": row},
+            "candidates": {str(r): {"T=0.0": {"accuracy": 0.5 - r, "ci": [0.1, 0.9]},
+                                    "T=0.8": {"accuracy": 0.3 - r / 2, "ci": [0.05, 0.6]}}
+                           for r in rates}}
+
+
+def test_the_card_says_how_the_retry_rate_was_chosen(tmp_path):
+    """``rate_choice_line``: the validation choice file's figures when it names the card's rate,
+    'not tuned' without the file or for a damaged one, and 'not the rate chosen' when the file
+    chose another rate."""
+    import json
+
+    from search.training.retry_card import rate_choice_line
+    assert "not tuned" in rate_choice_line(tmp_path, 0.2)
+    (tmp_path / "retry_rate_choice.json").write_text("{not json")
+    assert "not tuned" in rate_choice_line(tmp_path, 0.2)
+    (tmp_path / "retry_rate_choice.json").write_text(json.dumps(_choice(0.2)))
+    line = rate_choice_line(tmp_path, 0.2)
+    assert "chosen on the validation split" in line and "first 200 problems" in line
+    assert "0.2: 0.200 [0.050, 0.600] at T=0.8, 0.300 [0.100, 0.900] greedy" in line
+    assert "0.4: 0.100 [0.050, 0.600] at T=0.8" in line and "rates 0.2, 0.4" in line
+    assert "not tuned" not in line
+    (tmp_path / "retry_rate_choice.json").write_text(json.dumps(_choice(0.4)))
+    assert "not** the rate chosen on validation (0.4" in rate_choice_line(tmp_path, 0.2)
+
+
+def test_the_shipped_retry_card_states_its_validation_choice():
+    """The shipped card's retry-rate line is the one its choice file gives (the file is the
+    output of ``benchmarks/choose_retry_rate.py --save`` on validation), and the file chose the
+    rate the model was trained with."""
+    import json
+
+    from search.tasks import get_task
+    from search.training.retry_card import rate_choice_line
+    d = get_task(RETRY).model_dir
+    log = json.loads((d / "training_log.json").read_text())
+    choice = json.loads((d / "retry_rate_choice.json").read_text())
+    assert choice["split"] == "validation"
+    assert float(choice["chosen_rate"]) == float(log["retry_rate"])
+    assert rate_choice_line(d, float(log["retry_rate"])) in (d / "README.md").read_text()
+
+
 # ---- sequential x parallel at equal compute
 
 
