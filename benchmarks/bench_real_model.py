@@ -79,6 +79,31 @@ def convert(gguf: Path, out: Path) -> Path:
     return out
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) used so far by the live process ``pid`` and all its live
+    descendants, read from ``/proc/<pid>/stat`` (fields 14 and 15, in clock ticks); 0.0 where
+    /proc is not there. The vLLM server runs its engine in child processes, so its share of the
+    CPU is the whole tree's."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            raw = (d / "stat").read_text()
+        except OSError:
+            continue
+        rest = raw[raw.rfind(")") + 2:].split()  # fields after the command name
+        stats[int(d.name)] = (int(rest[1]), (int(rest[11]) + int(rest[12])) / tick)
+    seen, todo, total = set(), [pid], 0.0
+    while todo:
+        q = todo.pop()
+        if q in seen or q not in stats:
+            continue
+        seen.add(q)
+        total += stats[q][1]
+        todo.extend(c for c, (ppid, _) in stats.items() if ppid == q)
+    return total
+
+
 class PerCall:
     """The local policy as the strategies saw it before one-batch chains: ``chunked_chains``
     False, so a vote makes one call per ``chain_batch`` chains."""
@@ -95,16 +120,26 @@ class PerCall:
 
 
 def run_once(policy, problem: str, gold: str, strategy: str, budget: int,
-             chain_tokens: int) -> dict:
-    """One seeded run; its wall time, generated tokens, forward passes, calls, answer."""
+             chain_tokens: int, server_pid: int | None = None) -> dict:
+    """One seeded run; its wall time, generated tokens, forward passes, calls, answer, and the
+    CPU seconds it used: this process's (``time.process_time``, all its threads) plus, with
+    ``server_pid``, the vLLM server's process tree (``tree_cpu_seconds``). ``cores`` = CPU
+    seconds / wall seconds: how many cores the run kept busy (a backend that uses more cores
+    is faster per wall second for that reason alone)."""
     from search.runtime.solve import solve
     from search.tasks.freeform import equivalent
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
+    srv0 = tree_cpu_seconds(server_pid) if server_pid else 0.0
     r = solve(problem, task="freeform", policy=policy, strategy=strategy, budget=budget,
               seed=0, chain_tokens=chain_tokens)
     dt = time.perf_counter() - t
+    cpu_s = time.process_time() - cpu + (tree_cpu_seconds(server_pid) - srv0 if server_pid
+                                         else 0.0)
     c = r.compute
-    return {"seconds": round(dt, 2), "generated_tokens": c.generated_tokens,
+    return {"seconds": round(dt, 2), "cpu_seconds": round(cpu_s, 2),
+            "cores": round(cpu_s / dt, 2),
+            "cpu_ms_per_token": round(1000 * cpu_s / max(c.generated_tokens, 1), 1),
+            "generated_tokens": c.generated_tokens,
             "forward_passes": c.forward_passes, "model_calls": c.model_calls,
             "tokens_per_s": round(c.generated_tokens / dt, 1), "answer": r.answer,
             "correct": equivalent(gold, r.answer),
@@ -200,7 +235,8 @@ def main(argv=None) -> int:
                     if pol is None:
                         continue
                     r = run_once(pol, wp.text, str(wp.answer), strategy, budget,
-                                 a.chain_tokens)
+                                 a.chain_tokens,
+                                 srv.proc.pid if side == "vllm" and srv is not None else None)
                     r.update(side=side, strategy=strategy, budget=budget, round=rnd,
                              load=os.getloadavg()[0])
                     runs.append(r)
@@ -221,18 +257,25 @@ def main(argv=None) -> int:
                 if not rs:
                     continue
                 toks, secs = sum(r["generated_tokens"] for r in rs), sum(r["seconds"] for r in rs)
+                cpu = sum(r["cpu_seconds"] for r in rs)
                 summary[f"{strategy}/{side}"] = {"tokens_per_s": round(toks / secs, 1),
+                                                 "cpu_ms_per_token": round(1000 * cpu / toks, 1),
+                                                 "cores": round(cpu / secs, 2),
                                                  "seconds_per_run": round(secs / len(rs), 1),
                                                  "tokens_per_run": toks / len(rs)}
         for k, v in summary.items():
             print(f"  {k:24s} {v['tokens_per_s']:7.1f} tokens/s  {v['seconds_per_run']:6.1f} s/run"
-                  f"  {v['tokens_per_run']:7.1f} tokens/run")
+                  f"  {v['tokens_per_run']:7.1f} tokens/run  {v['cpu_ms_per_token']:6.1f} CPU ms/token"
+                  f"  {v['cores']:.2f} cores")
         for strategy, _ in plan:
             lo, vl = summary.get(f"{strategy}/local"), summary.get(f"{strategy}/vllm")
             if lo and vl:
                 ratio = lo["tokens_per_s"] / vl["tokens_per_s"]
                 summary[f"{strategy}/ratio"] = round(ratio, 2)
-                print(f"  {strategy}: local/vLLM tokens/s ratio {ratio:.2f}")
+                per_cpu = vl["cpu_ms_per_token"] / lo["cpu_ms_per_token"]
+                summary[f"{strategy}/ratio_per_cpu_second"] = round(per_cpu, 2)
+                print(f"  {strategy}: local/vLLM tokens/s ratio {ratio:.2f}; tokens per CPU "
+                      f"second ratio {per_cpu:.2f}")
         figures["summary"] = summary
         print(load())
         if srv is not None:
