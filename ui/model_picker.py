@@ -25,6 +25,7 @@ said in one line and dropped.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import streamlit as st
@@ -66,6 +67,18 @@ def _real_spec(key: str):
             except OSError:
                 break
     return ModelSpec("hf", model="")
+
+
+def _installed_key(model: str) -> Optional[str]:
+    """The key of the installed real model whose GGUF file is ``model`` (a path), or None."""
+    from search.models.catalog import installed_models
+    for m in installed_models():
+        try:
+            if model and Path(model).resolve() == Path(m.path()).resolve():
+                return m.key
+        except OSError:
+            continue
+    return None
 
 
 def typed_spec():
@@ -157,6 +170,9 @@ def _from_url() -> None:
                                      settings.BadValue(_("the link names no backend")))
         return
     ss[CHOICE] = backend
+    real = _installed_key(values.get("model", "")) if backend == "hf" else None
+    if real is not None:  # the link names an installed real model: its one-click choice
+        ss[CHOICE], ss[REAL] = "real", real
     if backend == "hf":
         ss[FOLDER] = values.get("model", "")
         if "base_url" in values:
@@ -215,7 +231,8 @@ def model_picker() -> None:
             st.caption(wording.md(where))
     if ss.get(FROM_LINK) and choice != "bundled" and not _in_use(typed_spec()):
         st.info(_("A link filled these fields. Nothing is loaded or contacted until you press "
-                  "{button}.").format(button=_("Load") if choice == "hf" else _("Connect")),
+                  "{button}.").format(button=_("Load") if choice == "hf" else
+                                      _("Use") if choice == "real" else _("Connect")),
                 icon=":material/link:")
     if ss.get(PICK_ERROR):  # typed text inside: shown as text (md), never as markup or links
         st.error(wording.md(ss[PICK_ERROR]))
@@ -271,8 +288,20 @@ def connect_line(spec) -> Optional[str]:
         url=spec.base_url, model=spec.model, how=how)
 
 
+REAL_TASK = "freeform"  # the task the real models are for: word problems answered in prose
+
+
 def _use_real(key: str) -> None:
-    st.session_state[REAL] = key
+    """The Use button of the installed real model ``key``: the task becomes the free-form one
+    (a real model answers word problems in prose; the other tasks' step formats are those their
+    bundled models were trained on), said once under the button, then the model loads."""
+    from search.tasks import TASKS
+    ss = st.session_state
+    ss[REAL] = key
+    task = ss.get(settings.TASK, settings.TASK_DEFAULT)
+    if task != REAL_TASK and REAL_TASK in TASKS:
+        ss[settings.TASK] = REAL_TASK
+        ss["_real_task_from"] = task
     _connect()
 
 
@@ -300,6 +329,12 @@ def real_models() -> None:
                   icon=":material/check:" if in_use else ":material/download_done:",
                   width="stretch")
         st.caption(f"{real_model_line(m)}. {_(m.about)}")
+    was = st.session_state.pop("_real_task_from", None)
+    settings.one_time_note(
+        "real_task", None if was is None else _(
+            "Task set to {task}: a real model answers word problems in prose (the task "
+            "{was} is written in the step format its bundled model was trained on).").format(
+            task=_(settings.task_label(REAL_TASK)), was=_(settings.task_label(was))))
 
 
 def pending_note() -> Optional[str]:

@@ -242,3 +242,56 @@ def test_real_model_choice_lists_installed_packages_with_what_each_is(monkeypatc
     monkeypatch.setattr(catalog, "installed_models", lambda: [])
     at.run()
     assert "pip install -r requirements-real.txt" in " ".join(texts(at.sidebar.caption))
+
+
+class _FakeReal:
+    """A catalogue entry (``search.models.catalog.RealModel``'s fields the picker reads) whose
+    file is the tiny test model's folder: the one-click path without loading a real model."""
+
+    def __init__(self, folder):
+        self.key, self.label, self.kind = "fake-real", "Fake-Real", "instruct"
+        self.parameters, self.licence, self.about = 40_000, "MIT", "A test model."
+        self.prompt_style = "few-shot"
+        self._folder = folder
+
+    def path(self):
+        return self._folder
+
+
+def test_use_real_model_switches_to_the_free_form_task_and_says_so(monkeypatch, tiny_model_dir):
+    """Trial finding (issue 22): 'Use SmolLM2' left the task on Arithmetic, so the Temperature
+    page tuned the real model on arithmetic. The Use button sets the free-form task and says
+    so once; a later run of the page says nothing more."""
+    import search.models.catalog as catalog
+    import search.tasks
+    if "freeform" not in search.tasks.TASKS:
+        monkeypatch.setattr(search.tasks, "TASKS", search.tasks.TASKS + ("freeform",))
+    monkeypatch.setattr(catalog, "installed_models", lambda: [_FakeReal(tiny_model_dir)])
+    at = new_app()
+    assert at.session_state["task"] == "arithmetic"
+    pick(at, "real")
+    at.sidebar.button(key="real_fake-real").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["task"] == "freeform"
+    assert at.sidebar.selectbox(key=w("task")).value == "freeform"
+    info = " ".join(texts(at.sidebar.info))
+    assert "Task set to Free-form" in info and "Arithmetic" in info, info
+    at.run()
+    assert "Task set to" not in " ".join(texts(at.sidebar.info))
+
+
+def test_a_link_naming_an_installed_real_model_opens_its_one_click_choice(monkeypatch,
+                                                                          tiny_model_dir):
+    """Trial finding (issue 22): a shared link (backend=hf, model=<the package's file>) opened
+    on "Local folder"; it opens on "Real model (installed)" with that model's Use button, and
+    still loads nothing until it is pressed."""
+    import search.models.catalog as catalog
+    monkeypatch.setattr(catalog, "installed_models", lambda: [_FakeReal(tiny_model_dir)])
+    at = new_app({"backend": "hf", "model": str(tiny_model_dir)})
+    assert at.sidebar.radio(key=w("model_choice")).value == "real"
+    assert [b.key for b in at.sidebar.button if b.key == "real_fake-real"] == ["real_fake-real"]
+    try:  # nothing loaded by the link: the spec in use is still the bundled one (or unset)
+        assert at.session_state["model_spec"].backend == "bundled"
+    except KeyError:
+        pass
+    assert "press Use" in " ".join(texts(at.sidebar.info))
