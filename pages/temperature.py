@@ -21,7 +21,7 @@ from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model
                           pool_controls, pool_params, pool_task, progressive, setup)
 from viz.axes import pct_interval
 from viz.curves import MAX_BANDS, accuracy_figure, diversity_figure, temperature_colors
-from viz.heatmap import best_temperature, temperature_heatmap
+from viz.heatmap import best_temperature, temperature_heatmap, ties_and_close
 
 SCOPE = "temperature"
 TEMP_CHOICES = [0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.5, 2.0]
@@ -140,12 +140,17 @@ msg = (ngettext("At **{budget} sample per problem** the best temperature is **{t
 if not sweep.complete:
     msg += " " + _("An estimate from the first {k} of {n} problems: the intervals narrow as "
                    "more arrive.").format(k=P, n=sweep.total)
-if len(temps) > 1 and np.isfinite(lo):
-    close = [t for i, t in enumerate(temps) if t != best_t and acc[i, col] >= lo]
-    if close:
-        msg += " " + _("Temperatures {temps} are inside its 95% interval: with this many "
-                       "problems they are not distinguishable.").format(
-                           temps=", ".join(f"{t:g}" for t in close))
+tied, close = ties_and_close(temps, acc, col, lo)
+if tied:  # an exact tie: the lowest temperature is named, the others said
+    msg += " " + ngettext("T = {temps} ties with it exactly (the lower temperature is named).",
+                          "T = {temps} tie with it exactly (the lowest temperature is named).",
+                          len(tied)).format(temps=", ".join(f"{t:g}" for t in tied))
+if close:
+    msg += " " + ngettext(
+        "Temperature {temps} is inside its 95% interval: with this many problems the two "
+        "are not distinguishable.",
+        "Temperatures {temps} are inside its 95% interval: with this many problems they "
+        "are not distinguishable.", len(close)).format(temps=", ".join(f"{t:g}" for t in close))
 st.markdown(msg)
 if len(temps) > 1:
     best_1 = best_temperature(temps, acc, 0)[0]

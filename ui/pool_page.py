@@ -225,6 +225,19 @@ def _progress_text(prefix: str, model: str, sweep, doing: str = "") -> str:
     return "⏳ " + ", ".join(x for x in (line, eta) if x) + (f" · {doing}" if doing else "")
 
 
+def doing_text(sweep, t: float) -> str:
+    """What the sweep samples next at setting ``t``, for the progress line: "sampling problems
+    a–b at T = t" (the chunk ``sweep.next_chunk(t)`` names: in the first round every setting
+    starts at problem 1), "" when ``t`` samples nothing this round."""
+    rng = sweep.next_chunk(t)
+    if rng is None:
+        return ""
+    a, b = rng
+    if len(sweep.temps) > 1:
+        return _("sampling problems {a}–{b} at T = {t}").format(a=a, b=b, t=f"{t:g}")
+    return _("sampling problems {a}–{b}").format(a=a, b=b)
+
+
 def _round(prefix: str, model: str, sweep, slot) -> None:
     """Sample the sweep's next round (in its first round, one call: each temperature is drawn
     as soon as its first chunk is in), the progress line in ``slot`` updated after each call
@@ -240,11 +253,7 @@ def _round(prefix: str, model: str, sweep, slot) -> None:
         slot.caption(_progress_text(prefix, model, sweep))
 
     def on_start(t):
-        what = _("sampling problems {a}–{b} at T = {t}").format(
-            a=sweep.done + 1, b=min(sweep.total, sweep.done + sweep.chunk), t=f"{t:g}") \
-            if len(sweep.temps) > 1 else _("sampling problems {a}–{b}").format(
-                a=sweep.done + 1, b=min(sweep.total, sweep.done + sweep.chunk))
-        slot.caption(_progress_text(prefix, model, sweep, what))
+        slot.caption(_progress_text(prefix, model, sweep, doing_text(sweep, t)))
 
     sweep.step(on_call, on_start, max_calls=1 if sweep.first_round else None)
 

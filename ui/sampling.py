@@ -193,6 +193,17 @@ class Sweep:
                     _add(stats, g[1])
         return stats
 
+    def next_chunk(self, t: float) -> Optional[tuple[int, int]]:
+        """(first, last) problem numbers, 1-based, of the chunk :meth:`step` samples next at
+        setting ``t``; None when ``t`` waits this round (it is ahead) or has nothing left.
+        In the first round a setting's next chunk is its first, whatever :attr:`done` says
+        of the settings already drawn."""
+        r = min(self._prefix(u) for u in self.temps) if self.temps else 0
+        jobs = self.jobs.get(t, [])
+        if r >= len(jobs) or self.got[t][r] is not None or jobs[r].start >= self.total:
+            return None
+        return jobs[r].start + 1, min(self.total, jobs[r].end)
+
     def step(self, on_call: Optional[Callable[[float, int, float], None]] = None,
              on_start: Optional[Callable[[float], None]] = None,
              max_calls: Optional[int] = None) -> None:

@@ -21,6 +21,21 @@ def best_temperature(temperatures: Sequence[float], acc: np.ndarray,
     return float(temperatures[i]), float(a[i])
 
 
+def ties_and_close(temperatures: Sequence[float], acc: np.ndarray, col: int,
+                   ci_low: float) -> tuple[list[float], list[float]]:
+    """Beside the best temperature of column ``col`` (:func:`best_temperature`): the others
+    with exactly its accuracy (a tie: the lowest is the one named) and the others whose
+    accuracy reaches ``ci_low``, the lower end of the best one's 95% interval (not
+    distinguishable with this many problems), ties left out. Both in the order given."""
+    best_t, best = best_temperature(temperatures, acc, col)
+    a = np.asarray(acc, dtype=float)[:, col]
+    tied = [float(t) for t, v in zip(temperatures, a) if t != best_t and v == best]
+    close = ([float(t) for t, v in zip(temperatures, a)
+              if t != best_t and t not in tied and v >= ci_low]
+             if np.isfinite(ci_low) else [])
+    return tied, close
+
+
 def temperature_heatmap(temperatures: Sequence[float], budgets: Sequence[int], acc: np.ndarray,
                         budget: Optional[int] = None, label: str = "maj@k",
                         height: int = 420) -> go.Figure:

@@ -155,3 +155,26 @@ def test_the_folder_is_bounded_oldest_used_first(tmp_path):
     assert pool_cache.load(f"{0:064x}", tmp_path) is not None  # a hit: now the newest
     assert pool_cache.prune(tmp_path, max_bytes=2 * size) == 2
     assert sorted(f.name[-6:] for f in tmp_path.glob("*.json")) == ["0.json", "3.json"]
+
+
+def test_the_progress_line_names_the_chunk_being_sampled(tiny_policy, tmp_path, monkeypatch):
+    """Trial finding (issue 22): in the first round the Temperature page said "2 of 30
+    problems · sampling problems 3–4 at T = 0.4" while T = 0.4 was drawing its FIRST chunk
+    (problems 1–2). The line names the chunk the sweep samples at that temperature."""
+    from ui.pool_page import doing_text
+    from ui.sampling import Sweep
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    pool_cache.forget_memory()
+    task = get_task("arithmetic")
+    problems = task.split("heldout", 8)
+    sw = Sweep(tiny_policy, task, "tiny", problems, 2, [0.2, 0.4], 1.0, 0)
+    first = sw.next_chunk(0.2)
+    assert first is not None and first[0] == 1
+    sw.step(max_calls=1)  # the first round's first call: T = 0.2's first chunk only
+    assert sw.done == first[1] and sw.first_round
+    assert sw.next_chunk(0.4) == first and sw.next_chunk(0.2) is None
+    assert doing_text(sw, 0.4) == f"sampling problems 1–{first[1]} at T = 0.4"
+    sw.step()  # T = 0.4 catches up; then both draw the second chunk
+    if sw.total > first[1]:
+        a, b = sw.next_chunk(0.2)
+        assert a == first[1] + 1 and sw.next_chunk(0.4) == (a, b)

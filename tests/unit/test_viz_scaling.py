@@ -420,3 +420,16 @@ def test_overoptimisation_within_the_intervals_says_perhaps_not_yes():
     assert said["overopt"].startswith("Does a larger N over-optimise it? perhaps for "
                                       "best-of-N, learned PRM (last)"), said["overopt"]
     assert "not sure on this many problems" in said["overopt"]
+
+
+def test_ties_and_close_temperatures_beside_the_best():
+    """Trial finding (issue 22): the page named 0.2 best while 0.8 had exactly its accuracy,
+    and said "Temperatures 0.8 are inside...". An exact tie is told apart from a temperature
+    that is only inside the best one's interval."""
+    import numpy as np
+
+    from viz.heatmap import ties_and_close
+    acc = np.array([[0.031, 0.2], [0.010, 0.5], [0.031, 0.4], [0.020, 0.1]])
+    assert ties_and_close([0.2, 0.4, 0.8, 1.0], acc, 0, 0.015) == ([0.8], [1.0])
+    assert ties_and_close([0.2, 0.4, 0.8, 1.0], acc, 1, 0.35) == ([], [0.8])
+    assert ties_and_close([0.2, 0.4, 0.8, 1.0], acc, 1, float("nan")) == ([], [])
