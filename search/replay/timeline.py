@@ -113,8 +113,10 @@ def task_marks(tree: SearchTree) -> tuple[dict, list]:
 
 def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     """``labels`` with the marks of thinking longer (``search.analysis.sequential.marks``): a step a
-    retry takes back struck through, the first step of revision round r prefixed "R{r} ▸"
-    (one prefix per round, in order, where several rounds' first steps merged: "R1 ▸ R2 ▸"),
+    retry takes back struck through, the first step of revision r (the ``revise`` event's
+    round, 1 for the first revision) prefixed "R{r+1} ▸": rounds are numbered from 1, the first
+    chain being round 1, as on the Step by step page (one prefix per round, in order, where
+    several rounds' first steps merged: "R2 ▸ R3 ▸"),
     the step written after a forced continuation prefixed "↪". Other labels unchanged."""
     from search.analysis.sequential import marks
     from search.tree import node_label, strike
@@ -127,7 +129,7 @@ def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     for nid, n in m["forced"].items():
         out[nid] = "↪ " + out.get(nid, node_label(tree.nodes[nid]))
     for nid, rs in m["round_list"].items():
-        out[nid] = "".join(_("R{r} ▸ ").format(r=r) for r in rs) + out.get(
+        out[nid] = "".join(_("R{r} ▸ ").format(r=r + 1) for r in rs) + out.get(
             nid, node_label(tree.nodes[nid]))
     return out
 
