@@ -273,15 +273,32 @@ class TallyView:
     right: Optional[list]
 
 
+def answered_by_vote(result: SearchResult) -> bool:
+    """Whether the run's answer is the tally's vote (so a tie and the tie rule matter): False
+    where another rule picks it (MCTS by visits, beam and DVTS by best score unless their
+    ``final`` is "vote", Tree of Thoughts by value, best-of-N by the verifier, verify and revise
+    by its ``last`` or ``best`` revision, budget forcing's one chain). Issue 23 trial: a tie
+    between four answers was noted under a revise run that answered with its last revision."""
+    final = result.config.get("final")
+    if result.strategy in ("mcts", "beam", "dvts"):
+        return final == "vote"
+    if result.strategy == "revise":
+        return result.config.get("rule", "last") == "vote"
+    return result.strategy not in TOT + ("best_of_n", "budget_forcing")
+
+
 def tally_view(result: SearchResult, state: "ReplayState") -> TallyView:
     """The tally of ``state`` (a replay of ``result``) as the pages draw it: weighted votes
     (beam, DVTS, weighted vote) as weight sums, Tree of Thoughts as chain counts (its votes are
-    weighted by value: the sums would read as counts) with no tie, others as vote counts."""
+    weighted by value: the sums would read as counts) with no tie, others as vote counts; no tie
+    either where the answer is not the vote's (``answered_by_vote``)."""
     vr = state.votes
     tally, weighted, tied = dict(vr.tally), is_weighted(result), list(vr.tied)
     if result.strategy in TOT:
         tally = dict(Counter(v["answer"] for v in state.tree.votes if v["answer"] is not None))
         weighted, tied = False, []
+    if not answered_by_vote(result):
+        tied = []  # no vote chose the answer: a tie among the bars decides nothing
     right = None if result.task == "arithmetic" or not judged(
         result.task, result.problem, result.gold) else [
         a for a in tally if is_right(result.task, result.problem, a, result.gold)]

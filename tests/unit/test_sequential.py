@@ -486,3 +486,19 @@ def test_the_inspector_names_its_thinking_rows_apart_and_numbers_forced_continua
     for nid in m["retries"]:
         assert rows[nid]["retry step"].startswith("yes: this step takes back")
     assert all("retry" not in rs for rs in rows.values())
+
+
+@pytest.mark.parametrize("rule,tie_shown", [("last", False), ("best", False), ("vote", True)])
+def test_no_vote_tie_where_the_answer_was_not_chosen_by_a_vote(rule, tie_shown):
+    """Issue 23 trial: under the rule "last revision" the tally noted "tie between 126, 196,
+    66, 97", a vote's tie that chose nothing. Four revisions with four different answers tie in
+    the tally; the tie is kept only where the rule is the vote."""
+    from search.replay.timeline import answered_by_vote, state_at, tally_view, total_tokens
+    pol = ChainScript(["8*7=56\n56+6=61\nAnswer: 61", "56+6=63\nAnswer: 63",
+                       "56+6=64\nAnswer: 64", "56+6=65\nAnswer: 65"])
+    r = run_revise("8*7+6", pol, ReviseConfig(rounds=4, rule=rule), gold="62",
+                   scorer=make_scorer("checker"))
+    state = state_at(r, total_tokens(r))
+    assert len(state.votes.tied) == 4  # the tally itself ties (brute: four answers, 1 vote each)
+    assert answered_by_vote(r) is tie_shown
+    assert tally_view(r, state).tied == (state.votes.tied if tie_shown else [])
