@@ -225,7 +225,10 @@ if REVISE:
     if last:
         right.markdown(_("**Answer {answer}** (rule: {rule}; revised wrong→right {a}, "
                          "right→wrong {b})").format(
-            answer=md(res.answer or "–"), rule=res.config.get("rule"),
+            answer=md(res.answer or "–"),
+            rule=(_(revise_steps.RULE_NAMES[res.config["rule"]])
+                  if res.config.get("rule") in revise_steps.RULE_NAMES
+                  else md(res.config.get("rule"))),
             a=res.extra.get("wrong_to_right", 0), b=res.extra.get("right_to_wrong", 0)))
 elif BEAM:
     step = parts[i]

@@ -20,6 +20,9 @@ from search.tree import SearchResult
 
 PHASES = ("sample", "verify", "cut")
 PHASE_NAMES = {"sample": N_("sample"), "verify": N_("verify"), "cut": N_("cut")}
+# The answer rules (``search.strategies.revise.pick``) as the page names them.
+RULE_NAMES = {"last": N_("last revision"), "best": N_("best-scored revision"),
+              "vote": N_("vote")}
 
 
 class ReviseLogError(ValueError):
