@@ -63,9 +63,16 @@ st.text_input(_("Problem"), **bind("cmp_problem"),
 
 
 def _think_preset() -> None:
-    from ui.compare_set import THINK_PRESET
+    """The preset's strategies, on a task whose model has a continuation cue when the current
+    one has none (``ui.compare_set.think_task``): budget forcing forces nothing without it."""
+    from ui.compare_set import THINK_PRESET, think_task
     for i, (s, b) in enumerate(THINK_PRESET):
         ss[f"cmp_s{i}"], ss[f"cmp_b{i}"] = s, b
+    was = ss.get(settings.TASK, TASK.name)
+    now = think_task(was, ss.get("cmp_problem", ""))
+    if now != was:
+        ss[settings.TASK] = now
+        ss["cmp_think_note"] = (was, now)
 
 
 st.button(_("Think longer or think wider?"), key="cmp_think", on_click=_think_preset,
@@ -73,6 +80,11 @@ st.button(_("Think longer or think wider?"), key="cmp_think", on_click=_think_pr
                  "(one chain revised in rounds) beside majority vote (chains side by side). "
                  "The runs are compared at equal generated tokens, and the page says which "
                  "whole run used more."))
+if (switched := ss.pop("cmp_think_note", None)) is not None:
+    st.info(_("Task switched from {was} to {now}: budget forcing forces a continuation only "
+              "with a model trained to retry, which writes the cue `{cue}`.").format(
+        was=_(settings.task_label(switched[0])), now=_(settings.task_label(switched[1])),
+        cue=TASK.continuation_cue.strip()))
 cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
@@ -88,6 +100,10 @@ for i, col in enumerate(cols):
                         **bind(f"cmp_b{i}"))
         chosen.append((s, int(ss[f"cmp_b{i}"])))
 write_url(PARAMS)
+if any(s == "budget_forcing" for s, _b in chosen) and not TASK.continuation_cue:
+    st.warning(_("Budget forcing forces nothing on the {task} task: its model has no "
+                 "continuation cue. Pick the self-correcting task (a model trained to retry) "
+                 "in the sidebar to see it think longer.").format(task=_(TASK.label)))
 
 problem, policy = page_frame.problem_and_policy(ss["cmp_problem"])
 sampling = settings.sampling_settings()

@@ -11,6 +11,7 @@ import streamlit as st
 from i18n import _
 from search.strategies import DEFAULTS
 from search.tree import SearchTree
+from search.scoring import SCORER_LABELS
 from search.replay import beam_steps
 from ui import model_loading, page_frame, presenter, revise_steps, session_caps, settings
 from ui.settings import UrlParam, bind, current_task, int_in, one_of, write_url
@@ -72,6 +73,13 @@ with presenter.controls(_("Problem and settings")):
     c1.text_input(_("Problem"), **bind("ms_problem"))
     if REVISE:
         c2.number_input(_("Rounds R"), 1, 16, **bind("ms_rounds"))
+        VERIFIERS = revise_steps.verifier_choices(TASK.name, TASK.example)
+        if ss.get("ms_verifier") not in VERIFIERS:
+            ss["ms_verifier"] = VERIFIERS[0]
+        st.selectbox(_("Verifier"), VERIFIERS, key="ms_verifier",
+                     format_func=lambda s: _(SCORER_LABELS[s]),
+                     help=_("Scores each step; a step below the threshold is doubted. Only the "
+                            "exact checker is never wrong about a step."))
         st.caption(_("One verify-and-revise run, then each round in three phases: a chain "
                      "sampled, the verifier's check of its steps, and the cut at the first "
                      "doubted step where the next round resamples. Stepping replays the run's "
@@ -91,8 +99,9 @@ write_url(PARAMS)
 problem, policy = page_frame.problem_and_policy(ss["ms_problem"])
 sampling = settings.sampling_settings()
 size = int(ss["ms_rounds"] if REVISE else ss["ms_width"] if BEAM else ss["ms_sims"])
+knobs = {"scorer": ss["ms_verifier"]} if REVISE else {}
 key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items())),
-       str(model_loading.model_key(TASK.name)))
+       str(model_loading.model_key(TASK.name)), tuple(knobs.items()))
 run_key, pos_key = (REV_RUN, REV_POS) if REVISE else (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
 b0, b1, b2, b4, b3, where = st.columns([1, 1, 1, 1.7, 1.4, 3.4], vertical_alignment="center")
 clicked = b0.button(_("Run"), type="primary", disabled=problem is None or policy is None,
@@ -107,7 +116,7 @@ if clicked or linked:  # a click, or a link's first visit: the same seeded run a
         with st.spinner(_("Running verify and revise…") if REVISE else
                         _("Running beam search…") if BEAM else _("Running MCTS…")):
             res = solve(problem, ss["ms_strategy"], size, policy=policy, task=TASK.name,
-                        **sampling)
+                        **sampling, **knobs)
         parts = (revise_steps.rounds(res) if REVISE else beam_steps.steps(res) if BEAM
                  else simulations(res))
         if session_caps.admit("steps_beam" if BEAM or REVISE else "steps_mcts", [res]):
@@ -193,11 +202,13 @@ if REVISE:
     rnd = parts[i]
     tree = SearchTree.replay(res.problem, res.tree.events, max_events=rnd.ends[phase],
                              task=res.task)
-    where.markdown(_("**Round {r} of {n} · {phase}**").format(
-        r=rnd.index, n=len(parts) - 1, phase=_(revise_steps.PHASE_NAMES[phase])))
-    right.markdown(revise_steps.sentence(rnd, phase, tree))
+    where.markdown(_("**Round {r} of {rounds} · {phase}**").format(  # 1-based, of R
+        r=rnd.index + 1, rounds=int(res.config.get("rounds", len(parts))),
+        phase=_(revise_steps.PHASE_NAMES[phase])))
+    right.caption(revise_steps.verifier_line(res))
+    right.markdown(revise_steps.sentence(rnd, phase, tree, res))
     from search.replay.timeline import sequential_labels
-    seq = sequential_labels(tree, {})  # struck retries, "R1 ▸" where a revision begins
+    seq = sequential_labels(tree, {})  # struck retries, "R2 ▸" where round 2 begins
     labels = dict(seq)
     for nid, (text, score) in revise_steps.node_labels(rnd, phase, tree).items():
         labels[nid] = (seq.get(nid, text), score)  # the score under the step, its mark kept
@@ -209,11 +220,15 @@ if REVISE:
     presenter.chart(left, fig, key="ms_tree")
     left.caption(_("Highlighted: the round's chain (sample), the steps the verifier scored "
                    "(verify; beside each its score, ✗ the doubted one), the steps kept up to "
-                   "the cut point (cut). R1, R2...: where each revision begins."))
+                   "the cut point (cut). R2, R3...: where round 2, 3... begins (round 1 is the "
+                   "first chain)."))
     if last:
         right.markdown(_("**Answer {answer}** (rule: {rule}; revised wrong→right {a}, "
                          "right→wrong {b})").format(
-            answer=md(res.answer or "–"), rule=res.config.get("rule"),
+            answer=md(res.answer or "–"),
+            rule=(_(revise_steps.RULE_NAMES[res.config["rule"]])
+                  if res.config.get("rule") in revise_steps.RULE_NAMES
+                  else md(res.config.get("rule"))),
             a=res.extra.get("wrong_to_right", 0), b=res.extra.get("right_to_wrong", 0)))
 elif BEAM:
     step = parts[i]

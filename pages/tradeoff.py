@@ -189,10 +189,12 @@ if ways:
                 t=students["target"], a=students["a"]["accuracy"], w1=win[1],
                 w2=win[10 ** 6], q=flops(q)))
         else:
-            st.markdown(_("The two students reach {t:.1%}. At 1 query **{w1}** costs less; "
-                          "at a million, **{w2}**. They cost the same at about {q} "
-                          "queries.").format(t=students["target"], w1=win[1], w2=win[10 ** 6],
-                                             q=flops(q)))
+            st.markdown(_("Both students reach the target {t:.1%}: Student A answers at once "
+                          "with {a:.1%}, Student B thinks more and reaches {b:.1%}. At 1 query "
+                          "**{w1}** costs less; at a million, **{w2}**. They cost the same at "
+                          "about {q} queries.").format(
+                t=students["target"], a=students["a"]["accuracy"],
+                b=students["b"]["accuracy"], w1=win[1], w2=win[10 ** 6], q=flops(q)))
 else:
     st.info(_("No checkpoint reaches {t:.0%} within the measured budgets.").format(t=target))
 

@@ -61,7 +61,8 @@ STRATEGY_HELP = N_(
 STRATEGY_HELP_SEQ = N_(
     "**verify and revise** (thinking longer): sample one chain, let the scorer find the first "
     "step it doubts, cut the chain there and resample from that point, up to R rounds; each "
-    "revision branches from its cut point, labelled R1, R2....  \n**budget forcing** "
+    "revision branches from its cut point, labelled R2, R3... (round 1 is the first chain). "
+    " \n**budget forcing** "
     "(thinking longer, s1): one chain made to think for a token budget: where it would end "
     "early the cue `Wait, ` is written (↪) and it goes on; when the budget runs out the "
     "answer line is forced. Only a model trained to retry (the self-correcting arithmetic "

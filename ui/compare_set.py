@@ -17,12 +17,37 @@ from search.tree import SearchResult
 from search.replay.timeline import equal_budget, state_at, total_tokens
 
 __all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS", "token_gap",
-           "token_sentence", "THINK_PRESET"]
+           "token_sentence", "THINK_PRESET", "think_task"]
 
 # "Think longer" beside "think wider" (issue 23 item 5): one chain made to think longer (budget
 # forcing, thinking tokens), one chain revised in rounds (revise, rounds R), and chains side by
 # side voted (majority, chains N); the page cuts them at equal generated tokens.
 THINK_PRESET = (("budget_forcing", 128), ("revise", 4), ("majority", 4))
+
+
+
+def think_task(current: str, problem: str = "") -> str:
+    """The task the "Think longer or think wider?" preset runs on (a ``search.tasks.TASKS``
+    name): ``current`` when its model has a continuation cue (budget forcing, s1, forces a
+    continuation only then), else the first registered task with a cue that reads ``problem``
+    (``Task.canonical`` raises no ProblemError; any problem when ``problem`` is empty), else
+    ``current`` (then budget forcing forces nothing, and the page says so). Issue 23 trial:
+    the preset left plain Arithmetic, whose model has no cue."""
+    from search.tasks import TASKS, get_task
+    if get_task(current).continuation_cue:
+        return current
+    for name in TASKS:
+        task = get_task(name)
+        if not task.continuation_cue:
+            continue
+        try:
+            if problem:
+                task.canonical(problem)
+        except ValueError:
+            continue
+        return name
+    return current
+
 
 COLUMNS = ["strategy", "problems", "accuracy_equal", "ci_low_equal", "ci_high_equal",
            "tokens_equal", "accuracy_uncut", "ci_low_uncut", "ci_high_uncut", "tokens_uncut"]

@@ -150,27 +150,30 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
 
 
 def thinking_rows(tree, nid: int) -> list[tuple[str, str]]:
-    """Rows for thinking longer (``search.analysis.sequential.marks``): a step a retry takes back, a
-    retry step, retries on the path to the node, the revision round a step opens, a step
-    written after a forced continuation. None of them for other nodes."""
+    """Rows for thinking longer (``search.analysis.sequential.marks``): a step a retry takes back
+    ("taken back"), a retry step ("retry step"; two names, not both "retry"), retries on the
+    path to the node, the revision round a step opens (counted from 1, the first chain being
+    round 1, as the tree's R marks), a step written after the n-th forced continuation
+    ("forced continuation: #n", not "no. n", which read as "no"). None for other nodes."""
     from search.analysis.sequential import marks
     m, rows = marks(tree), []
     if nid in m["retracted"]:
-        rows.append((_("retry"), _("taken back by the retry after it (struck through)")))
+        rows.append((_("taken back"), _("yes: the retry step after it takes it back (struck "
+                                        "through)")))
     if nid in m["retries"]:
-        rows.append((_("retry"), _("yes: this step takes back the one before it")))
+        rows.append((_("retry step"), _("yes: this step takes back the one before it")))
     on_path = sum(1 for i in tree.path_to(nid) if i in m["retries"])
     if on_path:
         rows.append((_("retries on the path"), f"{on_path}"))
-    if nid in m["rounds"]:
+    if nid in m["rounds"]:  # rounds counted from 1, the first chain being round 1 (the tree's R)
         rev = next((r for r in tree.revisions if r["round"] == m["rounds"][nid]), None)
         rows.append((_("revision round"), _("{r}: resampled from node #{cut} after the "
                                             "verifier doubted node #{doubted}").format(
-            r=m["rounds"][nid], cut=rev["cut"] if rev else "?",
+            r=m["rounds"][nid] + 1, cut=rev["cut"] if rev else "?",
             doubted=rev["doubted"] if rev else "?")))
     if nid in m["forced"]:
-        rows.append((_("forced continuation"), _("no. {n}: the chain would have ended; the "
-                                                 "cue was written and it went on").format(
+        rows.append((_("forced continuation"), _("#{n}: the chain would have ended; the cue "
+                                                 "was written and it went on").format(
             n=m["forced"][nid])))
     return rows
 

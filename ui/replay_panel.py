@@ -293,7 +293,9 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
         presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
                                      abstained=vr.abstained, weighted=tv.weighted, right=tv.right),
                         key="tree_tally", config=SMALL_CONFIG)
-        st.caption(answer_rule(res) + " " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE)))
+        from search.replay.timeline import answered_by_vote
+        st.caption(answer_rule(res) + (" " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE))
+                                       if answered_by_vote(res) else ""))
         node_panel(res, state, nid, policy, on_edit)
     if end_of_play:
         st.rerun()  # the whole page: drops the timer, Pause turns back into Play

@@ -181,7 +181,10 @@ STRIKE = "\u0336"  # the combining long stroke of ``search.tree.strike``: a retr
 FORCED = "↪ "      # before the step written after a forced continuation
 # The legend's names of those marks (the struck word is itself struck through)
 MARK_NAMES = {"retracted": N_("s̶t̶e̶p̶: taken back by a retry"),
-              "forced": N_("↪ step: written after a forced continuation")}
+              "forced": N_("↪ step: written after a forced continuation"),
+              "round": N_("R2 ▸ step: the first step of revision round 2 (round 1: the first "
+                          "chain)")}
+ROUND_MARK = " ▸ "  # after a revision round's mark ("R2 ▸ ", "第2轮 ▸ ")
 # Marks a page puts before a step's text ("R2 ▸ ", "第2轮 ▸ ", "↪ "): kept whole when the text
 # after them is shortened, so the gist never drops them.
 _LEAD_MARKS = re.compile(r"^(?:\S+ ▸ |↪ )+")
@@ -503,7 +506,9 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # found the struck-through step and the ↪ unexplained on the budget forcing tree).
     texts = [v[0] if isinstance(v, tuple) else str(v) for v in labels.values()]
     for shown, name in ((any(STRIKE in t for t in texts), _(MARK_NAMES["retracted"])),
-                        (any(FORCED in t for t in texts), _(MARK_NAMES["forced"]))):
+                        (any(FORCED in t for t in texts), _(MARK_NAMES["forced"])),
+                        (any(_LEAD_MARKS.match(t) and ROUND_MARK in _LEAD_MARKS.match(t).group()
+                             for t in texts), _(MARK_NAMES["round"]))):
         if shown:
             traces.append(trace(x=[None], y=[None], mode="markers", name=name,
                                 marker=dict(size=1, color="rgba(0,0,0,0)"), hoverinfo="skip",

@@ -113,8 +113,10 @@ def task_marks(tree: SearchTree) -> tuple[dict, list]:
 
 def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     """``labels`` with the marks of thinking longer (``search.analysis.sequential.marks``): a step a
-    retry takes back struck through, the first step of revision round r prefixed "R{r} ▸"
-    (one prefix per round, in order, where several rounds' first steps merged: "R1 ▸ R2 ▸"),
+    retry takes back struck through, the first step of revision r (the ``revise`` event's
+    round, 1 for the first revision) prefixed "R{r+1} ▸": rounds are numbered from 1, the first
+    chain being round 1, as on the Step by step page (one prefix per round, in order, where
+    several rounds' first steps merged: "R2 ▸ R3 ▸"),
     the step written after a forced continuation prefixed "↪". Other labels unchanged."""
     from search.analysis.sequential import marks
     from search.tree import node_label, strike
@@ -127,7 +129,7 @@ def sequential_labels(tree: SearchTree, labels: dict) -> dict:
     for nid, n in m["forced"].items():
         out[nid] = "↪ " + out.get(nid, node_label(tree.nodes[nid]))
     for nid, rs in m["round_list"].items():
-        out[nid] = "".join(_("R{r} ▸ ").format(r=r) for r in rs) + out.get(
+        out[nid] = "".join(_("R{r} ▸ ").format(r=r + 1) for r in rs) + out.get(
             nid, node_label(tree.nodes[nid]))
     return out
 
@@ -271,15 +273,32 @@ class TallyView:
     right: Optional[list]
 
 
+def answered_by_vote(result: SearchResult) -> bool:
+    """Whether the run's answer is the tally's vote (so a tie and the tie rule matter): False
+    where another rule picks it (MCTS by visits, beam and DVTS by best score unless their
+    ``final`` is "vote", Tree of Thoughts by value, best-of-N by the verifier, verify and revise
+    by its ``last`` or ``best`` revision, budget forcing's one chain). Issue 23 trial: a tie
+    between four answers was noted under a revise run that answered with its last revision."""
+    final = result.config.get("final")
+    if result.strategy in ("mcts", "beam", "dvts"):
+        return final == "vote"
+    if result.strategy == "revise":
+        return result.config.get("rule", "last") == "vote"
+    return result.strategy not in TOT + ("best_of_n", "budget_forcing")
+
+
 def tally_view(result: SearchResult, state: "ReplayState") -> TallyView:
     """The tally of ``state`` (a replay of ``result``) as the pages draw it: weighted votes
     (beam, DVTS, weighted vote) as weight sums, Tree of Thoughts as chain counts (its votes are
-    weighted by value: the sums would read as counts) with no tie, others as vote counts."""
+    weighted by value: the sums would read as counts) with no tie, others as vote counts; no tie
+    either where the answer is not the vote's (``answered_by_vote``)."""
     vr = state.votes
     tally, weighted, tied = dict(vr.tally), is_weighted(result), list(vr.tied)
     if result.strategy in TOT:
         tally = dict(Counter(v["answer"] for v in state.tree.votes if v["answer"] is not None))
         weighted, tied = False, []
+    if not answered_by_vote(result):
+        tied = []  # no vote chose the answer: a tie among the bars decides nothing
     right = None if result.task == "arithmetic" or not judged(
         result.task, result.problem, result.gold) else [
         a for a in tally if is_right(result.task, result.problem, a, result.gold)]

@@ -38,24 +38,25 @@ def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F
         box.press("Enter")
         expect(page.locator(key("ms_go") + " button")).to_be_enabled(timeout=PAGE_TIMEOUT)
         click(page, "ms_go")
-        first = wait_label(page, r"^Round 0 of \d+ · sample$")
-        n = int(re.search(r"of (\d+)", first).group(1))
-        assert n >= 1, first  # at least one revision on this problem (bundled model, seed 0)
+        # rounds numbered from 1, of R (Rounds R, 4 by default): the first chain is round 1
+        first = wait_label(page, r"^Round 1 of \d+ · sample$")
+        n = int(re.search(r"of (\d+)", first).group(1)) - 1
+        assert n >= 1, first  # R >= 2 on this problem (bundled model, seed 0)
         for r in range(0, n + 1):
             for j, phase in enumerate(PHASES):
                 if (r, j) != (0, 0):
                     click(page, "ms_step")
-                wait_label(page, rf"^Round {r} of {n} · {phase}$")
+                wait_label(page, rf"^Round {r + 1} of {n + 1} · {phase}$")
                 if phase == "verify":
                     sent = wait_label(page, r"The verifier scores each step")
                     # the doubted step named by its place, text and id (timeline.step_name)
-                    assert re.search(rf"doubts step \d+ of round {r}: .+ \(node #\d+\)",
+                    assert re.search(rf"doubts step \d+ of round {r + 1}: .+ \(node #\d+\)",
                                      sent) or ("accepts" in sent), sent
                 if r >= 1:  # the revision's first step is labelled with its round (the
                     # figure may still be the last phase's for a moment: wait for the redraw)
                     deadline = time.monotonic() + UI_TIMEOUT / 1000
                     svg = page.locator(key("ms_tree") + " svg text")
-                    while not any(f"R{r} ▸" in t for t in svg.all_text_contents()):
+                    while not any(f"R{r + 1} ▸" in t for t in svg.all_text_contents()):
                         assert time.monotonic() < deadline, svg.all_text_contents()
                         time.sleep(0.3)
                 if phase == "cut" and r < n:
@@ -63,7 +64,7 @@ def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F
                 snap(page, shots, f"revise_round{r}_{j + 1}_{phase}")
         expect(page.get_by_text(re.compile(r"^Answer .+ \(rule: "))).to_be_visible()
         click(page, "ms_back")
-        wait_label(page, rf"^Round {n} of {n} · verify$")
+        wait_label(page, rf"^Round {n + 1} of {n + 1} · verify$")
     finally:
         try:
             page.screenshot(path=str(shots / "revise_last.png"), timeout=10_000)

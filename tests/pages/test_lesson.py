@@ -487,3 +487,16 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
                 f"come from checking the answers at all, the other "
                 f"{100 * (longer - wider) - k:.1f} from the checker also pointing at the first "
                 "wrong step") in text
+
+
+def test_the_readme_counts_the_lessons_steps():
+    """Issue 23 trial: the README said the Lesson has six steps; it has eight (``STEPS``)."""
+    import re
+    from pathlib import Path
+
+    from ui.lesson import STEPS
+    words = {6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"\*\*Lesson\*\* — a 10-minute guided walk for a class, (\w+) steps", readme)
+    assert said, "the README's Lesson entry"
+    assert said.group(1) == words[len(STEPS)], (said.group(1), len(STEPS))

@@ -297,7 +297,7 @@ class PseudoChinese(dict):
         return self.fake(key)
 
 
-@pytest.mark.parametrize("strategy", ["mcts", "beam"])
+@pytest.mark.parametrize("strategy", ["mcts", "beam", "revise"])
 def test_every_string_on_the_step_page_goes_through_the_catalogue(strategy, monkeypatch):
     import i18n
     from tests.pages.test_i18n import _proto_texts, _table_texts, english_left
@@ -324,7 +324,8 @@ def test_every_string_on_the_step_page_goes_through_the_catalogue(strategy, monk
         at.run()
         at.button(key="ms_go").click().run()
         assert not at.exception, at.exception
-        _, res, parts = at.session_state["ms_beam_run" if strategy == "beam" else "ms_run"]
+        _, res, parts = at.session_state[{"beam": "ms_beam_run", "revise": "ms_rev_run"}.get(
+            strategy, "ms_run")]
         model = [n.text for n in res.tree.nodes.values()] + [res.problem]
         n = len(positions(parts)) if strategy == "mcts" else 3 * len(parts)
         left: set = set()

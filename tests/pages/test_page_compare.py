@@ -189,8 +189,15 @@ def test_think_longer_beside_think_wider_at_equal_tokens():
     Run all the page gives every whole run's tokens and names the one that used the most."""
     from ui.compare_set import THINK_PRESET
     at = open_compare({"cmp_problem": "31*6-40+(3+1)"})
+    assert at.session_state["task"] == "arithmetic"
     at.button(key="cmp_think").click().run()
     assert not at.exception, at.exception
+    # plain Arithmetic's model has no continuation cue, so budget forcing would force nothing
+    # (issue 23 trial): the preset moves to the self-correcting task and says so
+    assert at.session_state["task"] == "arithmetic_retry"
+    assert any(m.startswith("Task switched from Arithmetic to Arithmetic (self-correcting "
+                            "model)") and "`Wait,`" in m for m in texts(at.info)), texts(at.info)
+    assert not [m for m in texts(at.warning) if m.startswith("Budget forcing forces nothing")]
     assert [at.selectbox(key=w(f"cmp_s{i}")).value for i in range(3)] == \
         [s for s, _b in THINK_PRESET] == ["budget_forcing", "revise", "majority"]
     assert [at.number_input(key=w(f"cmp_b{i}")).value for i in range(3)] == \
@@ -210,6 +217,18 @@ def test_think_longer_beside_think_wider_at_equal_tokens():
         assert "the same number of tokens" in line
     assert at.slider(key="cmp_budget").value == min(totals)
     assert f"after {min(totals):,} tokens" in line
+    assert results[0].task == "arithmetic_retry"
+
+
+def test_budget_forcing_on_a_task_without_a_cue_is_said_to_force_nothing():
+    """Budget forcing picked by hand on plain Arithmetic (no continuation cue): a warning says
+    it forces nothing there; another strategy gets none."""
+    at = open_compare({"cmp_problem": "8*7+6"})
+    at.selectbox(key=w("cmp_s0")).set_value("budget_forcing").run()
+    said = [m for m in texts(at.warning) if m.startswith("Budget forcing forces nothing")]
+    assert len(said) == 1 and "Arithmetic task" in said[0], texts(at.warning)
+    at.selectbox(key=w("cmp_s0")).set_value("majority").run()
+    assert not [m for m in texts(at.warning) if m.startswith("Budget forcing forces nothing")]
 
 
 def test_token_gap_names_the_run_that_used_more():

@@ -25,14 +25,14 @@ def test_a_revise_run_shows_its_rounds_in_the_tree_summary_and_inspector():
     from search.analysis.sequential import marks
     m = marks(res.tree)
     assert len(m["rounds"]) == len(res.tree.revisions) == x["rounds_used"] - 1
-    for r in m["rounds"].values():
-        assert f"R{r} ▸" in text
+    for r in m["rounds"].values():  # counted from 1: the first revision is round 2
+        assert f"R{r + 1} ▸" in text
     # the inspector of the first step of round 1 says where it was cut
     nid = next(i for i, r in m["rounds"].items() if r == 1)
     at.number_input(key="tree_node").set_value(nid).run()
     table = next(t for t in texts(at.markdown) if t.startswith("| property | node #"))
     cut = res.tree.revisions[0]["cut"]
-    assert f"| revision round | 1: resampled from node #{cut}" in table
+    assert f"| revision round | 2: resampled from node #{cut}" in table
 
 
 def _label(at) -> str:
@@ -80,29 +80,63 @@ def test_step_by_step_walks_a_revise_run_round_by_round():
     _, res, rs = at.session_state["ms_rev_run"]
     assert res.strategy == "revise" and len(rs) == res.extra["rounds_used"] >= 2
     stops = positions(rs)
+    R = res.config["rounds"]
+    assert R == 4
+    # the verifier the run used, its threshold, and (not the exact checker) its caveat
+    assert at.selectbox(key="ms_verifier").value == "prm"
+    assert res.config["scorer"] in ("prm", "prm_last")  # the PRM's default aggregate
+    said = " ".join(texts(at.caption))
+    assert ("Verifier: **learned PRM, last step's score**, threshold 0.50" in said
+            and "it can doubt a right step and accept a wrong chain" in said), said
+    from ui.revise_steps import checker_verdict
+    from search.scoring import ExactChecker
+    verdicts = 0
     for n, (i, p) in enumerate(stops):
         if n:
             at.button(key="ms_step").click().run()
             assert not at.exception, at.exception
-        assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
+        # numbered from 1, of R (before: "Round 0 of 3" with R = 4)
+        assert _label(at).startswith(f"**Round {rs[i].index + 1} of {R} · {p}**")
         said = " ".join(texts(at.markdown))
         # a step is named by its place and text, the id second (before: "node #6" alone)
         tree = res.tree
         if p == "verify" and rs[i].doubted is not None:
             n = tree.nodes[rs[i].doubted]
-            assert (f"doubts step {n.depth} of round {rs[i].index}: `{n.text}` "
+            assert (f"doubts step {n.depth} of round {rs[i].index + 1}: `{n.text}` "
                     f"(node #{n.id})**") in said, said
+            right = ExactChecker().step_scores(tree, n.id)[-1] == 1.0  # brute: the checker
+            assert checker_verdict(res, tree, n.id) is right
+            assert (f"The exact checker: this step is **{'right' if right else 'wrong'}**"
+                    in said), said
+            verdicts += 1
+        if p == "verify" and rs[i].doubted is None:
+            right = ExactChecker().score(tree, rs[i].leaf) == 1.0
+            assert (f"The exact checker: this chain is **{'right' if right else 'wrong'}**"
+                    in said), said
+            verdicts += 1
         if p == "cut" and rs[i].next_cut == 0:
             assert "**Cut** at the problem:" in said, said
         elif p == "cut" and rs[i].next_cut is not None:
             n = tree.nodes[rs[i].next_cut]
-            assert (f"**Cut** at step {n.depth} of round {rs[i].index}: `{n.text}` "
+            assert (f"**Cut** at step {n.depth} of round {rs[i].index + 1}: `{n.text}` "
                     f"(node #{n.id})") in said, said
+    assert verdicts == len(rs)
     assert at.button(key="ms_step").disabled
     assert any(m.startswith(f"**Answer {res.answer}** (rule: ") for m in texts(at.markdown))
     at.button(key="ms_back").click().run()
     i, p = stops[-2]
-    assert _label(at).startswith(f"**Round {rs[i].index} of {len(rs) - 1} · {p}**")
+    assert _label(at).startswith(f"**Round {rs[i].index + 1} of {R} · {p}**")
+    # the exact checker can be chosen: the run uses it, no caveat and no second verdict
+    at.selectbox(key="ms_verifier").set_value("checker").run()
+    at.button(key="ms_go").click().run()
+    assert not at.exception, at.exception
+    _, res2, rs2 = at.session_state["ms_rev_run"]
+    assert res2.config["scorer"] == "checker"
+    said = " ".join(texts(at.caption))
+    assert "Verifier: **exact checker: perfect process verifier**" in said, said
+    assert "it can doubt a right step" not in said
+    at.button(key="ms_end").click().run()
+    assert not any("The exact checker:" in m for m in texts(at.markdown))
 
 
 def test_budget_forcing_without_a_continuation_cue_says_why_nothing_was_forced():

@@ -410,7 +410,8 @@ def test_difficulty_bins_come_from_validation_quantiles():
 def test_a_revision_whose_first_step_merges_into_an_earlier_rounds_node_keeps_both_marks():
     """The defect test_browser_sequential found: round 2 resamples from the same cut as round 1
     and writes the same first step, so it merges into round 1's node; that node is marked with
-    both rounds ("R1 ▸ R2 ▸"), not only with the first (R2 was never drawn)."""
+    both rounds ("R2 ▸ R3 ▸": rounds counted from 1, the first chain being round 1, as the
+    Step by step page's counter; issue 23 trial), not only with the first."""
     from search.replay.timeline import sequential_labels
     from search.analysis.sequential import marks
     pol = ChainScript(["8*7=56\n56+6=61\nAnswer: 61", "56+6=63\nAnswer: 63",
@@ -423,7 +424,7 @@ def test_a_revision_whose_first_step_merges_into_an_earlier_rounds_node_keeps_bo
     assert r.tree.path_to(r.extra["revisions"][2]["leaf"])[1] == b  # merged
     m = marks(r.tree)
     assert m["round_list"][b] == [1, 2] and m["rounds"][b] == 1
-    assert sequential_labels(r.tree, {})[b].startswith("R1 ▸ R2 ▸ ")
+    assert sequential_labels(r.tree, {})[b].startswith("R2 ▸ R3 ▸ ")
 
 
 def test_the_tree_legend_names_the_marks_of_thinking_longer():
@@ -446,4 +447,58 @@ def test_the_tree_legend_names_the_marks_of_thinking_longer():
                      Sampling(max_depth=10), gold="62", task=RETRY)
     names = {t.name for t in tree_figure(r2.tree, labels=sequential_labels(r2.tree, {})).data
              if t.showlegend}
-    assert not {MARK_NAMES["retracted"], MARK_NAMES["forced"]} & names
+    assert not {MARK_NAMES["retracted"], MARK_NAMES["forced"], MARK_NAMES["round"]} & names
+
+
+def test_the_tree_legend_names_the_revision_round_mark():
+    """Issue 23 trial: "R2 ▸" on a revise tree had no legend entry. A tree whose labels carry
+    a round mark (even with the step text shortened after it) names it; one without does not."""
+    from viz.tree import MARK_NAMES, tree_figure
+    pol = ChainScript(["8*7=56\n56+6=61\nAnswer: 61", "56+6=62\nAnswer: 62"])
+    r = run_revise("8*7+6", pol, ReviseConfig(rounds=2), gold="62",
+                   scorer=make_scorer("checker"))
+    from search.replay.timeline import sequential_labels
+    labels = sequential_labels(r.tree, {})
+    assert any(t.startswith("R2 ▸ ") for t in labels.values()), labels
+    names = {t.name for t in tree_figure(r.tree, labels=labels).data if t.showlegend}
+    assert MARK_NAMES["round"] in names
+    names = {t.name for t in tree_figure(r.tree, labels={}).data if t.showlegend}
+    assert MARK_NAMES["round"] not in names
+
+
+def test_the_inspector_names_its_thinking_rows_apart_and_numbers_forced_continuations():
+    """Issue 23 trial: "forced continuation: no. 1: ..." read as "no", and the taken-back step
+    and the retry step were both a row called "retry". Rows are named apart; the n-th forced
+    continuation reads "#n"."""
+    from search.analysis.sequential import marks
+    from ui.node_panel import thinking_rows
+    pol = StepScript(["8*7=56", "56+6=62", "Answer: 62", "56+6=62", "Answer: 62",
+                      "56+6=62", "Answer: 62"])
+    r = run_forcing("8*7+6", pol, BudgetForcingConfig(budget=80, max_forced=2),
+                    Sampling(max_depth=10), gold="62", task=RETRY)
+    m = marks(r.tree)
+    rows = {nid: dict(thinking_rows(r.tree, nid)) for nid in r.tree.nodes}
+    assert m["forced"] and m["retracted"] and m["retries"], m
+    for nid, n in m["forced"].items():
+        assert rows[nid]["forced continuation"].startswith(f"#{n}: the chain would have ended")
+    for nid in m["retracted"]:
+        assert "taken back" in rows[nid] and "retry" not in rows[nid]
+    for nid in m["retries"]:
+        assert rows[nid]["retry step"].startswith("yes: this step takes back")
+    assert all("retry" not in rs for rs in rows.values())
+
+
+@pytest.mark.parametrize("rule,tie_shown", [("last", False), ("best", False), ("vote", True)])
+def test_no_vote_tie_where_the_answer_was_not_chosen_by_a_vote(rule, tie_shown):
+    """Issue 23 trial: under the rule "last revision" the tally noted "tie between 126, 196,
+    66, 97", a vote's tie that chose nothing. Four revisions with four different answers tie in
+    the tally; the tie is kept only where the rule is the vote."""
+    from search.replay.timeline import answered_by_vote, state_at, tally_view, total_tokens
+    pol = ChainScript(["8*7=56\n56+6=61\nAnswer: 61", "56+6=63\nAnswer: 63",
+                       "56+6=64\nAnswer: 64", "56+6=65\nAnswer: 65"])
+    r = run_revise("8*7+6", pol, ReviseConfig(rounds=4, rule=rule), gold="62",
+                   scorer=make_scorer("checker"))
+    state = state_at(r, total_tokens(r))
+    assert len(state.votes.tied) == 4  # the tally itself ties (brute: four answers, 1 vote each)
+    assert answered_by_vote(r) is tie_shown
+    assert tally_view(r, state).tied == (state.votes.tied if tie_shown else [])
