@@ -179,6 +179,7 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--skip-vllm", action="store_true")
     ap.add_argument("--skip-beam", action="store_true")
+    ap.add_argument("--skip-vote", action="store_true", help="time the beam search only")
     ap.add_argument("--dtype", default="float32",
                     help="the local backend's weights (vLLM runs float32): float32 or bfloat16")
     ap.add_argument("--hf-dir", type=Path, default=DEFAULT_HF_DIR)
@@ -225,7 +226,8 @@ def main(argv=None) -> int:
                                  "freeform")
             remote.prompt_style = local.prompt_style  # the same prompt on both sides
         runs: list[dict] = []
-        plan = [("majority", a.chains)] + ([] if a.skip_beam else [("beam", a.width)])
+        plan = ([] if a.skip_vote else [("majority", a.chains)]) + \
+            ([] if a.skip_beam else [("beam", a.width)])
         for rnd in range(a.rounds):
             for strategy, budget in plan:
                 sides = [("local", local), ("vllm", remote)]
