@@ -49,10 +49,11 @@ def one_chain_accuracy(policy: Policy, task: str, temperature: float,
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def verdict(rows: dict) -> str:
+def verdict(rows: dict, tuned: bool = False) -> str:
     """One sentence: does retry data beat error-free data here (Physics of LMs 2.2's claim), by
     the held-out rows of ``write_retry_card``: "better"/"worse" only where the two 95%
-    intervals do not overlap, else "no clear difference"."""
+    intervals do not overlap, else "no clear difference". ``tuned``: the retry rate was chosen
+    on validation (:func:`rate_choice_line`), else it is called untuned."""
     out = []
     for temp, name in ((0.0, "greedy"), (EVAL["temperature"], f"T={EVAL['temperature']}")):
         r, p = rows[f"retry@{temp}"], rows[f"plain@{temp}"]
@@ -67,7 +68,9 @@ def verdict(rows: dict) -> str:
     return ("**Result on held-out**, " + "; ".join(out) + ". Physics of LMs 2.2 found retry "
             "data better than the same data without retries at equal tokens; where this card says "
             "otherwise, "
-            "this small model and this (untuned) retry rate did not reproduce it.")
+            "this small model and this "
+            + ("retry rate (the best of those tried on validation)" if tuned else
+               "(untuned) retry rate") + " did not reproduce it.")
 
 
 def rate_choice_line(out_dir: Path, rate: float) -> str:
@@ -164,7 +167,7 @@ CI: {CI_METHOD}.
 {line(f"retry@{EVAL['temperature']}", f"retry model, T={EVAL['temperature']}")}
 {line(f"plain@{EVAL['temperature']}", f"plain model, T={EVAL['temperature']}")}
 
-{verdict(rows)}
+{verdict(rows, 'chosen on the validation split' in rate_choice_line(out_dir, rt.retry_rate))}
 
 ## Limits
 As the plain model: only this task's alphabet, no problems far outside the training mix.
