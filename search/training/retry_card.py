@@ -127,6 +127,8 @@ def write_retry_card(out_dir: Path, policy: Policy, problems: int = EVAL["proble
                 f"{r['chains_with_retry']} | {r['retried_and_valid']} | {r['abstained']} | "
                 f"{r['tokens_per_chain']:.1f} |")
     cfg, shape = log["config"], log["shape"]
+    choice_line = rate_choice_line(out_dir, rt.retry_rate)  # read once: the line and the verdict
+    tuned = "chosen on the validation split" in choice_line
     text = f"""# arith-retry-tiny: the self-correcting arithmetic model
 
 A {log['parameters'] / 1e6:.2f} M-parameter GPT-2 ({shape['n_layer']} layers, width {shape['n_embd']},
@@ -144,7 +146,7 @@ Budget forcing writes `Wait, ` as its continuation cue for this model.
   states a wrong result with probability {rt.step_noise}, carried on), plus retries: each
   operation step the teacher states correctly is, with probability {rt.retry_rate}, first written with a
   wrong result (off by 1..{rt.max_slip}) and retried on the next line with the right one.
-- {rate_choice_line(out_dir, rt.retry_rate)}
+- {choice_line}
 - Same number of training tokens as the plain model: {matched.get('stream_tokens', log.get('tokens_seen')):,} tokens
   (prompt + chain + end token) in {log['steps_done']} steps x batch {cfg['batch_size']}, against the plain
   model's {matched.get('reference_tokens', 'n/a'):,} in {plain_log['steps_done']} steps (retry chains are longer, so fewer steps);
@@ -167,7 +169,7 @@ CI: {CI_METHOD}.
 {line(f"retry@{EVAL['temperature']}", f"retry model, T={EVAL['temperature']}")}
 {line(f"plain@{EVAL['temperature']}", f"plain model, T={EVAL['temperature']}")}
 
-{verdict(rows, 'chosen on the validation split' in rate_choice_line(out_dir, rt.retry_rate))}
+{verdict(rows, tuned)}
 
 ## Limits
 As the plain model: only this task's alphabet, no problems far outside the training mix.
