@@ -13,6 +13,18 @@ from search.analysis import pool_cache
 from search.analysis.pools import sample_pools
 from search.tasks import Problem, get_task
 
+
+@pytest.fixture(autouse=True)
+def no_notes_left_behind():
+    """The cache's notes are process-wide (one line per problem met, for the pages): clear
+    them around each test here, so a page test later in the same process does not show a
+    damaged file these tests made on purpose (it did, in a 中文 page test under xdist)."""
+    with pool_cache._LOCK:
+        pool_cache._NOTES.clear()
+    yield
+    with pool_cache._LOCK:
+        pool_cache._NOTES.clear()
+
 PROBLEMS = [Problem("3+4", "7", 1), Problem("2*5", "10", 1), Problem("9-6", "3", 1)]
 
 
