@@ -24,8 +24,11 @@ agree with brute force over `itertools.combinations` to float precision.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import threading
+from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
@@ -33,6 +36,7 @@ from statistics import NormalDist
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from i18n import N_
 
@@ -434,6 +438,22 @@ WEIGHTED_EXACT_LIMIT = 20_000  # enumerate every k-subset when C(n, k) is at mos
 WEIGHTED_MC_SUBSETS = 4_000    # else average over this many uniformly random k-subsets
 WEIGHTED_TIE_RTOL = 1e-12      # weight totals this close (relative) count as a tie
 _BLOCK = 4_096                 # subsets per vectorised block (memory: block x k x classes)
+_EXACT_BLOCK = _BLOCK          # exact enumeration: subsets per matrix product (the same blocks
+#                                sum in the same order as before: results bit for bit)
+
+
+def _credit(totals: np.ndarray, present: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Credit of each subset from its per-class score totals [C, S] (class-major: the
+    reductions over classes are then C vector operations) and which classes got a vote
+    [C, S] (bool): a tie of t classes (totals within ``WEIGHTED_TIE_RTOL`` relative) holding r
+    right ones earns r / t; a subset where every chain abstained earns 0. Returns [S]."""
+    totals = np.where(present, totals, -np.inf)
+    best = totals.max(axis=0)                    # -inf when every chosen chain abstained
+    tol = WEIGHTED_TIE_RTOL * np.maximum(1.0, np.abs(np.where(np.isfinite(best), best, 0.0)))
+    winners = present & (totals >= best - tol)
+    n_win = winners.sum(axis=0)
+    n_right = winners[right].sum(axis=0)
+    return np.where(n_win > 0, n_right / np.maximum(1, n_win), 0.0)
 
 
 def _weighted_credit(idx: np.ndarray, weight: np.ndarray, voted: np.ndarray,
@@ -441,15 +461,62 @@ def _weighted_credit(idx: np.ndarray, weight: np.ndarray, voted: np.ndarray,
     """Credit of each subset (rows of ``idx`` [S, k], chain indices) under the weighted vote:
     weight [n, C] (a chain's score in its answer class's column), voted [n, C] (one-hot of the
     class a chain votes for; abstentions all zero), right [C] (whether each class is right)."""
-    totals = weight[idx].sum(axis=1)             # [S, C] summed score per answer class
-    present = voted[idx].any(axis=1)             # [S, C] classes with a vote in the subset
-    totals = np.where(present, totals, -np.inf)
-    best = totals.max(axis=1, keepdims=True)     # -inf when every chosen chain abstained
-    tol = WEIGHTED_TIE_RTOL * np.maximum(1.0, np.abs(np.where(np.isfinite(best), best, 0.0)))
-    winners = present & (totals >= best - tol)
-    n_win = winners.sum(axis=1)
-    n_right = (winners & right[None, :]).sum(axis=1)
-    return np.where(n_win > 0, n_right / np.maximum(1, n_win), 0.0)
+    return _credit(weight[idx].sum(axis=1).T, voted[idx].any(axis=1).T, right)
+
+
+_SUBSET_CACHE_CELLS = 1_000_000  # a larger subset matrix (8 MB) is built for its call only
+
+
+def _subset_rows(n: int, k: int) -> np.ndarray:
+    """Every k-subset of range(n) as the rows of a 0/1 float64 matrix [C(n, k), n], in
+    ``itertools.combinations`` order (read-only; cached while it has at most
+    ``_SUBSET_CACHE_CELLS`` cells)."""
+    if math.comb(n, k) * n <= _SUBSET_CACHE_CELLS:
+        return _cached_subset_rows(n, k)
+    return _build_subset_rows(n, k)
+
+
+def _build_subset_rows(n: int, k: int) -> np.ndarray:
+    count = math.comb(n, k)
+    idx = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n), k)),
+                      dtype=np.int64, count=count * k).reshape(count, k)
+    rows = np.zeros((count, n), dtype=np.float64)
+    np.put_along_axis(rows, idx, 1.0, axis=1)
+    rows.setflags(write=False)
+    return rows
+
+
+_BLAS_LOCK = threading.Lock()
+_BLAS_STATE: dict = {"controller": None, "users": 0, "limiter": None}
+
+
+@contextmanager
+def _one_blas_thread():
+    """numpy's BLAS on one thread while inside (threadpoolctl), for the exact enumeration's
+    small matrix products: OpenBLAS splits a [C, n] x [n, 4096] product over every core, and
+    with the cores busy (a test run, a second session) its threads wait on each other; the
+    Train vs test grid took 51 s that way against 9 s on one thread (2 busy cores). Callers
+    on several threads share one limit: the first sets it, the last restores it."""
+    with _BLAS_LOCK:
+        st = _BLAS_STATE
+        if st["users"] == 0:
+            if st["controller"] is None:
+                st["controller"] = ThreadpoolController()
+            st["limiter"] = st["controller"].limit(limits=1, user_api="blas")
+        st["users"] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            st["users"] -= 1
+            if st["users"] == 0:
+                st["limiter"].restore_original_limits()
+                st["limiter"] = None
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_subset_rows(n: int, k: int) -> np.ndarray:
+    return _build_subset_rows(n, k)
 
 
 def weighted_vote_at_k(answers: Sequence[str | None], scores: Sequence[float], k: int,
@@ -511,16 +578,18 @@ def weighted_vote_at_k(answers: Sequence[str | None], scores: Sequence[float], k
     weight = np.where(voted, w[:, None], 0.0)
     total_subsets = math.comb(n, k)
     if total_subsets <= exact_limit:
-        combos = itertools.combinations(range(n), k)
+        # Every k-subset as a 0/1 row: one matrix product gives each subset's per-class totals
+        # and vote counts (the same sums as indexing the subsets' chains, in one BLAS call
+        # instead of a Python loop over itertools; 10x faster on the Train vs test grid).
+        rows = _subset_rows(n, k)
+        weight_t, voted_t = weight.T.copy(), voted.T.astype(np.float64)  # [C, n]
         acc, count = 0.0, 0
-        while True:
-            block = np.fromiter(itertools.chain.from_iterable(itertools.islice(combos, _BLOCK)),
-                                dtype=np.int64)
-            if block.size == 0:
-                break
-            block = block.reshape(-1, k)
-            acc += float(_weighted_credit(block, weight, voted, cls_right).sum())
-            count += block.shape[0]
+        with _one_blas_thread():
+            for start in range(0, total_subsets, _EXACT_BLOCK):
+                block = rows[start:start + _EXACT_BLOCK].T  # [n, S]: a view BLAS reads as is
+                acc += float(_credit(weight_t @ block, (voted_t @ block) > 0.5,
+                                     cls_right).sum())
+                count += block.shape[1]
         return acc / count, "exact"
     if mc_subsets < 1:
         raise ValueError(f"mc_subsets must be >= 1, got {mc_subsets}")
