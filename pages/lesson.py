@@ -1,13 +1,13 @@
 """Lesson (issue 10 item 1): a 10-minute guided walk for a class through test-time compute,
 every step live on the bundled arithmetic model. Layout only; the steps, their numbers and the
-"try it yourself" links are in ``ui.lesson``.
+"try it yourself" links are in ``ui.lesson``, the steps as drawn in ``ui.lesson_steps``.
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from i18n import _
-from ui import lesson, model_loading, page_frame, settings, wording
+from ui import lesson, lesson_steps, model_loading, page_frame, settings, wording
 
 PARAMS = lesson.params()
 PROBLEM_PX = 240  # the problem box's width (px): "5+(8-3)" and its arrow, a 20 px font
@@ -52,4 +52,4 @@ policy, error = model_loading.policy_or_none(lesson.TASK_NAME)
 if policy is None:
     st.error(error)
     st.stop()
-lesson.draw_step(i, policy, model_loading.model_key(lesson.TASK_NAME), ss[lesson.PROBLEM])
+lesson_steps.draw_step(i, policy, model_loading.model_key(lesson.TASK_NAME), ss[lesson.PROBLEM])

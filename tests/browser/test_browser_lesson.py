@@ -25,7 +25,7 @@ HEALTH_TIMEOUT = 60      # s: server up
 PAGE_TIMEOUT = 120_000   # ms: first render of a step (loads the model, samples 50x16 chains)
 UI_TIMEOUT = 60_000      # ms: one rerun after a click (a step's first runs on a busy CPU)
 VIEWPORT = {"width": 1280, "height": 720}
-# The figure every step draws (its plotly_chart key in ui.lesson), by step.
+# The figure every step draws (its plotly_chart key in ui.lesson_steps), by step.
 FIGURES = {1: "ls_fig_answer", 2: "ls_fig_vote_tally", 3: "ls_fig_dial", 4: "ls_fig_tree",
            5: "ls_fig_checker", 6: "ls_fig_fails_tally", 7: None, 8: None}  # 7, 8: numbers only
 

@@ -364,9 +364,9 @@ def test_step6_the_problem_selector_shows_the_problem_step6_runs(monkeypatch):
     """User trial: at step 6 the selector showed the teacher's problem (5+(8-3)) while the step
     runs its own (6*8-4). There it shows step 6's problem, disabled, with a caption saying so;
     back at step 5 it is the teacher's selector again, with the teacher's choice kept."""
-    from ui import lesson
-    for key in lesson.DRAW:  # the steps' figures are tested above; here only the selector
-        monkeypatch.setitem(lesson.DRAW, key, lambda *a: None)
+    from ui import lesson_steps
+    for key in lesson_steps.DRAW:  # the steps' figures are tested above; here only the selector
+        monkeypatch.setitem(lesson_steps.DRAW, key, lambda *a: None)
     at = new_lesson({"ls_step": "6", "ls_problem": "3*(27-6)"})
     assert at.session_state["ls_step"] == 6
     shown = [s for s in at.selectbox if s.label == "Problem"]

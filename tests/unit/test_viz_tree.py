@@ -507,7 +507,7 @@ def test_markers_never_cover_a_neighbouring_row_in_a_squeezed_tree(style_name, h
     chosen wrong answer's diamond. A marker, its outline and a diamond's longer reach
     included, stays within the spacing of the rows as drawn (rows 8-20 px apart here; below
     about 7 px a marker keeps 4 px, a visible dot, and the Lesson gives its trees the height
-    they need: ``ui.lesson.tree_px``)."""
+    they need: ``ui.lesson_steps.tree_px``)."""
     from search.tree import SearchTree
     from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE
     from viz.tree import SYMBOL_REACH
