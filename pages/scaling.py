@@ -18,24 +18,21 @@ import pandas as pd
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from search.analysis.adaptive import (ADAPTIVE_THRESHOLDS, CHOSEN, CHOSEN_CONFIDENT, SIM_ORDERS,
-                             adaptive_series, confident_series)
 from search.models.verifier import AGGREGATIONS
 from search.analysis.pools import budgets_up_to
 from search.analysis.scaling import WEIGHTED_EXACT_LIMIT, WEIGHTED_MC_SUBSETS
 from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
-from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_label, curve_rows,
-                           mean_chain_tokens, measured_series, verifier_readings)
-from ui import presenter, sequential_view
-from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, one_time_note,
-                         sampling_settings,
-                         write_url)
+from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_rows, mean_chain_tokens,
+                                    verifier_readings)
+from ui import adaptive_panel, measured_searches, presenter, sequential_view
+from ui.settings import (UrlParam, bind, current_task, flag, int_in, ints_of, joined, keys_of,
+                         one_of, one_time_note, sampling_settings, show_flag, write_url)
 from ui.wording import model_name
 from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
                           pool_controls, pool_params, pool_task, progressive, sample_or_stop,
-                          scorer_key, setup, value_scorers, verifier_key, verifier_kinds)
-from ui.sampling import cached_pool_series, cached_scored_pools, measured_runs, problem_key
+                          setup, value_scorers, verifier_key, verifier_kinds)
+from ui.sampling import cached_pool_series, cached_scored_pools, problem_key
 from viz.axes import pct_interval
 from viz.curves import DR_THRESHOLD, PALETTE, accuracy_figure, diminishing_returns
 
@@ -64,52 +61,23 @@ def shown_label(which: str, agg: str) -> str:
 
 AGG_SHORT = {"last": N_("last"), "min": N_("min"), "prod": N_("prod")}  # PRM aggregations
 HEAVY_CHAINS = 3200  # warn above this many chains on a CPU
-HEAVY_RUNS = 60      # warn above this many beam/MCTS/ToT runs on a CPU (~a minute)
-
-
-def _ints_of(choices: list[int]):
-    def parse(s: str) -> list[int]:
-        vals = [int(v) for v in s.split(",") if v.strip()]
-        bad = [v for v in vals if v not in choices]
-        if bad or not vals:
-            raise ValueError(f"each must be one of {choices}")
-        return sorted(set(vals))
-    return parse
-
-
-def _keys_of(choices: list[str]):
-    def parse(s: str) -> list[str]:
-        vals = [v for v in s.split(",") if v]
-        bad = [v for v in vals if v not in choices]
-        if bad:
-            raise ValueError(f"unknown {', '.join(bad)}; choose from {', '.join(choices)}")
-        return vals
-    return parse
-
-
-def _bool(s: str) -> bool:
-    return flag(s)
-
-
-def _join(vals) -> str:
-    return ",".join(str(v) for v in vals)
 
 
 PARAMS = [
     *pool_params("sc", 50, (PROBLEMS_MIN, PROBLEMS_MAX), 16, N_CHOICES),
     UrlParam("sc_x", "tokens", one_of(list(X_LABELS))),
     UrlParam("sc_budget", 4, int_in(1, max(N_CHOICES))),
-    UrlParam("sc_curves", list(DEFAULT_CURVES), _keys_of(list(POOL_CURVES)), _join),
+    UrlParam("sc_curves", list(DEFAULT_CURVES), keys_of(list(POOL_CURVES)), joined),
     UrlParam("sc_agg", DEFAULT_PRM_AGGREGATION, one_of(list(AGGREGATIONS))),
-    UrlParam("sc_vsearch", True, _bool, lambda v: "1" if v else "0"),
-    UrlParam("sc_vbeam", [1, 2, 4], _ints_of(VBEAM_CHOICES), _join),
-    UrlParam("sc_dvts", [4, 16], _ints_of(DVTS_CHOICES), _join),
-    UrlParam("sc_measured", False, _bool, lambda v: "1" if v else "0"),
-    UrlParam("sc_beam", [1, 2, 4], _ints_of(BEAM_CHOICES), _join),
-    UrlParam("sc_mcts", [4, 8], _ints_of(MCTS_CHOICES), _join),
-    UrlParam("sc_tot", [1, 5], _ints_of(TOT_CHOICES), _join),
+    UrlParam("sc_vsearch", True, flag, show_flag),
+    UrlParam("sc_vbeam", [1, 2, 4], ints_of(VBEAM_CHOICES), joined),
+    UrlParam("sc_dvts", [4, 16], ints_of(DVTS_CHOICES), joined),
+    UrlParam("sc_measured", False, flag, show_flag),
+    UrlParam("sc_beam", [1, 2, 4], ints_of(BEAM_CHOICES), joined),
+    UrlParam("sc_mcts", [4, 8], ints_of(MCTS_CHOICES), joined),
+    UrlParam("sc_tot", [1, 5], ints_of(TOT_CHOICES), joined),
     UrlParam("sc_tot_value", "perfect", one_of(["perfect", "learned"])),
-    UrlParam("sc_adaptive", True, _bool, lambda v: "1" if v else "0"),
+    UrlParam("sc_adaptive", True, flag, show_flag),
     *sequential_view.PARAMS,  # think longer or think wider (sequential x parallel)
 ]
 
@@ -271,99 +239,6 @@ def pool_curves(keys: list[str]) -> list[dict]:
                  color=CURVE_COLORS[c], name=shown_label(c, AGG)) for c in keys]
 
 
-ADAPTIVE_COLOR = "#222222"
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _adaptive(_pools: list, key: tuple, budget: int) -> dict:
-    return adaptive_series(_pools, budget, ADAPTIVE_THRESHOLDS,
-                           batch_size=CHOSEN["batch_size"], min_chains=CHOSEN["min_chains"])
-
-
-def cached_adaptive(pools_: list, key: tuple, budget: int) -> dict:
-    """``search.analysis.adaptive.adaptive_series`` on the pools named by ``key``, cached: a slider move
-    never replays it."""
-    return _adaptive(list(pools_), tuple(key), int(budget))
-
-
-CONFIDENT_COLOR = "#7f3c8d"
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _confident(_pools: list, key: tuple, budget: int, chain_tokens: float) -> dict:
-    return confident_series(_pools, budget, chain_tokens)
-
-
-def cached_confident(pools_: list, key: tuple, budget: int, chain_tokens: float) -> dict:
-    """``search.analysis.adaptive.confident_series`` (allocation by confidence at a quarter and half of
-    maj@n's tokens) on the pools named by ``key``, cached like :func:`cached_adaptive`."""
-    return _confident(list(pools_), tuple(key), int(budget), float(chain_tokens))
-
-
-def rule_label(rule) -> str:
-    """A stop rule's short name (``search.analysis.adaptive.StopRule.label``) in the session's language."""
-    if rule.kind == "certain":
-        return _("deterministic rule")
-    if rule.kind == "none":
-        return _("fixed N")
-    return _("beta C={c}").format(c=f"{rule.threshold:g}")
-
-
-def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None) -> None:
-    """The adaptive points in numbers: accuracy, tokens and tokens saved against maj@n; with
-    ``conf`` (``search.analysis.adaptive.confident_series``), the allocation by confidence too."""
-    acc_m, tok_m = float(maj["mean"][-1]), float(maj["tokens"][-1])
-    sims, rules = ad["sims"], ad["rules"]
-    chosen = next((i for i, r in enumerate(rules) if r.kind == "beta"
-                   and r.threshold == CHOSEN["threshold"]), len(rules) - 1)
-    s_c = next(s_ for r, s_ in zip(rules, sims) if r.kind == "certain")
-    s_b = sims[chosen]
-    st.markdown(_(
-        "**Adaptive self-consistency** (at most {n} chains per problem, the vote checked after "
-        "every chain): the deterministic rule stops when the leading answer can no longer be "
-        "overtaken, so it gives maj@{n}'s answers: **{acc_c}** at {tok_c} generated tokens per "
-        "problem, **{saved_c} tokens saved** per problem ({pct_c} of maj@{n}'s {tok_m}). The "
-        "Beta criterion at C = {c} (threshold chosen on the validation split): **{acc_b}** at "
-        "{tok_b} tokens, **{saved_b} tokens saved** ({pct_b}), against maj@{n}'s {acc_m}.").format(
-            n=n_max, acc_c=f"{100 * s_c['mean']:.1f}%", tok_c=f"{s_c['mean_tokens']:,.0f}",
-            saved_c=f"{tok_m - s_c['mean_tokens']:,.0f}",
-            pct_c=f"{100 * (1 - s_c['mean_tokens'] / tok_m):.0f}%", tok_m=f"{tok_m:,.0f}",
-            c=f"{rules[chosen].threshold:g}", acc_b=f"{100 * s_b['mean']:.1f}%",
-            tok_b=f"{s_b['mean_tokens']:,.0f}", saved_b=f"{tok_m - s_b['mean_tokens']:,.0f}",
-            pct_b=f"{100 * (1 - s_b['mean_tokens'] / tok_m):.0f}%",
-            acc_m=f"{100 * acc_m:.1f}%"))
-    st.dataframe(pd.DataFrame([{
-        _("stop rule"): rule_label(r), _("chains per problem"): round(s_["mean_chains"], 2),
-        _("generated tokens per problem"): round(s_["mean_tokens"], 1),
-        _("accuracy"): f"{100 * s_['mean']:.1f}%",
-        _("95% CI"): f"{100 * s_['ci_low']:.1f}–{100 * s_['ci_high']:.1f}%",
-        _("tokens saved against maj@{n}").format(n=n_max): round(tok_m - s_["mean_tokens"], 1)}
-        for r, s_ in zip(rules, sims)]), hide_index=True)
-    st.caption(_("Adaptive points: a Monte Carlo average over {orders} random orders of each "
-                 "problem's pool of chains (the stop rule sees the chains in that order), with "
-                 "95% Wilson score intervals over problems (Wilson 1927); maj@{n} is the exact "
-                 "estimator on the same pool. Rules and the validation choice: "
-                 "search/analysis/adaptive.py, benchmarks/bench_adaptive.py.").format(
-                     orders=SIM_ORDERS, n=n_max))
-    if conf is not None:
-        i = len(conf["mean"]) - 1  # the largest share: half of maj@n's tokens
-        st.markdown(_(
-            "**Allocation by confidence** over this problem set (at most {n} chains per problem): "
-            "{first}, then one more per round to every problem whose most confident chain is "
-            "below {t} (the model's mean token probability over the chain), the least confident "
-            "first, until the budget is spent; the answer is the most confident chain's. At "
-            "{share} of maj@{n}'s tokens: **{acc}** [{lo}–{hi}] at {tok} tokens per problem, "
-            "against maj@{n}'s {acc_m}. It reads the model's confidence, not only the vote: "
-            "compare the curve 'best-of-N, model confidence' at the same tokens.").format(
-                n=n_max, first=ngettext("{k} chain each", "{k} chains each",
-                                        CHOSEN_CONFIDENT["first"]).format(
-                                            k=CHOSEN_CONFIDENT["first"]),
-                t=f"{CHOSEN_CONFIDENT['threshold']:g}", share=conf["budgets"][i],
-                acc=f"{100 * conf['mean'][i]:.1f}%", lo=f"{100 * conf['ci_low'][i]:.1f}",
-                hi=f"{100 * conf['ci_high'][i]:.1f}%", tok=f"{conf['tokens'][i]:,.0f}",
-                acc_m=f"{100 * acc_m:.1f}%"))
-
-
 vcost = {}
 if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the pool)
     plain = [c for c in curves if c not in VERIFIER_CURVES]
@@ -378,67 +253,21 @@ if VKINDS:  # every chain scored by the learned ORM and PRM (cached with the poo
 series = pool_curves(curves)
 ADAPTIVE = CONFIDENT = None
 if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain orders, cached
-    ADAPTIVE = cached_adaptive(pools, POOL_KEY, n)
-    series.append(dict({k: v for k, v in ADAPTIVE.items() if k not in ("rules", "sims")},
-                       budgets=[rule_label(r) for r in ADAPTIVE["rules"]], knob=N_("stop rule"),
-                       name=_("adaptive self-consistency (at most {n} chains)").format(n=n),
-                       color=ADAPTIVE_COLOR, symbol="star-triangle-up"))
-    CONFIDENT = cached_confident(pools, POOL_KEY, n, TASK.chain_tokens)
-    series.append(dict({k: v for k, v in CONFIDENT.items() if k not in ("sims", "shares")},
-                       knob=N_("budget: share of maj@n's tokens"),
-                       name=_("allocation by confidence (at most {n} chains)").format(n=n),
-                       color=CONFIDENT_COLOR, symbol="square"))
+    ADAPTIVE, CONFIDENT, points = adaptive_panel.series(pools, POOL_KEY, n, TASK.chain_tokens)
+    series += points
 if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
     presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker,
                                            budget_label=budget_label),
                     key="sc_fig_pool")  # own keys: these two figures may be the same
 
-# (strategy, legend label, knob, budgets, scorer: None for the strategy's default)
-plan = []
-if VSEARCH:
-    prm = f"prm_{AGG}"
-    agg_shown = _(AGG_SHORT.get(AGG, AGG))
-    plan.append(("beam", _("PRM beam search (learned PRM, {agg})").format(agg=agg_shown),
-                 _("beam width"), list(ss["sc_vbeam"]), prm))
-    if HAS_DVTS:
-        plan.append(("dvts", _("DVTS (learned PRM, {agg})").format(agg=agg_shown),
-                     _("chains N"), list(ss["sc_dvts"]), prm))
-if ss["sc_measured"]:
-    plan += [("beam", _("beam search (model confidence)"), _("beam width"),
-              list(ss["sc_beam"]), None),
-             ("mcts", _("MCTS (UCT, model confidence)"), _("simulations"),
-              list(ss["sc_mcts"]), None)]
-    if VALUES:
-        value = ss["sc_tot_value"]
-        tot_label = {"perfect": _("ToT BFS (perfect value)"),
-                     "learned": _("ToT BFS (learned value)")}.get(value, f"ToT BFS ({value})")
-        plan.append(("tot", tot_label, _("breadth b"), list(ss["sc_tot"]), value))
+plan = measured_searches.plan(
+    VSEARCH, AGG, _(AGG_SHORT.get(AGG, AGG)), ss["sc_vbeam"], ss["sc_dvts"] if HAS_DVTS else None,
+    bool(ss["sc_measured"]), ss["sc_beam"], ss["sc_mcts"], ss["sc_tot"] if VALUES else None,
+    ss["sc_tot_value"])
 if plan:
-    runs = sum(len(p[3]) for p in plan) * P
-    # beam/MCTS/ToT with confidence or a value take seconds a run on a CPU; the PRM-guided
-    # searches about 0.3-0.5 s (bundled model, 2-core CPU), so they do not count here
-    slow = sum(len(p[3]) for p in plan if not (p[4] or "").startswith("prm")) * P
-    if not runs:
-        st.warning(_("Pick at least one budget for the measured searches."))
-    elif slow > HEAVY_RUNS and policy.device == "cpu":
-        st.warning(_("{runs} search runs on a CPU take a few seconds each: expect {lo}–{hi} "
-                     "minutes the first time. Every run is cached, so stopping keeps what is "
-                     "done; fewer problems or budgets is faster.").format(
-                       runs=slow, lo=slow * 2 // 60, hi=slow * 6 // 60))
-
-    def measure(bar) -> None:
-        for j, (name, label, knob, budgets, scorer) in enumerate(plan):
-            if not budgets:
-                continue
-            corr, toks, vtoks = measured_runs(
-                policy, TASK.name, model + scorer_key(TASK, scorer), problems, name, budgets,
-                temperature, top_p, seed, bar, scorer=scorer)
-            learned = bool(scorer) and scorer[:3] in ("prm", "orm")
-            series.append(dict(measured_series(
-                f"{label}: {knob} {', '.join(map(str, budgets))}", budgets, corr, toks, tpc,
-                knob=knob, verifier_tokens=vtoks if learned else None),
-                color=MEASURED_COLORS[j % len(MEASURED_COLORS)]))
-    sample_or_stop(runs, _("Search runs:"), measure, what=_("A search run failed"), stop=False)
+    measured_searches.warn(plan, P, policy.device)
+    measured_searches.measure(plan, policy, TASK, model, problems, temperature, top_p, seed, tpc,
+                              MEASURED_COLORS, series)
 
 # ---- reading at the budget
 at_b = [cached_pool_series(pools, POOL_KEY, [budget], c, AGG) for c in curves]
@@ -504,29 +333,11 @@ with notes:
         st.caption(_("Weighted vote (each answer scores the sum of its chains' learned-verifier "
                      "scores; the largest total wins): {how}.").format(how=how))
     if vcost:  # the verifier's own compute, beside the curves
-        chains = max(1, sum(p.n for p in pools))
-        per_chain = {k: vcost[k]["tokens"] / chains for k in VKINDS}
-        read = "; ".join(_("the learned {kind} read {per_chain} tokens per sampled chain "
-                           "({tokens} in {passes} batched forward passes for the pool)").format(
-                               kind=k.upper(), per_chain=f"{per_chain[k]:,.1f}",
-                               tokens=f"{vcost[k]['tokens']:,}", passes=vcost[k]['passes'])
-                         for k in VKINDS)
-        bon = " / ".join(f"{n * v:,.0f} ({k.upper()})" for k, v in per_chain.items())
-        searched = "; ".join(f"{s_['name'].split(':')[0]}: "
-                             + ", ".join(f"{v:,.0f}" for v in s_["verifier_tokens"])
-                             for s_ in series
-                             if s_.get("kind") == "points" and s_.get("verifier_tokens"))
-        st.caption(_("**Verifier compute** (not on the x axis, which counts the policy's "
-                     "generated tokens): {read}. Best-of-N at N = {n} has the verifier read "
-                     "about {bon} tokens per problem, beside {generated} generated.").format(
-                         read=read, n=n, bon=bon, generated=f"{n * tpc:,.0f}")
-                   + (" " + _("Verifier tokens per problem in the measured searches, by "
-                              "budget: {searched}.").format(searched=searched)
-                      if searched else ""))
+        st.caption(measured_searches.verifier_compute(vcost, pools, VKINDS, n, tpc, series))
 
 if ADAPTIVE is not None:
     with notes:
-        show_adaptive(ADAPTIVE, cached_pool_series(pools, POOL_KEY, [n], "maj", AGG), n,
+        adaptive_panel.show_adaptive(ADAPTIVE, cached_pool_series(pools, POOL_KEY, [n], "maj", AGG), n,
                       CONFIDENT)
 
 # ---- export

@@ -14,7 +14,7 @@ from i18n import N_, _, ngettext
 from search.analysis.pools import budgets_up_to
 from search.analysis.sweeps import answer_diversity, curve_rows, pool_series
 from ui import presenter
-from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, one_time_note,
+from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, one_time_note, show_flag,
                          sampling_settings, write_url)
 from ui.wording import model_name
 from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
@@ -48,7 +48,7 @@ PARAMS = [
     UrlParam("tp_temps", TEMP_DEFAULT, _temps, lambda v: ",".join(f"{t:g}" for t in v)),
     UrlParam("tp_est", "maj", one_of(list(ESTIMATORS))),
     UrlParam("tp_budget", 8, int_in(1, max(N_CHOICES))),
-    UrlParam("tp_bands", False, flag, lambda v: "1" if v else "0"),
+    UrlParam("tp_bands", False, flag, show_flag),
 ]
 
 st.title(_("Temperature: accuracy against diversity"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import _
-from ui.settings import UrlParam, bind, flag, url_params, write_url
+from ui.settings import UrlParam, bind, flag, show_flag, url_params, write_url
 from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE, TreeStyle
 
 PRESENTER = "presenter"  # session-state key and URL parameter
@@ -28,7 +28,7 @@ def _parse(s: str) -> bool:
     return flag(s)
 
 
-PARAMS = [UrlParam(PRESENTER, False, _parse, lambda v: "1" if v else "0")]
+PARAMS = [UrlParam(PRESENTER, False, _parse, show_flag)]
 
 # Projector CSS: Streamlit's body text is 1rem (16 px); at the back of a room 1.3rem reads.
 # Scoped to the main column (the sidebar keeps its size: it is folded away anyway).

@@ -31,7 +31,7 @@ from search.strategies import DEFAULTS, default_scorer
 from search.scoring import has_learned_verifier
 from search.tasks import get_task
 from ui import presenter
-from ui.settings import UrlParam, bind, flag, int_in, one_of
+from ui.settings import UrlParam, bind, flag, int_in, one_of, show_flag
 from viz.sequential import split_figure
 
 TOTAL_CHOICES = [4, 8, 16, 32, 64]
@@ -59,7 +59,7 @@ def _totals(s: str) -> list[int]:
 
 
 PARAMS = [
-    UrlParam("sc_seq", False, flag, lambda v: "1" if v else "0"),
+    UrlParam("sc_seq", False, flag, show_flag),
     UrlParam("sc_seq_totals", list(DEFAULT_TOTALS), _totals, lambda v: ",".join(map(str, v))),
     UrlParam("sc_seq_problems", 24, int_in(*PROBLEMS_RANGE)),
     UrlParam("sc_seq_scorer", "auto", one_of(["auto", *SCORERS])),

@@ -156,6 +156,49 @@ def flag(s: str) -> bool:
     raise BadValue(_("not 1 or 0"))
 
 
+def show_flag(v: Any) -> str:
+    """An on/off setting as a link writes it: "1" or "0" (``flag`` reads both back)."""
+    return "1" if v else "0"
+
+
+def ints_of(choices: Iterable[int]) -> Callable[[str], list[int]]:
+    """The parser of a link's comma-separated whole numbers, each one of ``choices``, at least
+    one: "4,1,4" gives [1, 4] (sorted, once each). BadValue otherwise, in the session's
+    language (a page's own ValueError said it in English on a 中文 page)."""
+    allowed = list(choices)
+
+    def parse(s: str) -> list[int]:
+        try:
+            vals = [int(v) for v in str(s).split(",") if v.strip()]
+        except ValueError:
+            raise BadValue(_("not a whole number")) from None
+        if not vals or any(v not in allowed for v in vals):
+            raise BadValue(_("each must be one of {choices}").format(
+                choices=", ".join(map(str, allowed))))
+        return sorted(set(vals))
+    return parse
+
+
+def keys_of(choices: Iterable[str]) -> Callable[[str], list[str]]:
+    """The parser of a link's comma-separated names, each one of ``choices`` (none is allowed:
+    an empty list), in the link's order. BadValue naming the unknown ones otherwise."""
+    allowed = list(choices)
+
+    def parse(s: str) -> list[str]:
+        vals = [v for v in str(s).split(",") if v]
+        bad = [v for v in vals if v not in allowed]
+        if bad:
+            raise BadValue(_("unknown: {names}; choose from {choices}").format(
+                names=", ".join(bad), choices=", ".join(allowed)))
+        return vals
+    return parse
+
+
+def joined(vals: Iterable[Any]) -> str:
+    """A list setting as a link writes it: its values joined by commas."""
+    return ",".join(str(v) for v in vals)
+
+
 # Set by a page that reruns itself (``ui.pool_page.keep_sampling``: the next chunk of pools)
 # just before ``st.rerun()``; while set, ``url_params`` says the link's ignored values again,
 # since a rerun wipes what the first run drew (seen: ``?tp_bands=maybe`` said nothing).

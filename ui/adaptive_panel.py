@@ -1,0 +1,124 @@
+"""Adaptive self-consistency and allocation by confidence on the Scaling page (streamlit):
+both replayed on the page's pool of chains, never sampled again (``search.analysis.adaptive``),
+cached so a slider move never replays them; their points for the figure (``series``) and
+their numbers under it (``show_adaptive``).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from i18n import N_, _, ngettext
+from search.analysis.adaptive import (ADAPTIVE_THRESHOLDS, CHOSEN, CHOSEN_CONFIDENT, SIM_ORDERS,
+                                      adaptive_series, confident_series)
+
+ADAPTIVE_COLOR = "#222222"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _adaptive(_pools: list, key: tuple, budget: int) -> dict:
+    return adaptive_series(_pools, budget, ADAPTIVE_THRESHOLDS,
+                           batch_size=CHOSEN["batch_size"], min_chains=CHOSEN["min_chains"])
+
+
+def cached_adaptive(pools_: list, key: tuple, budget: int) -> dict:
+    """``search.analysis.adaptive.adaptive_series`` on the pools named by ``key``, cached: a slider move
+    never replays it."""
+    return _adaptive(list(pools_), tuple(key), int(budget))
+
+
+CONFIDENT_COLOR = "#7f3c8d"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _confident(_pools: list, key: tuple, budget: int, chain_tokens: float) -> dict:
+    return confident_series(_pools, budget, chain_tokens)
+
+
+def cached_confident(pools_: list, key: tuple, budget: int, chain_tokens: float) -> dict:
+    """``search.analysis.adaptive.confident_series`` (allocation by confidence at a quarter and half of
+    maj@n's tokens) on the pools named by ``key``, cached like :func:`cached_adaptive`."""
+    return _confident(list(pools_), tuple(key), int(budget), float(chain_tokens))
+
+
+def rule_label(rule) -> str:
+    """A stop rule's short name (``search.analysis.adaptive.StopRule.label``) in the session's language."""
+    if rule.kind == "certain":
+        return _("deterministic rule")
+    if rule.kind == "none":
+        return _("fixed N")
+    return _("beta C={c}").format(c=f"{rule.threshold:g}")
+
+
+def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None) -> None:
+    """The adaptive points in numbers: accuracy, tokens and tokens saved against maj@n; with
+    ``conf`` (``search.analysis.adaptive.confident_series``), the allocation by confidence too."""
+    acc_m, tok_m = float(maj["mean"][-1]), float(maj["tokens"][-1])
+    sims, rules = ad["sims"], ad["rules"]
+    chosen = next((i for i, r in enumerate(rules) if r.kind == "beta"
+                   and r.threshold == CHOSEN["threshold"]), len(rules) - 1)
+    s_c = next(s_ for r, s_ in zip(rules, sims) if r.kind == "certain")
+    s_b = sims[chosen]
+    st.markdown(_(
+        "**Adaptive self-consistency** (at most {n} chains per problem, the vote checked after "
+        "every chain): the deterministic rule stops when the leading answer can no longer be "
+        "overtaken, so it gives maj@{n}'s answers: **{acc_c}** at {tok_c} generated tokens per "
+        "problem, **{saved_c} tokens saved** per problem ({pct_c} of maj@{n}'s {tok_m}). The "
+        "Beta criterion at C = {c} (threshold chosen on the validation split): **{acc_b}** at "
+        "{tok_b} tokens, **{saved_b} tokens saved** ({pct_b}), against maj@{n}'s {acc_m}.").format(
+            n=n_max, acc_c=f"{100 * s_c['mean']:.1f}%", tok_c=f"{s_c['mean_tokens']:,.0f}",
+            saved_c=f"{tok_m - s_c['mean_tokens']:,.0f}",
+            pct_c=f"{100 * (1 - s_c['mean_tokens'] / tok_m):.0f}%", tok_m=f"{tok_m:,.0f}",
+            c=f"{rules[chosen].threshold:g}", acc_b=f"{100 * s_b['mean']:.1f}%",
+            tok_b=f"{s_b['mean_tokens']:,.0f}", saved_b=f"{tok_m - s_b['mean_tokens']:,.0f}",
+            pct_b=f"{100 * (1 - s_b['mean_tokens'] / tok_m):.0f}%",
+            acc_m=f"{100 * acc_m:.1f}%"))
+    st.dataframe(pd.DataFrame([{
+        _("stop rule"): rule_label(r), _("chains per problem"): round(s_["mean_chains"], 2),
+        _("generated tokens per problem"): round(s_["mean_tokens"], 1),
+        _("accuracy"): f"{100 * s_['mean']:.1f}%",
+        _("95% CI"): f"{100 * s_['ci_low']:.1f}–{100 * s_['ci_high']:.1f}%",
+        _("tokens saved against maj@{n}").format(n=n_max): round(tok_m - s_["mean_tokens"], 1)}
+        for r, s_ in zip(rules, sims)]), hide_index=True)
+    st.caption(_("Adaptive points: a Monte Carlo average over {orders} random orders of each "
+                 "problem's pool of chains (the stop rule sees the chains in that order), with "
+                 "95% Wilson score intervals over problems (Wilson 1927); maj@{n} is the exact "
+                 "estimator on the same pool. Rules and the validation choice: "
+                 "search/analysis/adaptive.py, benchmarks/bench_adaptive.py.").format(
+                     orders=SIM_ORDERS, n=n_max))
+    if conf is not None:
+        i = len(conf["mean"]) - 1  # the largest share: half of maj@n's tokens
+        st.markdown(_(
+            "**Allocation by confidence** over this problem set (at most {n} chains per problem): "
+            "{first}, then one more per round to every problem whose most confident chain is "
+            "below {t} (the model's mean token probability over the chain), the least confident "
+            "first, until the budget is spent; the answer is the most confident chain's. At "
+            "{share} of maj@{n}'s tokens: **{acc}** [{lo}–{hi}] at {tok} tokens per problem, "
+            "against maj@{n}'s {acc_m}. It reads the model's confidence, not only the vote: "
+            "compare the curve 'best-of-N, model confidence' at the same tokens.").format(
+                n=n_max, first=ngettext("{k} chain each", "{k} chains each",
+                                        CHOSEN_CONFIDENT["first"]).format(
+                                            k=CHOSEN_CONFIDENT["first"]),
+                t=f"{CHOSEN_CONFIDENT['threshold']:g}", share=conf["budgets"][i],
+                acc=f"{100 * conf['mean'][i]:.1f}%", lo=f"{100 * conf['ci_low'][i]:.1f}",
+                hi=f"{100 * conf['ci_high'][i]:.1f}%", tok=f"{conf['tokens'][i]:,.0f}",
+                acc_m=f"{100 * acc_m:.1f}%"))
+
+
+
+def series(pools_: list, key: tuple, n: int, chain_tokens: float) -> tuple[dict, dict, list[dict]]:
+    """(adaptive, confident, their two figure series) for pools of at most ``n`` chains named
+    by ``key`` (``chain_tokens``: the task's token cap of one chain, the allocation's unit):
+    the adaptive points labelled by their stop rules, the confident ones by their share of
+    maj@n's tokens (``viz.curves.accuracy_figure`` point series)."""
+    ad = cached_adaptive(pools_, key, n)
+    conf = cached_confident(pools_, key, n, chain_tokens)
+    return ad, conf, [
+        dict({k: v for k, v in ad.items() if k not in ("rules", "sims")},
+             budgets=[rule_label(r) for r in ad["rules"]], knob=N_("stop rule"),
+             name=_("adaptive self-consistency (at most {n} chains)").format(n=n),
+             color=ADAPTIVE_COLOR, symbol="star-triangle-up"),
+        dict({k: v for k, v in conf.items() if k not in ("sims", "shares")},
+             knob=N_("budget: share of maj@n's tokens"),
+             name=_("allocation by confidence (at most {n} chains)").format(n=n),
+             color=CONFIDENT_COLOR, symbol="square")]
