@@ -160,7 +160,7 @@ def cmd_solve(a) -> dict:
                         top_p=a.top_p, seed=a.seed, scorer=a.scorer, weighted=a.weighted,
                         task=task, policy=policy, **knobs)
     out = {"task": r.task, "problem": r.problem, "gold": r.gold, "strategy": r.strategy,
-           "budget": knobs["budget"], "answer": r.answer, "correct": r.correct, "tally": r.tally,
+           "budget": knobs["budget"], "answer": r.answer, "correct": r.correct, "tally": _counts(r.tally),
            "abstained": r.extra.get("abstained", 0),
            "generated_tokens": r.compute.generated_tokens, "prompt_tokens": r.compute.prompt_tokens,
            "forward_passes": r.compute.forward_passes, "model_calls": r.compute.model_calls,
@@ -209,6 +209,18 @@ def cmd_solve(a) -> dict:
             f.write(r.to_json())
         out["saved"] = a.save
     return out
+
+
+def _counts(tally: dict) -> dict:
+    """A tally as the output shows it: whole vote counts as integers ({"12": 3}, not 3.0);
+    probability- or score-weighted totals stay floats."""
+    return {k: int(v) if float(v).is_integer() else v for k, v in tally.items()}
+
+
+def _multiple(v: float) -> str:
+    """A ratio for a sentence: 3 significant digits below 1,000 ("15.2"), whole with thousands
+    separators above ("1,230", not "1.23e+03")."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def _print_solve(o: dict) -> None:
@@ -462,7 +474,7 @@ def _print_tradeoff(r: dict) -> None:
         for s, row in c["accuracy"].items():
             print(f"  {s:<14}" + "".join(f"{row[str(k)]:>8.3f}" for k in ks))
     e, t = r["exchange_rate"], r["target"]
-    g = lambda v: "undefined" if v is None else f"{v:.3g}"  # noqa: E731
+    g = lambda v: "undefined" if v is None else _multiple(v)  # noqa: E731
     print(f"\ntarget accuracy {t['accuracy']:.2f} ({t['chosen_on']}): each 10x of training "
           f"compute replaces {g(e['per_10x_training'])}x of test-time compute "
           f"(95% bootstrap [{g(e['interval_95'][0])}, {g(e['interval_95'][1])}]; "

@@ -106,3 +106,10 @@ def test_page_and_cli_draw_the_same_bootstrap():
     assert (e["bootstrap_draws"], e["bootstrap_seed"]) == (iv["draws"], iv["seed"])
     assert [iv["low"], iv["high"]] == e["interval_95"]
     assert build_parser().parse_args(["tradeoff"]).draws == T.BOOTSTRAP_DRAWS
+
+
+def test_the_cli_writes_large_multiples_in_full():
+    """The CLI printed "replaces 1.23e+03x of test-time compute"; now "1,230x"."""
+    from search.cli.main import _multiple
+    assert [_multiple(v) for v in (15.24, 182.4, 1234.5, 136000.0)] == \
+        ["15.2", "182", "1,234", "136,000"]
