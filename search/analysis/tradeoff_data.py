@@ -122,11 +122,18 @@ def read_pools(d: Path, split: str) -> tuple[dict, list[ChainPool]]:
     return rec, pools
 
 
-@lru_cache(maxsize=8)
 def load_grid(split: str = "heldout", root: str = str(CKPT_DIR),
               strategies: tuple = tuple(STRATEGIES)) -> Grid:
     """The measured Grid of every checkpoint with pools on ``split`` (by training FLOPs).
-    Budgets: 1, 2, 4, ... up to the pools' n. FileNotFoundError when no checkpoint has them."""
+    Budgets: 1, 2, 4, ... up to the pools' n. FileNotFoundError when no checkpoint has them.
+    Cached per process under its arguments as values: ``load_grid("heldout")`` and
+    ``load_grid("heldout", root)`` are one entry (before, two: the Lesson and the Train vs
+    test page each built the grid, 10-40 s)."""
+    return _load_grid(str(split), str(root), tuple(strategies))
+
+
+@lru_cache(maxsize=8)
+def _load_grid(split: str, root: str, strategies: tuple) -> Grid:
     dirs = [d for d in checkpoint_dirs(Path(root)) if pools_path(d, split).is_file()]
     if not dirs:
         raise FileNotFoundError(f"no measured pools on the {split} split under {root}; "
