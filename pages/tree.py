@@ -16,7 +16,7 @@ import streamlit as st
 from search.strategies import (BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES,
                                budget_range, ranges)
 from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
-from search.tasks import ProblemError, training_range_warning
+from search.tasks import ProblemError, get_task, training_range_warning
 from search.tree import SearchResult
 from i18n import N_, _
 from ui import model_loading, page_frame, presenter, settings, wording
@@ -226,10 +226,14 @@ def can_draw() -> bool:
 
 # The task picked in the sidebar changed: its own example problem and default scorer, and a
 # result of another task is not shown.
+# The old task's own example gives way to the new task's (a fresh trial switched to the
+# free-form task and kept "8*7+6"); a problem someone typed stays where the new task reads it.
 if ss.get(PAGE_TASK) not in (None, TASK.name):
     try:
         TASK.canonical(ss["problem"])
-    except ProblemError:
+        if ss["problem"] == get_task(ss[PAGE_TASK]).example:
+            ss["problem"] = TASK.example
+    except (ProblemError, KeyError):
         ss["problem"] = TASK.example
     ss["scorer"] = page_default_scorer(TASK)
 ss[PAGE_TASK] = TASK.name

@@ -278,6 +278,17 @@ def test_use_real_model_switches_to_the_free_form_task_and_says_so(monkeypatch, 
     assert "Task set to Free-form" in info and "Arithmetic" in info, info
     at.run()
     assert "Task set to" not in " ".join(texts(at.sidebar.info))
+    # the Search tree page left arithmetic's example (8*7+6) for the free-form task's own
+    from search.tasks import get_task
+    assert at.session_state["problem"] == get_task("freeform").example != "8*7+6"
+
+
+def test_a_problem_someone_typed_survives_a_task_switch_where_the_new_task_reads_it():
+    at = new_app()
+    at.text_input(key=w("problem")).input("3*(4+5)").run()
+    at.sidebar.selectbox(key=w("task")).select("arithmetic_retry").run()
+    assert not at.exception, at.exception
+    assert at.session_state["problem"] == "3*(4+5)"
 
 
 def test_a_link_naming_an_installed_real_model_opens_its_one_click_choice(monkeypatch,
