@@ -312,3 +312,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if item.get_closest_marker("real_model") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def components_scanned_once():
+    """Streamlit's AppTest scans every installed distribution's metadata for v2 components
+    (``streamlit.components.v2.manifest_scanner.scan_component_manifests``) once per AppTest
+    object: 0.3-0.4 s on this machine's 158 distributions, for each of some 500 page tests, and
+    the answer cannot change within a test session. Scanned once here, the same manifests
+    served to every AppTest after (the app itself scans once per server start)."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without v2 components scans nothing
+        yield
+        return
+    scan = manifest_scanner.scan_component_manifests
+    found = list(scan())
+    manifest_scanner.scan_component_manifests = lambda *a, **k: list(found)
+    try:
+        yield
+    finally:
+        manifest_scanner.scan_component_manifests = scan
