@@ -8,6 +8,10 @@
 #                                   FAST_WORKERS=1: one process); other arguments go on to pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Compiled bytecode (and pytest's rewritten test modules) cached in __pycache__ (git-ignored):
+# a machine that sets PYTHONDONTWRITEBYTECODE=1 recompiled every module in every process, and
+# collecting the fast set took 18-22 s instead of 10 s.
+unset PYTHONDONTWRITEBYTECODE
 if [ "${1:-}" = "--fast" ]; then
   shift
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"

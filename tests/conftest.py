@@ -298,12 +298,27 @@ def test_layer(path: Path) -> str:
 test_layer.__test__ = False  # a helper, not a test
 
 
+def slow_test_ids() -> set[str]:
+    """Node ids in tests/slow_tests.txt (written by ``scripts/slow_tests.py`` from a timed run:
+    each took at least 2 s there), which the fast loop leaves out."""
+    path = TESTS / "slow_tests.txt"
+    if not path.is_file():
+        return set()
+    return {line.split(None, 1)[1].strip()
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")}
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark every test with its file's layer (``test_layer``); a test that uses the chromium
     ``browser`` fixture is marked browser as well, wherever it lives, and a ``real_model``
-    test is marked ``slow`` too (``scripts/test.sh --fast`` leaves out ``slow``)."""
+    test is marked ``slow`` too, as is every test listed in ``tests/slow_tests.txt``
+    (``scripts/test.sh --fast`` leaves out ``slow``)."""
     layers: dict = {}
+    slow = slow_test_ids()
     for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
         path = Path(str(item.fspath))
         if path not in layers:
             layers[path] = test_layer(path)
@@ -333,3 +348,24 @@ def components_scanned_once():
         yield
     finally:
         manifest_scanner.scan_component_manifests = scan
+
+
+@pytest.fixture(scope="session", autouse=True)
+def page_scripts_compiled_once():
+    """AppTest compiles app.py and the page it runs on every run (a new ``ScriptCache`` per
+    run, with Streamlit's "magic" AST pass): 14% of a page-test file's CPU in a py-spy profile.
+    The scripts do not change within a test session, so one cache serves every AppTest (the app
+    itself keeps one per server)."""
+    try:
+        from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+        from streamlit.testing.v1 import app_test, local_script_runner
+    except ImportError:
+        yield
+        return
+    shared = ScriptCache()
+    before = (app_test.ScriptCache, local_script_runner.ScriptCache)
+    app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
+    try:
+        yield
+    finally:
+        app_test.ScriptCache, local_script_runner.ScriptCache = before

@@ -242,13 +242,25 @@ def _sql(path: Optional[Path], what: str, sql: str, args=(), fetch: Optional[str
     HistoryReadOnly (``_classify``), else HistoryError("could not {what}: ...") on any SQLite
     error."""
     p = Path(path) if path is not None else db_path()
-    with closing(_connect(p, wait)) as con:
+    deadline = time.monotonic() + wait
+    for attempt in range(1, 10_000):
         try:
-            cur = con.execute(sql, args)
-            return cur.fetchone() if fetch == "one" else cur.fetchall() if fetch == "all" \
-                else cur
-        except sqlite3.Error as e:
-            raise _classify(e, p, f"could not {what}: {{error}}") from None
+            with closing(_connect(p, max(0.0, deadline - time.monotonic()))) as con:
+                try:
+                    cur = con.execute(sql, args)
+                    return cur.fetchone() if fetch == "one" else cur.fetchall() \
+                        if fetch == "all" else cur
+                except sqlite3.Error as e:
+                    raise _classify(e, p, f"could not {what}: {{error}}") from None
+        except HistoryLocked:
+            # SQLite answers "locked" at once, without waiting its busy timeout, in a few
+            # cases (a WAL read snapshot that must become a write, the first switch to WAL
+            # while another connection opens the new file): seen as a lost save when two
+            # threads wrote at once on a loaded machine. Tried again until ``wait`` is spent.
+            if time.monotonic() + 0.01 * attempt >= deadline:
+                raise
+            time.sleep(0.01 * attempt)
+    raise HistoryLocked(_("the run history {path} is locked by another process").format(path=p))
 
 
 def _summary(result: SearchResult) -> tuple:
