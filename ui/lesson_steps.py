@@ -284,7 +284,8 @@ def step_fails(policy: Any, model: str, problem: str) -> None:
     st.markdown(said)
     pools, _stats = heldout_pools(policy, model)
     st.markdown(_("On the held-out problems it happens too: on **{k}** of {p}, some chain of "
-                  "{n} is right but the vote is surely wrong.").format(
+                  "{n} is right, yet the vote of all {n} picks a wrong answer with no tie to "
+                  "give the right one a chance.").format(
         k=lost_votes(pools), p=HELDOUT_PROBLEMS, n=CHAINS))
     st.caption(_("{p} was chosen on the validation split (benchmarks/choose_teaching_problems.py, "
                  "at the lesson's settings) because its wrong chains agree; the held-out "
@@ -302,20 +303,22 @@ def step_students(policy: Any, model: str, problem: str) -> None:
     names = {"a": _("Student A"), "b": _("Student B")}
     st.markdown(_("Compute can be spent **before** the exam or **during** it. The same small "
                   "model was saved along its training. **Student A** trained the longest "
-                  "({fa:.3g} FLOPs) and answers at once with one chain sampled at T = 0.8: "
+                  "({fa} FLOPs) and answers at once with one chain sampled at T = 0.8: "
                   "right **{aa}**. "
-                  "**Student B** stopped training at {share:.0%} of that ({fb:.3g} FLOPs) and "
+                  "**Student B** stopped training at {share:.0%} of that ({fb} FLOPs) and "
                   "answers with {k} chains: right **{ab}**.").format(
-        fa=a["train"], aa=pct(a["accuracy"]), share=b["train"] / a["train"], fb=b["train"],
+        fa=wording.readable(a["train"]), aa=pct(a["accuracy"]), share=b["train"] / a["train"],
+        fb=wording.readable(b["train"]),
         k=b["k"], ab=pct(b["accuracy"])))
     if v.get("lowered"):
         st.caption(_("Student B misses A's accuracy: no checkpoint trained less than A "
                      "reaches {a} with up to {n} chains. The costs below compare the two at "
                      "{t} right, the most B reaches (A passes it at once).").format(
             a=pct(a["accuracy"]), n=CHAINS, t=pct(v["target"])))
-    st.markdown(_("Each answer costs A {ia:.3g} FLOPs and B {ib:.3g} FLOPs. **Predict:** who "
+    st.markdown(_("Each answer costs A {ia} FLOPs and B {ib} FLOPs. **Predict:** who "
                   "spends less compute in all, training included, to answer one question? And "
-                  "a million questions?").format(ia=a["inference"], ib=b["inference"]))
+                  "a million questions?").format(ia=wording.readable(a["inference"]),
+                                                ib=wording.readable(b["inference"])))
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     opts = ["a", "b"]
     # No guess is made for the class: Reveal waits for both (a preset guess was judged
@@ -338,8 +341,9 @@ def step_students(policy: Any, model: str, problem: str) -> None:
         tot = v["totals"][q]
         col.metric(ngettext("Less compute at {q:,} query", "Less compute at {q:,} queries", q)
                    .format(q=q), names[win],
-                   _("A {a:.3g} FLOPs, B {b:.3g} FLOPs").format(a=tot["a"], b=tot["b"]),
-                   delta_color="off")
+                   _("A {a} FLOPs, B {b} FLOPs").format(a=wording.readable(tot["a"]),
+                                                         b=wording.readable(tot["b"])),
+                   delta_color="off", delta_arrow="off")  # (an arrow read as a gain)
         col.caption(_("Your guess was right.") if guess == win else _("Your guess was wrong."))
     if v.get("lowered"):  # B never reaches A: cheaper only at the lower accuracy
         st.markdown(_("They cost the same at about **{q:,.0f}** queries, but only for {t} "
@@ -375,7 +379,7 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     c1.metric(_("Think longer on {p}").format(p=wording.md(problem)), longer.answer or "–",
               _right_word(None if longer.answer is None else
                           is_right(TASK_NAME, longer.problem, longer.answer, longer.gold)),
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
     c1.caption(ngettext("{k} chain in sequence, {t} generated tokens.",
                         "{k} chains in sequence, {t} generated tokens.",
                         longer.extra["rounds_used"]).format(
@@ -383,7 +387,7 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     c2.metric(_("Think wider on {p}").format(p=wording.md(problem)), wider.answer or "–",
               _right_word(None if wider.answer is None else
                           is_right(TASK_NAME, wider.problem, wider.answer, wider.gold)),
-              delta_color="off")
+              delta_color="off", delta_arrow="off")
     c2.caption(ngettext("{k} chain voted, {t} generated tokens.",
                         "{k} chains voted, {t} generated tokens.", n).format(
         k=n, t=wider.compute.generated_tokens))

@@ -60,10 +60,14 @@ def error_line(e: BaseException) -> str:
     return lines[0] if lines else type(e).__name__
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def readable(x: float, digits: int = 3) -> str:
     """A positive number as a person reads it: ``digits`` significant figures, thousands
     separated, no exponent below a billion (1234.5 -> "1,230", 15.27 -> "15.3", 0.0123 ->
-    "0.0123", 1.86e5 -> "186,000"); "∞" for inf, "–" for NaN. A metric's value "1.23e+03x per
+    "0.0123", 1.86e5 -> "186,000"), a power of ten from a billion on (3.31e13 -> "3.31 ×
+    10¹³", 3e12 -> "3 × 10¹²"); "∞" for inf, "–" for NaN. A metric's value "1.23e+03x per
     10x…" was cut at 1280 px and read as a formula."""
     if x != x:
         return "–"
@@ -72,8 +76,10 @@ def readable(x: float, digits: int = 3) -> str:
     if x == 0:
         return "0"
     r = float(f"{x:.{digits}g}")
-    if abs(r) >= 1e9:
-        return f"{r:.{digits}g}"
+    if abs(r) >= 1e9:  # "3.31 × 10¹³", not "3.31e+13" (a fresh trial: heavy for a class)
+        mantissa, exp = f"{r:.{digits - 1}e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa} × 10{str(int(exp)).translate(_SUPERSCRIPT)}"
     if abs(r) >= 10 ** (digits - 1):
         return f"{r:,.0f}"
     return f"{r:.{digits}g}"

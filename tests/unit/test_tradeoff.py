@@ -312,4 +312,6 @@ def test_readable_numbers_for_the_exchange_rate():
     from ui.wording import readable
     assert [readable(v) for v in (1234.5, 15.27, 65.21, 185569.4, 0.0123, 100.0)] == \
         ["1,230", "15.3", "65.2", "186,000", "0.0123", "100"]
-    assert (readable(math.inf), readable(math.nan), readable(3e12)) == ("∞", "–", "3e+12")
+    assert (readable(math.inf), readable(math.nan), readable(3e12)) == ("∞", "–", "3 × 10¹²")
+    assert (readable(3.3129e13), readable(1.0e9), readable(-2.5e10)) == \
+        ("3.31 × 10¹³", "1 × 10⁹", "-2.5 × 10¹⁰")
