@@ -56,10 +56,12 @@ def label_side(x: float, xs: Sequence[float]) -> str:
 
 
 def _student_mark(fig: go.Figure, key: str, x: float, y: float, label: str,
-                  xs: Sequence[float] = (), y_log: bool = False, annotate: bool = True) -> None:
+                  xs: Sequence[float] = (), y_log: bool = False, annotate: bool = True,
+                  place: str = "above") -> None:
     """Mark a student at (x, y) (x on a log axis): the marker (named in the legend) and, with
     ``annotate``, its label as an annotation on a white box, growing towards the middle of the
-    x range (``label_side``), so it is not cut at the figure's edge."""
+    x range (``label_side``), so it is not cut at the figure's edge; ``place`` "above" the
+    point, "beside" it (centred on its height) or "below" it."""
     fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=label,
                              marker=dict(size=16, color=STUDENT_COLORS[key],
                                          symbol=STUDENT_SYMBOLS[key],
@@ -70,8 +72,11 @@ def _student_mark(fig: go.Figure, key: str, x: float, y: float, label: str,
     right = label_side(x, [*xs, x]) != "top left"
     fig.add_annotation(x=math.log10(x) if x > 0 else x,
                        y=math.log10(y) if y_log and y > 0 else y, text=label,
-                       showarrow=False, xanchor="left" if right else "right", yanchor="bottom",
-                       xshift=8 if right else -8, yshift=6, bgcolor="rgba(255,255,255,0.85)",
+                       showarrow=False, xanchor="left" if right else "right",
+                       yanchor={"above": "bottom", "beside": "middle", "below": "top"}[place],
+                       xshift=(8 if right else -8) * (2 if place == "beside" else 1),
+                       yshift={"above": 6, "beside": 0, "below": -8}[place],
+                       bgcolor="rgba(255,255,255,0.85)",
                        font=dict(size=11, color="#333"), name=f"student_{key}")
 
 
@@ -100,8 +105,13 @@ def curves_figure(names: Sequence[str], train: Sequence[float],
     if target is not None:
         fig.add_hline(y=target, line=dict(dash="dash", color="grey"),
                       annotation_text=_("target {t:.0%}").format(t=target))
-    for key, s in (students or {}).items():
-        _student_mark(fig, key, s["inference"], s["accuracy"], s["label"], xs)
+    # Two students a few points apart: the lower one's label below its mark, the higher one's
+    # beside it, so the two boxes neither overlap nor climb onto the target line (a fresh
+    # trial: "A: trains, answers at once" and "B: thinks more" overlapped on the 48% line).
+    order = sorted((students or {}).items(), key=lambda kv: kv[1]["accuracy"])
+    for i, (key, s) in enumerate(order):
+        place = "above" if len(order) == 1 else "below" if i == 0 else "beside"
+        _student_mark(fig, key, s["inference"], s["accuracy"], s["label"], xs, place=place)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=_log_axis(_("inference FLOPs per query"), xs),
                       yaxis=dict(title=_("accuracy"), **PERCENT_AXIS),

@@ -295,6 +295,12 @@ def test_student_labels_point_into_the_figure():
     assert (notes["B"].xanchor, notes["B"].x) == ("right", 9.0)
     assert all(a.bgcolor and not a.showarrow for a in notes.values())
     assert {t.name for t in fig.data if t.mode == "markers"} == {"A", "B"}
+    # the lower student's label under its mark, the higher one's beside it: the two boxes
+    # overlapped on the target line (fresh trial, students at 40.8% and 43.0%)
+    assert (notes["B"].yanchor, notes["A"].yanchor) == ("top", "middle")
+    assert notes["B"].yshift < 0 == notes["A"].yshift
+    one = curves_figure(["x", "y", "z"], train, curves, 0.5, {"a": marks["a"]})
+    assert [a.yanchor for a in one.layout.annotations if a.text == "A"] == ["bottom"]
     surface = np.full((3, 4), 0.5)
     fig = contour_figure(train, [1e7, 1e8, 1e9, 1e10], surface, (), 0.5, marks)
     # on the contours the label boxes hid the lines and the "10%" label (fresh trial, 1280
