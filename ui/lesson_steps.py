@@ -312,8 +312,8 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                   "right **{aa}**. "
                   "**Student B** stopped training at {share:.0%} of that ({fb} FLOPs) and "
                   "answers with {k} chains: right **{ab}**.").format(
-        fa=wording.readable(a["train"]), aa=pct(a["accuracy"]), share=b["train"] / a["train"],
-        fb=wording.readable(b["train"]),
+        fa=wording.flops(a["train"]), aa=pct(a["accuracy"]), share=b["train"] / a["train"],
+        fb=wording.flops(b["train"]),
         k=b["k"], ab=pct(b["accuracy"])))
     if v.get("lowered"):
         st.caption(_("Student B misses A's accuracy: no checkpoint trained less than A "
@@ -322,8 +322,8 @@ def step_students(policy: Any, model: str, problem: str) -> None:
             a=pct(a["accuracy"]), n=CHAINS, t=pct(v["target"])))
     st.markdown(_("Each answer costs A {ia} FLOPs and B {ib} FLOPs. **Predict:** who "
                   "spends less compute in all, training included, to answer one question? And "
-                  "a million questions?").format(ia=wording.readable(a["inference"]),
-                                                ib=wording.readable(b["inference"])))
+                  "a million questions?").format(ia=wording.flops(a["inference"]),
+                                                ib=wording.flops(b["inference"])))
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     opts = ["a", "b"]
     # No guess is made for the class: Reveal waits for both (a preset guess was judged
@@ -346,8 +346,8 @@ def step_students(policy: Any, model: str, problem: str) -> None:
         tot = v["totals"][q]
         col.metric(ngettext("Less compute at {q:,} query", "Less compute at {q:,} queries", q)
                    .format(q=q), names[win],
-                   _("A {a} FLOPs, B {b} FLOPs").format(a=wording.readable(tot["a"]),
-                                                         b=wording.readable(tot["b"])),
+                   _("A {a} FLOPs, B {b} FLOPs").format(a=wording.flops(tot["a"]),
+                                                         b=wording.flops(tot["b"])),
                    delta_color="off", delta_arrow="off")  # (an arrow read as a gain)
         col.caption(_("Your guess was right.") if guess == win else _("Your guess was wrong."))
     if v.get("lowered"):  # B never reaches A: cheaper only at the lower accuracy

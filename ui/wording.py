@@ -83,3 +83,14 @@ def readable(x: float, digits: int = 3) -> str:
     if abs(r) >= 10 ** (digits - 1):
         return f"{r:,.0f}"
     return f"{r:.{digits}g}"
+
+
+def flops(x: float) -> str:
+    """FLOPs for a class, one form for all sizes: a power of ten from a million on ("5.66 ×
+    10⁷", "3.31 × 10¹³"; ``readable`` wrote "56,600,000" beside "3.31 × 10¹³" and a fresh
+    trial had to count zeros), ``readable`` below."""
+    if x == x and abs(x) >= 1e6 and abs(x) != float("inf"):
+        mantissa, exp = f"{float(f'{x:.3g}'):.2e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa} × 10{str(int(exp)).translate(_SUPERSCRIPT)}"
+    return readable(x)

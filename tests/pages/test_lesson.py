@@ -22,7 +22,7 @@ from search.analysis.scaling import maj_at_k, pass_at_k
 from search.runtime.solve import solve
 from search.tasks import get_task
 from tests.conftest import ROOT
-from ui.wording import readable
+from ui.wording import flops
 from tests.pages.page_helpers import navigation_only  # noqa: F401  (autouse fixture)
 
 APP = str(ROOT / "app.py")
@@ -412,7 +412,7 @@ def test_step7_two_students_predict_then_reveal_with_the_measured_totals():
     assert m2.label == "Less compute at 1,000,000 queries"
     assert m2.value == names[s["winner_at"][10 ** 6]]
     tot = T.total_compute(s["a"], 10 ** 6), T.total_compute(s["b"], 10 ** 6)
-    assert m2.delta == f"A {readable(tot[0])} FLOPs, B {readable(tot[1])} FLOPs"
+    assert m2.delta == f"A {flops(tot[0])} FLOPs, B {flops(tot[1])} FLOPs"
     assert "e+" not in m2.delta  # "3.31 × 10¹³ FLOPs", not "3.31e+13" (a fresh trial)
     said = [c.value for c in at.caption]
     assert ("Your guess was right." if s["winner_at"][1] == "b" else "Your guess was wrong.") \

@@ -321,3 +321,6 @@ def test_readable_numbers_for_the_exchange_rate():
     assert (readable(math.inf), readable(math.nan), readable(3e12)) == ("∞", "–", "3 × 10¹²")
     assert (readable(3.3129e13), readable(1.0e9), readable(-2.5e10)) == \
         ("3.31 × 10¹³", "1 × 10⁹", "-2.5 × 10¹⁰")
+    from ui.wording import flops  # the Lesson's FLOPs: one form (a trial counted zeros)
+    assert [flops(v) for v in (5.66e7, 1.13e8, 3.31e13, 999.0)] == \
+        ["5.66 × 10⁷", "1.13 × 10⁸", "3.31 × 10¹³", "999"]
