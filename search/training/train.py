@@ -119,7 +119,7 @@ def _batch(tok, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tenso
 def train(out_dir: Path | None = None, steps: int | None = None, log_every: int = 50,
           max_minutes: float | None = 30.0, checkpoint_every: int = 0,
           progress=lambda s: print(s, flush=True), task: str | Task = "arithmetic",
-          on_step=None) -> dict:
+          on_step=None, overrides: dict | None = None) -> dict:
     """Train ``task``'s model from scratch and save model + tokenizer + training log to
     ``out_dir`` (default: the task's ``model_dir``).
 
@@ -129,6 +129,9 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
     early (and says so in the summary) if ``max_minutes`` of wall time pass. ValueError for an
     unknown task.
 
+    ``overrides`` replaces keys of the training config (``seed``, ``warmup``, ``lr``...; a
+    separately scheduled run, ``search.training.separate``); KeyError for a key it lacks.
+
     ``on_step(steps_done, model, tok, stats)``, when given, is called after every optimizer
     step (``stats``: examples, tokens_seen, loss_tokens_seen, loss_ema, lr, seconds); it is how
     ``search.training.checkpoints`` saves snapshots along one run. It does not touch the random
@@ -137,6 +140,10 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
     task = get_task(task)
     out_dir = task.model_dir if out_dir is None else out_dir
     shape, cfg = recipe(task)
+    for k, v in (overrides or {}).items():
+        if k not in cfg:
+            raise KeyError(f"unknown training config key {k!r}")
+        cfg[k] = v
     matched = None
     if steps is not None:
         cfg["steps"] = steps
