@@ -1,6 +1,7 @@
-"""Train vs test (issue 24): training compute against thinking compute, on checkpoints of the
-bundled arithmetic model along its training. Layout only: the numbers come from
-``search.analysis.tradeoff_data.view`` (pools measured once and shipped under ``weights/arith-ckpt``),
+"""Train vs test (issues 24, 29): training compute against thinking compute, on arithmetic models
+of the bundled shape trained separately for 100 to 1600 steps (two seeds each). Layout only: the
+numbers come from ``search.analysis.tradeoff_data.view`` (pools measured once and shipped under
+``weights/arith-sched``),
 the figures from ``viz.tradeoff``. Needs no model: it reads measured pools.
 """
 from __future__ import annotations
@@ -47,22 +48,23 @@ def flops(v: float) -> str:
 
 
 def way_text(w: dict) -> str:
-    return _("checkpoint {c}, {s} of {k}").format(c=w["name"], s=strategy_label(w["strategy"]),
-                                                  k=w["k"])
+    return _("model trained {c}, {s} of {k}").format(c=w["name"], s=strategy_label(w["strategy"]),
+                                                     k=w["k"])
 
 
 st.title(_("Train vs test"))
 st.markdown(_(
-    "A model's lifetime compute is its **training** plus every **answer** it gives. Here the "
-    "bundled arithmetic model was saved at several points of its training; each checkpoint "
-    "answers the held-out problems with more or fewer chains. Training FLOPs are 6 N D "
-    "(Kaplan et al. 2020); inference FLOPs 2 N per token read or written, the learned "
-    "verifier's passes included."))
+    "A model's lifetime compute is its **training** plus every **answer** it gives. Here "
+    "arithmetic models of the bundled model's shape were trained for 100, 200, 400, 800 and "
+    "1600 steps, each to the end of its own learning-rate schedule, twice (two training "
+    "seeds); each answers the held-out problems with more or fewer chains, and every figure is "
+    "the mean of its two seeds. Training FLOPs are 6 N D (Kaplan et al. 2020); inference FLOPs "
+    "2 N per token read or written, the learned verifier's passes included."))
 
 try:
     target0 = default_target()
 except (FileNotFoundError, ValueError) as e:
-    st.error(_("No measured checkpoints: {e}").format(e=e))
+    st.error(_("No measured models: {e}").format(e=e))
     st.stop()
 
 PARAMS = [UrlParam("tr_target", target0, float_in(0.05, 0.99), show_float),
@@ -72,7 +74,7 @@ start_page(SCOPE, PARAMS)
 ss = st.session_state
 c1, c2, c3 = st.columns([2, 1, 2])
 c1.slider(_("Target accuracy"), 0.05, 0.99, step=0.01, **bind("tr_target"),
-          help=_("Default {t:.0%}: the most-trained checkpoint's accuracy with one chain on the "
+          help=_("Default {t:.0%}: the most-trained models' accuracy with one chain on the "
                  "validation split.").format(t=target0))
 c2.selectbox(_("Difficulty"), LEVELS, **bind("tr_level"),
              format_func=lambda v: _("all problems") if v == "all" else
@@ -85,24 +87,38 @@ target, queries = float(ss["tr_target"]), int(ss["tr_q"])
 with st.spinner(_("Reading the measured pools…")):
     v = cached_view(level, target, queries)
 
-from viz.tradeoff import STUDENT_COLORS, contour_figure, curves_figure, deployment_figure  # noqa: E402
+from search.analysis.tradeoff_data import JONES_DIFFERS  # noqa: E402
+from viz.tradeoff import (STUDENT_COLORS, contour_figure, curves_figure,  # noqa: E402
+                          deployment_figure, rate_curve_figure)
 
 rate, iv = v["rate"], v["interval"]
 m1, m2, m3 = st.columns(3)
-if math.isfinite(rate["rate"]):
+if math.isfinite(rate["rate"]) and v["determined"]:
     # value short enough for a third of a 1280 px page ("1.23e+03× per 10× training" was cut)
     m1.metric(_("Exchange rate at {t:.0%}").format(t=target),
               _("≈{r}×").format(r=readable(rate["rate"])), _("per 10× training"),
               delta_color="off", delta_arrow="off")
-    m1.caption(_("Each 10× of training compute replaces about {r}× of test-time compute "
-                 "(95% bootstrap over problems, {d:,} draws: {lo} to {hi}; {n} checkpoints "
-                 "fitted). Jones 2021 measured about 15× on board games.").format(
-        r=readable(rate["rate"]), d=iv["draws"], lo=readable(iv["low"]),
+    m1.caption(_("Each 10× of training compute replaces about {r}× of test-time compute on "
+                 "the {p} held-out problems (95% bootstrap over problems and training seeds, "
+                 "{d:,} draws: {lo} to {hi}; {n} training budgets fitted). Jones 2021 measured "
+                 "about 15× on board games.").format(
+        r=readable(rate["rate"]), p=v["problems"], d=iv["draws"], lo=readable(iv["low"]),
         hi=readable(iv["high"]), n=len(rate["points"])))
+elif math.isfinite(rate["rate"]):
+    # a rate whose interval spans an order of magnitude or more is not a result (issue 29)
+    m1.metric(_("Exchange rate at {t:.0%}").format(t=target), _("not determined"),
+              _("at this scale"), delta_color="off", delta_arrow="off")
+    m1.caption(_("The 95% bootstrap interval over the {p} held-out problems and the training "
+                 "seeds runs from {lo} to {hi} per 10× of training: 10× wide or more, so no "
+                 "single rate is stated (point estimate {r}×, {n} training budgets fitted; "
+                 "Jones 2021 measured about 15× on board games).").format(
+        p=v["problems"], lo=readable(iv["low"]) if math.isfinite(iv["low"]) else "–",
+        hi=readable(iv["high"]) if math.isfinite(iv["high"]) else "–",
+        r=readable(rate["rate"]), n=len(rate["points"])))
 else:
     m1.metric(_("Exchange rate at {t:.0%}").format(t=target), "–")
-    m1.caption(_("Fewer than two checkpoints reach this target with the measured budgets: no "
-                 "rate."))
+    m1.caption(_("Fewer than two training budgets reach this target with the measured "
+                 "budgets: no rate."))
 students = v["students"]
 if students:
     a, b = students["a"], students["b"]
@@ -114,12 +130,12 @@ if students:
               _("{f} training FLOPs, {k} chains").format(f=flops(b["train"]), k=b["k"]),
               delta_color="off", delta_arrow="off")
     if students["lowered"]:  # B never reaches A: say so where B's number is
-        m3.caption(_("Misses A's {a:.1%}: no checkpoint trained less than A gets further with "
+        m3.caption(_("Misses A's {a:.1%}: no model trained less than A gets further with "
                      "the measured budgets.").format(a=a["accuracy"]))
     # the target and A's level side by side were read as one number measured twice
-    st.caption(_("**Target {t:.0%}** (default {t0:.0%}: the most-trained checkpoint with one "
+    st.caption(_("**Target {t:.0%}** (default {t0:.0%}: the most-trained models with one "
                  "chain on the validation problems, where settings are chosen) · **Student A "
-                 "{a:.1%}**: the same checkpoint with one chain on the {n} held-out problems "
+                 "{a:.1%}**: the same models with one chain on the {n} held-out problems "
                  "this page reports. Other problems, so another accuracy.").format(
         t=target, t0=target0, a=a["accuracy"], n=v["problems"]))
 label_a, label_b = _("A: trains, answers at once"), _("B: thinks more")
@@ -131,14 +147,22 @@ with left:
     st.subheader(_("Accuracy against inference compute"))
     presenter.chart(st, curves_figure(v["names"], v["train"], v["curves"], target, marks),
                     key="tr_fig_curves")
-    st.caption(_("Each line is one checkpoint: the best accuracy any strategy reaches within "
-                 "that many FLOPs per query ({p} problems).").format(p=v["problems"]))
+    st.caption(_("Each line is one training budget: the best accuracy any strategy reaches "
+                 "within that many FLOPs per query ({p} held-out problems, mean of two "
+                 "training seeds).").format(p=v["problems"]))
 with right:
     st.subheader(_("Iso-accuracy contours"))
     presenter.chart(st, contour_figure(v["train"], v["inference_axis"], v["surface"],
                                        v["frontier"], target, marks), key="tr_fig_contour")
     st.caption(_("Colour: accuracy. The white line is the frontier at the target: the least "
                  "inference compute each amount of training needs (blank: not measured)."))
+
+st.subheader(_("The rate depends on the target"))
+presenter.chart(st, rate_curve_figure(v["by_target"], target), key="tr_fig_rate")
+st.caption(_("Each point: the exchange rate at that target accuracy with its 95% bootstrap "
+             "interval over problems and training seeds; hollow where the interval is 10× "
+             "wide or more. Targets only a few training budgets reach rest on two or three "
+             "points. {how}").format(how=_(JONES_DIFFERS)))
 
 st.subheader(_("Deployment: who pays less over Q queries?"))
 ways = [dict(w, label=way_text(w)) for w in v["ways"]]
@@ -199,18 +223,18 @@ if ways:
                 t=students["target"], T=target, a=students["a"]["accuracy"],
                 b=students["b"]["accuracy"], w1=win[1], w2=win[10 ** 6], q=flops(q)))
 else:
-    st.info(_("No checkpoint reaches {t:.0%} within the measured budgets.").format(t=target))
+    st.info(_("No model reaches {t:.0%} within the measured budgets.").format(t=target))
 
 st.subheader(_("Where thinking stops paying"))
 rows = []
 for s, name, t, one in zip(v["stops"], v["names"], v["train"], v["one_chain"]):
     w = next((w for w in v["ways"] if w["name"] == name), None)
-    rows.append({_("checkpoint"): name, _("training FLOPs"): flops(t),
+    rows.append({_("trained"): name, _("training FLOPs"): flops(t),
                  _("one chain"): f"{one:.1%}", _("best measured"): f"{s['best']:.1%}",
                  _("gains stop at"): _("{s} of {k}").format(s=strategy_label(s["strategy"]),
                                                             k=s["k"]),
                  _("to reach the target"): way_text(w) if w else "–"})
 st.table(pd.DataFrame(rows))
 st.caption(_("'Gains stop at': the first budget beyond which no measured budget adds a point "
-             "of accuracy. The checkpoints are snapshots of one training run (learning rate "
-             "not yet decayed in the early ones)."))
+             "of accuracy. Each model was trained to the end of its own schedule "
+             "(`python -m search.training.separate`); their cards give the rebuild command."))

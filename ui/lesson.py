@@ -20,7 +20,7 @@ checking.
 6. ``fails``    when voting fails: a problem chosen on the VALIDATION split whose wrong chains
                 agree, its tally, and what MCTS answers there;
 7. ``students`` the two students as compute: A trained longest and answers at once, B trained
-                less and thinks more (checkpoints of the bundled model along its training,
+                less and thinks more (models of the bundled shape trained for fewer steps,
                 ``search.analysis.tradeoff_data``); the class predicts who spends less compute in all
                 at 1 query and at a million, then the measured totals are revealed
                 (``STUDENTS_REVEALED``);
@@ -213,7 +213,7 @@ def verifier_picks(tree) -> dict:
 @st.cache_data(show_spinner=False)
 def students_view() -> Optional[dict]:
     """The two students (``search.analysis.tradeoff.two_students``) on the held-out pools of the
-    checkpoints, with their totals at 1 and ``MANY_QUERIES`` queries; None without them."""
+    training budgets, with their totals at 1 and ``MANY_QUERIES`` queries; None without them."""
     from search.analysis import tradeoff as T
     from search.analysis.tradeoff_data import load_grid
     try:

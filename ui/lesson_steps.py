@@ -301,22 +301,23 @@ def step_students(policy: Any, model: str, problem: str) -> None:
     ss = st.session_state
     v = students_view()
     if v is None:
-        st.info(_("This checkout has no measured checkpoints (weights/arith-ckpt): run "
+        st.info(_("This checkout has no measured models (weights/arith-sched): run "
                   "`python -m search.analysis.tradeoff_data`."))
         return
     a, b = v["a"], v["b"]
     names = {"a": _("Student A"), "b": _("Student B")}
-    st.markdown(_("Compute can be spent **before** the exam or **during** it. The same small "
-                  "model was saved along its training. **Student A** trained the longest "
+    st.markdown(_("Compute can be spent **before** the exam or **during** it. Small models of "
+                  "one shape were trained for shorter and longer runs (each with its own "
+                  "learning-rate schedule, two seeds each; figures are their mean). **Student A** trained the longest "
                   "({fa} FLOPs) and answers at once with one chain sampled at T = 0.8: "
                   "right **{aa}**. "
-                  "**Student B** stopped training at {share:.0%} of that ({fb} FLOPs) and "
+                  "**Student B** trained with {share:.0%} of that ({fb} FLOPs) and "
                   "answers with {k} chains: right **{ab}**.").format(
         fa=wording.flops(a["train"]), aa=pct(a["accuracy"]), share=b["train"] / a["train"],
         fb=wording.flops(b["train"]),
         k=b["k"], ab=pct(b["accuracy"])))
     if v.get("lowered"):
-        st.caption(_("Student B misses A's accuracy: no checkpoint trained less than A "
+        st.caption(_("Student B misses A's accuracy: no model trained less than A "
                      "reaches {a} with up to {n} chains. The costs below compare the two at "
                      "{t} right, the most B reaches (A passes it at once).").format(
             a=pct(a["accuracy"]), n=CHAINS, t=pct(v["target"])))

@@ -5,6 +5,7 @@
   horizontal line; the two students as two marked points.
 - ``contour_figure``: iso-accuracy contours over (training FLOPs, inference FLOPs per query),
   the frontier at the target, the two students.
+- ``rate_curve_figure``: the exchange rate against the target accuracy, with intervals.
 - ``deployment_figure``: total compute (training + Q x inference) against the number of
   queries Q, one line per way to reach the target, the chosen Q as a vertical line.
 
@@ -100,7 +101,7 @@ def curves_figure(names: Sequence[str], train: Sequence[float],
         fig.add_trace(go.Scatter(
             x=x, y=y, mode="lines+markers", name=f"{n} ({t:.2g} FLOPs)", line=dict(color=c),
             line_shape="linear",
-            hovertemplate=_("checkpoint {n}").format(n=n) + "<br>%{x:.3g} FLOPs: %{y:.1%}"
+            hovertemplate=_("model trained {n}").format(n=n) + "<br>%{x:.3g} FLOPs: %{y:.1%}"
                           "<extra></extra>"))
     if target is not None:
         fig.add_hline(y=target, line=dict(dash="dash", color="grey"),
@@ -180,4 +181,41 @@ def deployment_figure(ways: Sequence[Mapping], queries: float, q_range=(1.0, 1e9
                       yaxis=_log_axis(_("total FLOPs (training + Q x inference)"), ys or [1, 10]),
                       # named even when one way is left (plotly hides a one-trace legend)
                       showlegend=True, legend=dict(font=dict(size=11)))
+    return fig
+
+
+def rate_curve_figure(curve: Sequence[Mapping], target: Optional[float] = None,
+                      reference: float = 15.0, height: int = 300) -> go.Figure:
+    """The exchange rate (x per 10x of training compute, log axis) against the target accuracy.
+
+    curve: rows {"target", "rate", "low", "high", "determined"} (``search.analysis.tradeoff.
+    rate_curve``); rows without a point estimate are left out. Each row is a point with its 95%
+    bootstrap interval as an error bar; filled where the interval spans less than 10x
+    (determined), hollow otherwise. ``target``: a dotted vertical line at the page's target;
+    ``reference``: Jones 2021's ~15x as a dashed horizontal line."""
+    rows = [r for r in curve if r.get("rate") is not None and math.isfinite(r["rate"])]
+    fig = go.Figure()
+    for det, name in ((True, _("interval under 10×")), (False, _("not determined (10× or wider)"))):
+        sel = [r for r in rows if bool(r["determined"]) == det]
+        if not sel:
+            continue
+        hi = [(r["high"] - r["rate"]) if math.isfinite(r["high"]) else 0 for r in sel]
+        lo = [(r["rate"] - r["low"]) if math.isfinite(r["low"]) else 0 for r in sel]
+        fig.add_trace(go.Scatter(
+            x=[r["target"] for r in sel], y=[r["rate"] for r in sel], mode="markers", name=name,
+            error_y=dict(type="data", array=hi, arrayminus=lo, thickness=1.2, width=4),
+            marker=dict(size=9, color="#0072B2", symbol="circle" if det else "circle-open",
+                        line=dict(width=2, color="#0072B2")),
+            hovertemplate=_("target %{x:.0%}: %{y:.3g}× per 10× training") + "<extra></extra>"))
+    fig.add_hline(y=reference, line=dict(dash="dash", color="#777", width=1),
+                  annotation_text=_("Jones 2021: ~{r:g}×").format(r=reference),
+                  annotation_position="top left")
+    if target is not None:
+        fig.add_vline(x=target, line=dict(dash="dot", color="#333", width=1))
+    ys = [v for r in rows for v in (r["rate"], r["low"], r["high"])
+          if v is not None and math.isfinite(v) and v > 0] + [reference]
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=10, b=10),
+                      xaxis=dict(title=_("target accuracy"), tickformat=".0%"),
+                      yaxis=_log_axis(_("test-time compute replaced per 10× training"), ys),
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
     return fig

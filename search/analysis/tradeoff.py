@@ -1,7 +1,8 @@
 """Training compute against thinking compute: the trade, from a measured grid (pure: numpy only).
 
-The grid: checkpoints of one policy along training (``weights/arith-ckpt``, each with its
-training FLOPs), strategies that spend test-time compute (maj@k, best-of-k, weighted vote) at
+The grid: models of one shape trained with different compute, each to the end of its own
+schedule (``weights/arith-sched``, ``search.training.separate``; a grid "checkpoint" is one
+training budget, its values the mean over its training seeds), strategies that spend test-time compute (maj@k, best-of-k, weighted vote) at
 budgets k, and per held-out problem the expected accuracy (exact estimators over one pool of
 chains, ``search.analysis.pools.pool_curve``) and the inference FLOPs of answering it.
 
@@ -33,7 +34,8 @@ of training compute buys ~15x less test-time compute):
     get cheaper than one chain), so only the least trained of them enters the fit. Undefined
     (NaN) with fewer than two fitted points. ``bootstrap_rate`` gives a percentile interval by
     resampling problems (the same problems for every checkpoint: a paired bootstrap,
-    Efron & Tibshirani 1993).
+    Efron & Tibshirani 1993) and training seeds; the rate is stated only when that interval
+    spans less than 10x (``rate_determined``).
 
 Deployment (Snell et al. 2024, "Scaling LLM test-time compute optimally...", Sec. 7): a way to
 reach a* is a (checkpoint, strategy, budget); serving Q queries costs C + Q x I. The cheaper
@@ -87,7 +89,10 @@ class Grid:
     flops: [C, S, K, P] inference FLOPs per query, verifier included;
     verifier_flops: [C, S, K, P] the verifier's part of ``flops``;
     tokens: [C, S, K, P] policy tokens per query (prompt per chain + generated);
-    levels: [P] difficulty bin per problem.
+    levels: [P] difficulty bin per problem;
+    replicas: optional {"acc": [C arrays [R_c, S, K, P]], "flops": likewise}: the values of each
+        training seed of a checkpoint, of which ``acc`` and ``flops`` are the mean over R_c
+        (``bootstrap_rate`` resamples them); None when each checkpoint is one model.
     """
     checkpoints: list
     strategies: list
@@ -98,6 +103,7 @@ class Grid:
     tokens: np.ndarray
     levels: np.ndarray
     meta: dict = field(default_factory=dict)
+    replicas: Optional[dict] = None
 
     @property
     def train(self) -> np.ndarray:
@@ -107,9 +113,11 @@ class Grid:
     def take(self, idx) -> "Grid":
         """The grid over problems ``idx`` (indices into P; repeats allowed: a bootstrap draw)."""
         idx = np.asarray(idx, dtype=int)
+        reps = None if self.replicas is None else \
+            {k: [a[..., idx] for a in v] for k, v in self.replicas.items()}
         return replace(self, acc=self.acc[..., idx], flops=self.flops[..., idx],
                        verifier_flops=self.verifier_flops[..., idx],
-                       tokens=self.tokens[..., idx], levels=self.levels[idx])
+                       tokens=self.tokens[..., idx], levels=self.levels[idx], replicas=reps)
 
     def level(self, lv: Optional[int]) -> "Grid":
         """The grid over problems of difficulty bin ``lv`` (None: all). ValueError if none."""
@@ -271,33 +279,88 @@ BOOTSTRAP_DRAWS = 1000
 BOOTSTRAP_SEED = 0
 
 
+DETERMINED_SPAN = 10.0   # a rate is stated only when its 95% interval spans less than 10x
+
+
+def _resampled(grid: Grid, draws: int, seed: int):
+    """``draws`` bootstrap grids: problems drawn with replacement (one draw of indices serves
+    every checkpoint and strategy: paired) and, where ``grid.replicas`` holds several training
+    seeds of a checkpoint, its seeds drawn with replacement too (per checkpoint), the
+    checkpoint's accuracy and FLOPs being the mean over the drawn seeds."""
+    P = grid.acc.shape[-1]
+    rng = np.random.default_rng(seed)
+    for _ in range(draws):
+        idx = rng.integers(0, P, P)
+        g = grid.take(idx)
+        if grid.replicas is not None:
+            acc, fl = [], []
+            for a, f in zip(grid.replicas["acc"], grid.replicas["flops"]):
+                r = rng.integers(0, a.shape[0], a.shape[0])
+                acc.append(a[r][..., idx].mean(0))
+                fl.append(f[r][..., idx].mean(0))
+            g = replace(g, acc=np.array(acc), flops=np.array(fl))
+        yield g
+
+
+def bootstrap_rates(grid: Grid, targets: Sequence[float], draws: int = BOOTSTRAP_DRAWS,
+                    seed: int = BOOTSTRAP_SEED, level: float = 0.95,
+                    interpolate: bool = True) -> list[dict]:
+    """Percentile bootstrap intervals (Efron & Tibshirani 1993) of the exchange rate at each of
+    ``targets``, all from the same ``draws`` resampled grids (:func:`_resampled`: over problems,
+    paired across checkpoints, and over training seeds where the grid has several). Per target
+    {"low", "high" (NaN when fewer than half the draws define a rate), "defined": share of
+    draws with a rate, "draws", "seed"}. The same grid, targets, draws and seed give the same
+    intervals. ValueError for draws < 1 or an empty grid."""
+    if draws < 1:
+        raise ValueError("draws must be >= 1")
+    if grid.acc.shape[-1] == 0:
+        raise ValueError("the grid has no problems")
+    rates: list[list[float]] = [[] for _ in targets]
+    for g in _resampled(grid, draws, seed):
+        for j, t in enumerate(targets):
+            r = exchange_rate(g, t, interpolate)["rate"]
+            if math.isfinite(r):
+                rates[j].append(r)
+    out = []
+    for rs in rates:
+        defined = len(rs) / draws
+        if defined < 0.5:
+            out.append({"low": math.nan, "high": math.nan, "defined": defined, "draws": draws,
+                        "seed": seed})
+            continue
+        lo, hi = np.percentile(rs, [50 * (1 - level), 100 - 50 * (1 - level)])
+        out.append({"low": float(lo), "high": float(hi), "defined": defined, "draws": draws,
+                    "seed": seed})
+    return out
+
+
 def bootstrap_rate(grid: Grid, target: float, draws: int = BOOTSTRAP_DRAWS,
                    seed: int = BOOTSTRAP_SEED, level: float = 0.95,
                    interpolate: bool = True) -> dict:
-    """Percentile bootstrap interval of the exchange rate over problems (paired: one draw of
-    problem indices serves every checkpoint and strategy; Efron & Tibshirani 1993). Returns
-    {"low", "high" (NaN when fewer than half the draws define a rate), "defined": share of
-    draws with a rate, "draws", "seed"}. The same grid, target, draws and seed give the same
-    interval. ValueError for draws < 1 or an empty grid."""
-    if draws < 1:
-        raise ValueError("draws must be >= 1")
-    P = grid.acc.shape[-1]
-    if P == 0:
-        raise ValueError("the grid has no problems")
-    rng = np.random.default_rng(seed)
-    rates = []
-    for _ in range(draws):
-        g = grid.take(rng.integers(0, P, P))
-        r = exchange_rate(g, target, interpolate)["rate"]
-        if math.isfinite(r):
-            rates.append(r)
-    defined = len(rates) / draws
-    if defined < 0.5:
-        return {"low": math.nan, "high": math.nan, "defined": defined, "draws": draws,
-                "seed": seed}
-    lo, hi = np.percentile(rates, [50 * (1 - level), 100 - 50 * (1 - level)])
-    return {"low": float(lo), "high": float(hi), "defined": defined, "draws": draws,
-            "seed": seed}
+    """:func:`bootstrap_rates` at one ``target``: {"low", "high", "defined", "draws", "seed"}."""
+    return bootstrap_rates(grid, [target], draws, seed, level, interpolate)[0]
+
+
+def rate_determined(interval: dict, span: float = DETERMINED_SPAN) -> bool:
+    """Whether a bootstrap ``interval`` determines the rate: both ends finite and positive and
+    high / low < ``span`` (less than one order of magnitude by default)."""
+    lo, hi = interval["low"], interval["high"]
+    return bool(math.isfinite(lo) and math.isfinite(hi) and lo > 0 and hi / lo < span)
+
+
+def rate_curve(grid: Grid, targets: Sequence[float], draws: int = BOOTSTRAP_DRAWS,
+               seed: int = BOOTSTRAP_SEED) -> list[dict]:
+    """The exchange rate against the target accuracy: per target {"target", "rate" (point
+    estimate, NaN where fewer than two checkpoints fit), "points", "low", "high", "defined",
+    "determined"} with :func:`bootstrap_rates`' intervals (one set of draws for all targets)."""
+    ivs = bootstrap_rates(grid, targets, draws, seed)
+    out = []
+    for t, iv in zip(targets, ivs):
+        r = exchange_rate(grid, t)
+        out.append({"target": float(t), "rate": r["rate"], "points": r["points"],
+                    "low": iv["low"], "high": iv["high"], "defined": iv["defined"],
+                    "determined": rate_determined(iv)})
+    return out
 
 
 def ways(grid: Grid, target: float) -> list[dict]:

@@ -467,18 +467,35 @@ def _print_tradeoff(r: dict) -> None:
     ks = r["budgets"]
     print(f"{r['split']} split, {r['problems']} problems, {r['chains']} chains each, "
           f"T={r['temperature']}")
-    for c in r["checkpoints"]:
-        print(f"\n{c['name']}: {c['steps']} steps, {c['parameters']:,} parameters, "
-              f"{c['training_tokens']:,} tokens, {c['training_flops']:.3g} training FLOPs")
+    print(f"{len(r['models'])} training budgets, each trained to the end of its own schedule, "
+          f"{r['training_flops_span']:.1f}x apart in training FLOPs; accuracy and FLOPs are the "
+          "mean over each budget's training seeds")
+    for c in r["models"]:
+        seeds = ", ".join(f"seed {s['seed']}: maj@1 {s['one_chain_accuracy']:.3f}"
+                          for s in c["per_seed"])
+        print(f"\n{c['name']} ({seeds}): {c['parameters']:,} parameters, "
+              f"{c['training_tokens']:,.0f} tokens, {c['training_flops']:.3g} training FLOPs")
         print("  strategy      " + "".join(f"{'k=' + str(k):>8}" for k in ks))
         for s, row in c["accuracy"].items():
             print(f"  {s:<14}" + "".join(f"{row[str(k)]:>8.3f}" for k in ks))
     e, t = r["exchange_rate"], r["target"]
     g = lambda v: "undefined" if v is None else _multiple(v)  # noqa: E731
-    print(f"\ntarget accuracy {t['accuracy']:.2f} ({t['chosen_on']}): each 10x of training "
-          f"compute replaces {g(e['per_10x_training'])}x of test-time compute "
-          f"(95% bootstrap [{g(e['interval_95'][0])}, {g(e['interval_95'][1])}]; "
-          f"Jones 2021: ~15x)")
+    iv = f"95% bootstrap over problems and seeds [{g(e['interval_95'][0])}, " \
+         f"{g(e['interval_95'][1])}]"
+    if e["determined"]:
+        print(f"\ntarget accuracy {t['accuracy']:.2f} ({t['chosen_on']}): each 10x of training "
+              f"compute replaces {g(e['per_10x_training'])}x of test-time compute ({iv}; "
+              "Jones 2021: ~15x)")
+    else:
+        print(f"\ntarget accuracy {t['accuracy']:.2f} ({t['chosen_on']}): exchange rate not "
+              f"determined at this scale ({iv} spans 10x or more; point estimate "
+              f"{g(e['per_10x_training'])}x; Jones 2021: ~15x)")
+    print("rate against the target accuracy:")
+    for x, row in r["exchange_rate_by_target"].items():
+        if row["per_10x_training"] is None:
+            continue
+        print(f"  {x}: {g(row['per_10x_training'])}x  [{g(row['interval_95'][0])}, "
+              f"{g(row['interval_95'][1])}]" + ("" if row["determined"] else "  (not determined)"))
 
 
 def cmd_train(a) -> dict:
@@ -650,8 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train-verifier", add_help=False,
                    help="train a task's learned ORM or PRM (python -m search train-verifier "
                         "--help)")
-    to = sub.add_parser("tradeoff", help="training compute against test-time compute over the "
-                                         "checkpoints of weights/arith-ckpt")
+    to = sub.add_parser("tradeoff", help="training compute against test-time compute over "
+                                         "separately trained models (weights/arith-sched)")
     to.add_argument("--split", choices=["heldout", "validation"], default="heldout",
                     help="heldout (test: report) or validation (where the target is chosen)")
     to.add_argument("--target", type=float, default=None,

@@ -133,8 +133,8 @@ def train(out_dir: Path | None = None, steps: int | None = None, log_every: int 
     separately scheduled run, ``search.training.separate``); KeyError for a key it lacks.
 
     ``on_step(steps_done, model, tok, stats)``, when given, is called after every optimizer
-    step (``stats``: examples, tokens_seen, loss_tokens_seen, loss_ema, lr, seconds); it is how
-    ``search.training.checkpoints`` saves snapshots along one run. It does not touch the random
+    step (``stats``: examples, tokens_seen, loss_tokens_seen, loss_ema, lr, seconds), e.g. to
+    save snapshots along one run. It does not touch the random
     streams, so a run with it trains the same weights as one without.
     """
     task = get_task(task)

@@ -324,3 +324,66 @@ def test_readable_numbers_for_the_exchange_rate():
     from ui.wording import flops  # the Lesson's FLOPs: one form (a trial counted zeros)
     assert [flops(v) for v in (5.66e7, 1.13e8, 3.31e13, 999.0)] == \
         ["5.66 × 10⁷", "1.13 × 10⁸", "3.31 × 10¹³", "999"]
+
+
+# --- separately trained models: seeds in the bootstrap (issue 29) ------------------------------
+
+def seeded_grid(per_seed_fl, train):
+    """A Grid of C checkpoints x R seeds, one strategy, budgets k = 1, 2, 4, one problem that
+    every budget solves with accuracy (0.1, 0.6, 0.9): per_seed_fl[c][r] scales seed r's FLOPs."""
+    C = len(train)
+    acc = np.array([[[0.1, 0.6, 0.9]]] * C)[..., None]                     # [C, 1, 3, 1]
+    rep_fl = [np.array([[[1.0, 10.0 * s, 1e6]] for s in seeds])[..., None]  # [R, 1, 3, 1]
+              for seeds in per_seed_fl]
+    rep_acc = [np.repeat(acc[c][None], len(per_seed_fl[c]), 0) for c in range(C)]
+    g = make_grid(acc, np.array([f.mean(0) for f in rep_fl]), train)
+    g.replicas = {"acc": rep_acc, "flops": rep_fl}
+    return g
+
+
+def test_seed_bootstrap_is_a_point_when_seeds_agree_and_spans_their_combinations_when_not():
+    train = [1e3, 1e4, 1e5]
+    same = seeded_grid([[10.0, 10.0], [1.0, 1.0], [0.1, 0.1]], train)
+    b = T.bootstrap_rate(same, 0.6, draws=200, seed=0, interpolate=False)
+    assert b["low"] == pytest.approx(10.0) and b["high"] == pytest.approx(10.0)
+    # seeds disagree: a draw's checkpoint mean is one seed, the other, or their mean; brute
+    # force over every combination bounds the interval, and it is no longer a point
+    per_seed = [[10.0, 30.0], [1.0, 4.0], [0.1, 0.2]]
+    g = seeded_grid(per_seed, train)
+    means = [sorted({s[0], s[1], (s[0] + s[1]) / 2}) for s in per_seed]
+    brute = []
+    for combo in itertools.product(*means):
+        fl = np.array([[[[1.0], [10.0 * m], [1e6]]] for m in combo])
+        brute.append(T.exchange_rate(make_grid(np.array([[[0.1, 0.6, 0.9]]] * 3)[..., None], fl,
+                                               train), 0.6, interpolate=False)["rate"])
+    b = T.bootstrap_rate(g, 0.6, draws=300, seed=0, interpolate=False)
+    assert min(brute) - 1e-9 <= b["low"] < b["high"] <= max(brute) + 1e-9
+    # without the replicas the same means have no spread at all (one problem): the seeds are
+    # what widens it
+    g.replicas = None
+    b0 = T.bootstrap_rate(g, 0.6, draws=50, seed=0, interpolate=False)
+    assert b0["low"] == pytest.approx(b0["high"])
+
+
+def test_a_rate_is_determined_only_under_ten_times():
+    assert T.rate_determined({"low": 10.0, "high": 99.0})
+    assert not T.rate_determined({"low": 10.0, "high": 100.0})
+    assert not T.rate_determined({"low": math.nan, "high": 5.0})
+    assert not T.rate_determined({"low": 0.0, "high": 5.0})
+
+
+def test_rate_curve_uses_the_headline_draws():
+    rng = np.random.default_rng(1)
+    C, S, K, P = 4, 1, 5, 60
+    acc = np.stack([np.stack([np.stack([(rng.random(P) < min(1, s + 0.08 * k)).astype(float)
+                                        for k in range(K)])]) for s in (0.2, 0.35, 0.5, 0.65)])
+    flops = np.broadcast_to(np.array([2.0 ** k for k in range(K)])[None, None, :, None],
+                            (C, S, K, P)).copy()
+    grid = make_grid(acc, flops, [1e3, 1e4, 1e5, 1e6])
+    curve = T.rate_curve(grid, [0.4, 0.5, 0.6], draws=100, seed=2)
+    for row in curve:
+        iv = T.bootstrap_rate(grid, row["target"], draws=100, seed=2)
+        assert (row["low"], row["high"]) == (iv["low"], iv["high"])
+        assert row["determined"] == T.rate_determined(iv)
+        r = T.exchange_rate(grid, row["target"])["rate"]
+        assert row["rate"] == r or (math.isnan(r) and math.isnan(row["rate"]))
