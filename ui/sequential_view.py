@@ -1,14 +1,18 @@
-"""The Scaling page's "think longer or think wider?" view (issue 23 item 4; Snell et al. 2024,
-"Scaling LLM Test-Time Compute Optimally...", Sec. 6, Fig. 7): at each total budget B of
-chain-equivalents, every split R sequential revise rounds x N parallel revise runs (R x N = B,
-the N answers voted), accuracy per difficulty bin on held-out problems, with 95% Wilson
-intervals and the best split of each bin starred.
+"""The Scaling page's "think longer or think wider?" view (issue 23 item 4, issue 29 item 5;
+Snell et al. 2024, "Scaling LLM Test-Time Compute Optimally...", Sec. 6, Fig. 7): at each total
+budget B of chain-equivalents, every split R sequential revise rounds x N parallel revise runs
+(R x N = B, the N answers voted), on held-out problems, placed by the tokens each cell really
+spent (policy + verifier, the verifier's part drawn on its own), per difficulty bin. A cell is
+starred only where an exact McNemar test on the same problems separates it from every other
+cell of about the same measured compute (``search.analysis.sequential.compare_at_compute``);
+otherwise its band says "no clear winner".
 
 Data path: :func:`problem_cells` (one held-out problem's cells, cached with ``st.cache_data``)
 calls ``search.analysis.sequential.grids``; ``tests/pages/test_page_seqview.py`` checks its cells
-against direct ``revise`` runs. Difficulty bins (``bin_edges`` / ``bin_of``) are quantiles of
-pass@1 (16 chains at the sidebar's temperature) over the first problems of the VALIDATION split;
-held-out problems are placed in them and only they are reported.
+and tokens against direct ``revise`` runs. Difficulty bins: predicted difficulty from the
+model's own samples, no held-out gold read (``difficulty_samples`` / ``fit_difficulty``: the
+share of 16 chains on the majority answer; edges and each bin's predicted pass@1 fitted on the
+first problems of the VALIDATION split).
 
 Bounded and progressive: off until asked for (it runs up to ``max_calls`` revise rounds per
 problem: 48 at B = 16, 256 at B = 64); before it starts the page shows an upper estimate of the
@@ -25,20 +29,21 @@ import numpy as np
 import streamlit as st
 
 from i18n import N_, _, ngettext
-from search.analysis.sequential import (bin_edges, bin_of, grids, max_calls, pass1,
-                                        split_accuracy, splits)
+from search.analysis.sequential import (ALPHA, RATIO, bin_of, cell_rows, compare_at_compute,
+                                        difficulty_samples, fit_difficulty, grids, max_calls,
+                                        splits)
 from search.strategies import DEFAULTS, default_scorer
 from search.scoring import has_learned_verifier
 from search.tasks import get_task
 from ui import presenter
 from ui.settings import UrlParam, bind, flag, int_in, one_of, show_flag
-from viz.sequential import split_figure
+from viz.sequential import compute_figure, spent_figure, split_name
 
 TOTAL_CHOICES = [4, 8, 16, 32, 64]
 DEFAULT_TOTALS = [4, 16]  # a laptop: about 1 s per problem at B = 4, 5-10 s at B = 16 (CPU)
 PROBLEMS_RANGE = (4, 200)
 BIN_CHOICES = [2, 3, 4, 5]
-PASS1_CHAINS = 16  # chains per problem for its pass@1 (the difficulty)
+PASS1_CHAINS = 16  # chains per problem for its predicted difficulty (and validation pass@1)
 # Seconds per revise round (one policy call plus the verifier's pass; a bound: max_calls
 # rounds), bundled arithmetic model on this project's shared 2-core CPU at 1 thread: 0.11
 # (checker) to 0.20 (learned PRM) at B = 16 on an idle machine, 0.36 (PRM) with other jobs
@@ -84,13 +89,15 @@ def scorers_for(task, policy) -> list[str]:
 
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _cells(_policy: Any, task: str, model: str, text: str, gold: Optional[str], totals: tuple,
-           scorer: str, rule: str, temperature: float) -> tuple[dict, dict, float]:
+           scorer: str, rule: str, temperature: float) -> tuple[dict, dict, dict, float]:
     t0 = time.perf_counter()
     tokens: dict = {}
-    g = grids(text, _policy, totals, scorer, rule, temperature, task, tokens_out=tokens)
+    read: dict = {}
+    g = grids(text, _policy, totals, scorer, rule, temperature, task, tokens_out=tokens,
+              verifier_out=read)
     t = get_task(task)
     return ({B: {s: bool(a is not None and t.is_correct(text, a)) for s, a in cells.items()}
-             for B, cells in g.items()}, tokens, time.perf_counter() - t0)
+             for B, cells in g.items()}, tokens, read, time.perf_counter() - t0)
 
 
 def problem_cells(policy: Any, task: str, model: str, problem, totals, scorer: str,
@@ -103,22 +110,62 @@ def problem_cells(policy: Any, task: str, model: str, problem, totals, scorer: s
                   tuple(sorted(int(t) for t in totals)), scorer, rule, float(temperature))[0]
 
 
+def problem_tokens(policy: Any, task: str, model: str, problem, totals, scorer: str,
+                   rule: str, temperature: float) -> tuple[dict, dict]:
+    """The compute each cell of :func:`problem_cells` spent on ``problem`` (the same cached
+    runs): (policy generated tokens, verifier read tokens), each total -> (R, N) -> int."""
+    got = _cells(policy, str(task), model, problem.text, problem.answer,
+                 tuple(sorted(int(t) for t in totals)), scorer, rule, float(temperature))
+    return got[1], got[2]
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
-def _pass1(_policy: Any, task: str, model: str, split: str, texts: tuple,
-           temperature: float) -> np.ndarray:
+def _difficulty(_policy: Any, task: str, model: str, split: str, texts: tuple,
+                temperature: float, with_pass1: bool):
     problems = get_task(task).split(split, len(texts))
-    return pass1(problems, _policy, PASS1_CHAINS, temperature, 0, task)
+    return difficulty_samples(problems, _policy, PASS1_CHAINS, temperature, 0, task,
+                              with_pass1=with_pass1)
 
 
-def bin_labels(edges: np.ndarray) -> list[str]:
-    """One x label per difficulty bin from its pass@1 range, hardest first."""
-    e = [f"{x:.2f}" for x in edges]
-    if not e:
+def bin_labels(fit: dict) -> list[str]:
+    """One title per difficulty bin, hardest first, with the bin's predicted pass@1 (the mean
+    pass@1 of the validation problems in it, ``fit_difficulty``)."""
+    p1 = [("–" if np.isnan(x) else f"{x:.2f}") for x in fit["pass1"]]
+    if len(p1) == 1:
         return [_("all problems")]
-    out = [_("hardest: pass@1 < {hi}").format(hi=e[0])]
-    out += [_("pass@1 {lo}–{hi}").format(lo=a, hi=b) for a, b in zip(e[:-1], e[1:])]
-    out.append(_("easiest: pass@1 ≥ {lo}").format(lo=e[-1]))
+    out = []
+    for i, p in enumerate(p1):
+        if i == 0:
+            out.append(_("hardest: predicted pass@1 {p}").format(p=p))
+        elif i == len(p1) - 1:
+            out.append(_("easiest: predicted pass@1 {p}").format(p=p))
+        else:
+            out.append(_("predicted pass@1 {p}").format(p=p))
     return out
+
+
+def band_sentence(band: dict) -> str:
+    """One band of equal measured compute in words, with its test: the winner and the largest
+    p-value it beat, or why there is none."""
+    lo, hi = band["tokens_low"], band["tokens_high"]
+    where = (_("{t} tokens").format(t=f"{lo:,.0f}") if round(lo) == round(hi) else
+             _("{lo}–{hi} tokens").format(lo=f"{lo:,.0f}", hi=f"{hi:,.0f}"))
+    if band["why"] == "one cell":
+        _B, R, N = band["cells"][0]
+        return _("{where}: {split} (B = {b}) alone, nothing to compare").format(
+            where=where, split=split_name(R, N), b=_B)
+    if band["why"] == "tie at the top":
+        return _("{where}: no clear winner ({k} cells, the best tied)").format(
+            where=where, k=len(band["cells"]))
+    _B, R, N = band["leader"]
+    p = max(t["p"] for t in band["tests"].values())
+    if band["winner"]:
+        return _("{where}: ★ **{split}** (B = {b}) beats each of the other {k} (largest "
+                 "p = {p})").format(where=where, split=split_name(R, N), b=_B,
+                                    k=len(band["cells"]) - 1, p=f"{p:.2g}")
+    return _("{where}: no clear winner ({k} cells; the most accurate, {split}, is not "
+             "separated from all: largest p = {p})").format(
+                 where=where, k=len(band["cells"]), split=split_name(R, N), p=f"{p:.2g}")
 
 
 def _estimate(totals, problems: int) -> float:
@@ -147,6 +194,12 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         "each round samples one chain or the rest of one). Snell et al. (2024) found that the best "
         "split depends on how hard the problem is: on easier problems revising did best, on "
         "harder ones a mix with more parallel runs."))
+    st.markdown(_(
+        "B counts chains, not compute: a revise run stops when the verifier accepts its chain "
+        "and a revision rewrites only the steps after its cut, so the splits of one B spend "
+        "very different numbers of tokens. Each cell is therefore placed by the tokens it "
+        "really spent, the verifier's included, and only cells of about the same measured "
+        "compute are compared."))
     avail = scorers_for(task, policy)
     if not avail:
         st.info(_("Revise needs a verifier: this task and model have no exact step checker, "
@@ -192,20 +245,21 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
     if len(val) < n_bins or not held:
         st.info(_("Too few problems for {bins} bins.").format(bins=n_bins))
         return
-    with st.spinner(_("Estimating each problem's pass@1 (its difficulty): {k} chains each "
-                      "on {v} validation and {h} held-out problems…").format(
+    with st.spinner(_("Estimating each problem's difficulty from the model's own answers: "
+                      "{k} chains each on {v} validation and {h} held-out problems…").format(
                         k=PASS1_CHAINS, v=len(val), h=len(held))):
-        p1v = _pass1(policy, name, model, "validation", tuple(p.text for p in val),
-                     float(temperature))
-        p1h = _pass1(policy, name, model, "heldout", tuple(p.text for p in held),
-                     float(temperature))
-    edges = bin_edges(p1v, n_bins)
-    bins = bin_of(p1h, edges)
-    labels = bin_labels(edges)
+        score_v, p1v = _difficulty(policy, name, model, "validation",
+                                   tuple(p.text for p in val), float(temperature), True)
+        score_h = _difficulty(policy, name, model, "heldout", tuple(p.text for p in held),
+                              float(temperature), False)
+    fit = fit_difficulty(score_v, p1v, n_bins)
+    bins = bin_of(score_h, fit["edges"])
+    labels = bin_labels(fit)
     chart, status = st.empty(), st.empty()
     bar = st.progress(0.0)
     right = {B: {s: [] for s in splits(B)} for B in totals}
     spent = {B: {s: [] for s in splits(B)} for B in totals}
+    read = {B: {s: [] for s in splits(B)} for B in totals}
     t0 = time.perf_counter()
     done = 0
     for j, p in enumerate(held):
@@ -213,8 +267,8 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
             i=j + 1, n=len(held)))
         t1 = time.perf_counter()
         try:
-            got, toks, secs = _cells(policy, name, model, p.text, p.answer, tuple(totals), scorer,
-                               rule, float(temperature))
+            got, toks, vtoks, secs = _cells(policy, name, model, p.text, p.answer,
+                                            tuple(totals), scorer, rule, float(temperature))
         except Exception as e:  # a model error must not take the page down
             st.error(_("A revise run failed: {error}").format(error=f"{type(e).__name__}: {e}"))
             break
@@ -225,9 +279,10 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
             for s in splits(B):
                 right[B][s].append(float(got[B][s]))
                 spent[B][s].append(toks[B][s])
+                read[B][s].append(vtoks[B][s])
         done = j + 1
-        panels = {B: split_accuracy(right[B], bins[:done], n_bins) for B in totals}
-        presenter.chart(chart, split_figure(panels, labels), key=f"sc_seq_fig_{done}")
+        rows, bands = compare_at_compute(right, spent, read, bins[:done], n_bins)
+        presenter.chart(chart, compute_figure(rows, bands, labels), key=f"sc_seq_fig_{done}")
         if done < len(held):
             status.caption(_("An estimate from the first {k} of {n} problems: the intervals "
                              "narrow as more arrive.").format(k=done, n=len(held)))
@@ -235,34 +290,44 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
     if not done:
         return
     status.empty()
-    panels = {B: split_accuracy(right[B], bins[:done], n_bins) for B in totals}
+    rows, bands = compare_at_compute(right, spent, read, bins[:done], n_bins)
     lines = []
-    for B in totals:
-        best = [r for r in panels[B] if r["best"]]
-        said = "; ".join(_("{bin}: **{r} × {n}** ({acc})").format(
-            bin=labels[r["bin"]], r=r["R"], n=r["N"], acc=f"{100 * r['mean']:.0f}%")
-            for r in best)
-        lines.append(_("- B = {b}: {said}").format(b=B, said=said))
-    st.markdown(_("**Best split per bin** (rounds × runs; ties go to the more parallel "
-                  "split):") + "\n" + "\n".join(lines))
-    st.caption(_("Generated tokens per problem (mean), the compute each split really spent: "
-                 "{lines}. A revise run ends when the verifier accepts its chain, and a "
-                 "revision writes only the steps after its cut, so a sequential split often "
-                 "spends less than B chains.").format(lines="; ".join(
-                     "B = {b}: ".format(b=B) + ", ".join(
-                         f"{R} × {N} {np.mean(spent[B][(R, N)]):,.0f}" for R, N in splits(B))
-                     for B in totals)))
+    for b in range(n_bins):
+        these = [band_sentence(x) for x in bands if x["bin"] == b]
+        if these:
+            lines.append(_("- {bin}: {bands}").format(bin=labels[b], bands="; ".join(these)))
+    st.markdown(_("**Best split at equal measured compute** (cells of one bin whose tokens per "
+                  "problem lie within ×{ratio} of each other are compared; a split is starred "
+                  "only when an exact McNemar test on the same problems separates it from "
+                  "every other such cell, p < {alpha} ÷ (cells − 1); no tie rule):").format(
+                      ratio=f"{RATIO:g}", alpha=f"{ALPHA:g}") + "\n" + "\n".join(lines))
+    overall = cell_rows(right, spent, read, np.zeros(done, int), 1)
+    presenter.chart(st, spent_figure(overall), key=f"sc_seq_spent_{done}")
+    mean_read = float(np.mean([r["verifier_tokens"] for r in overall]))
+    st.caption(_("Tokens per problem (mean over the {n} problems), the compute each cell really "
+                 "spent: the policy's generated tokens and, as its own part, the tokens the "
+                 "verifier read ({verifier}: {read} per problem on average over the cells; the "
+                 "exact step checker reads none). A revise run ends when the verifier accepts "
+                 "its chain, and a revision writes only the steps after its cut, so the splits "
+                 "of one B spend very different compute; that is why cells are compared by what "
+                 "they spent, not by B.").format(
+                     n=done, verifier=_(SCORERS[scorer]), read=f"{mean_read:,.0f}"))
     counts = np.bincount(bins[:done], minlength=n_bins)
+    rho = "–" if np.isnan(fit["rho"]) else f"{fit['rho']:.2f}"
     st.caption(_(
         "{n} held-out problems, reported only. Verifier: {verifier}; answer rule of a run: "
         "{rule} (decided on validation, search/strategies/defaults.py); temperature {t}; the "
-        "i-th parallel run uses seed i and the N answers are voted. Bins: quantiles of pass@1 "
-        "({k} chains each) over {v} VALIDATION problems (edges {edges}); problems per bin: "
-        "{counts}. Bars: 95% Wilson intervals over the bin's problems. A revision resamples "
-        "only from its cut point, so a round costs at most one chain's tokens. Took {secs} "
-        "(cached runs are instant).").format(
-            n=done, verifier=_(SCORERS[scorer]), rule=_(RULE_NAMES.get(rule, rule)), t=f"{temperature:g}", k=PASS1_CHAINS,
-            v=len(val), edges=", ".join(f"{e:.2f}" for e in edges) or "-",
+        "i-th parallel run uses seed i and the N answers are voted. Bins: predicted "
+        "difficulty, read from the model's own answers and never from the held-out gold: the "
+        "share of {k} sampled chains that give the problem's most common answer (ties broken by "
+        "the chains' confidence). Edges are quantiles of that share over {v} VALIDATION "
+        "problems (edges {edges}), and a bin's predicted pass@1 is the gold pass@1 of the "
+        "validation problems in it (Spearman ρ of share against pass@1 on validation: {rho}). "
+        "Held-out problems per bin: {counts}. Error bars: 95% Wilson intervals over the bin's "
+        "problems. Took {secs} (cached runs are instant).").format(
+            n=done, verifier=_(SCORERS[scorer]), rule=_(RULE_NAMES.get(rule, rule)),
+            t=f"{temperature:g}", k=PASS1_CHAINS, v=len(val),
+            edges=", ".join(f"{e:.3f}" for e in fit["edges"]) or "-", rho=rho,
             counts=", ".join(str(c) for c in counts),
             secs=_duration(time.perf_counter() - t0)))
     if temperature == 0:
