@@ -41,7 +41,7 @@ from i18n import N_, _
 from search.analysis.pools import ChainPool, sample_pools
 from search.tasks import Problem, TaskLike, get_task
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: a bare first-line number abstains (issue 30 item 5)
 FOLDER = "pools"
 MAX_BYTES = 512 * 1024 * 1024  # the cache folder's size bound (bytes); oldest-used go first
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a larger file is not read (a chunk is a few hundred KB)

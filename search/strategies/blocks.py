@@ -124,7 +124,8 @@ def step_ending(text: str, finish: str, depth: int, max_depth: int,
 
     A step is terminal when it states an answer (``task.is_terminal``), ends the chain
     (``finish="eos"``), was cut by the token or context limit (``"length"``) or reaches
-    ``max_depth``. Its answer is the task's canonical answer (``task.extract_answer``) of an
+    ``max_depth``. Its answer is the task's canonical answer (``task.step_answer``: the task's
+    answer form at that depth, e.g. an arithmetic bare number only after a step) of an
     answer line that was *completed* (``finish`` ``"step"``, or ``"eos"``: then
     ``task.end_answer``, which a free-form task reads from the step's last line); a line cut by a
     limit never answers, even when it looks like one (``Answer: 6`` cut from ``Answer: 62``).
@@ -135,7 +136,7 @@ def step_ending(text: str, finish: str, depth: int, max_depth: int,
     terminal = finish in ("eos", "length") or task.is_terminal(text) or depth >= max_depth
     if not terminal or finish == "length":
         return terminal, None
-    return terminal, task.end_answer(text) if finish == "eos" else task.extract_answer(text)
+    return terminal, task.step_answer(text, depth, eos=finish == "eos")
 
 
 def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: float,

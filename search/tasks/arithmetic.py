@@ -279,7 +279,9 @@ def gold_steps(e: Expr) -> list[str]:
 # An *answer line* is ``Answer: N`` or a bare ``N``, where N is any number that
 # ``search.tasks.answers.canonical_answer`` accepts (``62``, ``+062``, ``62.0``, ``\u221262``).
 # A bare number cannot be an operation step, so it states the answer too: ``8*7=56``,
-# ``56+6=62``, ``62`` answers 62. The first answer line ends the chain (nothing after it counts):
+# ``56+6=62``, ``62`` answers 62; but only after a step: a chain whose first line is a bare
+# number wrote neither steps nor an answer line, and abstains (``ArithmeticTask.step_answer``,
+# issue 30 item 5). The first answer line ends the chain (nothing after it counts):
 # the trees and pools (``search.strategies.blocks``, through ``is_terminal``) and the checker
 # (``StepChecker``) all apply this rule.
 _ANSWER_RE = re.compile(r"^\s*Answer:(.*)$", re.DOTALL)
@@ -305,6 +307,12 @@ def is_terminal(step_text: str) -> bool:
     a failed answer is still the end) or it is a bare number (an answer line)."""
     step_text = strip_retry(step_text)
     return step_text.lstrip().startswith("Answer:") or extract_answer(step_text) is not None
+
+
+def has_answer_prefix(step_text: str) -> bool:
+    """Whether a step is a marked answer line (starts with ``Answer:``, after a retry marker),
+    as opposed to a bare number."""
+    return isinstance(step_text, str) and strip_retry(step_text).lstrip().startswith("Answer:")
 
 
 def parse_step(step_text: str) -> Optional[tuple[int, str, int, int]]:
@@ -801,6 +809,14 @@ class ArithmeticTask(Task):
         return isinstance(step, str) and is_terminal(step)
 
     def extract_answer(self, step: str) -> Optional[str]:
+        return extract_answer(step)
+
+    def step_answer(self, step: str, depth: int, eos: bool = False) -> Optional[str]:
+        # A bare number answers only after a step (``56+6=62`` then ``62``): as a chain's first
+        # line it is neither a step nor an answer line (the bundled model writes 40-digit
+        # strings there far from its training range), so the chain abstains (issue 30 item 5).
+        if depth <= 1 and not has_answer_prefix(step):
+            return None
         return extract_answer(step)
 
     def canonical_answer(self, text: Optional[str]) -> Optional[str]:

@@ -203,6 +203,15 @@ class Task(ABC):
         the step's last line)."""
         return self.extract_answer(step)
 
+    def step_answer(self, step: str, depth: int, eos: bool = False) -> Optional[str]:
+        """Canonical answer that a completed terminal ``step`` at ``depth`` (1: the chain's
+        first step) votes for, or None: the chain abstains. Only the task's own answer form
+        answers (issue 30 item 5: a chain that never wrote one does not vote). ``eos``: the
+        chain ended at end-of-text after this step (``end_answer``), else ``extract_answer``.
+        Default: that, whatever the depth; arithmetic overrides it (a bare number is an answer
+        line only after a step)."""
+        return self.end_answer(step) if eos else self.extract_answer(step)
+
     def canonical_answer(self, text: Optional[str]) -> Optional[str]:
         """Canonical form of an answer a person or a file gives (no ``Answer:`` prefix), or
         None when it is not an answer of this task. Votes count answers by this string.

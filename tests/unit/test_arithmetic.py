@@ -216,6 +216,41 @@ def test_bare_final_number_is_the_answer_for_checker_and_extraction():
     assert not ar.is_terminal("8*7=56") and ar.extract_answer("8*7=56") is None
 
 
+def test_a_chain_of_one_bare_number_abstains():
+    # Issue 30 item 5: only the task's answer form votes (steps then a bare number, or an
+    # answer line); a chain that is one bare digit string wrote neither.
+    from search.models.base import Continuation
+    from search.strategies.blocks import chain_answer
+
+    def cont(text):
+        return Continuation(text=text, tokens=len(text), token_logprobs=[-0.1] * len(text),
+                            finish="eos", steps=[(s, len(s) + 1, -0.1) for s in text.split("\n")])
+    assert chain_answer(cont("62"), 8) is None
+    assert chain_answer(cont("8844234481111"), 8) is None
+    assert chain_answer(cont("Answer: 62"), 8) == "62"
+    assert chain_answer(cont("8*7=56\n56+6=62\n62"), 8) == "62"
+    t = ar.ArithmeticTask()
+    assert t.step_answer("62", 1) is None and t.step_answer(" 62 ", 3) == "62"
+    assert t.step_answer("Answer: 62", 1) == "62" and t.step_answer("Answer: 62", 1, eos=True) == "62"
+
+
+def test_bare_digit_strings_from_the_bundled_model_do_not_vote(bundled_policy):
+    # The issue's case: far outside its training range, the bundled model answers most chains
+    # with a bare string of digits (one of 43) as the first line. Before the fix nine such
+    # chains each cast a vote and one of them won; now all 32 abstain and the tally says so.
+    from search.strategies import run_strategy
+    from search.strategies.blocks import Sampling
+    from search.voting import vote
+    problem = "871438*73688+66501*645722*53304*749*63"
+    r = run_strategy("majority", problem, bundled_policy, 32, Sampling(seed=0))
+    leaves = [r.tree.nodes[v["leaf"]] for v in r.tree.votes]
+    bare = [n for n in leaves if n.depth == 1 and n.text.strip().isdigit()]
+    assert len(r.tree.votes) == 32 and len(bare) >= 9 and max(len(n.text) for n in bare) >= 40
+    assert all(n.terminal and n.answer is None for n in bare)
+    assert r.tally == {} and r.answer is None
+    assert vote([v["answer"] for v in r.tree.votes]).abstained == 32
+
+
 # ------------------------------------------------------------------ canonical answers
 def test_answers_in_other_forms_are_one_answer():
     for text in ["Answer: 62", "Answer: 62.0", "Answer:062", "Answer: +62", "Answer:  62.00 ",

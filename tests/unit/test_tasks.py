@@ -154,7 +154,13 @@ def test_step_ending_and_chain_answer_follow_the_task():
     g24 = get_task("game24")
     assert step_ending("Answer: 4*(9+10-13)=24", "step", 4, 4, g24) == \
         (True, g24.extract_answer("Answer: 4*(9+10-13)=24"))
-    assert step_ending("62", "step", 1, 8) == (True, "62")  # arithmetic: a bare number answers
+    # arithmetic: a bare number answers after a step; as the first line it ends the chain
+    # without an answer (issue 30 item 5), while a marked answer line answers at any depth
+    assert step_ending("62", "step", 2, 8) == (True, "62")
+    assert step_ending("62", "step", 1, 8) == (True, None)
+    assert step_ending("62", "eos", 1, 8) == (True, None)
+    assert step_ending("Answer: 62", "step", 1, 8) == (True, "62")
+    assert step_ending("Wait, 62", "step", 1, 8) == (True, None)
     assert step_ending("62", "step", 1, 8, g24) == (False, None)  # not in Game of 24
     c = _cont("\n".join(G24_SOLUTION), "eos")
     assert chain_answer(c, 4, task=g24) == g24.extract_answer(G24_SOLUTION[-1])
