@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Optional
 
+from search.confidence import step_signals
 from search.models.base import Continuation, Policy
 from search.scoring import Scorer
 from search.strategies import ranges
@@ -33,14 +34,20 @@ def task_of(tree: SearchTree) -> Task:
     return t if t is not None and t.name == tree.task else get_task(tree.task)
 
 
-def check_tree(tree: Optional[SearchTree], problem: str, task: Task) -> SearchTree:
+def check_tree(tree: Optional[SearchTree], problem: str, task: Task,
+               scorer: Optional[Scorer] = None) -> SearchTree:
     """The tree a strategy grows: ``tree`` when given (ValueError unless it holds ``problem``
-    of ``task``), else a new ``SearchTree(problem, task.name)``."""
+    of ``task``), else a new ``SearchTree(problem, task.name)``. A ``scorer`` with
+    ``needs_signals`` (the token-level confidence scorers, ``search.confidence``) turns on
+    ``tree.record_signals``: each new node's ``add`` event then carries its per-token
+    signals."""
     if tree is None:
         tree = SearchTree(problem, task.name)
     if tree.problem != problem or tree.task != task.name:
         raise ValueError("the tree given belongs to another problem or task")
     tree.task_obj = task  # the run's own instance (its prompt style), read by task_of
+    if getattr(scorer, "needs_signals", False):
+        tree.record_signals = True
     return tree
 
 
@@ -140,10 +147,13 @@ def step_ending(text: str, finish: str, depth: int, max_depth: int,
 
 
 def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: float,
-              finish: str, gold: Optional[str], max_depth: int, kind: str) -> tuple[int, bool]:
+              finish: str, gold: Optional[str], max_depth: int, kind: str,
+              signals: Optional[dict] = None) -> tuple[int, bool]:
     """Add one step under ``parent``, or count it into the sibling with the same text and the
     same ending (``SearchTree.same_step``; terminal/answer from ``step_ending``). Returns
-    (node id, whether it is new)."""
+    (node id, whether it is new). ``signals``: the step's per-token signals
+    (``search.confidence.step_signals``), written into a new node's ``add`` event when the
+    tree records them (``tree.record_signals``)."""
     text = text.strip()
     task = task_of(tree)
     terminal, answer = step_ending(text, finish, tree.nodes[parent].depth + 1, max_depth, task)
@@ -153,7 +163,9 @@ def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: fl
         return same, False
     correct = None if not terminal or not task.judges(tree.problem, gold) else \
         is_correct(tree, answer)
-    nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind)
+    keep = signals if getattr(tree, "record_signals", False) else None
+    nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind,
+                   signals=keep)
     return nid, True
 
 
@@ -190,20 +202,41 @@ def expand_samples(tree: SearchTree, policy: Policy, parents: list[int], k: int,
         for c in conts:
             tree.charge(generated_tokens=c.tokens)
             nid, _ = _add_step(tree, p, c.text, c.tokens, c.logprob, c.finish, gold,
-                               sampling.max_depth, "step")
+                               sampling.max_depth, "step", step_signals(c)[0])
             ids.append(nid)
         out.append(ids)
     return out
+
+
+def cue_tokens(policy: Policy, cue: str) -> int:
+    """Tokens of ``cue`` (text written for the model, e.g. budget forcing's ``"Wait, "``) under
+    ``policy``'s tokenizer, without special tokens: ``policy.tokenizer`` (Hugging Face and the
+    bundled models: ``"Wait, "`` and ``"Answer: "`` are one word token each for the
+    self-correcting arithmetic model), else ``policy.count_tokens(text)`` when it has one, else
+    one token per character (an upper bound for a subword tokenizer; the scripted test policies
+    are character-level). 0 for ""."""
+    if not cue:
+        return 0
+    tok = getattr(policy, "tokenizer", None)
+    if callable(tok):
+        return len(tok(cue, add_special_tokens=False)["input_ids"])
+    count = getattr(policy, "count_tokens", None)
+    if callable(count):
+        return int(count(cue))
+    return len(cue)
 
 
 def sample_after_cue(tree: SearchTree, policy: Policy, parent: int, cue: str,
                      sampling: Sampling, call_index: int, max_new_tokens: int) -> Continuation:
     """Sample ONE next step below ``parent`` whose text starts with ``cue`` (written for the
     model, not sampled: budget forcing's ``"Wait, "`` or ``"Answer: "``; "" for none), in one
-    policy call stopped at the step delimiter, at most ``max_new_tokens`` generated tokens.
+    policy call stopped at the step delimiter, at most ``max_new_tokens`` tokens *sampled*.
     Charges prompt tokens, forward passes and the call (the caller charges the generated
     tokens when it adds or drops the step). The continuation's ``text`` is the cue + what the
-    model wrote."""
+    model wrote, and its ``tokens`` count the cue's tokens (:func:`cue_tokens`) + the sampled
+    ones: a written cue is thinking compute like a sampled token (s1 counts its "Wait" in the
+    thinking tokens); each cue token gets log-probability 0 in ``token_logprobs`` (written,
+    not sampled)."""
     batch = policy.sample([prefix_of(tree, parent, policy) + cue], n=1,
                           temperature=sampling.temperature, top_p=sampling.top_p,
                           seed=sampling.seed * 100_003 + call_index, stop="step",
@@ -211,7 +244,10 @@ def sample_after_cue(tree: SearchTree, policy: Policy, parent: int, cue: str,
     tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
                 model_calls=1)
     c = batch.outputs[0][0]
-    return replace(c, text=cue + c.text)
+    k = cue_tokens(policy, cue)
+    steps = [(cue + t, n + k, lp) for t, n, lp in c.steps[:1]] + list(c.steps[1:])
+    return replace(c, text=cue + c.text, tokens=c.tokens + k, steps=steps,
+                   token_logprobs=[0.0] * k + list(c.token_logprobs))
 
 
 def add_step(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[str],
@@ -221,7 +257,7 @@ def add_step(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[s
     (``SearchTree.same_step``). Returns (node id, whether it is new)."""
     tree.charge(generated_tokens=cont.tokens)
     return _add_step(tree, parent, cont.text, cont.tokens, cont.logprob, cont.finish, gold,
-                     max_depth, kind)
+                     max_depth, kind, step_signals(cont)[0])
 
 
 def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, sampling: Sampling,
@@ -243,13 +279,14 @@ def add_chain(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[
     tree.charge(generated_tokens=cont.tokens)
     nid = parent
     steps = cont.steps or [(cont.text, cont.tokens, cont.logprob)]
+    sigs = step_signals(cont)
     for i, (text, toks, lp) in enumerate(steps):
         last = i == len(steps) - 1
         if tree.nodes[nid].terminal:  # the chain answered or hit max_depth: keep the count
             tree.emit("discard", id=nid, tokens=int(sum(s[1] for s in steps[i:])))
             break
         nid, _ = _add_step(tree, nid, text, toks, lp, cont.finish if last else "step", gold,
-                           max_depth, kind)
+                           max_depth, kind, sigs[i])
     return nid
 
 

@@ -14,13 +14,18 @@ The chain is sampled one step at a time (one policy call per step). Its *thinkin
   completes it (a ``force`` event with ``answer`` True). A step cut by the budget is dropped (a
   ``discard`` event).
 
-Every step is sampled with at most the budget left as its token limit, so a run never spends
-more than ``budget`` + one answer line (``Task.step_tokens``) generated tokens. A task without
+The cues are compute: a written cue's tokens (``search.strategies.blocks.cue_tokens``: one
+token each for ``"Wait, "`` and ``"Answer: "`` under the self-correcting model's tokenizer) are
+charged as generated tokens, counted in the step that begins with the cue (its ``tokens``) and
+named in the ``force`` event (``cue_tokens``); s1 counts its "Wait" inside the thinking trace.
+Every step is sampled with at most the budget left (less its cue) as its token limit, so a run
+never spends more than ``budget`` + one answer line (``Task.step_tokens``, its cue included)
+generated tokens. A task without
 a continuation cue gets no forced continuation (the run says so in ``extra['note']``); one
 without an answer cue ends without an answer when its budget runs out (an abstention).
 
 The result's ``extra`` reports ``forced`` (continuations forced), ``answer_forced``,
-``thinking_tokens`` (generated tokens before the answer line), ``suppressed`` (the ends dropped,
+``thinking_tokens`` (generated tokens before the answer line, continuation cues included), ``suppressed`` (the ends dropped,
 text and tokens) and ``retries`` (retry steps in the chain, ``Task.retracted``).
 """
 from __future__ import annotations
@@ -30,7 +35,7 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 from search.models.base import Policy
-from search.strategies.blocks import (Sampling, ShouldStop, add_step, check_tree,
+from search.strategies.blocks import (Sampling, ShouldStop, add_step, check_tree, cue_tokens,
                                       sample_after_cue, step_ending, stopped)
 from search.strategies.defaults import DEFAULTS
 from search.tasks import TaskLike, get_task
@@ -83,27 +88,33 @@ def run(problem: str, policy: Policy, config: BudgetForcingConfig = BudgetForcin
             thinking = spent
             if not answer_cue:
                 break
-            tree.emit("force", id=node, text="", tokens=0, cue=answer_cue, n=forced,
-                      answer=True)
-            c = sample_after_cue(tree, policy, node, answer_cue, sampling, call, task.step_tokens)
+            k = cue_tokens(policy, answer_cue)
+            tree.emit("force", id=node, text="", tokens=0, cue=answer_cue, cue_tokens=k,
+                      n=forced, answer=True)
+            c = sample_after_cue(tree, policy, node, answer_cue, sampling, call,
+                                 max(1, task.step_tokens - k))
             node, _ = add_step(tree, node, c, gold, depth + 1)  # terminal: depth cap reached
             answer_forced = True
             break
+        k = cue_tokens(policy, cue_next)
+        room = left - k  # the cue is spent first: the model may sample the rest
         c = sample_after_cue(tree, policy, node, cue_next, sampling, call,
-                             min(task.step_tokens, left))
+                             min(task.step_tokens, room))
         call += 1
-        if c.finish == "length" and c.tokens >= left and left < task.step_tokens:
+        if c.finish == "length" and c.tokens >= left and room < task.step_tokens:
             tree.charge(generated_tokens=c.tokens)  # cut by the budget, not by the step cap
             tree.emit("discard", id=node, tokens=c.tokens)
             continue
         terminal, _ = step_ending(c.text, c.finish, depth + 1, sampling.max_depth, task)
         ends = terminal and c.finish != "length" and depth + 1 < sampling.max_depth
-        if ends and cue and forced < config.max_forced and spent + c.tokens < config.budget:
+        k_cue = cue_tokens(policy, cue)
+        if ends and cue and forced < config.max_forced and \
+                spent + c.tokens + k_cue < config.budget:  # room for the cue and one token
             tree.charge(generated_tokens=c.tokens)
             forced += 1
             suppressed.append({"text": c.text, "tokens": c.tokens})
-            tree.emit("force", id=node, text=c.text, tokens=c.tokens, cue=cue, n=forced,
-                      answer=False)
+            tree.emit("force", id=node, text=c.text, tokens=c.tokens, cue=cue, cue_tokens=k_cue,
+                      n=forced, answer=False)
             cue_next = cue
             continue
         node, _ = add_step(tree, node, c, gold, sampling.max_depth)

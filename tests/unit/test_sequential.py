@@ -156,7 +156,13 @@ def test_budget_forcing_suppresses_early_ends_and_writes_the_cue():
     assert pol.prefixes[3].endswith("56+6=62\nWait, ")
     assert [f["text"] for f in r.tree.forced] == ["Answer: 62", "Answer: 62"]
     assert r.extra["retries"] == 2
-    assert r.compute.generated_tokens == len("8*7=56\n") + 3 * len("56+6=62\nAnswer: 62\n")
+    # the two written cues count: the scripted policy has no tokenizer, one token a character
+    assert r.compute.generated_tokens == len("8*7=56\n") + 3 * len("56+6=62\nAnswer: 62\n") \
+        + 2 * len("Wait, ")
+    assert [f["cue_tokens"] for f in r.tree.forced] == [6, 6]
+    path = r.tree.final["path"]
+    assert [r.tree.nodes[i].tokens for i in path] == [7, 8, 6 + 8, 6 + 8, 11]
+    assert r.extra["thinking_tokens"] == r.compute.generated_tokens - len("Answer: 62\n")
     _replay_equals_live(tree, RETRY.name)
     _round_trip(r)
 
@@ -167,9 +173,43 @@ def test_budget_forcing_forces_the_answer_when_the_budget_runs_out():
                     Sampling(max_depth=10), gold="62", task=RETRY)
     assert r.extra["answer_forced"] and r.answer == "62"
     assert pol.prefixes[-1].endswith("Answer: ")
-    # 7 + 8 tokens, then 5 of a third step cut by the budget (dropped), then the answer line
+    # 7 + 8 tokens, then 5 of a third step cut by the budget (dropped), then the answer line:
+    # its written cue (8 characters, 8 tokens here) and the model's "62" + newline
     assert r.extra["thinking_tokens"] == 20 and r.tree.discarded_tokens == 5
-    assert r.compute.generated_tokens == 20 + len("62") + 1
+    assert r.compute.generated_tokens == 20 + len("Answer: ") + len("62") + 1
+    assert r.tree.forced[-1]["answer"] and r.tree.forced[-1]["cue_tokens"] == 8
+
+
+class TokenizedScript(StepScript):
+    """StepScript with the self-correcting model's own tokenizer (``"Wait, "`` and
+    ``"Answer: "`` one word token each, every other character one token)."""
+
+    def __init__(self, steps):
+        from search.training.train import task_tokenizer
+        super().__init__(steps)
+        self.tokenizer = task_tokenizer(RETRY)
+
+
+def test_cue_tokens_are_counted_by_the_policys_tokenizer():
+    """The bundled tokenizer makes each cue one token: a forced ``Wait, `` costs exactly 1
+    generated token more than the model's own step, and so does a forced ``Answer: ``."""
+    from search.strategies.blocks import cue_tokens
+    pol = TokenizedScript(["8*7=56", "56+6=62", "Answer: 62", "56+6=62", "Answer: 62"])
+    assert cue_tokens(pol, "Wait, ") == 1 and cue_tokens(pol, "Answer: ") == 1
+    assert cue_tokens(pol, "") == 0 and cue_tokens(StepScript([]), "Wait, ") == 6
+    tree = Recording("8*7+6", RETRY.name)
+    r = run_forcing("8*7+6", pol, BudgetForcingConfig(budget=120, max_forced=1),
+                    Sampling(max_depth=10), gold="62", tree=tree, task=RETRY)
+    assert r.extra["forced"] == 1 and r.answer == "62"
+    # StepScript charges one token a character + 1: 7 + 8 + 11 (suppressed) + (1 + 8) + 11
+    assert r.compute.generated_tokens == 7 + 8 + 11 + 1 + 8 + 11
+    assert r.tree.forced[0]["cue_tokens"] == 1
+    wait = [n for n in r.tree.nodes.values() if n.text.startswith("Wait, ")]
+    assert len(wait) == 1 and wait[0].tokens == 1 + 8
+    assert sum(n.tokens for n in r.tree.nodes.values()) + r.tree.discarded_tokens == \
+        r.compute.generated_tokens
+    _replay_equals_live(tree, RETRY.name)
+    _round_trip(r)
 
 
 def test_a_task_without_a_cue_is_never_forced():
