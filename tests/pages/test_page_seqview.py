@@ -1,6 +1,7 @@
-"""The Scaling page's "think longer or think wider?" view (issue 23 item 4): off until asked for,
-then the sequential x parallel figure, whose bars are the accuracies of the page's own data path
-(``ui.sequential_view.problem_cells``), and those cells agree with direct revise runs."""
+"""The Scaling page's "think longer or think wider?" view (issue 23 item 4, issue 29 item 5): off
+until asked for, then the sequential x parallel figure, whose points are the accuracies and the
+tokens (policy + verifier) of the page's own data path (``ui.sequential_view.problem_cells``),
+and those agree with direct revise runs; stars and "no clear winner" are the paired tests'."""
 from __future__ import annotations
 
 import json
@@ -41,73 +42,67 @@ def test_the_view_is_off_until_asked_and_shows_an_estimate(app):
 
 
 def test_the_grid_shows_what_direct_runs_give(app):
+    """The page's cells, tokens (policy and verifier) and verdicts are direct revise runs',
+    binned by the model's own agreement fitted on validation (no held-out gold)."""
     from search.models.hf import HFPolicy
-    from search.analysis.sequential import bin_edges, bin_of, pass1, split_accuracy, splits
+    from search.analysis.sequential import (bin_of, compare_at_compute, difficulty_samples,
+                                            fit_difficulty, splits)
     from search.strategies import run_strategy
     from search.strategies.blocks import Sampling
     from search.tasks import get_task
     from search.voting import vote
-    from ui.sequential_view import PASS1_CHAINS, problem_cells
-    from viz.sequential import split_name
+    from ui.sequential_view import PASS1_CHAINS, band_sentence, bin_labels, problem_cells
+    from viz.sequential import band_label, split_name
     assert split_name(1, 4) == "1 round × 4 runs" and split_name(4, 1) == "4 rounds × 1 run"
     at = run_with(app, query={"sc_seq": "1", "sc_seq_totals": "4", "sc_seq_problems": "4",
-                              "sc_seq_scorer": "checker", "sc_seq_bins": "2"})
+                              "sc_seq_scorer": "prm", "sc_seq_bins": "2"})
     text = page_text(at)
-    assert "Best split per bin" in text, text
-    assert "4 held-out problems, reported only. Verifier: exact step checker" in text
+    assert "Best split at equal measured compute" in text, text
+    assert "4 held-out problems, reported only. Verifier: learned PRM" in text
+    assert "never from the held-out gold" in text
     fig = _fig(at)
-    assert "B = 4 chain-equivalents" in json.dumps(fig["layout"])
     task = get_task("arithmetic")
     held, val = task.split("heldout", 4), task.split("validation", 4)
     policy = HFPolicy(BUNDLED, step_delimiter=task.step_delimiter)
     # the page's data path, against direct runs: N revise runs of R rounds (seed i), voted
-    right, spent = {s: [] for s in splits(4)}, {s: [] for s in splits(4)}
+    right, pol, ver = ({4: {s: [] for s in splits(4)}} for _ in range(3))
     for p in held:
-        cells = problem_cells(policy, "arithmetic", "x", p, [4], "checker", "last", 0.8)[4]
+        cells = problem_cells(policy, "arithmetic", "x", p, [4], "prm", "last", 0.8)[4]
         for R, N in splits(4):
-            runs = [run_strategy("revise", p.text, policy, budget=R, scorer="checker",
+            runs = [run_strategy("revise", p.text, policy, budget=R, scorer="prm",
                                  rule="last", sampling=Sampling(temperature=0.8, seed=i),
                                  task="arithmetic") for i in range(N)]
-            spent[(R, N)].append(sum(r.compute.generated_tokens for r in runs))
+            pol[4][(R, N)].append(sum(r.compute.generated_tokens for r in runs))
+            ver[4][(R, N)].append(sum(r.compute.verifier_tokens for r in runs))
             won = vote([r.answer for r in runs], seed=0, problem=p.text).winner
             assert cells[(R, N)] == (won is not None and task.is_correct(p.text, won)), (p, R, N)
-            right[(R, N)].append(float(cells[(R, N)]))
-    # the tokens each split spent, as the page says them, are the direct runs'
-    line = next(c.value for c in at.caption if c.value.startswith("Generated tokens per problem"))
-    for R, N in splits(4):
-        assert f"{R} × {N} {np.mean(spent[(R, N)]):,.0f}" in line, line
-    # and the bars are those cells' accuracies in the page's bins
-    edges = bin_edges(pass1(val, policy, PASS1_CHAINS, 0.8, 0, "arithmetic"), 2)
-    rows = split_accuracy(right, bin_of(pass1(held, policy, PASS1_CHAINS, 0.8, 0,
-                                              "arithmetic"), edges), 2)
-    bars = {tr["name"]: tr["y"] for tr in fig["data"] if tr["type"] == "bar"}
-    assert len(bars) == len(splits(4))
-    for R, N in splits(4):
-        want = [100 * r["mean"] for r in rows if (r["R"], r["N"]) == (R, N)]
-        got = bars[split_name(R, N)]
-        assert len(got) == len(want)
-        for g, w_ in zip(got, want):
-            assert (g is None and math.isnan(w_)) or g == pytest.approx(w_)
-    # one star per non-empty bin
-    stars = sum(t == "★" for tr in fig["data"] for t in (tr.get("text") or []))
-    assert stars == sum(1 for b in range(2) if any(r["bin"] == b and r["problems"]
-                                                   for r in rows))
-
-
-def test_split_accuracy_marks_the_best_split_and_breaks_ties_toward_parallel():
-    from search.analysis.sequential import split_accuracy
-    right = {(1, 4): [1, 0, 1, 1], (2, 2): [1, 1, 1, 0], (4, 1): [0, 0, 0, 1]}
-    rows = split_accuracy(right, np.array([0, 0, 1, 1]), 3)
-    by = {(r["bin"], r["R"], r["N"]): r for r in rows}
-    assert by[(0, 1, 4)]["mean"] == 0.5 and by[(0, 2, 2)]["mean"] == 1.0
-    assert [k for k, r in by.items() if r["best"]] == [(0, 2, 2), (1, 1, 4)]  # bin 1: tie
-    # 1 of 2 right: Wilson's interval
-    from search.analysis.scaling import wilson_interval
-    lo, hi = wilson_interval(1, 2)
-    assert by[(0, 1, 4)]["ci_low"] == pytest.approx(float(lo))
-    assert by[(0, 1, 4)]["ci_high"] == pytest.approx(float(hi))
-    assert all(math.isnan(by[(2, R, N)]["mean"]) and not by[(2, R, N)]["best"]
-               for R, N in right)
+            right[4][(R, N)].append(float(cells[(R, N)]))
+    assert all(sum(v) > 0 for v in ver[4].values())  # the PRM's reading is counted
+    # bins: agreement of the model's own chains, fitted on validation
+    sv, p1v = difficulty_samples(val, policy, PASS1_CHAINS, 0.8, 0, "arithmetic",
+                                 with_pass1=True)
+    fit = fit_difficulty(sv, p1v, 2)
+    bins = bin_of(difficulty_samples(held, policy, PASS1_CHAINS, 0.8, 0, "arithmetic"),
+                  fit["edges"])
+    rows, bands = compare_at_compute(right, pol, ver, bins, 2)
+    # every cell is a point at its tokens (policy + verifier) and accuracy, in its bin's panel
+    pts = {(t["name"], t.get("xaxis") or "x"): (t["x"][0], t["y"][0], t["text"][0])
+           for t in fig["data"] if t.get("mode") == "markers+text"}
+    shown = [r for r in rows if r["problems"]]
+    assert len(pts) == len(shown)
+    for r in shown:
+        axis = "x" if r["bin"] == 0 else f"x{r['bin'] + 1}"
+        x, y, star = pts[(split_name(r["R"], r["N"]), axis)]
+        assert x == pytest.approx(r["tokens"]) and y == pytest.approx(100 * r["mean"])
+        assert r["tokens"] == pytest.approx(r["policy_tokens"] + r["verifier_tokens"])
+        assert (star == "★") == r["best"]
+    labels = bin_labels(fit)
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert labels == titles[:2]
+    assert sorted(band_label(b) for b in bands) == sorted(titles[2:])
+    md = "\n".join(m.value for m in at.markdown)
+    for b in bands:
+        assert band_sentence(b) in md, (band_sentence(b), md)
 
 
 def test_the_filled_view_in_chinese_shows_no_english(app):
@@ -117,11 +112,11 @@ def test_the_filled_view_in_chinese_shows_no_english(app):
     at.session_state["lang"] = "zh"
     at.run()
     assert not at.exception, at.exception
-    assert any("每组的最佳分配" in m.value for m in at.markdown)
     left = english_left(visible_texts(at))
     assert not left, "English left in 中文:\n" + "\n".join(left)
     fig = _fig(at)
-    assert "4 轮 × 1 次运行" in [t["name"] for t in fig["data"] if t["type"] == "bar"]
+    assert "4 轮 × 1 次运行" in [t["name"] for t in fig["data"]
+                               if t.get("mode") == "markers+text"]
 
 
 def test_bad_link_values_of_the_view_are_said_and_ignored(app):
