@@ -21,6 +21,7 @@ import math
 from typing import Optional, Protocol
 
 from i18n import N_
+from search.confidence import CONFIDENCE_LABELS, CONFIDENCE_SCORERS, make_confidence_scorer
 from search.tasks import ProblemError, StepChecker, get_task
 from search.tree import SearchTree
 
@@ -35,7 +36,9 @@ SCORER_LABELS = {"confidence": N_("model confidence"),
                  "prm": N_("learned PRM, last step's score"),
                  "prm_last": N_("learned PRM, last step's score"),
                  "prm_min": N_("learned PRM, minimum over steps"),
-                 "prm_prod": N_("learned PRM, product over steps")}
+                 "prm_prod": N_("learned PRM, product over steps"),
+                 # token-level confidence (DeepConf's signals, search.confidence)
+                 **CONFIDENCE_LABELS}
 
 
 class Scorer(Protocol):
@@ -249,7 +252,11 @@ SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": E
            "learned": LearnedValue, "learned_checked": CheckedLearnedValue,
            "orm": _verifier("orm"), "prm": lambda: LearnedVerifier("prm", DEFAULT_PRM_AGGREGATION),
            "prm_last": _verifier("prm", "last"), "prm_min": _verifier("prm", "min"),
-           "prm_prod": _verifier("prm", "prod")}
+           "prm_prod": _verifier("prm", "prod"),
+           # token-level confidence scorers (search.confidence: DeepConf's token, group,
+           # tail confidence, entropy, perplexity), each recording per-token signals
+           **{name: (lambda name=name: make_confidence_scorer(name))
+              for name in CONFIDENCE_SCORERS}}
 VERIFIER_SCORERS = ("orm", "prm", "prm_last", "prm_min", "prm_prod")
 
 
@@ -287,7 +294,9 @@ def value_scorer_for(task) -> Optional[str]:
 
 def make_scorer(name: str) -> Scorer:
     """Scorer by name (a key of SCORERS: ``confidence``, ``checker``, ``perfect``, ``learned``,
-    ``learned_checked``, ``orm``, ``prm``, ``prm_last``, ``prm_min``, ``prm_prod``); a new
+    ``learned_checked``, ``orm``, ``prm``, ``prm_last``, ``prm_min``, ``prm_prod``, and the
+    token-level confidence scorers of ``search.confidence``: ``token_conf``, ``group_conf``,
+    ``bottom10_conf``, ``tail_conf``, ``entropy``, ``perplexity``); a new
     instance each call (learned verifiers cache per instance, i.e. per run). ValueError for
     any other name."""
     if name not in SCORERS:

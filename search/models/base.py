@@ -15,6 +15,10 @@ Stop = Literal["step", "chain"]
 
 MAX_PREFIXES = 1024
 MAX_SAMPLES_PER_CALL = 4096
+# k of the token confidence (``Continuation.token_confidence``): DeepConf reads the top-20
+# log-probabilities a serving engine returns (vLLM's ``logprobs=20``); a vocabulary smaller
+# than that uses all of it (``search.models.token_signals``).
+CONFIDENCE_TOP_K = 20
 
 
 class BackendError(RuntimeError):
@@ -86,6 +90,12 @@ class Continuation:
         (ran out of ``max_new_tokens``).
     steps: the continuation cut at step delimiters, one ``(text, tokens, logprob)`` per step
         (the delimiter/stop token charged to the step it ends); one element for ``stop="step"``.
+    token_confidence: DeepConf's token confidence of each generated token, ``-mean`` of the
+        top-k log-probabilities at that position (nats; ``search.models.token_signals``), and
+    token_entropy: the entropy of the model's distribution there (nats); each either
+        ``len == tokens`` or empty when the backend does not give them (an OpenAI-compatible
+        server returns the sampled token's log-probability only: ``search.confidence`` then
+        falls back to it).
     """
     text: str
     tokens: int
@@ -93,6 +103,8 @@ class Continuation:
     finish: str = "step"
     steps: list = field(default_factory=list)  # [(step_text, tokens, logprob)], see below
     token_ids: list = field(default_factory=list)  # generated ids (empty if a backend has none)
+    token_confidence: list = field(default_factory=list)  # top-k confidence per token, nats
+    token_entropy: list = field(default_factory=list)  # entropy per token, nats
 
     @property
     def logprob(self) -> float:

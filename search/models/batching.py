@@ -47,6 +47,7 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from search.models.base import Interrupted, SampleBatch, Stop
+from search.models.token_signals import token_signals
 
 MIN_ROWS = 8  # rows of every forward pass (see the module docstring: measured threshold)
 FIXED_WINDOW_MAX = 256  # longest context run in a fixed window (tokens)
@@ -87,6 +88,8 @@ class Request:
         self.step_start = [0] * B
         self.tok_buf = torch.full((B, max_new_tokens), -1, dtype=torch.long, device=dev)
         self.lp_buf = torch.zeros((B, max_new_tokens), dtype=torch.float32, device=dev)
+        # token confidence and entropy of each generated token (search.models.token_signals)
+        self.sig_buf = torch.zeros((B, max_new_tokens, 2), dtype=torch.float32, device=dev)
         self.step = 0
         self.forward_passes = 0
         self.result: Optional[SampleBatch] = None
@@ -117,7 +120,9 @@ class Request:
         nxt = p._choose(logits, self.temperature, self.top_p, self.gen)
         s = self.step
         self.tok_buf[self.alive, s] = nxt
-        self.lp_buf[self.alive, s] = torch.log_softmax(logits, -1).gather(1, nxt[:, None])[:, 0]
+        logp = torch.log_softmax(logits, -1)
+        self.lp_buf[self.alive, s] = logp.gather(1, nxt[:, None])[:, 0]
+        self.sig_buf[self.alive, s] = torch.stack(token_signals(logp), -1)
         done = p._eos[nxt] | (next_pos >= p.context_length - 1)  # context full: stop
         if self.stop == "step":
             self.state, hit = p._automaton.step(self.state, nxt)
@@ -130,7 +135,8 @@ class Request:
         keep = (~done).nonzero()[:, 0]
         if keep.numel() == 0 or s == self.max_new_tokens - 1:
             self.result = p._outputs(self.enc, self.n, self.stop, self.tok_buf, self.lp_buf,
-                                     self.stepped, self.forward_passes, self.t0)
+                                     self.stepped, self.forward_passes, self.t0,
+                                     sig_buf=self.sig_buf)
             return None
         if keep.numel() < self.alive.numel():
             self.alive = self.alive[keep]

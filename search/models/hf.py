@@ -502,14 +502,19 @@ class HFPolicy:
     def _outputs(self, enc: list[list[int]], n: int, stop: Stop, tok_buf: torch.Tensor,
                  lp_buf: torch.Tensor, stepped: torch.Tensor, forward_passes: int,
                  t0: float, rows: Optional[list[int]] = None,
-                 prompt_tokens: Optional[int] = None) -> SampleBatch:
+                 prompt_tokens: Optional[int] = None,
+                 sig_buf: Optional[torch.Tensor] = None) -> SampleBatch:
         """The SampleBatch of a finished call: ``tok_buf`` long ``[P * n, max_new_tokens]``
         (-1 past a row's end), ``lp_buf`` float32 log-probabilities, ``stepped`` bool
         ``[P * n]`` (the row completed the step delimiter); row ``i * n + j`` is prefix i's
         j-th sample. ``rows``: only these rows, in this order (a chunk; default all, prefix
-        by prefix); ``prompt_tokens``: default the prefixes' tokens."""
+        by prefix); ``prompt_tokens``: default the prefixes' tokens. ``sig_buf``: float32
+        ``[P * n, max_new_tokens, 2]``, each token's confidence and entropy
+        (``search.models.token_signals``), given to the continuations'
+        ``token_confidence`` / ``token_entropy`` (left empty when None)."""
         lengths = (tok_buf >= 0).sum(1).tolist()
         tok_rows, lp_rows, stepped = tok_buf.tolist(), lp_buf.tolist(), stepped.tolist()
+        sig_rows = sig_buf.tolist() if sig_buf is not None else None
         outputs: list[list[Continuation]] = []
         generated = 0
         for i in range(len(enc)):
@@ -528,8 +533,11 @@ class HFPolicy:
                 text = self._text(toks, finish, stop)
                 steps = ([(text, k, float(sum(lps)))] if stop == "step"
                          else self._split_steps(toks, lps))
+                sig = sig_rows[r][:k] if sig_rows is not None else []
                 row.append(Continuation(text=text, tokens=k, token_logprobs=lps, finish=finish,
-                                        steps=steps, token_ids=toks))
+                                        steps=steps, token_ids=toks,
+                                        token_confidence=[x[0] for x in sig],
+                                        token_entropy=[x[1] for x in sig]))
                 generated += k
             outputs.append(row)
         if prompt_tokens is None:
@@ -580,7 +588,7 @@ class HFPolicy:
         passes = call.passes_until(start + count) - call.passes_until(start)
         return self._outputs(enc, n, stop, call.tok_buf, call.lp_buf, call.stepped, passes,
                              t0, rows=rows,
-                             prompt_tokens=None if start == 0 else 0)
+                             prompt_tokens=None if start == 0 else 0, sig_buf=call.sig_buf)
 
     def _answer_steps(self, state: torch.Tensor, nxt: torch.Tensor, alive: torch.Tensor,
                       step, tok_buf: torch.Tensor, step_start: list[int],

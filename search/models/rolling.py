@@ -42,6 +42,7 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from search.models.base import Interrupted, Stop
+from search.models.token_signals import token_signals
 
 ROLLING_ROWS = 32  # rows decoding at once in one long-context call (more wait and join)
 GROW_SLOTS = 128  # key/value slots added when a layer's capacity runs out
@@ -203,6 +204,8 @@ class RollingCall:
         self.gen = torch.Generator(device=dev).manual_seed(int(seed))
         self.tok_buf = torch.full((self.B, max_new_tokens), -1, dtype=torch.long, device=dev)
         self.lp_buf = torch.zeros((self.B, max_new_tokens), dtype=torch.float32, device=dev)
+        # token confidence and entropy of each generated token (search.models.token_signals)
+        self.sig_buf = torch.zeros((self.B, max_new_tokens, 2), dtype=torch.float32, device=dev)
         self.stepped = torch.zeros(self.B, dtype=torch.bool, device=dev)
         self.answer_stop = policy.chain_stop if stop == "chain" else None
         self.track = stop == "step" or self.answer_stop is not None
@@ -304,8 +307,9 @@ class RollingCall:
         p, ctx = self.p, self.p.context_length
         nxt = p._choose(self.logits, self.temperature, self.top_p, self.gen)
         self.tok_buf[self.alive, self.rstep] = nxt
-        self.lp_buf[self.alive, self.rstep] = \
-            torch.log_softmax(self.logits, -1).gather(1, nxt[:, None])[:, 0]
+        logp = torch.log_softmax(self.logits, -1)
+        self.lp_buf[self.alive, self.rstep] = logp.gather(1, nxt[:, None])[:, 0]
+        self.sig_buf[self.alive, self.rstep] = torch.stack(token_signals(logp), -1)
         done = p._eos[nxt] | (self.next_pos >= ctx - 1) | \
             (self.rstep >= self.max_new_tokens - 1)
         if self.stop == "step":

@@ -65,7 +65,7 @@ def run(problem: str, policy: Policy, config: BestOfNConfig = BestOfNConfig(),
     scorer = scorer or ConfidenceScorer()
     t0 = time.perf_counter()
     task = get_task(task)
-    tree = check_tree(tree, problem, task)
+    tree = check_tree(tree, problem, task, scorer)
     leaves, was_stopped = sample_votes(tree, policy, config.n, config.batch_size, sampling, gold,
                                        scorer, False, should_stop)
     best = best_leaf(tree, leaves)

@@ -126,7 +126,7 @@ def run(problem: str, policy: Policy, config: MajorityConfig = MajorityConfig(),
         raise ValueError("a weighted vote needs a scorer")
     t0 = time.perf_counter()
     task = get_task(task)
-    tree = check_tree(tree, problem, task)
+    tree = check_tree(tree, problem, task, scorer)
     leaves, was_stopped = sample_votes(tree, policy, config.n, config.batch_size, sampling, gold,
                                        scorer, config.weighted, should_stop)
     answers = [v["answer"] for v in tree.votes]
