@@ -866,6 +866,19 @@ class ArithmeticTask(Task):
         return [(prompt_for(p.text), STEP_DELIMITER.join(noisy_solution(p, rng)))
                 for p in problems]
 
+    def training_variant(self, run_steps: Optional[int] = None,
+                         reference_steps: Optional[int] = None,
+                         error_free: bool = False) -> "ArithmeticTask":
+        """A training stream derived from this one (``search.training.separate``): with
+        ``run_steps`` and ``reference_steps``, step ``s`` of a run of ``run_steps`` draws the
+        batch the reference run draws at step ``s * reference_steps // run_steps`` (the easy
+        curriculum covers the same share of any run; identity when they are equal); with
+        ``error_free`` every teacher step is right (noise 0: Ye et al. 2024's error-free
+        baseline). Same name, tokenizer, problems and checker. ValueError for run_steps < 1."""
+        if run_steps is not None and run_steps < 1:
+            raise ValueError("run_steps must be >= 1")
+        return TrainingVariant(run_steps, reference_steps, error_free)
+
     def excluded_from_training(self) -> frozenset:
         return self._excluded()
 
@@ -873,6 +886,32 @@ class ArithmeticTask(Task):
         if self._excluded_forms is None:
             self._excluded_forms = excluded_from_training()
         return self._excluded_forms
+
+
+class TrainingVariant(ArithmeticTask):
+    """The arithmetic task with a derived training stream; see
+    :meth:`ArithmeticTask.training_variant`. Not registered: it exists only to train from."""
+
+    def __init__(self, run_steps: Optional[int] = None, reference_steps: Optional[int] = None,
+                 error_free: bool = False):
+        super().__init__()
+        self.run_steps, self.reference_steps, self.error_free = run_steps, reference_steps, \
+            error_free
+
+    def _reference_step(self, step: int) -> int:
+        if self.run_steps is None or self.reference_steps is None:
+            return step
+        return step * self.reference_steps // self.run_steps
+
+    def train_batch(self, rng: random.Random, step: int, batch_size: int) -> list[tuple[str, str]]:
+        step = self._reference_step(step)
+        if not self.error_free:
+            return super().train_batch(rng, step, batch_size)
+        mix = EARLY_MIX if step < CURRICULUM_STEPS else DEFAULT_MIX
+        excluded = self._excluded()
+        problems = [draw_training_problem(rng, mix, excluded) for _ in range(batch_size)]
+        return [(prompt_for(p.text), STEP_DELIMITER.join(noisy_solution(p, rng, 0.0)))
+                for p in problems]
 
 
 TASK = ArithmeticTask()

@@ -30,14 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from pathlib import Path
 
 from search.analysis.tradeoff import training_flops
-from search.tasks.arithmetic import (CURRICULUM_STEPS, DEFAULT_MIX, EARLY_MIX, STEP_DELIMITER,
-                                     ArithmeticTask, draw_training_problem, noisy_solution,
-                                     prompt_for)
+from search.tasks import get_task
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHED_DIR = ROOT / "weights" / "arith-sched"
@@ -66,32 +63,18 @@ def model_dir(steps: int, seed: int, root: Path = SCHED_DIR) -> Path:
     return point_dir(steps, seed, root)
 
 
-class ScaledCurriculum(ArithmeticTask):
+def scaled_task(steps: int):
     """The arithmetic training stream with its curriculum scaled to a run of ``steps``: step
     ``s`` draws the batch the reference run draws at step ``s * 1600 // steps`` (so the easy mix
     covers the same first 300/1600 of any run). Everything else is the arithmetic task's."""
-
-    def __init__(self, steps: int):
-        super().__init__()
-        self.steps = steps
-
-    def train_batch(self, rng: random.Random, step: int, batch_size: int):
-        return super().train_batch(rng, step * REFERENCE_STEPS // self.steps, batch_size)
+    return get_task("arithmetic").training_variant(run_steps=steps,
+                                                   reference_steps=REFERENCE_STEPS)
 
 
-class ErrorFreeArithmetic(ArithmeticTask):
+def errorfree_task():
     """The arithmetic training stream with every step right (noise 0): Ye et al. 2024's
-    error-free baseline. Not a registered task; it exists only to train from."""
-
-    name = "arithmetic"      # same tokenizer, problems and checker as the plain task
-    step_noise = 0.0
-
-    def train_batch(self, rng: random.Random, step: int, batch_size: int):
-        mix = EARLY_MIX if step < CURRICULUM_STEPS else DEFAULT_MIX
-        excluded = self._excluded()
-        problems = [draw_training_problem(rng, mix, excluded) for _ in range(batch_size)]
-        return [(prompt_for(p.text), STEP_DELIMITER.join(noisy_solution(p, rng, 0.0)))
-                for p in problems]
+    error-free baseline."""
+    return get_task("arithmetic").training_variant(error_free=True)
 
 
 def train_point(steps: int, seed: int, out: Path | None = None, progress=print) -> dict:
@@ -102,7 +85,7 @@ def train_point(steps: int, seed: int, out: Path | None = None, progress=print) 
     if steps < 10:
         raise ValueError("a run needs at least 10 steps")
     out = point_dir(steps, seed) if out is None else Path(out)
-    task = ScaledCurriculum(steps)
+    task = scaled_task(steps)
     summary = train(out, steps=steps, max_minutes=None, task=task, progress=progress,
                     overrides={"seed": seed, "warmup": warmup_for(steps)})
     card = card_of(summary, steps, seed)
@@ -126,7 +109,7 @@ def card_of(summary: dict, steps: int, seed: int) -> dict:
 def train_errorfree(out: Path = ERRORFREE_DIR, steps: int = REFERENCE_STEPS, progress=print) -> dict:
     """Train the error-free model (the plain recipe, noise 0) into ``out``; its summary."""
     from search.training.train import train
-    return train(Path(out), steps=steps, max_minutes=None, task=ErrorFreeArithmetic(),
+    return train(Path(out), steps=steps, max_minutes=None, task=errorfree_task(),
                  progress=progress)
 
 

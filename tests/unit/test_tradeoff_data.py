@@ -13,7 +13,7 @@ import pytest
 from safetensors import safe_open
 
 from search.analysis.tradeoff_data import SCHED_DIR, card, load_grid, model_dirs, pools_path
-from search.training.separate import (BUNDLED_DIR, SEEDS, STEPS, ScaledCurriculum, point_dir,
+from search.training.separate import (BUNDLED_DIR, SEEDS, STEPS, point_dir, scaled_task,
                                       warmup_for)
 from search.training.train import stream_tokens
 from tests.conftest import run_search_cli
@@ -54,14 +54,14 @@ def test_cards_match_their_training_logs_and_the_replayed_stream():
         assert not s["stopped_early"]
     # the data alone, replayed: the 100-step run of seed 1235 read exactly its card's tokens
     c = card(point_dir(100, 1235))
-    assert stream_tokens(ScaledCurriculum(100), 100, 128, 1235) == c["training_tokens"]
+    assert stream_tokens(scaled_task(100), 100, 128, 1235) == c["training_tokens"]
 
 
 def test_the_scaled_curriculum_is_the_reference_stream_stretched():
-    from search.tasks.arithmetic import ArithmeticTask
-    ref, full = ArithmeticTask(), ScaledCurriculum(1600)
+    from search.tasks import get_task
+    ref, full = get_task("arithmetic"), scaled_task(1600)
     assert full.train_batch(random.Random(5), 7, 4) == ref.train_batch(random.Random(5), 7, 4)
-    short = ScaledCurriculum(100)
+    short = scaled_task(100)
     # step 18 of 100 draws what step 288 of 1600 draws (the easy mix, before 300); 19 -> 304
     assert short.train_batch(random.Random(5), 18, 4) == ref.train_batch(random.Random(5), 288, 4)
     assert short.train_batch(random.Random(5), 19, 4) == ref.train_batch(random.Random(5), 304, 4)
