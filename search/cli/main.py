@@ -11,6 +11,7 @@
     python -m search table game24 [--problems 10 --split validation]
     python -m search train [--task game24]
     python -m search tradeoff --json [--target 0.5 --level 3 --split heldout]
+    python -m search forcing --split validation|heldout [--problems 40] --json
 
 Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
 reached, a model name it does not serve) exits with status 2 and a one-line message on stderr,
@@ -664,6 +665,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="comma-separated subset of cot,cot_sc,best_of_n,tot_b1,tot_b5,"
                          "tot_b5_perfect,mcts (default all)")
     tb.add_argument("--json", action="store_true")
+    sub.add_parser("forcing", add_help=False,
+                   help="budget forcing's forcing curve: accuracy against forced continuations "
+                        "and thinking tokens on a split, paired against 0 forced (python -m "
+                        "search forcing --help)")
     sub.add_parser("train-verifier", add_help=False,
                    help="train a task's learned ORM or PRM (python -m search train-verifier "
                         "--help)")
@@ -710,6 +715,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["forcing"]:  # its own parser: search.cli.forcing
+        from search.cli.forcing import main as forcing_main
+        return forcing_main(args[1:])
     if args[:1] == ["train-verifier"]:  # its own parser: search.training.verifier_train
         from search.training.verifier_train import main as train_verifier_main
         return train_verifier_main(args[1:])

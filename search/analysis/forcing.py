@@ -1,0 +1,133 @@
+"""The forcing curve: budget forcing's accuracy against the number of forced continuations and
+against the thinking tokens they cost, on one split, each setting paired against 0 forced.
+
+s1 (Muennighoff et al. 2025, "s1: Simple test-time scaling", Sec. 3.1 and Fig. 4) reports
+budget forcing as a curve: accuracy against thinking tokens as "Wait" is appended 0, 2, 4, 6
+times, rising and then flattening. This module measures the same curve for a task's model:
+
+- :func:`forcing_runs` runs ``search.strategies.budget_forcing`` once per problem per setting
+  (``max_forced`` in ``forced``, the same thinking budget, the same seed per problem) and keeps
+  per problem: right or not, thinking tokens (generated before the answer line, written cues
+  included), generated tokens and continuations actually forced;
+- :func:`forcing_curve` turns those records into one row per setting: accuracy with its 95%
+  Wilson interval over problems (``search.analysis.scaling.wilson_interval``), mean thinking
+  and generated tokens per problem, and the exact McNemar test of the setting against 0 forced
+  on the same problems (``search.analysis.sequential.mcnemar_exact``): ``right_to_wrong``
+  (right at 0 forced, wrong here), ``wrong_to_right`` and the two-sided p-value;
+- :func:`choose_forced` picks a default from a validation curve: the setting with the highest
+  accuracy, ties to fewer forced continuations (less compute), so 0 wins unless forcing helps.
+
+``python -m search forcing --split validation|heldout [--problems N] --json`` prints it.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+FORCED = (0, 1, 2, 4, 8)  # forced continuations measured (s1 Fig. 4 goes to 6; the issue: >= 8)
+DEFAULT_PROBLEMS = 40  # one core, the tiny retry model: about 2 minutes for 5 settings
+DEFAULT_BUDGET = 128  # thinking tokens, the strategy's default budget
+
+
+def forcing_runs(problems: Sequence, policy, task, forced: Sequence[int] = FORCED,
+                 budget: int = DEFAULT_BUDGET, temperature: float = 0.0, top_p: float = 1.0,
+                 seed: int = 0, cue: Optional[str] = None,
+                 progress: Optional[Callable[[int, int], None]] = None) -> dict:
+    """Run budget forcing on every problem at every setting of ``forced``.
+
+    problems: ``Problem``s of one split (``task.split(name, n)``), each with ``.text``.
+    policy: the model (``search.models``); task: the Task (its ``continuation_cue`` is the cue
+    unless ``cue`` replaces it). budget: thinking budget in generated tokens; problem ``i`` is
+    run with seed ``seed + i`` at every setting (paired runs; greedy at temperature 0).
+    progress(done, total): called after each run (total = len(problems) x len(forced)).
+    Returns ``{"forced": [m...], "correct": {m: [bool] * P}, "thinking": {m: [int] * P},
+    "generated": {m: [int] * P}, "forced_done": {m: [int] * P}, "answers": {m: [str|None]},
+    "seconds": float}``; tokens are generated tokens (cues included).
+    """
+    from search.runtime.solve import solve
+    if cue is not None:
+        task = _with_cue(task, cue)
+    forced = sorted({int(m) for m in forced})
+    out = {"forced": forced, "correct": {}, "thinking": {}, "generated": {},
+           "forced_done": {}, "answers": {}}
+    t0, done, total = time.perf_counter(), 0, len(problems) * len(forced)
+    for m in forced:
+        rows = [], [], [], [], []
+        for i, p in enumerate(problems):
+            r = solve(p.text, "budget_forcing", budget, policy=policy, temperature=temperature,
+                      top_p=top_p, seed=seed + i, task=task, max_forced=m)
+            for col, v in zip(rows, (bool(r.correct), int(r.extra["thinking_tokens"]),
+                                     int(r.compute.generated_tokens), int(r.extra["forced"]),
+                                     r.answer)):
+                col.append(v)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        for key, col in zip(("correct", "thinking", "generated", "forced_done", "answers"),
+                            rows):
+            out[key][m] = col
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _with_cue(task, cue: str):
+    """A copy of ``task`` whose continuation cue is ``cue`` (the task object is not changed)."""
+    import copy
+    t = copy.copy(task)
+    t.continuation_cue = cue
+    return t
+
+
+def forcing_curve(runs: dict) -> list[dict]:
+    """One row per setting of :func:`forcing_runs`'s output, in increasing ``forced``.
+
+    Each row: ``forced`` (the setting: continuations allowed at most), ``problems`` P,
+    ``right`` (count), ``accuracy`` (right / P), ``ci_low``/``ci_high`` (95% Wilson interval),
+    ``thinking_tokens`` and ``generated_tokens`` (means per problem, generated tokens),
+    ``forced_mean`` (continuations actually forced, mean), and against the setting 0 on the
+    same problems (the first setting when 0 was not run; then ``baseline`` says which):
+    ``right_to_wrong`` (right there, wrong here), ``wrong_to_right``, ``mcnemar_p`` (exact
+    two-sided McNemar; 1.0 for the baseline itself) and ``baseline``.
+    """
+    from search.analysis.scaling import wilson_interval
+    from search.analysis.sequential import mcnemar_exact
+    forced = list(runs["forced"])
+    base = 0 if 0 in forced else forced[0]
+    ref = np.asarray(runs["correct"][base], dtype=bool)
+    rows = []
+    for m in forced:
+        c = np.asarray(runs["correct"][m], dtype=bool)
+        if c.shape != ref.shape or c.size == 0:
+            raise ValueError("every setting needs the same, non-empty list of problems")
+        lo, hi = wilson_interval(int(c.sum()), c.size)
+        r2w, w2r = int(np.sum(ref & ~c)), int(np.sum(~ref & c))
+        rows.append({"forced": m, "problems": int(c.size), "right": int(c.sum()),
+                     "accuracy": float(c.mean()), "ci_low": float(lo), "ci_high": float(hi),
+                     "thinking_tokens": float(np.mean(runs["thinking"][m])),
+                     "generated_tokens": float(np.mean(runs["generated"][m])),
+                     "forced_mean": float(np.mean(runs["forced_done"][m])),
+                     "right_to_wrong": r2w, "wrong_to_right": w2r,
+                     "mcnemar_p": mcnemar_exact(r2w, w2r), "baseline": base})
+    return rows
+
+
+def choose_forced(rows: list[dict]) -> int:
+    """The default number of forced continuations a (validation) curve supports: the highest
+    accuracy, ties broken toward fewer forced continuations (less compute; a setting must beat
+    fewer forcing to be worth its tokens). ``rows``: :func:`forcing_curve`'s output."""
+    if not rows:
+        raise ValueError("no rows to choose from")
+    return min(rows, key=lambda r: (-r["right"], r["forced"]))["forced"]
+
+
+def forcing_helps(rows: list[dict], alpha: float = 0.05) -> Optional[int]:
+    """The smallest setting above 0 that beats 0 forced on the same problems (more right than
+    0 and an exact McNemar p below ``alpha``); None when none does (then the page says forcing
+    does not help on this model)."""
+    for r in rows:
+        if r["forced"] > r["baseline"] and r["wrong_to_right"] > r["right_to_wrong"] \
+                and r["mcnemar_p"] < alpha:
+            return r["forced"]
+    return None
