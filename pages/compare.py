@@ -269,3 +269,6 @@ def _show_set() -> None:
 
 _show_one()
 _show_set()
+if TASK.name == "arithmetic_retry":  # the self-correcting model's card (issue 29 item 2)
+    from ui import retry_card
+    retry_card.show(TASK)

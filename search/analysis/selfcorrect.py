@@ -252,7 +252,7 @@ def measure(split: str = SETTINGS["split"], problems: int = SETTINGS["problems"]
     ``tokens_equal`` (every model's training tokens known and identical) and ``tokens_spread``
     ((largest - smallest) / smallest);
     ``pairs`` (per temperature and pair: :func:`paired`); ``detection`` (per sampling setting:
-    :func:`detection_counts`); ``training_data`` (:func:`training_data_rates`) and ``verdict``
+    its temperature and chains per problem, and :func:`detection_counts`); ``training_data`` (:func:`training_data_rates`) and ``verdict``
     (:func:`verdict`)."""
     if load is None:
         from search.models.hf import HFPolicy
@@ -290,12 +290,13 @@ def measure(split: str = SETTINGS["split"], problems: int = SETTINGS["problems"]
                                       "first_try_right": steps["first_try_right"],
                                       "right": right}
             if name == "retry":
-                retry_chains["greedy, 1 chain" if temp == 0 else f"T={temp}, 1 chain"] = pools
+                retry_chains["greedy, 1 chain" if temp == 0 else f"T={temp}, 1 chain"] = (
+                    temp, 1, pools)
             progress(f"{name} T={temp}: {sum(right)}/{len(right)} right")
         if name == "retry" and detect_chains > 0:
             dt = SETTINGS["detect_temperature"]
             pools, _ = _chains(policy, task, probs, detect_chains, dt, seed)
-            retry_chains[f"T={dt}, {detect_chains} chains"] = pools
+            retry_chains[f"T={dt}, {detect_chains} chains"] = (dt, detect_chains, pools)
         out["models"][name] = row
     toks = [m["training"]["tokens"] for m in out["models"].values()
             if m["training"] and m["training"]["tokens"]]
@@ -309,10 +310,10 @@ def measure(split: str = SETTINGS["split"], problems: int = SETTINGS["problems"]
                     out["models"][b]["runs"][str(temp)]["right"])
     if retry_chains:
         task = get_task(dict((n, t) for n, _f, t in models)["retry"])
-        for key, pools in retry_chains.items():
-            out["detection"][key] = detection_counts(
-                task, ((pl.problem, steps, ok) for pl in pools
-                       for steps, ok in zip(pl.steps, pl.correct)))
+        for key, (temp, n, pools) in retry_chains.items():
+            out["detection"][key] = {"temperature": temp, "chains_per_problem": n} | \
+                detection_counts(task, ((pl.problem, steps, ok) for pl in pools
+                                        for steps, ok in zip(pl.steps, pl.correct)))
         out["training_data"] = training_data_rates(task.step_noise, task.retry_rate) | {
             "step_noise": task.step_noise, "retry_rate": task.retry_rate}
     out["verdict"] = verdict(out)
