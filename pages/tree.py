@@ -16,6 +16,7 @@ import streamlit as st
 from search.strategies import (BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES,
                                budget_range, ranges)
 from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
+from search.strategies.revise import cannot_doubt
 from search.tasks import ProblemError, get_task, training_range_warning
 from search.tree import SearchResult
 from i18n import N_, _
@@ -24,7 +25,7 @@ from ui.model_picker import pending_note
 from ui.prompt_panel import prompt_controls, prompt_settings, show_prompt
 from ui.settings import UrlParam, bind, in_range, one_of, show_float, text
 from search.strategies import caps
-from search.runtime.live_run import RunSpec
+from search.runtime.live_run import MAX_EXPECTED_CHARS, RunSpec
 from search.runtime.search_process import start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
@@ -137,6 +138,7 @@ PARAMS = [
     UrlParam("scorer", None, one_of(SCORER_LABELS)),
     UrlParam("c", C_DEFAULT, in_range(ranges.C), show_float),
     UrlParam("color", "run", one_of(COLOURS)),
+    UrlParam("expected", "", text(MAX_EXPECTED_CHARS)),
 ]
 
 ss = st.session_state
@@ -248,8 +250,10 @@ if opened:
         ss["scorer"] = opened["scorer"]
     if isinstance(opened.get("c"), (int, float)):
         ss["c"] = float(opened["c"])
+    ss["expected"] = opened.get("expected") or ""  # (a run without one clears the box)
 if ss.get("scorer") not in TASK_SCORERS:
     ss["scorer"] = page_default_scorer(TASK)
+ss["expected"] = str(ss.get("expected") or "").strip()  # " 21 " is 21: one link, one run
 TASK_COLOURS = task_colours(TASK)
 if ss.get("color") not in TASK_COLOURS:
     ss["color"] = "run"
@@ -301,6 +305,13 @@ try:
 except ProblemError as e:
     parse_error = str(e)
 
+
+def expected_text() -> Optional[str]:
+    """The expected answer typed for the problem (stripped), or None: none given, or a task
+    that computes its own golds."""
+    raw = str(ss.get("expected") or "").strip()
+    return raw if raw and TASK.expected_answers else None
+
 # MCTS adds its exploration constant; the colouring takes the last column.
 mcts_row = ss["strategy"] == "mcts"
 cols = box.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
@@ -349,13 +360,33 @@ USES_SCORER = REGISTRY[strategy].uses_scorer
 settings.write_url(PARAMS, active=["problem", "strategy", knob]
                    + (["scorer"] if ss["scorer"] is not None and USES_SCORER else [])
                    + (["c"] if strategy == "mcts" else [])
-                   + (["color"] if ss["color"] != "run" else []))
+                   + (["color"] if ss["color"] != "run" else [])
+                   + (["expected"] if TASK.expected_answers and expected_text() else []))
+if TASK.expected_answers:  # a typed question's gold is the asker's (issue 30 item 4)
+    box.text_input(_("Expected answer (optional)"), **bind("expected"), disabled=running,
+                   placeholder=_("e.g. 21"),
+                   help=_("The answer you expect, if you know it. Runs are then judged against "
+                          "it (read as the task reads answers: 21, 21.0 and \\boxed{21} are "
+                          "one answer): right and wrong chains, the tally and the answer's "
+                          "verdict. Left empty, a question of your own is not judged (a "
+                          "built-in or GSM8K question has its gold)."))
 if TASK.name == "freeform":
     from ui.problem_sets import problem_sets
     with box:
         problem_sets(TASK, "problem", disabled=running)
 with box:
     prompt_controls(TASK, disabled=running)
+expected_error = None
+if expected_text() is not None:
+    try:
+        RunSpec(text="", strategy="majority", budget=1, task=TASK.name,
+                expected=expected_text()).expected_gold(TASK)
+    except ValueError as e:
+        expected_error = str(e)
+        st.error(_("Cannot read the expected answer “{answer}”: it is not an answer of the "
+                   "{task} task (a number or a short expression, at most {max} "
+                   "characters).").format(answer=wording.md(expected_text()[:40]),
+                                          task=_(TASK.label), max=MAX_EXPECTED_CHARS))
 if parse_error:
     st.error(_("Cannot read the problem: {error}").format(error=_(parse_error)))
 elif problem is not None and model_loading.model_spec().backend == "bundled":
@@ -375,11 +406,23 @@ elif NO_LOGPROBS and strategy != "majority" and USES_SCORER and \
     st.caption(_("Model confidence is not offered as a scorer: this model's backend returns "
                  "no token log-probabilities."))
 
+# A verifier that cannot doubt a step (model confidence at revise's threshold) would make
+# revise accept its first chain and never revise: said, and not run (issue 29).
+DOUBTLESS = (cannot_doubt(TASK.name, ss["scorer"], DEFAULTS["revise"]["threshold"])
+             if strategy == "revise" else None)
+if DOUBTLESS:
+    st.warning(_("Verify and revise does not run with this scorer: {why}. Pick the learned "
+                 "PRM or the exact checker (an oracle).").format(why=DOUBTLESS),
+               icon=":material/warning:")
+
 # The model loads only now (cached after the first time): the controls above are already on
 # screen while a cold server imports torch and reads the weights.
 policy, model_error = model_loading.policy_or_none()
 if model_error:
     (st.info if model_loading.no_bundled_model() else st.error)(model_error)
+    if model_loading.no_bundled_model():  # the one-click real model, here as in the sidebar
+        from ui.model_picker import use_real_button
+        use_real_button("tree_use_real")
 elif pending_note() is not None:  # the sidebar shows a model that is not the one in use
     st.warning(wording.md(pending_note()), icon=":material/link_off:")
 
@@ -394,7 +437,8 @@ def spec_now() -> RunSpec:
                    temperature=float(s["temperature"]), top_p=float(s["top_p"]),
                    seed=int(s["seed"]), scorer=ss["scorer"] if USES_SCORER else None,
                    c=float(ss.get("c", C_DEFAULT)),
-                   task=TASK.name, model=model_loading.model_spec().to_dict(), **prompt)
+                   task=TASK.name, model=model_loading.model_spec().to_dict(),
+                   expected=expected_text(), **prompt)
 
 
 def open_saved(spec: RunSpec) -> bool:
@@ -448,7 +492,8 @@ def launch() -> None:
 if policy is not None:
     search_process_for(policy)  # the inference process starts (and loads its model) before Run
 b1, b2 = (run_row[0], run_row[1]) if PRESENTING else (row1[2], row1[3])
-can_run = policy is not None and problem is not None and not running and not NO_SCORER
+can_run = (policy is not None and problem is not None and not running and not NO_SCORER
+           and expected_error is None and not DOUBTLESS)
 if b1.button(_("Run"), type="primary", disabled=not can_run, key="tree_run_button",
              width="stretch") and can_run:
     launch()  # (a click on a stale, still enabled button during a run starts nothing)

@@ -406,8 +406,9 @@ class SearchResult:
                 return False if get_task(self.task).judges(self.problem, None) else None
             except ValueError:
                 return None
-        try:
-            return get_task(self.task).is_correct(self.problem, self.answer)
+        try:  # with the recorded gold where the task takes one (an expected answer)
+            task = get_task(self.task)
+            return task.with_gold(self.problem, self.gold).is_correct(self.problem, self.answer)
         except ValueError:
             return self.answer == self.gold
 

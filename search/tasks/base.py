@@ -141,6 +141,10 @@ class Task(ABC):
     train_recipe: dict = {}
     continuation_cue: str = ""
     answer_cue: str = ""
+    # Whether a person may give the expected answer of a problem they type (issue 30 item 4):
+    # True for a task that cannot compute the gold of every problem it reads (free-form: only
+    # listed problems have one). Arithmetic and Game of 24 check answers exactly themselves.
+    expected_answers: bool = False
 
     # ------------------------------------------------------------------ problems and prompts
     @abstractmethod
@@ -211,6 +215,14 @@ class Task(ABC):
         Default: that, whatever the depth; arithmetic overrides it (a bare number is an answer
         line only after a step)."""
         return self.end_answer(step) if eos else self.extract_answer(step)
+
+    def with_gold(self, problem: str, gold: Optional[str]) -> "Task":
+        """This task judging ``problem`` against ``gold`` (canonical; a person's expected
+        answer, or a run's recorded gold), for a task with ``expected_answers``: a copy whose
+        ``gold``/``is_correct`` of that problem use it, every other problem and the shared
+        problem data as before (nothing another session sees changes). ``self`` when ``gold``
+        is None or the task computes its golds exactly (the default)."""
+        return self
 
     def canonical_answer(self, text: Optional[str]) -> Optional[str]:
         """Canonical form of an answer a person or a file gives (no ``Answer:`` prefix), or

@@ -90,6 +90,7 @@ problems (fixed splits and any drawn for training), the GSM8K problems and those
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -517,6 +518,8 @@ class FreeformTask(Task):
 
     prompt_styles = PROMPT_STYLES
     chain_ends_at_answer = True  # a local model stops a chain at its first answer step
+    expected_answers = True  # a typed question has no gold unless its asker gives one
+    _expected: tuple = ()  # (canonical form, gold) of ``with_gold``, or ()
 
     def __init__(self, step_delimiter: str = "\n\n", data_dir: Optional[Path] = None,
                  problem_set: Optional[str] = None, prompt_style: Optional[str] = None,
@@ -647,10 +650,23 @@ class FreeformTask(Task):
         """``canonical_answer_text`` (module docstring, "Canonical answers")."""
         return canonical_answer_text(text)
 
+    def with_gold(self, problem: str, gold: Optional[str]) -> "FreeformTask":
+        """A copy whose gold of ``problem`` is ``gold`` (``Task.with_gold``): a person's
+        expected answer of a typed question, or a run's recorded gold when it is judged again.
+        Problem data and golds of other questions are shared; nothing is registered."""
+        if gold is None:
+            return self
+        t = copy.copy(self)
+        t._expected = (self.canonical_form(problem), gold)
+        return t
+
     def gold(self, problem: str) -> Optional[str]:
-        """The known gold of the question (GSM8K file when present, or ``remember``-ed), else
-        None. FreeformError for a blank question."""
+        """The known gold of the question (an expected answer given by ``with_gold``, the
+        GSM8K file when present, or ``remember``-ed), else None. FreeformError for a blank
+        question."""
         key = self.canonical_form(problem)
+        if self._expected and self._expected[0] == key:
+            return self._expected[1]
         self._know_words()
         with self._lock:
             if key in self._golds:

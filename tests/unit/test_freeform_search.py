@@ -104,3 +104,60 @@ def test_no_logprobs_means_no_confidence_scorer(strategy, kw):
     # Plain majority needs no scorer: it runs on such a backend.
     ok = ParagraphPolicy([("The answer is 3", "eos")] * 2, logprobs=False)
     assert solve(T.example, "majority", 2, policy=ok, task="freeform").tally == {"3": 2.0}
+
+
+# ------------------------------------------- issue 30 item 4: a typed problem's expected answer
+BAKER = ("A baker made 24 muffins and sold 9 of them. Then she baked 6 more. How many muffins "
+         "does she have now?")
+
+
+def _baker_chains():
+    return [("She has 24 - 9 = 15 left." + D + "15 + 6 = 21. The answer is 21.", "eos"),
+            ("24 - 9 = 15." + D + "The answer is \\boxed{21}", "eos"),
+            ("9 - 2 = 7." + D + "The answer is 7.", "eos")]
+
+
+def test_an_expected_answer_judges_a_typed_question():
+    from search.runtime.live_run import RunSpec
+    from search.replay.timeline import is_right
+    spec = RunSpec(text=BAKER, strategy="majority", budget=3, task="freeform", expected=" 21 ")
+    assert spec.check() == T.canonical(BAKER)
+    r = spec.solve(ParagraphPolicy(chains=_baker_chains()))
+    assert r.gold == "21" and r.answer == "21" and r.correct is True
+    assert r.tally == {"21": 2.0, "7": 1.0}
+    verdicts = sorted((n.answer, n.correct) for n in r.tree.nodes.values() if n.terminal)
+    assert verdicts == [("21", True), ("21", True), ("7", False)]
+    assert is_right("freeform", r.problem, "7", r.gold) is False
+    assert is_right("freeform", r.problem, "21.0", r.gold) is True  # answer equivalence
+    assert spec.settings()["expected"] == " 21 "
+    # reloaded from its file, the run is still judged against the answer it was given
+    from search.tree import SearchResult
+    again = SearchResult.from_json(r.to_json())
+    assert again.gold == "21" and again.correct is True
+    # nothing leaks into the task every other session uses
+    assert T.gold(T.canonical(BAKER)) is None and not T.is_correct(T.canonical(BAKER), "21")
+    # the vote that the issue saw win is judged wrong against 21
+    wrong = RunSpec(text=BAKER, strategy="majority", budget=1, task="freeform", expected="21")
+    r7 = wrong.solve(ParagraphPolicy(chains=_baker_chains()[2:]))
+    assert r7.answer == "7" and r7.correct is False
+
+
+def test_without_an_expected_answer_a_typed_question_is_not_judged():
+    from search.runtime.live_run import RunSpec
+    spec = RunSpec(text=BAKER, strategy="majority", budget=3, task="freeform")
+    r = spec.solve(ParagraphPolicy(chains=_baker_chains()))
+    assert r.gold is None and r.correct is None and r.answer == "21"
+    assert "expected" not in spec.settings()  # old saved runs' settings still match links
+    assert all(n.correct is None for n in r.tree.nodes.values() if n.terminal)
+
+
+@pytest.mark.parametrize("task,expected,match", [
+    ("freeform", "x" * 101, "is not an answer"),
+    ("freeform", "twenty one apples please", "is not an answer"),
+    ("arithmetic", "62", "computes its own gold"),
+])
+def test_a_bad_expected_answer_is_one_line(task, expected, match):
+    from search.runtime.live_run import RunSpec
+    text = BAKER if task == "freeform" else "8*7+6"
+    with pytest.raises(ValueError, match=match):
+        RunSpec(text=text, strategy="majority", budget=3, task=task, expected=expected).check()
