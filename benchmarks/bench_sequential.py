@@ -10,12 +10,13 @@
    on the VALIDATION split: R = 4 rounds, one run per problem, per verifier; the rule with the
    highest validation accuracy over the verifiers is printed as the one to set in
    ``search/strategies/defaults.py`` (ties: last, the simplest).
-3. Sequential x parallel at equal compute (Snell et al. 2024 Fig. 7 shape): for each total
-   budget B (chain-equivalents), every split R rounds x N parallel revise runs
-   (``search.analysis.sequential.grid``; the N answers voted), accuracy per difficulty bin with 95%
-   Wilson intervals, on HELD-OUT problems only. Bins: quartiles of the bundled model's pass@1
-   (16 chains, T=0.8) over the validation problems (``search.analysis.sequential.bin_edges``). The best
-   split per bin is printed (ties: the more parallel split). Also the verifier's revisions
+3. Sequential x parallel at equal measured compute (Snell et al. 2024 Fig. 7 shape): for each
+   total budget B (chain-equivalents), every split R rounds x N parallel revise runs
+   (``search.analysis.sequential.grids``; the N answers voted), accuracy per difficulty bin with
+   95% Wilson intervals and the policy and verifier tokens each cell spent, on HELD-OUT problems
+   only. Bins: validation quartiles of the model's own agreement over 16 chains (no held-out
+   gold; ``fit_difficulty``). Per bin, the bands of equal measured compute and their verdicts
+   (``compare_at_compute``: exact McNemar, no tie rule). Also the verifier's revisions
    wrong->right and right->wrong (R = 4, held-out).
 
 Everything runs on the bundled arithmetic model at T=0.8, seed i for the i-th parallel run.
@@ -32,7 +33,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from search.models.hf import load_bundled  # noqa: E402
 from search.analysis.scaling import curve_with_ci  # noqa: E402
-from search.analysis.sequential import bin_edges, bin_of, grid, pass1, splits  # noqa: E402
+from search.analysis.sequential import (bin_of, compare_at_compute,  # noqa: E402
+                                        difficulty_samples, fit_difficulty, grids,
+                                        splits)
 from search.strategies import run_strategy  # noqa: E402
 from search.strategies.blocks import Sampling  # noqa: E402
 from search.strategies.revise import RULES  # noqa: E402
@@ -107,27 +110,39 @@ def main() -> None:
             r2w += r.extra["right_to_wrong"]
         print(f"   {sc:10s} wrong->right {w2r:4d}  right->wrong {r2w:4d}")
 
-    edges = bin_edges(pass1(val, policy))
-    p1 = pass1(test, policy)
-    bins = bin_of(p1, edges)
+    # bins: the model's own agreement (no held-out gold), fitted on validation (issue 29 item 5)
+    sv, p1v = difficulty_samples(val, policy, with_pass1=True)
+    fit = fit_difficulty(sv, p1v, 4)
+    bins = bin_of(difficulty_samples(test, policy), fit["edges"])
+    totals = sorted(int(x) for x in a.totals.split(",") if x.strip())
     print(f"\n3. sequential x parallel, HELD-OUT ({len(test)} problems), verifier "
-          f"{a.grid_scorer}, rule {best}; bins from validation pass@1 quartiles "
-          f"(edges {', '.join(f'{e:.3f}' for e in edges)}; bin 0 hardest)")
-    for total in [int(x) for x in a.totals.split(",") if x.strip()]:
-        sp = splits(total)
-        right = {s: [] for s in sp}
-        for p in test:
-            cells = grid(p.text, policy, total, a.grid_scorer, best)
-            for s in sp:
-                right[s].append(float(task.is_correct(p.text, cells[s])))
-        print(f"   B = {total} chain-equivalents")
-        for b in range(len(edges) + 1):
-            idx = np.flatnonzero(bins == b)
-            line = "  ".join(f"{R}x{N}: {_ci(np.asarray(right[(R, N)])[idx])}" for R, N in sp)
-            if len(idx):
-                top = max(sp, key=lambda s: (np.mean(np.asarray(right[s])[idx]), s[1]))
-                line += f"  -> best {top[0]}x{top[1]}"
-            print(f"   bin {b}: {line}")
+          f"{a.grid_scorer}, rule {best}; bins from validation quartiles of the agreement of 16 "
+          f"chains (edges {', '.join(f'{e:.3f}' for e in fit['edges'])}; predicted pass@1 "
+          f"{', '.join(f'{x:.2f}' for x in fit['pass1'])}; Spearman rho {fit['rho']:.2f} on "
+          f"validation; bin 0 hardest)")
+    right = {t: {s: [] for s in splits(t)} for t in totals}
+    pol = {t: {s: [] for s in splits(t)} for t in totals}
+    ver = {t: {s: [] for s in splits(t)} for t in totals}
+    for p in test:
+        toks, read = {}, {}
+        cells = grids(p.text, policy, totals, a.grid_scorer, best, tokens_out=toks,
+                      verifier_out=read)
+        for t in totals:
+            for s in splits(t):
+                right[t][s].append(float(task.is_correct(p.text, cells[t][s])))
+                pol[t][s].append(toks[t][s])
+                ver[t][s].append(read[t][s])
+    rows, bands = compare_at_compute(right, pol, ver, bins, 4)
+    for b in range(4):
+        print(f"   bin {b}:")
+        for r in (r for r in rows if r["bin"] == b and r["problems"]):
+            print(f"     B={r['B']:>2} {r['R']}x{r['N']}: "
+                  f"{_ci(np.asarray(right[r['B']][(r['R'], r['N'])])[bins == b])}, "
+                  f"{r['policy_tokens']:.0f} + {r['verifier_tokens']:.0f} verifier tokens")
+        for band in (x for x in bands if x["bin"] == b):
+            ps = ", ".join(f"{t['p']:.3g}" for t in band["tests"].values())
+            print(f"     {band['tokens_low']:.0f}-{band['tokens_high']:.0f} tokens: "
+                  f"{band['why']}, winner {band['winner']} (McNemar p: {ps or '-'})")
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 

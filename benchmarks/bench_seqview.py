@@ -1,7 +1,8 @@
 """Benchmark (prints figures; not a test): how long the Scaling page's "think longer or think
 wider?" view takes to fill with its default settings (ui.sequential_view: 24 held-out problems,
 totals 4 and 16, the default verifier, T = 0.8, 3 bins), through the page's data path
-(pass@1 of validation and held-out problems, then ``problem_cells`` per problem), cold caches.
+(predicted difficulty of validation and held-out problems, then ``problem_cells`` per
+problem), cold caches.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_seqview.py [--problems 24] [--totals 4,16]
 """
@@ -13,7 +14,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from search.analysis.sequential import bin_edges, bin_of, max_calls, pass1  # noqa: E402
+from search.analysis.sequential import (bin_of, difficulty_samples,  # noqa: E402
+                                        fit_difficulty, max_calls)
 from search.models.hf import load_bundled  # noqa: E402
 from search.strategies import DEFAULTS, default_scorer  # noqa: E402
 from search.tasks import get_task  # noqa: E402
@@ -32,10 +34,12 @@ def main() -> None:
     scorer = a.scorer or default_scorer("revise", task)
     t0 = time.perf_counter()
     val, held = task.split("validation", a.problems), task.split("heldout", a.problems)
-    edges = bin_edges(pass1(val, policy, PASS1_CHAINS, 0.8, 0, task.name), 3)
-    bins = bin_of(pass1(held, policy, PASS1_CHAINS, 0.8, 0, task.name), edges)
+    sv, p1v = difficulty_samples(val, policy, PASS1_CHAINS, 0.8, 0, task.name, with_pass1=True)
+    edges = fit_difficulty(sv, p1v, 3)["edges"]
+    bins = bin_of(difficulty_samples(held, policy, PASS1_CHAINS, 0.8, 0, task.name), edges)
     t1 = time.perf_counter()
-    print(f"pass@1 of {len(val)} validation + {len(held)} held-out problems: {t1 - t0:.1f} s")
+    print(f"difficulty of {len(val)} validation + {len(held)} held-out problems: "
+          f"{t1 - t0:.1f} s")
     first = None
     for j, p in enumerate(held):
         problem_cells(policy, task.name, "bench", p, totals, scorer,
