@@ -5,9 +5,10 @@ s1 (Muennighoff et al. 2025, "s1: Simple test-time scaling", Sec. 3.1 and Fig. 4
 budget forcing as a curve: accuracy against thinking tokens as "Wait" is appended 0, 2, 4, 6
 times, rising and then flattening. This module measures the same curve for a task's model:
 
-- :func:`forcing_runs` runs ``search.strategies.budget_forcing`` once per problem per setting
-  (``max_forced`` in ``forced``, the same thinking budget, the same seed per problem) and keeps
-  per problem: right or not, thinking tokens (generated before the answer line, written cues
+- :func:`forcing_runs` runs ``search.strategies.budget_forcing`` once per problem at the
+  largest setting of ``forced`` (same thinking budget; problem i at seed + i) and reads every
+  smaller setting off that run exactly (:func:`fewer_forced`: with fewer forced continuations
+  the run is the same up to the first end it may no longer suppress), keeping per problem: right or not, thinking tokens (generated before the answer line, written cues
   included), generated tokens and continuations actually forced;
 - :func:`forcing_curve` turns those records into one row per setting: accuracy with its 95%
   Wilson interval over problems (``search.analysis.scaling.wilson_interval``), mean thinking
@@ -27,7 +28,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 FORCED = (0, 1, 2, 4, 8)  # forced continuations measured (s1 Fig. 4 goes to 6; the issue: >= 8)
-DEFAULT_PROBLEMS = 40  # one core, the tiny retry model: about 2 minutes for 5 settings
+DEFAULT_PROBLEMS = 40  # one run per problem at 8 forced: about 2 minutes on one core
 DEFAULT_BUDGET = 128  # thinking tokens, the strategy's default budget
 
 
@@ -41,7 +42,8 @@ def forcing_runs(problems: Sequence, policy, task, forced: Sequence[int] = FORCE
     policy: the model (``search.models``); task: the Task (its ``continuation_cue`` is the cue
     unless ``cue`` replaces it). budget: thinking budget in generated tokens; problem ``i`` is
     run with seed ``seed + i`` at every setting (paired runs; greedy at temperature 0).
-    progress(done, total): called after each run (total = len(problems) x len(forced)).
+    progress(done, total): called after each problem. One run per problem, at the largest
+    setting: every smaller setting is read off it exactly (:func:`fewer_forced`).
     Returns ``{"forced": [m...], "correct": {m: [bool] * P}, "thinking": {m: [int] * P},
     "generated": {m: [int] * P}, "forced_done": {m: [int] * P}, "answers": {m: [str|None]},
     "seconds": float}``; tokens are generated tokens (cues included).
@@ -50,26 +52,37 @@ def forcing_runs(problems: Sequence, policy, task, forced: Sequence[int] = FORCE
     if cue is not None:
         task = _with_cue(task, cue)
     forced = sorted({int(m) for m in forced})
-    out = {"forced": forced, "correct": {}, "thinking": {}, "generated": {},
-           "forced_done": {}, "answers": {}}
-    t0, done, total = time.perf_counter(), 0, len(problems) * len(forced)
-    for m in forced:
-        rows = [], [], [], [], []
-        for i, p in enumerate(problems):
-            r = solve(p.text, "budget_forcing", budget, policy=policy, temperature=temperature,
-                      top_p=top_p, seed=seed + i, task=task, max_forced=m)
-            for col, v in zip(rows, (bool(r.correct), int(r.extra["thinking_tokens"]),
-                                     int(r.compute.generated_tokens), int(r.extra["forced"]),
-                                     r.answer)):
-                col.append(v)
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        for key, col in zip(("correct", "thinking", "generated", "forced_done", "answers"),
-                            rows):
-            out[key][m] = col
+    keys = ("correct", "thinking", "generated", "forced_done", "answers")
+    out = {"forced": forced, **{k: {m: [] for m in forced} for k in keys}}
+    t0 = time.perf_counter()
+    for i, p in enumerate(problems):
+        r = solve(p.text, "budget_forcing", budget, policy=policy, temperature=temperature,
+                  top_p=top_p, seed=seed + i, task=task, max_forced=forced[-1])
+        for m in forced:
+            for k, v in zip(keys, fewer_forced(r, m)):
+                out[k][m].append(v)
+        if progress is not None:
+            progress(i + 1, len(problems))
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def fewer_forced(r, m: int) -> tuple:
+    """(correct, thinking tokens, generated tokens, forced, answer) of the run that budget
+    forcing makes with at most ``m`` forced continuations, read off ``r``, a run of the same
+    problem, seed and budget with ``max_forced >= m``: the two are the same run up to ``r``'s
+    (m+1)-th suppressed end, which the run with ``m`` keeps as its answer line (every sample
+    before it is the same call with the same seed). ``r.extra['suppressed']`` holds that line's
+    answer and the generated tokens spent once it was written. Exact, not an estimate: the
+    tests compare it with direct runs."""
+    from dataclasses import replace
+    x = r.extra
+    if x["forced"] <= m:  # it never reached a (m+1)-th forced end: the same run
+        return (bool(r.correct), int(x["thinking_tokens"]), int(r.compute.generated_tokens),
+                int(x["forced"]), r.answer)
+    s = x["suppressed"][m]
+    return (bool(replace(r, answer=s["answer"]).correct), int(s["generated"] - s["tokens"]),
+            int(s["generated"]), m, s["answer"])
 
 
 def _with_cue(task, cue: str):

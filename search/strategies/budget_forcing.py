@@ -25,8 +25,13 @@ a continuation cue gets no forced continuation (the run says so in ``extra['note
 without an answer cue ends without an answer when its budget runs out (an abstention).
 
 The result's ``extra`` reports ``forced`` (continuations forced), ``answer_forced``,
-``thinking_tokens`` (generated tokens before the answer line, continuation cues included), ``suppressed`` (the ends dropped,
-text and tokens) and ``retries`` (retry steps in the chain, ``Task.retracted``).
+``thinking_tokens`` (generated tokens before the answer line, continuation cues included),
+``suppressed`` (the ends dropped, in order: ``text``, ``tokens``, ``answer`` (what the run
+would have answered had it ended there, as ``blocks.step_ending`` reads it) and ``generated``
+(the run's generated tokens once that line was spent): a run allowed m < ``forced`` forced
+continuations is this run up to its (m+1)-th suppressed end, which it keeps as its answer line
+(``search.analysis.forcing`` reads a whole curve off one run) and ``retries`` (retry steps in
+the chain, ``Task.retracted``).
 """
 from __future__ import annotations
 
@@ -105,14 +110,15 @@ def run(problem: str, policy: Policy, config: BudgetForcingConfig = BudgetForcin
             tree.charge(generated_tokens=c.tokens)  # cut by the budget, not by the step cap
             tree.emit("discard", id=node, tokens=c.tokens)
             continue
-        terminal, _ = step_ending(c.text, c.finish, depth + 1, sampling.max_depth, task)
+        terminal, said = step_ending(c.text, c.finish, depth + 1, sampling.max_depth, task)
         ends = terminal and c.finish != "length" and depth + 1 < sampling.max_depth
         k_cue = cue_tokens(policy, cue)
         if ends and cue and forced < config.max_forced and \
                 spent + c.tokens + k_cue < config.budget:  # room for the cue and one token
             tree.charge(generated_tokens=c.tokens)
             forced += 1
-            suppressed.append({"text": c.text, "tokens": c.tokens})
+            suppressed.append({"text": c.text, "tokens": c.tokens, "answer": said,
+                               "generated": tree.compute.generated_tokens - start})
             tree.emit("force", id=node, text=c.text, tokens=c.tokens, cue=cue, cue_tokens=k_cue,
                       n=forced, answer=False)
             cue_next = cue

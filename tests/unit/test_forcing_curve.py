@@ -118,26 +118,37 @@ def test_the_choice_prefers_fewer_forced_on_ties_and_helps_needs_a_significant_g
     assert choose_forced(better) == 2 and forcing_helps(better) == 2
 
 
-def test_forcing_runs_are_the_strategys_own_runs_paired_by_seed():
-    """forcing_runs on 3 validation problems of the bundled retry model equals one
-    budget-forcing solve per problem and setting, problem i at seed i."""
+def test_forcing_runs_read_every_setting_off_one_run_exactly():
+    """forcing_runs runs each problem once at the largest setting and reads the smaller ones
+    off it; that equals one budget-forcing solve per problem and setting (problem i at seed
+    seed + i), greedy and sampled, with a budget tight enough that it binds."""
+    import pytest
+
     from search.analysis.forcing import forcing_runs
     from search.models.hf import load_bundled
     from search.runtime.solve import solve
     from search.tasks import get_task
     task = get_task("arithmetic_retry")
     pol = load_bundled(task=task)
-    ps = task.split("validation", 3)
-    runs = forcing_runs(ps, pol, task, forced=(1, 0), budget=64, temperature=0.8, seed=5)
-    assert runs["forced"] == [0, 1]
-    for m in (0, 1):
-        for i, p in enumerate(ps):
-            r = solve(p.text, "budget_forcing", 64, policy=pol, temperature=0.8, seed=5 + i,
-                      task=task, max_forced=m)
-            assert runs["correct"][m][i] == bool(r.correct)
-            assert runs["thinking"][m][i] == r.extra["thinking_tokens"]
-            assert runs["generated"][m][i] == r.compute.generated_tokens
-            assert runs["forced_done"][m][i] == r.extra["forced"] <= m
+    ps = task.split("validation", 4)
+    for temperature, budget in ((0.0, 128), (0.8, 48)):
+        runs = forcing_runs(ps, pol, task, forced=(3, 0, 1), budget=budget,
+                            temperature=temperature, seed=5)
+        assert runs["forced"] == [0, 1, 3]
+        seen = set()
+        for m in (0, 1, 3):
+            for i, p in enumerate(ps):
+                r = solve(p.text, "budget_forcing", budget, policy=pol,
+                          temperature=temperature, seed=5 + i, task=task, max_forced=m)
+                got = tuple(runs[k][m][i] for k in ("correct", "thinking", "generated",
+                                                    "forced_done", "answers"))
+                assert got == (bool(r.correct), r.extra["thinking_tokens"],
+                               r.compute.generated_tokens, r.extra["forced"], r.answer), \
+                    (temperature, m, i)
+                seen.add(r.extra["forced"])
+        assert len(seen) > 1  # the settings did differ
+    with pytest.raises(KeyError):
+        forcing_runs(ps[:1], pol, task, forced=(0,), cue=None)["correct"][1]
 
 
 def test_the_forcing_command_prints_the_curve_as_json():
