@@ -179,6 +179,9 @@ def cmd_solve(a) -> dict:
         r.config["prompt_style"] = style
     if "early_stop" in r.extra:  # majority --stop: why and after how many chains it stopped
         out["early_stop"] = r.extra["early_stop"]
+    if "deepconf" in r.extra:  # kept fraction (offline); traces cut and their tokens (online)
+        out["deepconf"] = {k: v for k, v in r.extra["deepconf"].items()
+                           if k not in ("trace_log", "confidence")}
     if not out["capabilities"]["forward_passes"]:
         out["forward_passes"] = None  # a server reports tokens only: not measured
     for knob in ("expansions", "k", "c", "width", "final"):

@@ -43,7 +43,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Optional, Union
 
 from i18n import N_
-from search.strategies import beam, best_of_n, budget_forcing, dvts, majority, mcts, revise, tot
+from search.strategies import (beam, best_of_n, budget_forcing, deepconf, dvts, majority, mcts,
+                               revise, tot)
 from search.strategies.defaults import DEFAULTS
 from search.strategies.ranges import Range
 from search.tree import SearchResult
@@ -243,6 +244,27 @@ _ENTRIES: list[Strategy] = [
              knob_help=N_("The thinking budget in generated tokens: an early end is replaced by "
                           "'Wait, ' (at most {max_forced} times) and the answer line is forced "
                           "when it runs out. Never more than the budget plus one answer line.")),
+    # Confidence-filtered voting (DeepConf, Fu et al. 2025; search.strategies.deepconf).
+    Strategy("deepconf_offline", N_("DeepConf offline (keep the most confident traces, "
+                                    "confidence-weighted vote)"),
+             N_("traces N"), deepconf.MAX_TRACES, deepconf.DeepConfOfflineConfig, "n",
+             deepconf.run_offline, knobs=("keep", "statistic", "window"),
+             defaults={"budget": 16, "keep": 10, "statistic": "lowest",
+                       "window": deepconf.GROUP_WINDOW},
+             short="DeepConf offline", uses_scorer=False,
+             knob_help=N_("How many complete traces to sample; the top {keep}% by their lowest "
+                          "group confidence vote, each weighted by that confidence.")),
+    Strategy("deepconf_online", N_("DeepConf online (warm-up traces set a confidence threshold; "
+                                   "later traces stop when their confidence falls below it)"),
+             N_("traces N"), deepconf.MAX_TRACES, deepconf.DeepConfOnlineConfig, "n",
+             deepconf.run_online,
+             knobs=("warmup", "keep", "window", "consensus", "batch_size"),
+             defaults={"budget": 16, **deepconf.CHOSEN},
+             short="DeepConf online", uses_scorer=False,
+             knob_help=N_("The most traces, {warmup} warm-up ones included. A later trace stops "
+                          "as soon as the confidence of its last {window} tokens falls below the "
+                          "warm-up's threshold; sampling ends early once {consensus} of the "
+                          "vote agrees.")),
 ]
 
 REGISTRY: dict[str, Strategy] = {}

@@ -4,6 +4,7 @@ whose log-probabilities are known."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 
@@ -246,3 +247,136 @@ def test_token_scorer_in_beam_search():
     r = beam.run("8*7+6", StepPolicy(), beam.BeamConfig(width=1, expansions=2),
                  scorer=make_scorer("tail_conf"), gold="62")
     assert r.answer == "62" and r.correct
+
+
+# ------------------------------------------------------------------------ DeepConf offline
+OFFLINE = [(f"8*7={50 + i}\n{50 + i}+6={56 + i}\nAnswer: {56 + i}", float(c))
+           for i, c in enumerate([5, 9, 7, 11, 3, 8, 6, 10, 4, 12])]
+
+
+@pytest.mark.parametrize("keep,kept_conf", [(10, [12]), (30, [12, 11, 10]),
+                                            (90, [12, 11, 10, 9, 8, 7, 6, 5, 4])])
+def test_offline_keeps_exactly_the_top_percent_and_weights_by_confidence(keep, kept_conf):
+    from search.strategies import deepconf
+    cfg = deepconf.DeepConfOfflineConfig(n=10, keep=keep, window=4, batch_size=4)
+    r = deepconf.run_offline("8*7+6", ChainPolicy(OFFLINE), cfg, gold="62")
+    info = r.extra["deepconf"]
+    assert len(info["kept"]) == len(kept_conf) == deepconf.keep_count(10, keep)
+    assert info["kept_fraction"] == len(kept_conf) / 10
+    conf_of = {r.tree.nodes[l].answer: info["confidence"][l] for l in info["kept"]}
+    assert sorted(conf_of.values(), reverse=True) == pytest.approx(kept_conf)
+    # every kept trace votes with its lowest group confidence (constant here), no other votes
+    assert sorted(v["weight"] for v in r.tree.votes) == pytest.approx(sorted(kept_conf))
+    assert r.answer == r.tree.nodes[info["kept"][0]].answer if keep == 10 else True
+    assert len(info["dropped"]) == 10 - len(kept_conf)
+    assert r.compute.generated_tokens == sum(chain_cont(t, c).tokens for t, c in OFFLINE)
+
+
+def test_keep_count_threshold_and_consensus_formulas():
+    from search.strategies import deepconf
+    assert [deepconf.keep_count(16, k) for k in (10, 90, 100, 1)] == [2, 15, 16, 1]
+    assert deepconf.keep_count(0, 10) == 0
+    assert deepconf.threshold([10, 8, 6, 4], 90) == pytest.approx(4.6)  # 10th percentile
+    assert deepconf.threshold([10, 8, 6, 4], 10) == pytest.approx(9.4)  # 90th: DeepConf-low
+    assert deepconf.consensus_of({"a": 3.0, "b": 1.0}) == 0.75
+    for bad in ({"keep": 0}, {"window": 0}, {"statistic": "max"}):
+        with pytest.raises(ValueError):
+            deepconf.DeepConfOfflineConfig(**bad)
+    for bad in ({"warmup": 0}, {"warmup": 17}, {"consensus": 0.4}, {"keep": 101}):
+        with pytest.raises(ValueError):
+            deepconf.DeepConfOnlineConfig(**bad)
+
+
+# ------------------------------------------------------------------------- DeepConf online
+WARMUP = [("8*7=56\n56+6=62\nAnswer: 62", 10.0), ("8*7=54\n54+6=60\nAnswer: 60", 8.0),
+          ("7*8=56\n56+6=62\nAnswer: 62", 6.0), ("8*7=50\n50+6=56\nAnswer: 56", 4.0)]
+# after the warm-up, traces by their first step: (first step's confidence, the steps after)
+FIRSTS = ["56=8*7", "55=8*7", "56=8*7", "54=8*7", "56=8*7", "56=8*7"]
+SCRIPT = {"56=8*7": (9.0, [("56+6=62", 9.0), ("Answer: 62", 9.0)]),
+          "55=8*7": (9.0, [("55+6=61", 2.0), ("Answer: 61", 9.0)]),
+          "54=8*7": (3.0, [("54+6=60", 9.0), ("Answer: 60", 9.0)])}
+
+
+class OnlinePolicy(ChainPolicy):
+    """Warm-up chains (``stop="chain"``) in order; after them, steps (``stop="step"``): a new
+    trace's first step from FIRSTS in order, later steps from SCRIPT by the trace's first."""
+
+    def __init__(self):
+        super().__init__(WARMUP)
+        self.firsts = list(FIRSTS)
+        self.step_tokens = 0
+
+    def sample(self, prefixes, n=1, temperature=0.8, top_p=1.0, seed=0, stop="step",
+               max_new_tokens=64):
+        if stop == "chain":
+            return super().sample(prefixes, n, temperature, top_p, seed, stop, max_new_tokens)
+        outs = []
+        for p in prefixes:
+            so_far = p.split("\n")[1:-1]
+            if not so_far:
+                text = self.firsts.pop(0)
+                conf = SCRIPT[text][0]
+            else:
+                text, conf = SCRIPT[so_far[0]][1][len(so_far) - 1]
+            outs.append([chain_cont(text, conf, finish="step")])
+        gen = sum(c.tokens for r in outs for c in r)
+        self.step_tokens += gen
+        return SampleBatch(outs, 0, gen, 1, 0.0)
+
+
+def test_online_stops_exactly_the_expected_traces_and_logs_their_tokens():
+    from search.inputs.runfile import check_run
+    from search.strategies import deepconf
+    from search.tree import SearchResult
+    pol = OnlinePolicy()
+    cfg = deepconf.DeepConfOnlineConfig(n=12, warmup=4, keep=90, window=4, consensus=0.8,
+                                        batch_size=2)
+    r = deepconf.run_online("8*7+6", pol, cfg, gold="62")
+    info = r.extra["deepconf"]
+    # threshold: 10th percentile of the warm-up's lowest group confidences 10, 8, 6, 4
+    assert info["threshold"] == pytest.approx(4.6)
+    warm = [t for t in info["trace_log"] if t["warmup"]]
+    assert [t["status"] for t in warm] == ["voted", "voted", "voted", "filtered"]
+    # wave 1: 56=8*7 votes; 55=8*7 falls below in its second step: windows of 4 over seven 9s
+    # then eight 2s first drop under 4.6 at token 9 ([9, 2, 2, 2] = 3.75); 7 + 8 = 15 tokens.
+    # wave 2: 56=8*7 votes; 54=8*7 (seven 3s) falls below at token 3 (3.0) after 7 tokens.
+    assert [(c["tokens"], c["at"], c["group_conf"]) for c in info["cut"]] == \
+        [(15, 9, pytest.approx(3.75)), (7, 3, pytest.approx(3.0))]
+    assert info["stopped_early"] == 2 and info["stopped_tokens"] == 22
+    assert all(c["threshold"] == pytest.approx(4.6) and c["window"] == 4 for c in info["cut"])
+    # consensus after wave 2: 62 has 10 + 6 + 9 + 9 = 34 of 42 -> 0.81 >= 0.8: stop at 8 traces
+    assert info["stop_reason"] == "consensus" and info["traces"] == 8
+    assert info["consensus"] == pytest.approx(34 / 42)
+    assert r.answer == "62" and r.tally == pytest.approx({"62": 34.0, "60": 8.0})
+    assert pol.firsts == ["56=8*7", "56=8*7"]  # the last two traces were never started
+    # the event log's tokens are the tokens generated: warm-up chains + every step sampled
+    warm_tokens = sum(chain_cont(t, c).tokens for t, c in WARMUP)
+    assert r.compute.generated_tokens == warm_tokens + pol.step_tokens
+    assert sum(t["tokens"] for t in info["trace_log"]) == r.compute.generated_tokens
+    cut_events = [e for e in r.tree.events if e.type == "cut"]
+    assert [e.data["tokens"] for e in cut_events] == [15, 7]
+    for e in cut_events:  # the cut node's trace holds exactly the tokens the event names
+        path = r.tree.path_to(e.data["id"])
+        assert sum(r.tree.nodes[i].tokens for i in path) == e.data["tokens"]
+        assert not r.tree.nodes[e.data["id"]].terminal
+    # the log round-trips and replays: cuts, signals and votes as the live run had them
+    d = json.loads(r.to_json())
+    check_run(d)
+    back = SearchResult.from_json(r.to_json())
+    assert back.tree.cuts == r.tree.cuts and back.tree.signals == r.tree.signals
+    assert SearchTree.replay(r.problem, r.tree.events).cuts == r.tree.cuts
+
+
+def test_online_runs_to_the_budget_without_consensus_and_from_the_registry():
+    from search.strategies import deepconf, run_strategy
+    pol = OnlinePolicy()
+    cfg = deepconf.DeepConfOnlineConfig(n=8, warmup=4, keep=90, window=4, consensus=1.0,
+                                        batch_size=2)
+    r = deepconf.run_online("8*7+6", pol, cfg, gold="62")
+    assert r.extra["deepconf"]["stop_reason"] == "budget"
+    assert r.extra["deepconf"]["traces"] == 8
+    r2 = run_strategy("deepconf_online", "8*7+6", OnlinePolicy(), 8, warmup=4, keep=90,
+                      window=4, consensus=1.0, batch_size=2, gold="62")
+    assert r2.extra["deepconf"]["cut"] == r.extra["deepconf"]["cut"]
+    r3 = run_strategy("deepconf_offline", "8*7+6", ChainPolicy(OFFLINE), 10, keep=10, window=4)
+    assert r3.extra["deepconf"]["kept_fraction"] == 0.1
