@@ -21,7 +21,7 @@ import math
 from typing import Optional, Protocol
 
 from i18n import N_
-from search.confidence import CONFIDENCE_LABELS, CONFIDENCE_SCORERS, make_confidence_scorer
+from search.models.confidence import CONFIDENCE_LABELS, CONFIDENCE_SCORERS, make_confidence_scorer
 from search.tasks import ProblemError, StepChecker, get_task
 from search.tree import SearchTree
 
@@ -37,7 +37,7 @@ SCORER_LABELS = {"confidence": N_("model confidence"),
                  "prm_last": N_("learned PRM, last step's score"),
                  "prm_min": N_("learned PRM, minimum over steps"),
                  "prm_prod": N_("learned PRM, product over steps"),
-                 # token-level confidence (DeepConf's signals, search.confidence)
+                 # token-level confidence (DeepConf's signals, search.models.confidence)
                  **CONFIDENCE_LABELS}
 
 
@@ -253,7 +253,7 @@ SCORERS = {"confidence": ConfidenceScorer, "checker": ExactChecker, "perfect": E
            "orm": _verifier("orm"), "prm": lambda: LearnedVerifier("prm", DEFAULT_PRM_AGGREGATION),
            "prm_last": _verifier("prm", "last"), "prm_min": _verifier("prm", "min"),
            "prm_prod": _verifier("prm", "prod"),
-           # token-level confidence scorers (search.confidence: DeepConf's token, group,
+           # token-level confidence scorers (search.models.confidence: DeepConf's token, group,
            # tail confidence, entropy, perplexity), each recording per-token signals
            **{name: (lambda name=name: make_confidence_scorer(name))
               for name in CONFIDENCE_SCORERS}}
@@ -295,7 +295,7 @@ def value_scorer_for(task) -> Optional[str]:
 def make_scorer(name: str) -> Scorer:
     """Scorer by name (a key of SCORERS: ``confidence``, ``checker``, ``perfect``, ``learned``,
     ``learned_checked``, ``orm``, ``prm``, ``prm_last``, ``prm_min``, ``prm_prod``, and the
-    token-level confidence scorers of ``search.confidence``: ``token_conf``, ``group_conf``,
+    token-level confidence scorers of ``search.models.confidence``: ``token_conf``, ``group_conf``,
     ``bottom10_conf``, ``tail_conf``, ``entropy``, ``perplexity``); a new
     instance each call (learned verifiers cache per instance, i.e. per run). ValueError for
     any other name."""

@@ -10,7 +10,10 @@ Event types (``Event.type``) and their payload (``Event.data``):
 - ``add``       a node was created: ``id, parent, text, tokens, logprob, terminal, answer,
                 correct, kind`` (``kind`` is ``"step"`` or ``"rollout"``). A terminal node with
                 ``answer`` None is an abstention: its chain ended without an answer line, was
-                cut by the token or context limit, or reached ``max_depth``
+                cut by the token or context limit, or reached ``max_depth``. Optional
+                ``signals`` (runs that record token-level confidence, ``search.models.confidence``):
+                ``{"logprobs", "confidence", "entropy"}``, one float per token of the step
+                (the last two None when the backend gives no top-k); kept in ``signals[id]``
 - ``count``     a sampled step merged into an existing node with the same text and the same
                 ending (``SearchTree.same_step``; the self-consistency trie): ``id``
 - ``score``     a scorer valued a node: ``id, score``
@@ -23,6 +26,11 @@ Event types (``Event.type``) and their payload (``Event.data``):
 - ``final``     the strategy's answer: ``answer, path`` (the chosen chain)
 - ``discard``   generated tokens that became no node (a sampled chain ran past ``max_depth``):
                 ``id`` (the node where it was cut), ``tokens``
+- ``cut``       DeepConf online stopped a trace mid-generation (``search.strategies.deepconf``):
+                ``id`` (the trace's last node, not terminal), ``tokens`` (the trace's generated
+                tokens, all charged), ``at`` (index of the token, from the trace's first, whose
+                window fell below), ``group_conf`` (that window's group confidence, nats),
+                ``threshold``, ``window`` (tokens), ``reason`` (``"low_confidence"``)
 
 Events of the sequential strategies (thinking longer; they generate nothing themselves):
 
@@ -170,6 +178,8 @@ class SearchTree:
         self.withdrawn: list[dict] = []  # votes taken back by ``prune``/``edit``, in order
         self.revisions: list[dict] = []  # ``revise`` events' data, in order
         self.forced: list[dict] = []  # ``force`` events' data, in order
+        self.signals: dict[int, dict] = {}  # node id -> per-token signals of its ``add``
+        self.cuts: list[dict] = []  # ``cut`` events' data, in order
 
     # ----------------------------------------------------------------------- applying events
     def apply(self, ev: Event) -> None:
@@ -181,6 +191,8 @@ class SearchTree:
                         answer=d["answer"], correct=d["correct"], kind=d.get("kind", "step"))
             self.nodes[node.id] = node
             parent.children.append(node.id)
+            if d.get("signals") is not None:
+                self.signals[node.id] = d["signals"]
         elif t == "count":
             self.nodes[d["id"]].count += 1
         elif t == "score":
@@ -214,6 +226,8 @@ class SearchTree:
         elif t == "force":
             self.forced.append(dict(d))
             self.discarded_tokens += d["tokens"]
+        elif t == "cut":
+            self.cuts.append(dict(d))
         else:
             raise ValueError(f"unknown event type {t!r}")
         self.compute = ev.compute.copy()
@@ -227,6 +241,7 @@ class SearchTree:
         n = self.nodes[d["id"]]
         n.text, n.terminal, n.answer, n.correct = d["text"], d["terminal"], d["answer"], d["correct"]
         n.tokens, n.logprob, n.score = 0, 0.0, d.get("score")
+        self.signals.pop(n.id, None)
         n.author = d.get("author", "human")
         if not n.terminal:  # its chains no longer end here: their votes are taken back
             self._withdraw(lambda v: v["leaf"] == n.id)
@@ -245,11 +260,13 @@ class SearchTree:
 
     # ------------------------------------------------------------------------ mutating helpers
     def add(self, parent: int, text: str, tokens: int, logprob: float, terminal: bool,
-            answer: Optional[str], correct: Optional[bool], kind: str = "step") -> int:
+            answer: Optional[str], correct: Optional[bool], kind: str = "step",
+            signals: Optional[dict] = None) -> int:
         nid = len(self.nodes)
+        extra = {"signals": signals} if signals is not None else {}
         self.emit("add", id=nid, parent=parent, text=text, tokens=int(tokens),
                   logprob=float(logprob), terminal=bool(terminal), answer=answer,
-                  correct=correct, kind=kind)
+                  correct=correct, kind=kind, **extra)
         return nid
 
     def same_step(self, parent: int, text: str, terminal: bool,

@@ -51,7 +51,7 @@ COMPUTE_FIELDS = ("generated_tokens", "prompt_tokens", "forward_passes", "model_
                   "verifier_passes", "verifier_tokens")
 _FIELDS = frozenset(COMPUTE_FIELDS)
 EVENT_TYPES = ("add", "count", "score", "select", "backprop", "beam", "vote", "final",
-               "discard", "edit", "prune", "continue", "revise", "force")
+               "discard", "edit", "prune", "continue", "revise", "force", "cut")
 SHOWN_CHARS = 40  # a bad value is quoted in the message up to this many characters
 
 
@@ -146,6 +146,21 @@ def _nodes(v, n_nodes: int, where, key: str) -> None:
         _node(x, n_nodes, where, key)
 
 
+def _signals(s, tokens: int, where) -> None:
+    """An ``add`` event's ``signals``: logprobs (and confidence, entropy: or null), each a
+    list of ``tokens`` finite numbers."""
+    if not isinstance(s, dict):
+        _fail(where, _("signals must be {kind}, not {value}").format(kind=_kind(_obj),
+                                                                   value=_shown(s)))
+    for k in ("logprobs", "confidence", "entropy"):
+        v = s.get(k)
+        if v is None and k != "logprobs":
+            continue
+        if not isinstance(v, list) or len(v) != tokens or not all(_is_num(x) for x in v):
+            _fail(where, _("signals {key} must be one finite number per token, not {value}")
+                  .format(key=k, value=_shown(v)))
+
+
 def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
     """Check event ``i`` given ``n_nodes`` nodes so far; return (nodes after it, its meter)."""
     if not isinstance(ev, dict):
@@ -175,8 +190,10 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
         if d.get("kind", "step") not in ("step", "rollout"):
             _fail(where, _("kind must be step or rollout, not {value}").format(
                 value=_shown(d["kind"])))
+        if d.get("signals") is not None:  # token-level confidence (search.models.confidence)
+            _signals(d["signals"], d["tokens"], where)
         return n_nodes + 1, meter
-    if t in ("count", "prune", "continue", "edit", "score", "discard"):
+    if t in ("count", "prune", "continue", "edit", "score", "discard", "cut"):
         _node(d.get("id"), n_nodes, where, "id")
     if t in ("select", "backprop", "final"):
         _nodes(d.get("path"), n_nodes, where, "path")
@@ -212,6 +229,12 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
         _need(d, "tokens", _count, where)
         _need(d, "cue_tokens", _count, where, optional=True)
         _need(d, "n", _count, where)
+    elif t == "cut":  # search.strategies.deepconf: a trace stopped for low confidence
+        _need(d, "tokens", _count, where)
+        _need(d, "at", _count, where)
+        _need(d, "window", _count, where)
+        for k in ("group_conf", "threshold"):
+            _need(d, k, _num, where)
     elif t == "edit":
         if d["id"] == 0:
             _fail(where, _("the root (node 0) is the problem: it cannot be edited"))

@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Optional
 
+from search.models.confidence import step_signals
 from search.models.base import Continuation, Policy
 from search.scoring import Scorer
 from search.strategies import ranges
@@ -33,14 +34,20 @@ def task_of(tree: SearchTree) -> Task:
     return t if t is not None and t.name == tree.task else get_task(tree.task)
 
 
-def check_tree(tree: Optional[SearchTree], problem: str, task: Task) -> SearchTree:
+def check_tree(tree: Optional[SearchTree], problem: str, task: Task,
+               scorer: Optional[Scorer] = None) -> SearchTree:
     """The tree a strategy grows: ``tree`` when given (ValueError unless it holds ``problem``
-    of ``task``), else a new ``SearchTree(problem, task.name)``."""
+    of ``task``), else a new ``SearchTree(problem, task.name)``. A ``scorer`` with
+    ``needs_signals`` (the token-level confidence scorers, ``search.models.confidence``) turns on
+    ``tree.record_signals``: each new node's ``add`` event then carries its per-token
+    signals."""
     if tree is None:
         tree = SearchTree(problem, task.name)
     if tree.problem != problem or tree.task != task.name:
         raise ValueError("the tree given belongs to another problem or task")
     tree.task_obj = task  # the run's own instance (its prompt style), read by task_of
+    if getattr(scorer, "needs_signals", False):
+        tree.record_signals = True
     return tree
 
 
@@ -140,10 +147,13 @@ def step_ending(text: str, finish: str, depth: int, max_depth: int,
 
 
 def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: float,
-              finish: str, gold: Optional[str], max_depth: int, kind: str) -> tuple[int, bool]:
+              finish: str, gold: Optional[str], max_depth: int, kind: str,
+              signals: Optional[dict] = None) -> tuple[int, bool]:
     """Add one step under ``parent``, or count it into the sibling with the same text and the
     same ending (``SearchTree.same_step``; terminal/answer from ``step_ending``). Returns
-    (node id, whether it is new)."""
+    (node id, whether it is new). ``signals``: the step's per-token signals
+    (``search.models.confidence.step_signals``), written into a new node's ``add`` event when the
+    tree records them (``tree.record_signals``)."""
     text = text.strip()
     task = task_of(tree)
     terminal, answer = step_ending(text, finish, tree.nodes[parent].depth + 1, max_depth, task)
@@ -153,7 +163,9 @@ def _add_step(tree: SearchTree, parent: int, text: str, tokens: int, logprob: fl
         return same, False
     correct = None if not terminal or not task.judges(tree.problem, gold) else \
         is_correct(tree, answer)
-    nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind)
+    keep = signals if getattr(tree, "record_signals", False) else None
+    nid = tree.add(parent, text, tokens, logprob, terminal, answer, correct, kind=kind,
+                   signals=keep)
     return nid, True
 
 
@@ -190,7 +202,7 @@ def expand_samples(tree: SearchTree, policy: Policy, parents: list[int], k: int,
         for c in conts:
             tree.charge(generated_tokens=c.tokens)
             nid, _ = _add_step(tree, p, c.text, c.tokens, c.logprob, c.finish, gold,
-                               sampling.max_depth, "step")
+                               sampling.max_depth, "step", step_signals(c)[0])
             ids.append(nid)
         out.append(ids)
     return out
@@ -245,7 +257,7 @@ def add_step(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[s
     (``SearchTree.same_step``). Returns (node id, whether it is new)."""
     tree.charge(generated_tokens=cont.tokens)
     return _add_step(tree, parent, cont.text, cont.tokens, cont.logprob, cont.finish, gold,
-                     max_depth, kind)
+                     max_depth, kind, step_signals(cont)[0])
 
 
 def expand(tree: SearchTree, policy: Policy, parents: list[int], k: int, sampling: Sampling,
@@ -267,13 +279,14 @@ def add_chain(tree: SearchTree, parent: int, cont: Continuation, gold: Optional[
     tree.charge(generated_tokens=cont.tokens)
     nid = parent
     steps = cont.steps or [(cont.text, cont.tokens, cont.logprob)]
+    sigs = step_signals(cont)
     for i, (text, toks, lp) in enumerate(steps):
         last = i == len(steps) - 1
         if tree.nodes[nid].terminal:  # the chain answered or hit max_depth: keep the count
             tree.emit("discard", id=nid, tokens=int(sum(s[1] for s in steps[i:])))
             break
         nid, _ = _add_step(tree, nid, text, toks, lp, cont.finish if last else "step", gold,
-                           max_depth, kind)
+                           max_depth, kind, sigs[i])
     return nid
 
 

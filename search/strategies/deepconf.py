@@ -1,11 +1,11 @@
 """DeepConf: confidence-filtered voting (offline) and confidence-stopped traces (online).
 
 Fu, Wang, Tian, Zhao 2025, "Deep Think with Confidence", arXiv 2508.15260, Sec. 3.3-3.4. The
-signals are ``search.confidence``'s (token confidence ``C_i``, Eq. 2; group confidence over
+signals are ``search.models.confidence``'s (token confidence ``C_i``, Eq. 2; group confidence over
 sliding windows of ``window`` tokens; a trace's lowest group confidence ``C_least``, its
 bottom-10%, its tail or its mean). Every weight, threshold and percentile below is in nats
 of those signals (kind ``"topk"``; a backend without top-k log-probabilities gives the
-sampled tokens' log-probabilities instead, kind ``"logprob"``, see ``search.confidence``).
+sampled tokens' log-probabilities instead, kind ``"logprob"``, see ``search.models.confidence``).
 
 **Offline** (``run_offline``, strategy ``deepconf_offline``): sample ``n`` whole traces, rank
 them by a trace confidence (``statistic``: ``lowest`` by default, the paper's best filter
@@ -13,7 +13,7 @@ with ``bottom``), keep the top ``keep`` percent (``ceil(keep * n / 100)`` traces
 ties: the trace sampled first), and answer by the confidence-weighted majority vote of the
 kept traces: ``V(a) = sum_{kept t} C_t * 1[answer(t) = a]`` (paper Sec. 3.3). ``keep`` = 10
 is DeepConf-low (aggressive), 90 is DeepConf-high. Dropped traces cast no vote; every trace
-is scored (its ``score`` event: the [0, 1] map of its confidence, ``search.confidence.to_unit``),
+is scored (its ``score`` event: the [0, 1] map of its confidence, ``search.models.confidence.to_unit``),
 and ``extra["deepconf"]`` lists the kept and dropped leaves and the kept fraction.
 
 **Online** (``run_online``, strategy ``deepconf_online``): (1) ``warmup`` whole traces set
@@ -22,7 +22,7 @@ the stopping threshold ``s = percentile_{100 - keep}`` of their lowest group con
 DeepConf-high); a warm-up trace votes only when its ``C_least >= s`` (the traces that would
 have survived the online test), weighted by ``C_least``. (2) Then traces are generated in
 waves of ``batch_size``, and a trace stops as soon as the group confidence of a full window
-of its tokens falls below ``s`` (``search.confidence.first_below``; below by more than
+of its tokens falls below ``s`` (``search.models.confidence.first_below``; below by more than
 ``TOLERANCE`` relative, float32 noise): it casts no vote, and a
 ``cut`` event records its last node, the tokens it spent, the token where its window fell
 below, that window's confidence, the threshold and the window. (3) After the warm-up and
@@ -53,7 +53,7 @@ from typing import Optional
 
 import numpy as np
 
-from search.confidence import (GROUP_WINDOW, continuation_trace, first_below, lowest_group,
+from search.models.confidence import (GROUP_WINDOW, continuation_trace, first_below, lowest_group,
                                path_signals, to_unit, trace_statistic)
 from search.models.base import Policy
 from search.scoring import Scorer

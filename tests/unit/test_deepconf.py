@@ -11,7 +11,7 @@ import random
 import pytest
 import torch
 
-from search import confidence as cf
+from search.models import confidence as cf
 from search.models.base import Continuation, SampleBatch, check_sample_args
 from search.models.token_signals import token_signals
 from search.tree import SearchTree
@@ -138,7 +138,7 @@ def test_path_signals_concatenate_the_steps_and_fall_back_clearly():
                                        ("bottom10_conf", lambda c: min(brute_groups(c, 3))),
                                        ("tail_conf", lambda c: sum(c[-2:]) / 2)])
 def test_confidence_scorers_against_brute_force(name, stat):
-    from search.confidence import make_confidence_scorer
+    from search.models.confidence import make_confidence_scorer
     t, a, b, c = _tree_with_signals()
     sc = make_confidence_scorer(name, window=3, tail=2)
     conf = [9, 8, 7, 6, 5, 4, 12]

@@ -1,5 +1,6 @@
 """Token-level confidence of a trace, read off the log-probabilities every backend returns, and
-the scorers built on it (issue 31).
+the scorers built on it (issue 31). It lives beside the backends that produce the signals
+(``search.models.token_signals``); ``search.scoring`` registers its scorers.
 
 Source: Fu, Wang, Tian, Zhao 2025, "Deep Think with Confidence" (DeepConf), arXiv 2508.15260,
 Sec. 3.1-3.2. For a trace of ``N`` generated tokens, position ``i`` with the model's
@@ -49,7 +50,10 @@ from typing import Optional, Sequence
 
 from i18n import N_
 from search.models.base import CONFIDENCE_TOP_K as TOP_K
-from search.tree import SearchTree
+
+# The tree is read duck-typed (``path_to``, ``nodes``, ``signals``): ``search.tree`` is a room
+# above the models (tests/unit/test_layers.py), so it is not imported here.
+SearchTree = "search.tree.SearchTree"
 
 # The window of the group confidence and the tail, in tokens. The paper's are 2,048 tokens
 # on traces of 10,000+; an arithmetic chain of the bundled model is about 20 tokens, so the
