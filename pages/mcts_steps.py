@@ -13,7 +13,8 @@ from search.strategies import DEFAULTS
 from search.tree import SearchTree
 from search.scoring import SCORER_LABELS
 from search.replay import beam_steps
-from ui import model_loading, page_frame, presenter, revise_steps, session_caps, settings
+from ui import (model_loading, page_frame, presenter, revise_panel, revise_steps, session_caps,
+                settings)
 from ui.settings import UrlParam, bind, current_task, int_in, one_of, write_url
 from ui.wording import md
 from search.replay.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
@@ -223,13 +224,14 @@ if REVISE:
                    "the cut point (cut). R2, R3...: where round 2, 3... begins (round 1 is the "
                    "first chain)."))
     if last:
-        right.markdown(_("**Answer {answer}** (rule: {rule}; revised wrong→right {a}, "
-                         "right→wrong {b})").format(
+        right.markdown(_("**Answer {answer}** (rule: {rule})").format(
             answer=md(res.answer or "–"),
             rule=(_(revise_steps.RULE_NAMES[res.config["rule"]])
                   if res.config.get("rule") in revise_steps.RULE_NAMES
-                  else md(res.config.get("rule"))),
-            a=res.extra.get("wrong_to_right", 0), b=res.extra.get("right_to_wrong", 0)))
+                  else md(res.config.get("rule")))))
+        flipped = revise_panel.flip_words(res)  # with denominators, beside Snell et al.
+        if flipped:
+            right.markdown(flipped[0].upper() + flipped[1:])
 elif BEAM:
     step = parts[i]
     tree = SearchTree.replay(res.problem, res.tree.events, max_events=step.ends[phase],

@@ -25,7 +25,7 @@ from search.scoring import DEFAULT_PRM_AGGREGATION
 from search.strategies import DEFAULTS, STRATEGIES
 from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_rows, mean_chain_tokens,
                                     verifier_readings)
-from ui import adaptive_panel, measured_searches, presenter, sequential_view
+from ui import adaptive_panel, measured_searches, presenter, revise_panel, sequential_view
 from ui.settings import (UrlParam, bind, current_task, flag, int_in, ints_of, joined, keys_of,
                          one_of, one_time_note, sampling_settings, show_flag, write_url)
 from ui.wording import model_name
@@ -79,6 +79,7 @@ PARAMS = [
     UrlParam("sc_tot_value", "perfect", one_of(["perfect", "learned"])),
     UrlParam("sc_adaptive", True, flag, show_flag),
     *sequential_view.PARAMS,  # think longer or think wider (sequential x parallel)
+    *revise_panel.PARAMS,  # revise against its paper; the verifier-quality sweep
 ]
 
 st.title(_("Scaling: accuracy against compute"))
@@ -383,4 +384,5 @@ with st.expander(_("How to read this")):
             calls=stats['model_calls']))
 
 sequential_view.show(policy, TASK, model, temperature)
+revise_panel.show(policy, TASK, model, temperature)  # right->wrong beside Snell; the sweep
 keep_sampling("sc", model, sweep)  # the next chunk, then this page again (until all are in)

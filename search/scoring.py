@@ -102,6 +102,50 @@ class ExactChecker:
         return min(s) if s else 1.0
 
 
+class ErringChecker(ExactChecker):
+    """The exact step checker made to err at a set rate: a *simulated* verifier of known
+    quality, for measuring how much of a verifier-guided result is the verifier
+    (``search.analysis.revise_report.verifier_sweep``; issue 29).
+
+    ``score(tree, node)`` is ``ExactChecker.score`` (1.0 or 0.0) flipped (to 0.0 or 1.0) with
+    probability ``rate``, independently per scored path. The flip is a deterministic function
+    of (``seed``, task, problem, the path's step texts) (BLAKE2b of them read as a uniform
+    number in [0, 1)), so scoring the same path twice gives the same verdict and a sweep over
+    rates with one ``seed`` is paired: a path flipped at rate r is flipped at every rate
+    above r. At ``rate`` 0 it is the exact checker, an oracle. Under verify-and-revise (which
+    scores each step's path in order and doubts the first below the threshold) its errors
+    are mostly false doubts (each valid step's path is doubted with probability ``rate``);
+    a wrong chain is accepted only when the path of its first wrong step and of every step
+    after it is flipped (probability ``rate`` ** that many steps). ValueError for a rate
+    outside [0, 1]."""
+
+    def __init__(self, rate: float, seed: int = 0):
+        super().__init__()
+        rate = float(rate)
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"the error rate must be in [0, 1], got {rate}")
+        self.rate, self.seed = rate, int(seed)
+        self.perfect = rate == 0.0
+        self.name = "checker" if rate == 0.0 else f"checker_err{rate:g}"
+        self.label = (ExactChecker.label if rate == 0.0 else
+                      f"exact step checker whose verdict is flipped with probability {rate:g} "
+                      f"(simulated verifier, seed {self.seed})")
+
+    def draw(self, tree: SearchTree, node_id: int) -> float:
+        """The uniform number in [0, 1) that decides whether the path to ``node_id`` is
+        flipped (flipped when below ``rate``)."""
+        import hashlib
+        text = "\x1f".join([str(self.seed), tree.task, tree.problem, *tree.steps_to(node_id)])
+        h = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+        return int.from_bytes(h, "big") / 2.0 ** 64
+
+    def score(self, tree: SearchTree, node_id: int) -> float:
+        exact = super().score(tree, node_id)
+        if node_id == 0 or self.draw(tree, node_id) >= self.rate:
+            return exact
+        return 1.0 - exact
+
+
 class ExactValue:
     """The task's exact *value* of a state (``Task.state_value``), an oracle labelled "perfect":
     1.0 when a right answer is still reachable from the state by valid steps, else 0.0 (Game of

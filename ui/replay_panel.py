@@ -345,7 +345,8 @@ def _model_label(spec: Any) -> str:
 
 def thinking_line(res: SearchResult) -> Optional[str]:
     """One line on the run's thinking longer, from its log (``search.analysis.sequential.marks``) and
-    ``extra``: revision rounds and chains revised wrong->right / right->wrong (revise), forced
+    ``extra``: revision rounds and chains revised wrong->right / right->wrong with their
+    denominators beside Snell et al.'s ~38% (revise, ``ui.revise_panel.flip_words``), forced
     continuations and whether the answer line was forced (budget forcing), retries in the
     tree (a self-correcting model). None when there is nothing of it."""
     from search.analysis.sequential import marks
@@ -355,9 +356,10 @@ def thinking_line(res: SearchResult) -> Optional[str]:
             n=x.get("rounds_used", 0)))
         parts.append(_("verifier {verdict} the last chain").format(
             verdict=_("accepted") if x.get("accepted") else _("did not accept")))
-        if res.gold is not None:
-            parts.append(_("revised wrong→right **{a}**, right→wrong **{b}**").format(
-                a=x.get("wrong_to_right", 0), b=x.get("right_to_wrong", 0)))
+        from ui.revise_panel import flip_words  # with denominators, beside Snell et al.
+        flipped = flip_words(res)
+        if flipped:
+            parts.append(flipped)
     if res.strategy == "budget_forcing":
         parts.append(ngettext("**{n}** forced continuation", "**{n}** forced continuations",
                               x.get("forced", 0)).format(n=x.get("forced", 0)))

@@ -11,6 +11,7 @@
     python -m search table game24 [--problems 10 --split validation]
     python -m search train [--task game24]
     python -m search tradeoff --json [--target 0.5 --level 3 --split heldout]
+    python -m search revise --sweep --json [--split heldout --start 100 --problems 60]
     python -m search forcing --split validation|heldout [--problems 40] --json
 
 Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
@@ -699,6 +700,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="problem split (the pages use heldout; default heldout)")
     po.add_argument("--problem-set", default=None,
                     help="which of the task's problem sets (default its first, as the pages)")
+    from search.cli.revise import add_parser as add_revise
+    add_revise(sub, _Parser)  # python -m search revise [--sweep]: revise against its paper
     t = sub.add_parser("train", help="reproduce the bundled weights")
     t.add_argument("--out")
     t.add_argument("--steps", type=int)
@@ -732,8 +735,10 @@ def main(argv=None) -> int:
         if a.cmd in ("solve", "curve") and a.strategy not in STRATEGIES:
             raise UsageError(f"unknown strategy {a.strategy!r}; choose one of "
                              f"{', '.join(STRATEGIES)}")
+        from search.cli.revise import cmd_revise
         out = {"solve": cmd_solve, "curve": cmd_curve, "train": cmd_train,
-               "table": cmd_table, "tradeoff": cmd_tradeoff, "pools": cmd_pools}[a.cmd](a)
+               "table": cmd_table, "tradeoff": cmd_tradeoff, "pools": cmd_pools,
+               "revise": cmd_revise}[a.cmd](a)
     except (ValueError, UsageError) as e:  # a task's ProblemError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -760,6 +765,9 @@ def main(argv=None) -> int:
         print(out["markdown"])
     elif a.cmd == "tradeoff":
         pass  # printed by cmd_tradeoff
+    elif a.cmd == "revise":
+        from search.cli.revise import print_revise
+        print_revise(out)
     elif a.cmd == "pools":
         print(f"{out['chunks_sampled']} chunks sampled, {out['chunks_cached']} already cached "
               f"({out['generated_tokens']:,} tokens, {out['seconds']} s); written to "

@@ -124,7 +124,9 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
     (one line) for an unknown strategy, out-of-range settings, a learned-verifier scorer
     the task does not have (``check_scorer``), or the confidence scorer (chosen or the
     strategy's default) with a policy whose backend returns no token log-probabilities
-    (``Capabilities.logprobs``: a weaker server's degraded mode).
+    (``Capabilities.logprobs``: a weaker server's degraded mode), or a revise verifier that
+    cannot doubt a step at the threshold (``search.strategies.revise.cannot_doubt``: model
+    confidence on arithmetic at 0.5 would never revise).
     """
     entry = get_strategy(strategy_name(name))
     name = entry.name
@@ -148,6 +150,12 @@ def _run_strategy(name: str, problem: str, policy: Policy, budget: Optional[int]
         raise ValueError(f"the model's backend returns no token log-probabilities, so {name} "
                          "cannot use the confidence scorer; choose another scorer (orm, prm) "
                          "or a strategy without one (majority)")
+    if name == "revise":  # a verifier that cannot doubt would never revise: refused, said why
+        from search.strategies.revise import cannot_doubt
+        why = cannot_doubt(get_task(task).name, scorer, DEFAULTS["revise"]["threshold"]
+                           if threshold is None else threshold)
+        if why:
+            raise ValueError(why)
     sc = make_scorer(scorer) if scorer else None
     common = dict(sampling=sampling, gold=gold, tree=tree, should_stop=should_stop, task=task)
     return entry(problem, policy, budget, knobs, sc, common)

@@ -30,7 +30,9 @@ a rejected chain scores 0); ``vote`` can (an accepted answer outvoted by earlier
 its score, the chain's answer, the tokens the round generated and, with a gold answer,
 whether it is right),
 ``wrong_to_right`` / ``right_to_wrong`` (consecutive chains whose correctness changed; gold
-needed), ``accepted`` (whether the verifier accepted the last chain) and ``retries``.
+needed) with their denominators ``revised_wrong`` / ``revised_right`` (revisions of a chain whose
+answer was wrong / right: "9 of 16 revised right chains turned wrong"; Snell et al. report about
+38% of right answers turned wrong, ``search.analysis.revise_report``), ``accepted`` (whether the verifier accepted the last chain) and ``retries``.
 """
 from __future__ import annotations
 
@@ -49,6 +51,38 @@ from search.voting import TIE_RULE, vote
 
 MAX_ROUNDS = 64
 RULES = ("last", "vote", "best")
+
+# Verifiers measured on a task's VALIDATION split to (almost) never doubt a step: (task,
+# scorer) -> (the threshold measured at, first chains doubted, first chains, wrong first
+# chains). benchmarks/choose_revise_scorer.py: 100 problems, R = 4, T = 0.8, the i-th problem
+# seeded i. Model confidence on arithmetic doubted 1 of 100 first chains at 0.5 although 49
+# were wrong (its lowest path score 0.387), so revise with it accepts nearly every first chain
+# (issue 29: `(6+4)*7` answered 17 in one round). Doubting is monotone in the threshold (a
+# lower one doubts no more), so the entry holds at or below its threshold.
+DOUBTLESS: dict[tuple[str, str], tuple[float, int, int, int]] = {
+    ("arithmetic", "confidence"): (0.5, 1, 100, 49),
+}
+DOUBT_FLOOR = 0.05  # a verifier that doubted under 5% of the first chains cannot doubt
+
+
+def cannot_doubt(task: str, scorer: Optional[str], threshold: float) -> Optional[str]:
+    """A one-line reason why ``scorer`` (a scorer's name; None: model confidence, ``run``'s
+    default) cannot doubt on ``task`` (a registry name) at ``threshold`` (it doubted under
+    ``DOUBT_FLOOR`` of the validation first chains at that threshold or above, ``DOUBTLESS``),
+    so revise with it would (almost) never revise; None when it can or was never measured.
+    ``run_strategy``, ``python -m search revise`` and the Search tree page refuse such a run
+    with this reason."""
+    name = scorer or "confidence"
+    seen = DOUBTLESS.get((str(task), name))
+    if seen is None:
+        return None
+    at, doubted, chains, wrong = seen
+    if float(threshold) > at or doubted >= DOUBT_FLOOR * chains:
+        return None
+    return (f"the {name} scorer cannot doubt here: at threshold {at:g} it doubted {doubted} of "
+            f"{chains} first chains on the {task} validation split although {wrong} were "
+            f"wrong, so revise would accept the first chain and not revise; choose the learned "
+            f"PRM (prm), the exact checker (checker, an oracle) or a threshold above {at:g}")
 
 
 @dataclass
@@ -142,6 +176,8 @@ def run(problem: str, policy: Policy, config: ReviseConfig = ReviseConfig(),
              "revisions": chains,
              "wrong_to_right": sum(1 for a, b in flips if a is False and b is True),
              "right_to_wrong": sum(1 for a, b in flips if a is True and b is False),
+             "revised_wrong": sum(1 for a, b in flips if a is False and b is not None),
+             "revised_right": sum(1 for a, b in flips if a is True and b is not None),
              "retries": sum(sum(task.retracted(tree.steps_to(c["leaf"]))) for c in chains),
              "answer_by_vote": tally.winner, "tied": tally.tied, "abstained": tally.abstained,
              "tie_rule": TIE_RULE}

@@ -17,8 +17,12 @@ def test_a_revise_run_shows_its_rounds_in_the_tree_summary_and_inspector():
     assert x["rounds_used"] >= 2, x  # (bundled model, seed 0: 4 rounds)
     line = next(m for m in texts(at.markdown) if m.startswith("Thinking longer: "))
     assert f"**{x['rounds_used']}** round" in line
-    assert (f"revised wrong→right **{x['wrong_to_right']}**, right→wrong "
-            f"**{x['right_to_wrong']}**") in line
+    # with their denominators, beside Snell et al.'s ~38%, the checker named an oracle
+    assert (f"right→wrong **{x['right_to_wrong']}** of {x['revised_right']} revised right "
+            f"chains") in line, line
+    assert (f"wrong→right **{x['wrong_to_right']}** of {x['revised_wrong']} revised wrong "
+            f"chains") in line, line
+    assert "Snell et al. 2024" in line and "38%" in line and "**oracle**" in line
     # every revision's first step is written "R{r} ▸ ..." in the tree
     text = " ".join(str(t) for tr in chart(at, "tree_chart")["data"]
                     for t in (tr.get("text") or []) if t)
