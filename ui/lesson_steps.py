@@ -205,7 +205,7 @@ def step_tree(policy: Any, model: str, problem: str) -> None:
 
 
 def step_verifier(policy: Any, model: str, problem: str) -> None:
-    from search.replay.timeline import state_at
+    from search.replay.timeline import state_at, wrong_step_marks
     from ui.presenter import tree_figure  # presenter mode's style
     st.markdown(_("Student B can also **check each step**. A *verifier* scores a chain step by "
                   "step. The **perfect verifier** redoes every step's arithmetic exactly; a "
@@ -219,9 +219,11 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
     height = tree_px(tree, 290)  # both trees: each row's room, side by side at one height
     kept_path = next((tree.path_to(v["leaf"]) for v in tree.votes if v["answer"] is not None
                       and picks["checker"].get(v["leaf"], 0.0) >= 1.0), [])
+    lucky = wrong_step_marks(tree)  # right answers reached through a wrong step
     with cols[0]:
         presenter.chart(st, tree_figure(tree, final_path=kept_path, color_by="checker",
-                                    values=picks["checker"], height=height),
+                                    values=picks["checker"], height=height,
+                                    wrong_step_answers=lucky.answers),
                         key="ls_fig_checker")
         kept = picks["kept"]
         answers = sorted(set(kept))
@@ -230,6 +232,7 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
                              "(every step right).", CHAINS).format(k=len(kept), n=CHAINS)
                     + " " + (_("They answer {a}.").format(a=", ".join(answers)) if answers
                              else _("None is left to answer.")))
+    st.markdown(right_wrong_step_text(tree, lucky))
     if picks["prm"] is not None:
         best = picks["prm_best"]
         with cols[1]:
@@ -252,6 +255,32 @@ def step_verifier(policy: Any, model: str, problem: str) -> None:
     else:
         st.caption(_("This checkout has no learned PRM for arithmetic: only the perfect verifier "
                      "is shown."))
+
+
+def right_wrong_step_text(tree, lucky=None) -> str:
+    """The Lesson's one explanation of "right answer, wrong step" (the tree's ⊠,
+    ``search.replay.timeline.wrong_step_marks``), where it compares an outcome verifier with a
+    process verifier: a chain can reach the right answer through a wrong step (two slips that
+    cancel); checking the answer accepts it, checking each step rejects it; such chains are
+    why outcome verifiers over-trust. Ends with how many of ``tree``'s chains are such, and
+    quotes the first one's steps (else `9*8=71`, `71-7=65` for `9*8-7`)."""
+    from search.replay.timeline import wrong_step_marks
+    lucky = lucky if lucky is not None else wrong_step_marks(tree)
+    n = lucky.chains
+    if lucky.answers:
+        example = _chain_text(tree, tree.path_to(lucky.answers[0])).replace("  \n", ", ")
+    else:
+        example = "`9*8=71`, `71-7=65`, `Answer: 65`"
+    said = _("**Right answer, wrong step** (⊠ in the tree): a chain can reach the right "
+             "answer through a wrong step, when two slips cancel ({example}). Checking only "
+             "the final answer, as an **outcome** verifier (ORM) does, accepts such a chain; "
+             "checking every step, as a **process** verifier (PRM) does, rejects it. Such "
+             "chains are why outcome verifiers over-trust: they teach an ORM that a wrong way "
+             "can still end right.").format(example=example)
+    return said + " " + (ngettext("Here {n} of the {total} chains is one.",
+                                  "Here {n} of the {total} chains are such.", n).format(
+        n=n, total=len(tree.votes)) if n else _("Here none of the {total} chains is one.").format(
+        total=len(tree.votes)))
 
 
 def step_fails(policy: Any, model: str, problem: str) -> None:

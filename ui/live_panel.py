@@ -13,7 +13,7 @@ from search.strategies import STRATEGIES
 from i18n import _, ngettext
 from ui import presenter
 from search.runtime.redraw import LiveView
-from search.replay.timeline import task_marks
+from search.replay.timeline import task_marks, wrong_step_marks
 from viz.tree import STRATEGY_COLOR, tree_figure
 from ui.presenter import tally_figure  # presenter mode's style
 
@@ -44,8 +44,10 @@ def live_panel(run_key: str) -> None:
 def _figures(view: LiveView, strategy: str) -> tuple:
     tree = view.tree
     labels, dead = task_marks(tree)
+    wrong = wrong_step_marks(tree)
     return (tree_figure(tree, mcts=strategy == "mcts", color_by=STRATEGY_COLOR[strategy],
-                        labels=labels, dead_ends=dead, style=presenter.style()),
+                        labels=labels, dead_ends=dead, style=presenter.style(),
+                        wrong_step_answers=wrong.answers, wrong_steps=wrong.steps),
             tally_figure(tree.tally(), None, None,
                          weighted=strategy in ("beam", "dvts", "weighted")))
 

@@ -6,7 +6,10 @@ visits N and value Q only for MCTS (the only strategy that backs values up), the
 for MCTS; a score only where a scorer set one; tokens and log-probability only for generated
 steps (not the root, the problem); for an unfinished node (the root included) of a task with
 states, the state after it (``Task.state_text``, Game of 24: ``left: 10 13 13``) and whether a
-right answer is still reachable from it (``Task.state_value``, exact). Numbers never print as a
+right answer is still reachable from it (``Task.state_value``, exact; for a wrong step after
+which a chain still reached the right answer, that it is reachable only through the wrong
+step, never "a dead end"); for a right answer reached through a wrong step, which step
+(``wrong_step_rows``, the tree's "right answer, wrong step"). Numbers never print as a
 negative zero (``fmt_num``). ``node_panel`` draws them (streamlit).
 
 Where the tree's task has a learned PRM (or ORM), the inspector also lists every step of the
@@ -41,7 +44,8 @@ from search.inputs.textcap import cut
 from search.tree import Node, SearchResult
 from ui.wording import md
 from ui.verifier_panel import path_step_scores
-from search.replay.timeline import ReplayState
+from search.replay.timeline import (RIGHT_WRONG_STEP, ReplayState, first_wrong_step, step_name,
+                                    wrong_step_marks)
 from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity
 from viz.tree import node_label, short_label
 
@@ -97,11 +101,30 @@ def state_rows(tree, nid: int) -> list[tuple[str, str]]:
     except ProblemError:
         return []
     rows = [] if text is None else [(_(STATE), md(shown_state(text)))]
-    if value is not None:
+    if value is not None and value < 0.5 and nid in wrong_step_marks(tree).steps:
+        # a wrong step, but a right answer was reached after it: never "a dead end"
+        rows.append((_(REACHABLE), _("not by valid steps (exact): the way here has a wrong "
+                                     "step, yet a chain below reached the right answer all "
+                                     "the same (right answer, wrong step)")))
+    elif value is not None:
         rows.append((_(REACHABLE), _("yes (exact)") if value >= 0.5 else
                      _("no (exact): a dead end, no valid steps from here reach a right "
                        "answer")))
     return rows
+
+
+def wrong_step_rows(tree, nid: int) -> list[tuple[str, str]]:
+    """The row of a finished chain whose answer is right through a wrong step
+    (``search.replay.timeline.wrong_step_marks``): ``right answer, wrong step`` naming the
+    first wrong step on its path (`9*8-7`: "yes: step 1: `9*8=71` (node #7) is wrong (exact);
+    the answer is right all the same"). Empty for any other node."""
+    if nid not in wrong_step_marks(tree).answers:
+        return []
+    first = first_wrong_step(tree, nid)
+    return [(_(RIGHT_WRONG_STEP), _("yes: {step} is wrong (exact); the answer is right all "
+                                   "the same, so an outcome check accepts this chain and a "
+                                   "step-by-step check rejects it").format(
+        step=step_name(tree, first)))]
 
 
 def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str, str]]:
@@ -138,6 +161,7 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
         verdict = {True: _("correct"), False: _("wrong"), None: _("gold unknown")}[n.correct]
         rows.append((_("answer"), _("none (abstains)") if n.answer is None
                      else f"{md(n.answer)} ({verdict})"))
+        rows += wrong_step_rows(tree, nid)
     if res.strategy == "mcts":
         c = float(res.config.get("c", 1.0))
         u = uct_terms(state.tree, nid, c)

@@ -42,7 +42,8 @@ from ui.wording import md
 from ui.node_panel import NODE, edit_labels, node_panel
 from ui.labels import model_id, model_label, scorer_label
 from search.replay.timeline import (ReplayState, curve_missing, majority_curve, snap, state_at, unsolvable,
-                       stops, tally_view, task_marks, total_tokens, trajectory)
+                       stops, tally_view, task_marks, total_tokens, trajectory,
+                       wrong_step_marks, RIGHT_WRONG_STEP)
 from viz.tree import STRATEGY_COLOR, node_ids, tree_figure, tree_height
 from viz.votes import maj_curve_figure, run_trajectory_figure
 from ui.presenter import tally_figure  # presenter mode: larger, in the tree's colours
@@ -101,8 +102,8 @@ def answer_rule(res: SearchResult) -> str:
     final = res.config.get("final")
     if res.strategy == "mcts" and final != "vote":
         return _("MCTS answers along the most-visited path from the root (★), which need not "
-                 "be the tally's tallest bar: the tally counts the answers its rollouts "
-                 "reached.")
+                 "be the tally's tallest bar: the tally counts every sampled answer, each "
+                 "rollout's end and each expansion sample that was already an answer line.")
     if res.strategy in ("tot", "tot_dfs"):
         return _("Tree of Thoughts answers with its best-valued finished chain (★), which "
                  "need not be the tally's tallest bar: the tally counts the finished chains it "
@@ -130,22 +131,38 @@ def answer_rule(res: SearchResult) -> str:
 
 
 def mcts_note(res: SearchResult) -> str:
-    """How an MCTS run spent its simulations: those that expanded a node (sampled k steps and
-    a rollout) and those that selected a finished chain already in the tree (its value backed
-    up again, nothing sampled), which is why many simulations can give few votes."""
-    nodes = res.tree.nodes
-    selects = [e for e in res.tree.events if e.type == "select"]
-    again = sum(1 for e in selects if e.data.get("path") and nodes[e.data["path"][-1]].terminal)
-    done = len(selects)
-    return ngettext(
-        "{n} simulation: {expanded} expanded a node (sampled next steps and a rollout); "
-        "{again} selected a finished chain already in the tree and backed its value up again, "
-        "sampling nothing. So more simulations need not mean more votes once the tree's "
-        "chains are finished.",
-        "{n} simulations: {expanded} expanded a node (sampled next steps and a rollout); "
-        "{again} selected a finished chain already in the tree and backed its value up again, "
-        "sampling nothing. So more simulations need not mean more votes once the tree's "
-        "chains are finished.", done).format(n=done, expanded=done - again, again=again)
+    """How an MCTS run spent its simulations and where its votes came from
+    (``search.strategies.mcts.vote_sources``): those that expanded a node (sampled k next
+    steps, then rolled the first new one out unless it was an answer) and those that selected
+    a finished chain already in the tree (its value backed up again, nothing sampled); the
+    votes are the sampled answers, rollouts' ends and answer lines among the k samples of an
+    expansion alike, so they need not equal the simulations (`9*8-7`, 16 simulations, seed 0:
+    18 votes = 3 rollouts + 15 sampled answer lines)."""
+    from search.strategies.mcts import vote_sources
+    v = vote_sources(res.tree)
+    done = v["simulations"]
+    spent = ngettext(
+        "{n} simulation: {expanded} expanded a node (sampled next steps, and rolled one out "
+        "to an answer unless it was one already); {again} selected a finished chain already in "
+        "the tree and backed its value up again, sampling nothing.",
+        "{n} simulations: {expanded} expanded a node (sampled next steps, and rolled one out "
+        "to an answer unless it was one already); {again} selected a finished chain already in "
+        "the tree and backed its value up again, sampling nothing.", done).format(
+        n=done, expanded=v["expanded"], again=v["reselected"])
+    counted = ngettext(
+        "The tally counts sampled answers, not simulations: {votes} vote, {rollouts} from "
+        "rollouts and {samples} from answer lines sampled in expansions (each of an "
+        "expansion's {k} samples that is an answer votes)",
+        "The tally counts sampled answers, not simulations: {votes} votes, {rollouts} from "
+        "rollouts and {samples} from answer lines sampled in expansions (each of an "
+        "expansion's {k} samples that is an answer votes)", v["votes"]).format(
+        votes=v["votes"], rollouts=v["rollouts"], samples=v["sampled_answers"],
+        k=res.config.get("k", "k"))
+    if v["continued"]:
+        counted += "; " + ngettext("{n} more from a chain a person asked for",
+                                   "{n} more from chains a person asked for",
+                                   v["continued"]).format(n=v["continued"])
+    return spent + " " + counted + "."
 
 
 def frame_seconds(positions: list[int]) -> float:
@@ -278,20 +295,23 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
     with left:
         # Sized to the whole run's tree: the figure keeps its height while the slider moves.
         labels, dead = task_marks(state.tree)
+        wrong = wrong_step_marks(state.tree)  # right answer, wrong step: its own mark
         labels = edit_labels(state.tree, labels)  # a person's steps ✎ and pruned nodes ✂
         fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
                           selected=nid, color_by=colour[0] if colour
                           else STRATEGY_COLOR.get(res.strategy),
                           values=colour[1] if colour else None,
                           height=tree_height(res.tree, style=presenter.style()),
-                          labels=labels, dead_ends=dead, style=presenter.style())
+                          labels=labels, dead_ends=dead, style=presenter.style(),
+                          wrong_step_answers=wrong.answers, wrong_steps=wrong.steps)
         presenter.chart(st, fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
     with right:  # the votes first: what the run answered, on the first screen
         vr, tv = state.votes, tally_view(res, state)  # ToT: chain counts, not value sums
         presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,
-                                     abstained=vr.abstained, weighted=tv.weighted, right=tv.right),
+                                     abstained=vr.abstained, weighted=tv.weighted, right=tv.right,
+                                     wrong_step=tv.wrong_step),
                         key="tree_tally", config=SMALL_CONFIG)
         from search.replay.timeline import answered_by_vote
         st.caption(answer_rule(res) + (" " + _("Tie rule: {rule}.").format(rule=_(TIE_RULE))
@@ -374,6 +394,25 @@ def thinking_line(res: SearchResult) -> Optional[str]:
     return (_("Thinking longer") + ": " + " · ".join(parts)) if parts else None
 
 
+def wrong_step_line(res: SearchResult) -> Optional[str]:
+    """The run summary's count of "right answer, wrong step" chains
+    (``search.replay.timeline.wrong_step_marks``), in one line, or None when there are none:
+    `9*8-7`, self-consistency, 16 chains, seed 0: "1 of 16 votes came from a chain that
+    reached the right answer 65 through a wrong step"."""
+    wrong = wrong_step_marks(res.tree)
+    if not wrong.chains:
+        return None
+    answers = ", ".join("`{}`".format(str(a).replace("`", "'")) for a in sorted(wrong.votes))
+    return (_(RIGHT_WRONG_STEP).capitalize() + ": " + ngettext(
+        "**{n}** of {total} votes came from a chain that reached the right answer {answers} "
+        "through a wrong step (⊠ in the tree): an outcome check accepts it, a step-by-step "
+        "check does not.",
+        "**{n}** of {total} votes came from chains that reached the right answer {answers} "
+        "through a wrong step (⊠ in the tree): an outcome check accepts them, a step-by-step "
+        "check does not.", wrong.chains).format(n=wrong.chains, total=len(res.tree.votes),
+                                                answers=answers))
+
+
 def forcing_note(res: SearchResult) -> Optional[str]:
     """Why a budget forcing run forced nothing, in one line, or None. A task without a
     continuation cue (``Task.continuation_cue``: only a model trained to retry has one, "Wait,
@@ -427,6 +466,9 @@ def summary(res: SearchResult, source: str, policy: Any = None,
     thinking = thinking_line(res)
     if thinking:
         st.markdown(thinking)
+    wrong = wrong_step_line(res)
+    if wrong:
+        st.markdown(wrong)
     why = forcing_note(res)
     if why:
         st.info(md(why), icon=":material/info:")

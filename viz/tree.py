@@ -27,6 +27,12 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
   y range leaves ``head_px`` above the top row for its text;
 - dead ends (``dead_ends``): unfinished states that can no longer reach a right answer, a
   crossed circle with a red outline;
+- right answer, wrong step (``wrong_step_answers``, ``wrong_steps``;
+  ``search.replay.timeline.wrong_step_marks``): a chain whose answer is right though a step
+  on its way is wrong (`9*8=71`, `71-7=65`, `Answer: 65`) is marked by crossed squares: its
+  answer with a green outline ("right answer, wrong step", not among the correct answers),
+  its wrong steps with a red one ("wrong step, right answer after it", never "dead end": a
+  right answer was reached after them);
 - terminal answers: the outline says the verdict, the fill keeps the colour above: a circle
   with a green outline when correct, a diamond with a red outline when wrong, a circle with a
   dark grey outline when the gold answer is unknown; the answer is written in the outline's
@@ -64,7 +70,7 @@ LABEL_PX = DEFAULT_STYLE.label_px  # px, the text beside the nodes (legible on a
 CHAR_PX = 0.52 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
 # How far a plotly marker symbol reaches from its centre, in half its size (a diamond's
 # corners: 1.3; plotly's symbol paths): the row spacing caps that, not the size.
-SYMBOL_REACH = {"circle": 1.0, "circle-x": 1.0, "diamond": 1.3}
+SYMBOL_REACH = {"circle": 1.0, "circle-x": 1.0, "diamond": 1.3, "square-x": 1.0}
 ROW_PX = DEFAULT_STYLE.row_px  # rows closer than this (px) carry no text but the chosen chain's
 MAX_LABEL_CHARS = 60     # the most text beside a node, however wide its column (then "…")
 HOVER_WIDTH = 80         # characters per line of a node's text on hover (wrapped at spaces)
@@ -298,7 +304,9 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 dead_ends: Collection[int] = (),
                 values: Optional[Mapping[int, float]] = None,
                 highlight: Iterable[int] = (),
-                style: Optional[TreeStyle] = None) -> go.Figure:
+                style: Optional[TreeStyle] = None,
+                wrong_step_answers: Collection[int] = (),
+                wrong_steps: Collection[int] = ()) -> go.Figure:
     """Plotly figure of ``tree`` (see the module docstring for the encoding).
 
     mcts: size by visits and show N, Q on hover (else size by count).
@@ -319,7 +327,11 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     for a ``color_by`` of PASSED_IN (computed by the caller, e.g. a learned PRM's path scores;
     a node missing from it is grey). highlight: node ids whose edge from their parent is drawn
     like the chosen chain (any set of edges, e.g. a stepper's candidates or kept beams; the
-    nodes keep their text). style: sizes and colours (``viz.palette.TreeStyle``; default
+    nodes keep their text). wrong_step_answers: ids of finished chains whose answer is right
+    through a wrong step, drawn as crossed squares with the correct outline ("right answer,
+    wrong step"); wrong_steps: ids of unfinished wrong steps with a right answer after them
+    (``search.replay.timeline.wrong_step_marks``), crossed squares with the wrong outline;
+    one in ``dead_ends`` too is drawn as a wrong step, never as a dead end. style: sizes and colours (``viz.palette.TreeStyle``; default
     ``DEFAULT_STYLE``, ``PRESENTER_STYLE`` for a projector). Raises ValueError for an unknown
     ``color_by``, or one of PASSED_IN without ``values``.
     """
@@ -331,7 +343,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         raise ValueError(f"color_by={color_by!r} needs the scores passed in as values")
     cbar_title, none_name = (_(t) for t in COLOR_BY[color_by])
     labels = labels or {}
-    dead = set(dead_ends)
+    lucky, wrong = set(wrong_step_answers), set(wrong_steps)
+    dead = set(dead_ends) - wrong
 
     def label(n: Node) -> str:
         return labels.get(n.id, node_label(n))
@@ -484,14 +497,16 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     inner = [n for n in nodes if not n.terminal]
     thin = dict(color="white", width=0.5)
     # Inner nodes: coloured ones carry no legend entry (the colour bar explains them).
-    live = [n for n in inner if n.id not in dead]
+    live = [n for n in inner if n.id not in dead and n.id not in wrong]
     markers([n for n in live if value(n) is not None], _("step"), "circle", thin, legend=False)
     markers([n for n in live if value(n) is None], none_name, "circle", thin)
     markers([n for n in inner if n.id in dead], _("dead end (no right answer reachable)"),
             "circle-x", dict(color=s.wrong, width=s.edge_width))
+    markers([n for n in inner if n.id in wrong], _("wrong step, right answer after it"),
+            "square-x", dict(color=s.wrong, width=s.edge_width))
 
     # Terminal answers: the outline (and shape) gives the verdict, the fill the value.
-    leaves = [n for n in nodes if n.terminal]
+    leaves = [n for n in nodes if n.terminal and n.id not in lucky]
     for verdict, color, symbol, name in ((True, s.correct, "circle", _("correct answer")),
                                          (False, s.wrong, "diamond", _("wrong answer")),
                                          (None, s.unknown, "circle",
@@ -500,6 +515,11 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         if group:
             markers(group, name, symbol, dict(color=color, width=2.5), grow=2.0,
                     text_color=color, text_at="middle right")
+    # A right answer reached through a wrong step: green (the answer is right), crossed like
+    # its wrong steps (the way there is not).
+    markers([n for n in nodes if n.terminal and n.id in lucky], _("right answer, wrong step"),
+            "square-x", dict(color=s.correct, width=2.5), grow=2.0, text_color=s.correct,
+            text_at="middle right")
 
     # Marks of thinking longer written into the labels (``search.replay.timeline
     # .sequential_labels``) get a legend entry each when the tree shows them (a fresh trial

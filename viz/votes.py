@@ -72,7 +72,8 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
                  tie_rule: Optional[str] = None, tied: Sequence[str] = (), abstained: int = 0,
                  weighted: bool = False, height: int = 300,
                  right: Optional[Sequence[str]] = None,
-                 style: Optional[TreeStyle] = None) -> go.Figure:
+                 style: Optional[TreeStyle] = None,
+                 wrong_step: Optional[Mapping[str, float]] = None) -> go.Figure:
     """Bars per normalized answer (most votes first, then by answer): the gold answer's bar is
     green, the winner's bar has an orange outline and a star; short notes below the axis say
     so (and name a tie and the chains that abstained).
@@ -88,6 +89,10 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     (raw sums such as "0.961274" never reach the figure); whole votes stay integers ("4").
     The notes sit a fixed number of pixels under the plot area (``NOTES_GAP_PX``, scaled with
     the style), below the tick labels and the "answer" title at any height.
+    wrong_step: answer -> the chains that voted for it though a step on their way was wrong
+    ("right answer, wrong step", ``search.replay.timeline.wrong_step_marks``): their bar's
+    text and hover say how many, and a note names the mark (`9*8-7`: "65: 1 of its chains
+    reached it through a wrong step").
     style: the tree figure's style (``viz.palette``; default ``DEFAULT_STYLE``): the right
     answer's bars take ``style.correct``, the winner's outline ``style.path``, and the fonts,
     the height (px) and the note lines scale with ``style.legend_px`` / 12 (the projector
@@ -106,11 +111,14 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     good = set(right) if right is not None else {gold}
     colors = [s.correct if a in good else OTHER_COLOR for a in answers]
     outline = [s.path if a == winner else "rgba(0,0,0,0)" for a in answers]
+    lucky = {a: int(n) for a, n in (wrong_step or {}).items() if n and a in tally}
     labels = []
     for a, v in items:
         tag = f"{v:.2f}" if weighted else f"{v:g}"
         if a == winner:
             tag = "★ " + tag
+        if a in lucky:  # the chains among them with a wrong step (the tree's crossed squares)
+            tag += f" ({lucky[a]} ⊠)"
         labels.append(tag)
     # The x axis is categorical (set below): answers such as "62" and "620" are labels, not
     # positions on a number line.
@@ -124,6 +132,9 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
                    + (" · " + _("right") if right is not None and a in good
                       else " · " + _("gold") if a == gold else "")
                    + (" · " + _("winner") if a == winner else "")
+                   + (" · " + ngettext("{n} chain through a wrong step",
+                                       "{n} chains through a wrong step",
+                                       lucky[a]).format(n=lucky[a]) if a in lucky else "")
                    for a, v in items],
         hoverinfo="text", name=_("votes"))
     notes = []
@@ -133,6 +144,10 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         notes.append((_(gold_in) if gold in tally else _(gold_out)).format(gold=gold))
     if winner is not None:
         notes.append(_("★ = chosen answer {answer}").format(answer=winner))
+    for a, n in lucky.items():
+        notes.append(ngettext("⊠ right answer, wrong step: {n} chain reached {answer} through "
+                              "a wrong step", "⊠ right answer, wrong step: {n} chains reached "
+                              "{answer} through a wrong step", n).format(n=n, answer=a))
     if len(tied) > 1:
         notes.append(_("tie between {answers}").format(answers=", ".join(tied)))
     if abstained:

@@ -208,6 +208,12 @@ def cmd_solve(a) -> dict:
     if r.strategy == "mcts":
         out["answer_by_visits"] = r.extra["answer_by_visits"]
         out["answer_by_vote"] = r.extra["answer_by_vote"]
+        # what the tally counts: sampled answers, not simulations (18 votes from 16 is right)
+        from search.strategies.mcts import vote_sources
+        out["votes_from"] = vote_sources(r.tree)
+    # chains whose answer is right though a step on the way is wrong (the pages' ⊠)
+    from search.replay.timeline import wrong_step_marks
+    out["right_answer_wrong_step"] = wrong_step_marks(r.tree).chains
     if a.save:
         r.config["model"] = spec.to_dict()  # which model made the run (never an API key)
         with open(a.save, "w") as f:
@@ -244,6 +250,16 @@ def _print_solve(o: dict) -> None:
           f"{o['verifier_tokens']} tokens; {o['nodes']} nodes; {o['seconds']} s")
     if o.get("scorer"):
         print(f"scorer  {o['scorer']}")
+    if o.get("right_answer_wrong_step"):
+        print(f"right answer, wrong step  {o['right_answer_wrong_step']} vote(s) from chains "
+              "that reached the right answer through a wrong step")
+    if "votes_from" in o:
+        v = o["votes_from"]
+        print(f"mcts  {v['simulations']} simulations ({v['expanded']} expanded a node, "
+              f"{v['reselected']} re-selected a finished chain); the tally counts sampled "
+              f"answers: {v['votes']} votes = {v['rollouts']} rollouts + "
+              f"{v['sampled_answers']} answer lines sampled in expansions"
+              + (f" + {v['continued']} continued" if v["continued"] else ""))
     if "rounds" in o:
         print(f"revise  {o['rounds']} round(s), answer rule {o['rule']}, verifier "
               f"{'accepted' if o['accepted'] else 'did not accept'} the last chain; "

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
 from i18n import N_, _
 from search.analysis.scaling import maj_at_k
 from search.strategies.mcts import answer_by_visits
+from search.strategies.tot import best_finished
 from search.tasks import ProblemError, get_task
 from search.tree import SearchResult, SearchTree
 from search.voting import VoteResult, vote
@@ -97,9 +98,11 @@ def task_marks(tree: SearchTree) -> tuple[dict, list]:
     """(labels, dead ends) of ``tree`` for ``viz.tree.tree_figure``: each unfinished node's
     short state from its task (``Task.state_label``: Game of 24's numbers left) and the ids of
     those whose exact value (``Task.state_value``) says no right answer is reachable any more
-    (Game of 24: the numbers left cannot make 24; arithmetic: a wrong step). Cached per
-    (problem, steps)."""
-    labels, dead = {}, []
+    (Game of 24: the numbers left cannot make 24; arithmetic: a wrong step) and below which no
+    chain reached a right answer either: a wrong step with a right answer after it is no dead
+    end but a mark of its own (``wrong_step_marks``; `9*8=71`, `71-7=65`, `Answer: 65` of
+    `9*8-7` must never read "no right answer reachable"). Cached per (problem, steps)."""
+    labels, wrong = {}, []
     for nid, n in tree.nodes.items():
         if nid == 0 or n.terminal:
             continue
@@ -107,8 +110,75 @@ def task_marks(tree: SearchTree) -> tuple[dict, list]:
         if label is not None:  # (translated here: the cache above holds the task's words)
             labels[nid] = _(label)
         if is_dead:
-            dead.append(nid)
-    return sequential_labels(tree, labels), dead
+            wrong.append(nid)
+    before_right = set(wrong_step_marks(tree).steps)
+    return sequential_labels(tree, labels), [i for i in wrong if i not in before_right]
+
+
+RIGHT_WRONG_STEP = N_("right answer, wrong step")  # the mark's name: tree, inspector, tally
+
+
+@dataclass(frozen=True)
+class WrongStepMarks:
+    """Chains whose answer is right though the way there is wrong ("right answer, wrong
+    step"), and the wrong steps a right answer came after. ``answers``: the ids of finished
+    chains whose answer is right by the task's gold check (``Node.correct``) while the state
+    before their answer line has exact value 0 (``Task.state_value``: no right answer is
+    reachable from it by valid steps: arithmetic, an invalid step not taken back by a retry;
+    Game of 24, an invalid step or numbers that cannot make 24). ``steps``: the unfinished
+    nodes of exact value 0 with a right answer somewhere below them (no dead ends: a right
+    answer was reached after them, through further wrong steps, an answer line that does not
+    follow, or a retry that took the wrong step back). ``votes``: answer -> the votes cast by
+    the ``answers`` chains (one per chain, as the tally counts chains; MCTS: one per sample
+    that ended there). The run of ``9*8-7``, self-consistency, 16 chains, seed 0, bundled
+    model: `9*8=71`, `71-7=65`, `Answer: 65`, two slips that cancel, 1 of the 7 votes for 65.
+    Such chains are what makes an outcome verifier (which reads the answer) over-trust, and
+    what a process verifier rejects."""
+    answers: tuple = ()
+    steps: tuple = ()
+    votes: Optional[dict] = None
+
+    @property
+    def chains(self) -> int:
+        """The chains counted in ``votes``, all answers together."""
+        return sum((self.votes or {}).values())
+
+
+def wrong_step_marks(tree: SearchTree) -> WrongStepMarks:
+    """The "right answer, wrong step" chains of ``tree`` and the wrong steps a right answer
+    came after (see ``WrongStepMarks``); empty where the task has no exact state value, the
+    gold is unknown or no answer is right. Uses the same cached exact values as
+    ``task_marks``."""
+    zero: dict = {}
+
+    def wrong(i: int) -> bool:
+        if i not in zero:
+            zero[i] = i != 0 and not tree.nodes[i].terminal and _state_marks(
+                tree.task, tree.problem, tuple(tree.steps_to(i)))[1]
+        return zero[i]
+
+    answers, steps = [], set()
+    for nid, n in tree.nodes.items():
+        if not n.terminal or n.correct is not True:
+            continue
+        path = tree.path_to(nid)
+        steps.update(i for i in path[:-1] if wrong(i))
+        if n.parent is not None and wrong(n.parent):
+            answers.append(nid)
+    marked = set(answers)
+    votes = dict(Counter(v["answer"] for v in tree.votes if v["leaf"] in marked))
+    return WrongStepMarks(answers=tuple(answers), steps=tuple(sorted(steps)), votes=votes)
+
+
+def first_wrong_step(tree: SearchTree, nid: int) -> Optional[int]:
+    """The first step on the path to ``nid`` whose exact value is 0 (no right answer reachable
+    by valid steps from it; ``Task.state_value``), or None: the wrong step a "right answer,
+    wrong step" chain went through (the node inspector names it)."""
+    for i in tree.path_to(nid):
+        if i != nid and not tree.nodes[i].terminal and _state_marks(
+                tree.task, tree.problem, tuple(tree.steps_to(i)))[1]:
+            return i
+    return None
 
 
 def sequential_labels(tree: SearchTree, labels: dict) -> dict:
@@ -199,9 +269,8 @@ def replay_answer(tree: SearchTree, result: SearchResult) -> tuple[Optional[str]
         return tree.final.get("answer"), list(tree.final.get("path") or []), vr
     nodes = tree.nodes
     rule = _rule(result)
-    if rule == "best":
-        leaves = [v["leaf"] for v in tree.votes if v["answer"] is not None]
-        best = max(leaves, key=lambda l: (nodes[l].score or 0.0, -l), default=None)
+    if rule == "best":  # ToT's own rule: a chain its scorer rejects (valued 0) is never best
+        best = best_finished(tree, [v["leaf"] for v in tree.votes])
         return (nodes[best].answer, tree.path_to(best), vr) if best is not None else (None, [], vr)
     if rule == "visits":
         ans, path = answer_by_visits(tree)
@@ -266,11 +335,14 @@ TOT = ("tot", "tot_dfs")
 class TallyView:
     """What a page's tally figure draws for a run at a budget (the Search tree page's rule,
     shared with Compare): tally (answer -> votes, or summed weights when ``weighted``), tied,
-    right (the answers judged right when the task has several; None: the gold alone)."""
+    right (the answers judged right when the task has several; None: the gold alone),
+    wrong_step (answer -> chains that reached that right answer through a wrong step,
+    ``wrong_step_marks``; empty when there are none)."""
     tally: dict
     weighted: bool
     tied: list
     right: Optional[list]
+    wrong_step: dict = field(default_factory=dict)
 
 
 def answered_by_vote(result: SearchResult) -> bool:
@@ -291,7 +363,8 @@ def tally_view(result: SearchResult, state: "ReplayState") -> TallyView:
     """The tally of ``state`` (a replay of ``result``) as the pages draw it: weighted votes
     (beam, DVTS, weighted vote) as weight sums, Tree of Thoughts as chain counts (its votes are
     weighted by value: the sums would read as counts) with no tie, others as vote counts; no tie
-    either where the answer is not the vote's (``answered_by_vote``)."""
+    either where the answer is not the vote's (``answered_by_vote``); the chains of each right
+    answer that went through a wrong step (``wrong_step_marks``)."""
     vr = state.votes
     tally, weighted, tied = dict(vr.tally), is_weighted(result), list(vr.tied)
     if result.strategy in TOT:
@@ -302,7 +375,8 @@ def tally_view(result: SearchResult, state: "ReplayState") -> TallyView:
     right = None if result.task == "arithmetic" or not judged(
         result.task, result.problem, result.gold) else [
         a for a in tally if is_right(result.task, result.problem, a, result.gold)]
-    return TallyView(tally=tally, weighted=weighted, tied=tied, right=right)
+    return TallyView(tally=tally, weighted=weighted, tied=tied, right=right,
+                     wrong_step=dict(wrong_step_marks(state.tree).votes or {}))
 
 
 # ------------------------------------------------------------------ P(correct) vs budget

@@ -54,6 +54,7 @@ from search.scoring import make_scorer
 from search.strategies.blocks import (Sampling, add_chain, backpropagate, evaluate, is_correct,
                                       prefetch, sample_chains, step_ending)
 from search.strategies.mcts import answer_by_visits
+from search.strategies.tot import best_finished
 from search.tasks import ProblemError, get_task
 from search.replay.timeline import is_weighted
 from search.tree import Event, SearchResult, SearchTree
@@ -115,8 +116,8 @@ def answer_now(tree: SearchTree, result: SearchResult) -> tuple[Optional[str], l
     """(answer, chosen path, vote) of ``tree`` by ``result``'s strategy's own rule over the
     votes not withdrawn: the (weighted) majority vote for self-consistency and the weighted
     vote (path: the winner's leaf with most chains, then the best score, then the lowest id);
-    the best-scored answered leaf for best-of-N, and for beam, DVTS and ToT with
-    ``final="best"``; MCTS with ``final="visits"`` follows the most-visited unpruned children
+    the best-scored answered leaf for best-of-N, and for beam and DVTS with ``final="best"``;
+    ToT's best-valued finished chain, never one its scorer rejects (``tot.best_finished``); MCTS with ``final="visits"`` follows the most-visited unpruned children
     (``mcts.answer_by_visits``); ``final="vote"`` takes the vote's winner (its leaf: most
     visits for MCTS, the best score otherwise). Ties of the vote: ``search.voting.vote`` with
     the run's seed and problem."""
@@ -129,7 +130,11 @@ def answer_now(tree: SearchTree, result: SearchResult) -> tuple[Optional[str], l
     if s == "mcts" and final != "vote":
         ans, path = answer_by_visits(tree)
         return ans, path, vr
-    if s == "best_of_n" or (s in ("beam", "dvts", "tot", "tot_dfs") and final != "vote"):
+    if s in ("tot", "tot_dfs"):  # ToT's own rule: never a chain its scorer rejects
+        best = best_finished(tree, leaves)
+        return ((nodes[best].answer, tree.path_to(best), vr) if best is not None
+                else (None, [], vr))
+    if s == "best_of_n" or (s in ("beam", "dvts") and final != "vote"):
         best = max(leaves, key=lambda l: (nodes[l].score or 0.0, -l), default=None)
         return ((nodes[best].answer, tree.path_to(best), vr) if best is not None
                 else (None, [], vr))

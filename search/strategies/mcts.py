@@ -28,6 +28,9 @@ in ``extra['abstained']``): each of the k samples of an expansion that is termin
 rollout's end. A leaf reached by several samples (merged in the tree) therefore counts each
 time; re-selecting a terminal node draws no sample and casts no vote. (Voting once per
 *distinct* leaf instead rewarded disagreement: held-out accuracy fell below a single chain's.)
+So the votes count sampled answers, not simulations: an expansion whose k samples are all
+answers casts k votes, a simulation that re-selects a finished chain none (``vote_sources``
+splits a run's votes by where they came from; the pages and the CLI say so).
 
 Final answer: ``final="visits"`` (default) follows the most-visited child from the root down to
 a terminal node (the robust child of MCTS practice). Decided on the validation split (never on
@@ -91,6 +94,46 @@ def _vote(tree: SearchTree, nid: int) -> None:
     """A sample that ended its chain at ``nid`` votes once for its answer (None abstains)."""
     if tree.nodes[nid].terminal:
         tree.emit("vote", leaf=nid, answer=tree.nodes[nid].answer, weight=1.0)
+
+
+def vote_sources(tree: SearchTree) -> dict:
+    """What an MCTS run's tally counts, from its log: ``simulations`` (``select`` events),
+    ``expanded`` (those that sampled k next steps), ``reselected`` (those that selected a
+    finished chain already in the tree and sampled nothing), ``votes`` (the tally's chains,
+    abstentions included), ``sampled_answers`` (votes of expansion samples that were already
+    an answer line: each of the k samples votes), ``rollouts`` (votes of a rollout's end) and
+    ``continued`` (votes of chains a person asked for, after a ``continue`` event). Votes (cast;
+    a person's prune may withdraw some later) = sampled_answers + rollouts + continued, so
+    they need not equal the simulations: `9*8-7`,
+    16 simulations, seed 0 (bundled model): 8 expanded, 8 reselected, 18 votes = 15 sampled
+    answers (5 expansions of 3 answers) + 3 rollouts."""
+    # A simulation's rollout, when it made one, is its last vote: its backed-up path runs more
+    # than one step below the selected node (a leaf's kind cannot tell: a sampled answer line
+    # that repeats a rollout's merges into the rollout's node).
+    out = dict(simulations=0, expanded=0, reselected=0, votes=0, sampled_answers=0, rollouts=0,
+               continued=0)
+    person, selected, votes, last = False, None, 0, None
+    for e in tree.events:
+        if e.type == "continue":
+            person = True
+        elif person:
+            out["votes"] += e.type == "vote"
+            out["continued"] += e.type == "vote"
+        elif e.type == "select":
+            out["simulations"] += 1
+            selected, votes = list(e.data.get("path") or [0]), 0
+            out["reselected" if tree.nodes[selected[-1]].terminal else "expanded"] += 1
+        elif e.type == "vote":
+            out["votes"] += 1
+            votes, last = votes + 1, e.data.get("leaf")
+        elif e.type == "backprop" and selected is not None:
+            path = e.data.get("path") or []
+            rollout = votes > 0 and len(path) > len(selected) + 1 and last == path[-1]
+            out["rollouts"] += int(rollout)
+            out["sampled_answers"] += votes - int(rollout)
+            selected, votes = None, 0
+    out["sampled_answers"] += votes  # (a log cut before the simulation's backup)
+    return out
 
 
 def answer_by_visits(tree: SearchTree) -> tuple[Optional[str], list[int]]:

@@ -19,7 +19,8 @@ event and the log replays to the live tree.
    are dropped, finished or not, as in the paper's greedy selection.
 
 The search ends when the frontier is empty or at ``max_depth``. Answer: the kept finished chain
-with an answer and the highest value (ties: the earliest). Yao et al. keep finished and
+with an answer and the highest value (ties: the earliest; ``best_finished``), never one valued
+0, which its scorer rejects (none left: no answer). Yao et al. keep finished and
 unfinished candidates in one pool the same way; their "propose" prompt lists several next steps
 in one generation, here each of the k proposals is one sampled step (duplicates merge).
 
@@ -81,9 +82,16 @@ def _rank(tree: SearchTree, nid: int) -> tuple:
     return (-(n.score or 0.0), not n.terminal, nid)
 
 
-def _best_answer(tree: SearchTree, leaves: list[int]) -> Optional[int]:
-    """The finished chain with an answer and the highest value (ties: the earliest), or None."""
-    pick = [l for l in leaves if tree.nodes[l].answer is not None]
+def best_finished(tree: SearchTree, leaves) -> Optional[int]:
+    """ToT's answer among the finished chains ``leaves`` (node ids): the one with an answer and
+    the highest value (ties: the earliest), or None. A chain valued 0 is never chosen: its
+    scorer rejects it (the exact step check, alone or behind the learned value, scores a chain
+    with an invalid step or a false answer line 0; the perfect value, a wrong answer), so with
+    the exact step check on ToT never calls a false equation such as `1+5+5+5` for `1 5 5 5`
+    its best finished chain: with every finished chain rejected it answers nothing. The
+    replay and a person's edits choose by the same rule."""
+    pick = [l for l in dict.fromkeys(leaves) if tree.nodes[l].answer is not None
+            and (tree.nodes[l].score or 0.0) > 0.0]
     return min(pick, key=lambda l: (-(tree.nodes[l].score or 0.0), l), default=None)
 
 
@@ -139,7 +147,7 @@ def run_bfs(problem: str, policy: Policy, config: ToTConfig = ToTConfig(),
                 tree.emit("vote", leaf=c, answer=node.answer, weight=node.score or 0.0)
         frontier = [c for c in kept if not tree.nodes[c].terminal]
     return _result("tot", problem, gold, tree, task, config, sampling, scorer, outputs,
-                   _best_answer(tree, outputs), t0, was_stopped, {"kept": kept_log})
+                   best_finished(tree, outputs), t0, was_stopped, {"kept": kept_log})
 
 
 def run_dfs(problem: str, policy: Policy, config: ToTConfig = ToTConfig(),
@@ -182,7 +190,7 @@ def run_dfs(problem: str, policy: Policy, config: ToTConfig = ToTConfig(),
                 push.append(c)
         # The best child goes on top of the stack, so it is expanded next.
         stack.extend(sorted(push, key=lambda c: _rank(tree, c), reverse=True))
-    best = solution if solution is not None else _best_answer(tree, leaves)
+    best = solution if solution is not None else best_finished(tree, leaves)
     return _result("tot_dfs", problem, gold, tree, task, config, sampling, scorer, leaves, best,
                    t0, was_stopped, {"expanded": expanded, "pruned": pruned,
                                      "backtracks": backtracks, "solved": solution is not None})

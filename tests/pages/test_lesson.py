@@ -218,6 +218,14 @@ def test_step5_the_perfect_verifier_and_the_learned_prm():
     figs = charts(at)
     checker = figs["ls_fig_checker"]
     assert "perfect process verifier" in json.dumps(checker)
+    # Right answer, wrong step (issue 29 item 6): explained once, here where the outcome and
+    # the process verifier are compared, with this tree's count; its chains are marked ⊠.
+    from search.replay.timeline import wrong_step_marks
+    lucky = wrong_step_marks(tree)
+    assert text.count("**Right answer, wrong step**") == 1
+    assert (f"Here {lucky.chains} of the 16 chains" if lucky.chains
+            else "Here none of the 16 chains is one.") in text
+    assert ("right answer, wrong step" in json.dumps(checker)) == bool(lucky.answers)
     if has_learned_verifier("arithmetic", "prm"):
         assert "ls_fig_prm" in figs and "learned PRM" in json.dumps(figs["ls_fig_prm"])
         from search.models.verifier import load_verifier
