@@ -570,6 +570,10 @@ if res is not None and not running:
 elif not running and problem is not None:
     empty_tree_panel(problem)
 
+if strategy == "budget_forcing" and policy is not None and not running:
+    from ui.forcing_panel import forcing_panel
+    forcing_panel(TASK, policy)  # does forcing help this model? the forcing curve (issue 29)
+
 # ------------------------------------------------------------------------ export / import
 with st.expander(_("Export / import a run"), expanded=False):
     if res is not None:

@@ -48,22 +48,38 @@ def forcing_runs(problems: Sequence, policy, task, forced: Sequence[int] = FORCE
     "generated": {m: [int] * P}, "forced_done": {m: [int] * P}, "answers": {m: [str|None]},
     "seconds": float}``; tokens are generated tokens (cues included).
     """
-    from search.runtime.solve import solve
     if cue is not None:
-        task = _with_cue(task, cue)
+        task = with_cue(task, cue)
     forced = sorted({int(m) for m in forced})
-    keys = ("correct", "thinking", "generated", "forced_done", "answers")
-    out = {"forced": forced, **{k: {m: [] for m in forced} for k in keys}}
-    t0 = time.perf_counter()
+    t0, per_problem = time.perf_counter(), []
     for i, p in enumerate(problems):
-        r = solve(p.text, "budget_forcing", budget, policy=policy, temperature=temperature,
-                  top_p=top_p, seed=seed + i, task=task, max_forced=forced[-1])
-        for m in forced:
-            for k, v in zip(keys, fewer_forced(r, m)):
-                out[k][m].append(v)
+        per_problem.append(one_problem(p.text, policy, task, forced, budget, temperature, top_p,
+                                       seed + i))
         if progress is not None:
             progress(i + 1, len(problems))
-    out["seconds"] = time.perf_counter() - t0
+    return collect(per_problem, forced, time.perf_counter() - t0)
+
+
+RECORD = ("correct", "thinking", "generated", "forced_done", "answers")  # fewer_forced's order
+
+
+def one_problem(text: str, policy, task, forced: Sequence[int], budget: int,
+                temperature: float, top_p: float, seed: int) -> dict:
+    """One budget-forcing run of problem ``text`` at ``max(forced)`` forced continuations
+    (``seed``: this problem's), read at every setting: ``{m: (correct, thinking tokens,
+    generated tokens, forced, answer)}`` (:func:`fewer_forced`). The unit a page caches."""
+    from search.runtime.solve import solve
+    r = solve(text, "budget_forcing", budget, policy=policy, temperature=temperature,
+              top_p=top_p, seed=seed, task=task, max_forced=max(forced))
+    return {int(m): fewer_forced(r, int(m)) for m in forced}
+
+
+def collect(per_problem: Sequence[dict], forced: Sequence[int], seconds: float = 0.0) -> dict:
+    """:func:`one_problem`'s records of P problems, as :func:`forcing_runs` returns them."""
+    forced = sorted(int(m) for m in forced)
+    out = {"forced": forced, **{k: {m: [rec[m][j] for rec in per_problem] for m in forced}
+                                for j, k in enumerate(RECORD)}}
+    out["seconds"] = seconds
     return out
 
 
@@ -85,7 +101,7 @@ def fewer_forced(r, m: int) -> tuple:
             int(s["generated"]), m, s["answer"])
 
 
-def _with_cue(task, cue: str):
+def with_cue(task, cue: str):
     """A copy of ``task`` whose continuation cue is ``cue`` (the task object is not changed)."""
     import copy
     t = copy.copy(task)

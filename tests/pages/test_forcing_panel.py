@@ -1,0 +1,65 @@
+"""The forcing curve on the Search tree page (issue 29 item 1): ui.forcing_panel draws the
+curve with its bands after Measure, cached, and says why forcing does not help the
+self-correcting model."""
+from __future__ import annotations
+
+
+def test_the_verdict_names_the_retry_marker_when_forcing_does_not_help():
+    from search.analysis.forcing import forcing_curve
+    from tests.unit.test_forcing_curve import _fixture
+    from ui.forcing_panel import verdict
+    rows = forcing_curve(_fixture())
+    text = verdict(rows, "Wait, ", retry_marker=True)
+    assert "Forcing does not help this model" in text and "retry marker" in text
+    # the setting that hurt most against 0 forced, with its counts: 4 forced, 3 vs 0
+    assert "At 4 forced, 3 right answers turned wrong and 0 wrong ones right" in text
+    assert "retry marker" not in verdict(rows, "Wait, ", retry_marker=False)
+    better = [dict(rows[0]), dict(rows[1], wrong_to_right=6, right_to_wrong=0,
+                                  mcnemar_p=0.03125)]
+    assert verdict(better, "Wait, ", True).startswith("Forcing helps on these 6 problems: "
+                                                      "with 2 forced continuations 6 wrong")
+
+
+def test_the_figure_has_a_band_and_a_point_per_setting_in_both_panels():
+    from search.analysis.forcing import forcing_curve
+    from tests.unit.test_forcing_curve import _fixture
+    from viz.forcing import forcing_figure
+    rows = forcing_curve(_fixture())
+    fig = forcing_figure(rows, "validation")
+    acc = [t for t in fig.data if t.name == "accuracy"]
+    assert [list(t.x) for t in acc] == [[0, 2, 4], [15.0, 32.5, 61.0]]
+    assert all(list(t.y) == [4 / 6, 3 / 6, 1 / 6] for t in acc)
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(bands) == 2 and list(bands[0].y) == [r["ci_high"] for r in rows] + \
+        [r["ci_low"] for r in rows][::-1]
+    assert "6 validation problems" in fig.layout.title.text
+
+
+def test_the_panel_measures_with_progress_then_draws_from_the_cache():
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from search.models.hf import load_bundled
+        from search.tasks import get_task
+        from ui.forcing_panel import forcing_panel
+        task = get_task("arithmetic_retry")
+        forcing_panel(task, load_bundled(task=task))
+
+    at = AppTest.from_function(page, default_timeout=300).run()
+    assert not at.exception and not at.get("plotly_chart")  # nothing runs before Measure
+    at.selectbox(key="forcing_split").set_value("validation")
+    at.number_input(key="forcing_n").set_value(5)
+    at.button(key="forcing_go").click().run()
+    assert not at.exception
+    fig = at.get("plotly_chart")
+    assert len(fig) == 1
+    import json
+    spec = json.loads(fig[0].proto.spec)
+    acc = [t for t in spec["data"] if t.get("name") == "accuracy"]
+    assert acc[0]["x"] == [0, 1, 2, 4, 8]
+    said = " ".join(str(m.value) for m in list(at.info) + list(at.success))
+    assert "forcing" in said.lower() and "5 problems" in said
+    import time
+    t0 = time.perf_counter()
+    at.run()  # a rerun draws again from st.cache_data, without measuring
+    assert time.perf_counter() - t0 < 20 and len(at.get("plotly_chart")) == 1
