@@ -21,7 +21,7 @@ from search.tasks import ProblemError, get_task, training_range_warning
 from search.tree import SearchResult
 from i18n import N_, _
 from ui import model_loading, page_frame, presenter, settings, wording
-from ui.model_picker import pending_note
+from ui.model_picker import link_pending, pending_note
 from ui.prompt_panel import prompt_controls, prompt_settings, show_prompt
 from ui.settings import UrlParam, bind, in_range, one_of, show_float, text
 from search.strategies import caps
@@ -40,6 +40,7 @@ RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq",
 RESULT_BOX = "tree_result_box"  # (RESULT_SEQ, the problem in the box when that result came)
 SOURCE, UPLOAD_ID = "tree_source", "tree_upload_id"
 UPLOAD_ERR, PENDING_AT = "tree_upload_error", "tree_pending_at"
+LINK_RUN = "tree_link_run"  # a run=1 link waits for the model it names (Use / Load / Connect)
 PAGE_TASK = "tree_task"  # the task the page last drew: a change resets the problem
 
 # Short names for the dropdown (the long ones, search.strategies.STRATEGIES, in the run lines),
@@ -497,9 +498,14 @@ can_run = (policy is not None and problem is not None and not running and not NO
 if b1.button(_("Run"), type="primary", disabled=not can_run, key="tree_run_button",
              width="stretch") and can_run:
     launch()  # (a click on a stale, still enabled button during a run starts nothing)
-elif first_visit and st.query_params.get("run") == "1" and can_run:
+elif (first_visit or ss.get(LINK_RUN)) and st.query_params.get("run") == "1" and can_run:
+    ss.pop(LINK_RUN, None)
     if not open_saved(spec_now()):  # the run saved with these settings, as it was shown,
         launch()                    # else the same (seeded) run made again
+elif first_visit and st.query_params.get("run") == "1" and link_pending():
+    # The link names a model the person has not chosen yet (nothing loads before Use): the
+    # run it reopens waits for it, and run=1 (and at=) stay in the URL meanwhile.
+    ss[LINK_RUN] = True
 
 
 def stop_run() -> None:
@@ -561,7 +567,9 @@ if res is not None and not running and ss["color"] != "run":
     except Exception as e:  # a missing or broken verifier: the run's own colours, and why
         st.warning(_("Cannot colour by {label}: {error}").format(
             label=label, error=f"{type(e).__name__}: {e}"))
-if not running:  # the link says run=1 only when it makes the run shown
+if ss.get(LINK_RUN) and not link_pending():  # the link's model was not the one chosen
+    ss.pop(LINK_RUN)
+if not running and not ss.get(LINK_RUN):  # the link says run=1 only when it makes the run shown
     settings.set_url("run", "1" if link_shows(res) else None)
 if res is not None and not running:
     source = ss.get(SOURCE, "run")

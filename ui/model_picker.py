@@ -18,8 +18,11 @@ Keys: a server's API key is never typed here, stored, or put in the URL: the pic
 the operator's allowed hosts (``THOUGHTSCOPE_KEY_HOSTS``, default the loopback addresses); under
 Connect a line says, before anything is sent, which URL will be contacted and whether the key
 goes with it. The URL carries ``backend``, ``base_url`` and ``model`` (a folder or a served
-model's name) of the spec in use when it is not the bundled one. A link with them only fills
-the fields: nothing is loaded or contacted until the user presses Load / Connect. A parameter
+model's name) of the spec in use when it is not the bundled one; an installed real model goes
+by its catalogue key (``backend=real&model=smollm2-135m-instruct``; a link's key must be one
+installed here, never a path). A link with them only fills
+the fields: nothing is loaded or contacted until the user presses Load / Connect / Use (and
+until then the URL keeps the link's model, ``link_pending``). A parameter
 of a link that cannot be used (an unknown backend, a value too long, a URL with user-info) is
 said in one line and dropped.
 """
@@ -148,7 +151,9 @@ def _from_url() -> None:
     if not any(k in qp for k in URL_KEYS):
         return
     values = {}
-    for key, parse in (("backend", one_of(["hf", "openai"])), ("model", text(MAX_FIELD)),
+    real = qp.get("backend") == "real"  # an installed real model, named by its key only
+    for key, parse in (("backend", one_of(["hf", "openai", "real"])),
+                       ("model", one_of(_installed_keys()) if real else text(MAX_FIELD)),
                        ("base_url", text(MAX_FIELD))):
         if key not in qp:
             continue
@@ -169,6 +174,15 @@ def _from_url() -> None:
                 settings.say_ignored(key, values[key],
                                      settings.BadValue(_("the link names no backend")))
         return
+    if backend == "real":  # a key of an installed model (checked above), never a path
+        if "base_url" in values:
+            settings.say_ignored("base_url", values["base_url"],
+                                 settings.BadValue(_("a real model has no server URL")))
+            set_url("base_url", None)
+        if not values.get("model"):
+            return
+        ss[CHOICE], ss[REAL], ss[FROM_LINK] = "real", values["model"], True
+        return
     ss[CHOICE] = backend
     real = _installed_key(values.get("model", "")) if backend == "hf" else None
     if real is not None:  # the link names an installed real model: its one-click choice
@@ -183,13 +197,34 @@ def _from_url() -> None:
     ss[FROM_LINK] = True
 
 
+def _installed_keys() -> list[str]:
+    from search.models.catalog import installed_models
+    return [m.key for m in installed_models()]
+
+
+def link_pending() -> bool:
+    """Whether a link filled the picker with a model that is not in use yet (the user has not
+    pressed Use / Load / Connect): the link's model, and what it reopens, wait for that."""
+    ss = st.session_state
+    return (bool(ss.get(FROM_LINK)) and ss.get(CHOICE, "bundled") != "bundled"
+            and not _in_use(typed_spec()))
+
+
 def write_model_url() -> None:
-    """The spec in use in the URL (nothing for the bundled model; never a key)."""
+    """The spec in use in the URL (nothing for the bundled model; never a key). An installed
+    real model is written by its key (``backend=real&model=smollm2-135m-instruct``: a link
+    names no path of this machine). While a link's model waits for its Use / Load /
+    Connect (``link_pending``), the link's own values stay, so a copied URL still names it."""
+    if link_pending():
+        return
     spec = model_loading.model_spec()
     values = dict.fromkeys(URL_KEYS)
     if spec.backend != "bundled":
         values = {"backend": spec.backend, "model": spec.model,
                   "base_url": spec.base_url if spec.backend == "openai" else None}
+        real = _installed_key(spec.model) if spec.backend == "hf" else None
+        if real is not None:
+            values["backend"], values["model"] = "real", real
     for k, v in values.items():
         set_url(k, v or None)
 

@@ -306,3 +306,73 @@ def test_a_link_naming_an_installed_real_model_opens_its_one_click_choice(monkey
     except KeyError:
         pass
     assert "press Use" in " ".join(texts(at.sidebar.info))
+
+
+# ------------------------------- issue 30 item 3: a link to a real-model run reopens it
+def test_a_real_model_run_link_reopens_it_at_its_replay_position(monkeypatch, tiny_model_dir):
+    """Trial finding (issue 30): after a run with SmolLM2 the URL lacked backend, model and
+    run=1, and the replay position was never in it. The real model goes in the link by its
+    catalogue key (no path); a fresh session loads nothing until Use, then reopens the saved
+    run at the linked position."""
+    import search.models.catalog as catalog
+    import search.tasks
+    if "freeform" not in search.tasks.TASKS:
+        monkeypatch.setattr(search.tasks, "TASKS", search.tasks.TASKS + ("freeform",))
+    monkeypatch.setattr(catalog, "installed_models", lambda: [_FakeReal(tiny_model_dir)])
+    monkeypatch.setenv("THOUGHTSCOPE_RUNS", "thread")
+    # The "real model" writes canned paragraphs (the tiny test model's 96-token context holds
+    # no free-form prompt): loading it is the stub, everything else is the picker's own path.
+    import ui.model_loading as ml
+    from tests.pages.test_page_freeform import ParagraphPolicy
+    stub = ParagraphPolicy()
+
+    def load_spec(spec, task):
+        ml._loaded.add((spec, task))
+        return stub
+    monkeypatch.setattr(ml, "load_spec", load_spec)
+    at = new_app({"task": "freeform"})
+    at.button(key="tree_use_real").click().run()  # the page's one-click Use (issue 30 item 4)
+    assert not at.exception, at.exception
+    assert at.session_state["model_spec"].model == str(tiny_model_dir)
+    at.number_input(key=w("n")).set_value(3).run()
+    at.button(key="tree_run_button").click().run()
+    res = wait_done(at)
+    qp = at.query_params
+    assert (qp["backend"], qp["model"], qp["run"], qp["task"]) == ("real", "fake-real", "1",
+                                                                   "freeform")
+    assert str(tiny_model_dir) not in " ".join(str(v) for v in qp.values())  # no path
+    # the replay slider's position goes in the link
+    positions = at.select_slider(key="at").options
+    mid = positions[len(positions) // 2]
+    at.select_slider(key="at").set_value(mid).run()
+    assert at.query_params["at"] == str(mid)
+    link = {k: at.query_params[k] for k in at.query_params}
+    # a fresh session: nothing loaded, the link kept while its model waits for Use
+    fresh = new_app(link)
+    assert fresh.sidebar.radio(key=w("model_choice")).value == "real"
+    assert fresh.session_state["model_spec"].backend == "bundled" if "model_spec" in \
+        fresh.session_state else True
+    assert "press Use" in " ".join(texts(fresh.sidebar.info))
+    assert "tree_result" not in fresh.session_state
+    for k in ("backend", "model", "run", "at"):
+        assert fresh.query_params[k] == link[k], k
+    fresh.sidebar.button(key="real_fake-real").click().run()  # Use: the run reopens
+    assert not fresh.exception, fresh.exception
+    again = fresh.session_state["tree_result"]
+    assert [e.to_dict() for e in again.tree.events] == [e.to_dict() for e in res.tree.events]
+    assert again.answer == res.answer and fresh.session_state["at"] == int(mid)
+    assert (fresh.query_params["run"], fresh.query_params["at"]) == ("1", str(mid))
+    assert fresh.query_params["backend"] == "real"
+
+
+@pytest.mark.parametrize("model", ["/etc/passwd", "smollm2-999b", "../weights/arith-gpt2-tiny"])
+def test_a_link_may_name_only_an_installed_real_model(monkeypatch, tiny_model_dir, model):
+    import search.models.catalog as catalog
+    monkeypatch.setattr(catalog, "installed_models", lambda: [_FakeReal(tiny_model_dir)])
+    at = new_app({"backend": "real", "model": model})
+    assert not at.exception, at.exception
+    warned = " ".join(texts(at.warning))
+    assert f"Ignored `model={model}` from the link \\(not one of fake\\-real\\)" in warned, warned
+    assert at.sidebar.radio(key=w("model_choice")).value == "bundled"
+    assert "model" not in at.query_params and "backend" not in at.query_params
+    assert at.session_state.get("model_folder", "") == ""
