@@ -113,7 +113,7 @@ def forcing_panel(task: Any, policy: Any, key: str = "forcing") -> None:
 
 
 def _is_retry_marker(task: Any, cue: str) -> bool:
-    """Whether ``cue`` is the task's in-chain retry marker (``search.tasks.arithmetic``)."""
-    from search.tasks.arithmetic import RETRY_MARKER
-    return cue == RETRY_MARKER and getattr(task, "retry_rate", 0) > 0
-
+    """Whether ``cue`` is the task's in-chain retry marker: a task whose model was trained on
+    retry data (``retry_rate`` > 0) has its marker as its continuation cue
+    (``search.tasks.arithmetic_retry``)."""
+    return getattr(task, "retry_rate", 0) > 0 and cue == getattr(task, "continuation_cue", "")

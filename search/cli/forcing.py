@@ -15,10 +15,15 @@ import json
 import sys
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, status 2, no usage dump (as search.cli.main's)
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``forcing`` subcommand's own parser (``python -m search forcing --help``)."""
     from search.analysis.forcing import DEFAULT_BUDGET, DEFAULT_PROBLEMS, FORCED
-    from search.cli.main import _Parser
     from search.strategies import ranges
     p = _Parser(prog="python -m search forcing",
                 description="budget forcing's accuracy against forced continuations and "
