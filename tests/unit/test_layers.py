@@ -74,6 +74,7 @@ ROOMS = {
     "search.models": "models", "search.strategies": "strategies",
     "search.runtime": "runtime", "search.analysis": "analysis", "search.replay": "replay",
     "search.training": "training", "search.cli": "cli",
+    "search.serve": "cli",  # the gateway: an entry point over runtime, like the CLI
     "search.strategies.caps": "strategies",  # run_strategy checks the caps at every poll
     "search.inputs": "base",  # run files and text bounds: read before anything else
     "viz": "viz", "ui": "ui", "pages": "pages", "app": "pages",

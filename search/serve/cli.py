@@ -1,0 +1,182 @@
+"""``python -m search.serve``: start the OpenAI-compatible gateway (FastAPI on uvicorn).
+
+    python -m search.serve --port 8321                       # the bundled model, local only
+    python -m search.serve --host 0.0.0.0 --keys-file keys.txt --port 8321
+    python -m search.serve --backend openai --base-url http://127.0.0.1:8000/v1 \\
+        --model Qwen/Qwen2.5-0.5B-Instruct --task freeform --keys-env THOUGHTSCOPE_GATEWAY_KEYS
+
+Without ``--keys-file``/``--keys-env`` it binds to 127.0.0.1 only (and says so); asking for another
+host without keys is refused. Bad settings exit with status 2 and one line, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_PORT = 8321
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, status 2
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _positive(kind):
+    def parse(text):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not v > 0 or v != v or v == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+        return v
+    return parse
+
+
+def _non_negative_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from search.serve.runs import DEFAULT_TIMEOUT_S
+    from search.serve.security import Limits
+    from search.tasks import DEFAULT_TASK, TASKS
+    p = _Parser(prog="python -m search.serve",
+                description="An OpenAI-compatible gateway: model='thoughtscope:<strategy>@"
+                            "<budget>[:<scorer>]' runs that search; every request is a run in "
+                            "History.")
+    p.add_argument("--host", default=None,
+                   help=f"address to bind (default {LOOPBACK}; another needs keys)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0: any free port, printed)")
+    p.add_argument("--keys-file", default=None,
+                   help="file of bearer keys: one KEY or NAME KEY per line")
+    p.add_argument("--keys-env", default=None,
+                   help="environment variable holding the keys (KEY or NAME KEY, separated by "
+                        "commas or newlines)")
+    p.add_argument("--max-in-flight", type=_positive(int), default=Limits.max_in_flight,
+                   help=f"requests in flight per key (default {Limits.max_in_flight})")
+    p.add_argument("--tokens-per-minute", type=_non_negative_int,
+                   default=Limits.tokens_per_minute,
+                   help="tokens (usage.total_tokens) per key per minute; 0: no limit "
+                        f"(default {Limits.tokens_per_minute:,})")
+    p.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT_S,
+                   help=f"seconds one request's search may run (default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
+                   help=f"the task of requests that name none (default {DEFAULT_TASK})")
+    p.add_argument("--backend", choices=["bundled", "hf", "openai"], default="bundled",
+                   help="the model: bundled (default), hf (--model FOLDER or .gguf), openai "
+                        "(--base-url URL --model NAME: a vLLM/SGLang server)")
+    p.add_argument("--model", default=None, help="hf: the folder; openai: the served name")
+    p.add_argument("--base-url", default=None, help="openai: e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--api-key-env", default="",
+                   help="openai: the environment variable with the upstream server's key (the "
+                        "key is never printed, logged or saved)")
+    p.add_argument("--log-level", default="info",
+                   choices=["critical", "error", "warning", "info", "debug"])
+    return p
+
+
+def _is_loopback(host: str) -> bool:
+    if host in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def config_from_args(a):
+    """(ServeConfig, host, startup lines) from parsed flags; ValueError (one line)."""
+    from search.models.backends import ModelSpec
+    from search.runtime import history
+    from search.serve.http import ServeConfig
+    from search.serve.runs import Backend
+    from search.serve.security import Limits, load_keys
+    keys = load_keys(a.keys_file, a.keys_env)
+    lines = []
+    if keys:
+        host = a.host or LOOPBACK
+        lines.append(f"{len(keys.named)} bearer key(s) loaded ({', '.join(n for n, _ in keys.named[:5])}"
+                     f"{', ...' if len(keys.named) > 5 else ''}); requests without one get 401")
+    else:
+        if a.host and not _is_loopback(a.host):
+            raise ValueError(f"refusing to bind {a.host} without keys: give --keys-file or "
+                             "--keys-env (anyone who can reach the port could use the model)")
+        host = LOOPBACK
+        lines.append(f"no keys: binding to {LOOPBACK} only (local use; start with --keys-file "
+                     "or --keys-env to serve other machines)")
+    if a.backend == "bundled" and a.model:
+        raise ValueError("--model needs --backend hf or --backend openai")
+    if a.backend != "openai" and a.base_url:
+        raise ValueError("--base-url needs --backend openai")
+    spec = ModelSpec(backend=a.backend, model=a.model or "", base_url=a.base_url or "",
+                     api_key_env=a.api_key_env)
+    backend = Backend(spec)
+    cfg = ServeConfig(backend=backend, task=a.task, keys=keys,
+                      limits=Limits(max_in_flight=a.max_in_flight,
+                                    tokens_per_minute=a.tokens_per_minute),
+                      timeout_s=a.timeout, history=history.enabled())
+    lines.append(f"model {backend.label}, default task {a.task}; per key: "
+                 f"{a.max_in_flight} in flight, "
+                 f"{a.tokens_per_minute:,} tokens/min" if a.tokens_per_minute else
+                 f"model {backend.label}, default task {a.task}; per key: "
+                 f"{a.max_in_flight} in flight, no token limit")
+    lines.append(f"every request is saved to History ({history.db_path()})" if cfg.history
+                 else "THOUGHTSCOPE_HISTORY=0: requests are not saved to History")
+    return cfg, host, lines
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
+    from search.models.base import BackendError
+    try:
+        cfg, host, lines = config_from_args(a)
+        from search.models.worker import worker_threads
+        import torch
+        torch.set_num_threads(worker_threads())  # the requests' threads (verifiers) too
+        cfg.backend.policy(cfg.task)  # load (or probe the server) now: errors before serving
+    except (ValueError, BackendError) as e:
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: {e.strerror or e}", file=sys.stderr)
+        return 1
+    import socket
+    import uvicorn
+    from search.serve.http import create_app
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, a.port))
+    except OSError as e:
+        print(f"error: cannot bind {host}:{a.port}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    port = sock.getsockname()[1]
+    for line in lines:
+        print(line, flush=True)
+    base = f"http://{host if ':' not in host else '[' + host + ']'}:{port}/v1"
+    print(f"serving on {base}  (example: OpenAI(base_url={base!r}, api_key=...)"
+          ".chat.completions.create(model='thoughtscope:majority@16', messages=[{'role': "
+          "'user', 'content': '8*7+6'}]))", flush=True)
+    config = uvicorn.Config(create_app(cfg), log_level=a.log_level, access_log=True,
+                            timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
