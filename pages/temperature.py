@@ -113,7 +113,10 @@ sweep = progressive("tp", policy, run_task, model, problems, n, temps, top_p, se
 pools_by_t, P = sweep.pools(), sweep.done
 waiting = [t for t in temps if t not in pools_by_t]  # (first round: not sampled yet)
 temps = sweep.shown
-if waiting:
+if waiting and sweep.stopped:  # (the line above says sampling stopped: nothing arrives)
+    st.caption(_("Not sampled yet at T = {temps}: sampling is stopped; Continue sampling adds "
+                 "them to the figures.").format(temps=", ".join(f"{t:g}" for t in waiting)))
+elif waiting:
     st.caption(_("Still sampling the first problems at T = {temps}; they join the figures as "
                  "they arrive.").format(temps=", ".join(f"{t:g}" for t in waiting)))
 

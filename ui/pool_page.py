@@ -265,7 +265,8 @@ def progressive(prefix: str, policy, task, model: str, problems: list, n: int,
     (``ui.sampling.Sweep``): returns the sweep, whose ``done`` problems (the same at every
     temperature; at most ``count``, the problems shown, of the ``problems`` sampled in whole
     chunks: ``heldout_for_pools``) the page draws. Draws a progress line ("k of N problems, ~T s left") and
-    Stop (keeps what was sampled; Continue resumes) while the pools are incomplete. When no
+    Stop (keeps what was sampled; Continue resumes) while the pools are incomplete; the
+    sweep's ``stopped`` says whether Stop holds it (a page's own lines must agree). When no
     problem is there yet and sampling is not stopped, the first round is sampled here (a
     failure is an error message and st.stop); the page calls :func:`keep_sampling` at its end
     for the next rounds."""
@@ -304,6 +305,7 @@ def progressive(prefix: str, policy, task, model: str, problems: list, n: int,
         st.caption(line)
     ss[f"{prefix}_sweep"] = (sid, stopped)
     sweep.slot = slot  # the progress line, updated by keep_sampling
+    sweep.stopped = stopped  # Stop pressed: the page must not say sampling goes on
     return sweep
 
 

@@ -233,10 +233,15 @@ def test_the_first_temperature_is_drawn_before_the_others_are_sampled(app, monke
     assert calls == [0.4, 1.0]
     text = page_text(at)
     assert "the best temperature is **0.4**" in text and "T=1:" not in text, text
-    assert "Still sampling the first problems at T = 1;" in text, text
+    # Stopped: one story (issue 30 item 6: it said "Sampling stopped" and then "Still
+    # sampling ... T = 1"): nothing is said to be sampling, and T = 1 waits for Continue.
     assert "Sampling stopped at 10 of 20 problems" in text, text
+    assert "Still sampling" not in text, text
+    assert "Not sampled yet at T = 1: sampling is stopped; Continue sampling adds them" in text
+    assert [b.key for b in at.button if b.key in ("tp_stop", "tp_continue")] == ["tp_continue"]
     at.button(key="tp_continue").click().run()
     assert not at.exception, at.exception
     text = page_text(at)
     assert "T=1:" in text or "the best temperature is **1**" in text, text
     assert "Still sampling" not in text and "on 20 held-out Arithmetic problems" in text
+    assert "Not sampled yet" not in text
