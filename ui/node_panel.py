@@ -47,7 +47,7 @@ from ui.verifier_panel import path_step_scores
 from search.replay.timeline import (RIGHT_WRONG_STEP, ReplayState, first_wrong_step, step_name,
                                     wrong_step_marks)
 from viz.axes import fmt_fixed as fmt_num  # no negative zero, "∞" for infinity
-from viz.tree import node_label, short_label
+from viz.tree import cut_sentence, node_label, short_label
 
 SHORT_TEXT = 60  # characters of a node's text in the table; a longer or multi-line text: below
 
@@ -157,6 +157,9 @@ def node_rows(res: SearchResult, state: ReplayState, nid: int) -> list[tuple[str
     if res.strategy == "mcts":
         rows.append((_("visits N · Q"), f"{n.visits} · {fmt_num(n.q)}"))
     rows += thinking_rows(tree, nid)
+    for c in getattr(tree, "cuts", ()):  # DeepConf online stopped a trace here
+        if c.get("id") == nid:
+            rows.append((_("cut for low confidence"), md(cut_sentence(c))))
     if n.terminal:
         verdict = {True: _("correct"), False: _("wrong"), None: _("gold unknown")}[n.correct]
         rows.append((_("answer"), _("none (abstains)") if n.answer is None

@@ -37,6 +37,9 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
   with a green outline when correct, a diamond with a red outline when wrong, a circle with a
   dark grey outline when the gold answer is unknown; the answer is written in the outline's
   colour;
+- a trace DeepConf online cut for low confidence (``SearchTree.cuts``): a red vertical bar
+  over the node where it stopped, its hover naming the window's group confidence and the
+  threshold (``cut_sentence``);
 - edges are elbows (right from the parent, along the column gap, right into the child), so
   sibling rows stay parallel; the chosen chain (the strategy's final answer) is a thick orange
   path over them.
@@ -103,7 +106,8 @@ PASSED_IN = ("prm", "orm", "checker")
 # no scorer guiding it, so its tree shows how the chains split.
 STRATEGY_COLOR = {"mcts": "q", "beam": "score", "majority": "share", "tot": "score",
                   "tot_dfs": "score", "best_of_n": "score", "weighted": "score",
-                  "dvts": "score", "revise": "score", "budget_forcing": "share"}
+                  "dvts": "score", "revise": "score", "budget_forcing": "share",
+                  "deepconf_offline": "share", "deepconf_online": "share"}
 
 
 @lru_cache(maxsize=128)
@@ -254,6 +258,19 @@ def hover_lines(text: str, width: int = HOVER_WIDTH, max_lines: int = HOVER_LINE
         out = out[:max_lines]
         out[-1] = out[-1][:max(1, width - 1)].rstrip() + "…"
     return out or [""]
+
+
+CUT_NAME = N_("trace cut: its confidence fell below the threshold")
+
+
+def cut_sentence(cut: Mapping) -> str:
+    """One line saying why DeepConf online cut a trace (a ``cut`` event's data): its tokens,
+    the window's group confidence and the threshold (nats)."""
+    return _("trace stopped after {tokens} tokens: the group confidence of tokens {a}–{b} "
+             "was {g}, below the threshold {s} the warm-up traces set").format(
+        tokens=cut.get("tokens"), a=max(1, int(cut.get("at", 0)) - int(cut.get("window", 1)) + 2),
+        b=int(cut.get("at", 0)) + 1, g=_fmt(cut.get("group_conf"), 2),
+        s=_fmt(cut.get("threshold"), 2))
 
 
 def _fmt(v: Optional[float], digits: int = 3) -> str:
@@ -520,6 +537,23 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     markers([n for n in nodes if n.terminal and n.id in lucky], _("right answer, wrong step"),
             "square-x", dict(color=s.correct, width=2.5), grow=2.0, text_color=s.correct,
             text_at="middle right")
+
+    # Traces DeepConf online cut for low confidence (``cut`` events, search.strategies.deepconf):
+    # a red bar over the node where the trace stopped, its hover saying why.
+    cut_at: dict[int, list[dict]] = {}
+    for c in getattr(tree, "cuts", ()):
+        if c.get("id") in tree.nodes:
+            cut_at.setdefault(c["id"], []).append(c)
+    if cut_at:
+        ids = list(cut_at)
+        traces.append(trace(x=[xs[i] for i in ids], y=[ys[i] for i in ids], mode="markers",
+                            marker=dict(symbol="line-ns-open", color=s.wrong,
+                                        size=[size(tree.nodes[i], 8.0) for i in ids],
+                                        line=dict(width=3, color=s.wrong)),
+                            customdata=ids, hoverinfo="text", name=_(CUT_NAME),
+                            hovertext=[f"<b>#{i}</b> " + "<br>".join(cut_sentence(c)
+                                                                     for c in cut_at[i])
+                                       for i in ids], showlegend=True))
 
     # Marks of thinking longer written into the labels (``search.replay.timeline
     # .sequential_labels``) get a legend entry each when the tree shows them (a fresh trial

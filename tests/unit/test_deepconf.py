@@ -380,3 +380,34 @@ def test_online_runs_to_the_budget_without_consensus_and_from_the_registry():
     assert r2.extra["deepconf"]["cut"] == r.extra["deepconf"]["cut"]
     r3 = run_strategy("deepconf_offline", "8*7+6", ChainPolicy(OFFLINE), 10, keep=10, window=4)
     assert r3.extra["deepconf"]["kept_fraction"] == 0.1
+
+
+# ----------------------------------------------------------------------- the tree shows cuts
+def test_tree_marks_each_cut_trace_with_its_confidence_and_threshold():
+    from search.strategies import deepconf
+    from viz.tree import CUT_NAME, cut_sentence, tree_figure
+    cfg = deepconf.DeepConfOnlineConfig(n=12, warmup=4, keep=90, window=4, consensus=0.8,
+                                        batch_size=2)
+    r = deepconf.run_online("8*7+6", OnlinePolicy(), cfg, gold="62")
+    fig = tree_figure(r.tree, final_path=r.tree.final["path"])
+    marks = [d for d in fig.data if d.name == CUT_NAME]
+    assert len(marks) == 1 and list(marks[0].customdata) == [c["id"] for c in r.tree.cuts]
+    first = marks[0].hovertext[0]
+    assert "15 tokens" in first and "3.75" in first and "4.60" in first
+    assert "tokens 7–10" in first  # the window of 4 ending at token index 9 (0-based)
+    assert cut_sentence(r.tree.cuts[1]).startswith("trace stopped after 7 tokens")
+    # replayed to a budget before the cuts: no mark
+    early = SearchTree.replay(r.problem, r.tree.events, budget_tokens=0)
+    assert not [d for d in tree_figure(early).data if d.name == CUT_NAME]
+
+
+def test_node_inspector_says_why_a_trace_was_cut():
+    from search.replay.timeline import state_at
+    from search.strategies import deepconf
+    from ui.node_panel import node_rows
+    cfg = deepconf.DeepConfOnlineConfig(n=12, warmup=4, keep=90, window=4, consensus=0.8,
+                                        batch_size=2)
+    r = deepconf.run_online("8*7+6", OnlinePolicy(), cfg, gold="62")
+    cut = r.tree.cuts[0]["id"]
+    rows = dict(node_rows(r, state_at(r), cut))
+    assert r"below the threshold 4\.60" in rows["cut for low confidence"]  # markdown-escaped
