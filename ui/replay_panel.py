@@ -427,7 +427,13 @@ def forcing_note(res: SearchResult) -> Optional[str]:
     except (ValueError, TypeError):
         return None
     if task.continuation_cue:
-        return None
+        if res.config.get("max_forced", 1) != 0:
+            return None  # allowed to force, and its chain reached no early end to force
+        return _("Nothing was forced: this run allows 0 forced continuations, the default "
+                 "chosen on the validation split, where forcing `{cue}` (this model's retry "
+                 "marker) turned more right answers wrong than wrong ones right (0.81 at 0 "
+                 "forced, 0.65 at 2, 80 problems); the Search tree page's forcing curve "
+                 "measures it.").format(cue=task.continuation_cue.strip())
     return _("Nothing was forced: the {task} task has no continuation cue (a word such as "
              "\"Wait,\" that a model trained to retry goes on after), so the chain ended where "
              "it would have; only the answer line is forced when the budget runs out.").format(

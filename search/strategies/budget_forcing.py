@@ -53,7 +53,15 @@ MAX_FORCED = 16
 @dataclass
 class BudgetForcingConfig:
     """budget: thinking budget in generated tokens (1..MAX_BUDGET_TOKENS); max_forced: forced
-    continuations at most (0..MAX_FORCED). ValueError outside those ranges."""
+    continuations at most (0..MAX_FORCED). ValueError outside those ranges.
+
+    Default max_forced 0, chosen on validation (``search.strategies.defaults``): on the
+    self-correcting model's forcing curve (``python -m search forcing --split validation
+    --problems 80``: 80 validation problems, budget 128, greedy) accuracy was 0.812 / 0.738 /
+    0.650 / 0.200 / 0.087 at 0 / 1 / 2 / 4 / 8 forced continuations (at 2: 17 right answers
+    turned wrong, 4 wrong ones right, exact McNemar p = 0.0072). Its cue ``Wait, `` is its
+    retry marker, so forcing it makes the model rewrite right steps; forcing is still there
+    to measure (``max_forced`` > 0, the forcing curve), not the default."""
     budget: int = DEFAULTS["budget_forcing"]["budget"]
     max_forced: int = DEFAULTS["budget_forcing"]["max_forced"]
 

@@ -47,6 +47,14 @@ DEFAULTS: dict[str, dict] = {
     # there (all three rules equal), so revise with confidence needs a higher threshold.
     "revise": {"budget": 4, "threshold": 0.5, "rule": "last", "scorer": "prm"},
     # Budget forcing (search.strategies.budget_forcing, s1): thinking budget in generated
-    # tokens; forced continuations at most (s1 Fig. 4a: a few, then it flattens or loops).
-    "budget_forcing": {"budget": 128, "max_forced": 2},
+    # tokens; forced continuations at most. max_forced 0 CHOSEN ON VALIDATION (issue 29): the
+    # forcing curve of the self-correcting model (`python -m search forcing --split validation
+    # --problems 80`, arithmetic_retry, budget 128, greedy, seed 0, cue "Wait, " counted):
+    # accuracy 0.812 [0.713, 0.883] / 0.738 / 0.650 / 0.200 / 0.087 at 0 / 1 / 2 / 4 / 8
+    # forced (65 / 59 / 52 / 16 / 7 of 80 right); against 0 forced, right->wrong vs
+    # wrong->right 10/4 (exact McNemar p 0.18), 17/4 (p 0.0072), 50/1, 59/1. Highest accuracy
+    # at 0 (ties would go to fewer). The cue is this model's retry marker, learned only after
+    # a wrong step, so forcing it rewrites right steps; s1's gain needs a model that learned a
+    # re-check after its answer. The old default 2 cited s1 Fig. 4a and was never validated.
+    "budget_forcing": {"budget": 128, "max_forced": 0},
 }

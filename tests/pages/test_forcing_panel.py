@@ -63,3 +63,40 @@ def test_the_panel_measures_with_progress_then_draws_from_the_cache():
     t0 = time.perf_counter()
     at.run()  # a rerun draws again from st.cache_data, without measuring
     assert time.perf_counter() - t0 < 20 and len(at.get("plotly_chart")) == 1
+
+
+def test_a_run_at_the_validated_default_says_why_nothing_was_forced():
+    """The default of 0 forced continuations on the self-correcting model: the run summary
+    says it was chosen on validation and why (the cue is the retry marker)."""
+    from search.strategies import DEFAULTS
+    from search.strategies.blocks import Sampling
+    from search.strategies.budget_forcing import BudgetForcingConfig
+    from search.strategies.budget_forcing import run as run_forcing
+    from search.tasks import get_task
+    from tests.unit.test_sequential import StepScript
+    from ui.replay_panel import forcing_note
+    assert DEFAULTS["budget_forcing"]["max_forced"] == 0 == BudgetForcingConfig().max_forced
+    retry = get_task("arithmetic_retry")
+    r = run_forcing("8*7+6", StepScript(["8*7=56", "56+6=62", "Answer: 62"]),
+                    BudgetForcingConfig(budget=128), Sampling(), gold="62", task=retry)
+    assert r.extra["forced"] == 0 and r.answer == "62"
+    note = forcing_note(r)
+    assert "allows 0 forced continuations" in note and "validation" in note
+    assert "retry" in note and "`Wait,`" in note
+    r2 = run_forcing("8*7+6", StepScript(["8*7=56", "56+6=62", "Answer: 62"]),
+                     BudgetForcingConfig(budget=20, max_forced=2), Sampling(), gold="62",
+                     task=retry)  # allowed, but the budget left no room to force
+    assert r2.extra["forced"] == 0 and forcing_note(r2) is None
+
+
+def test_the_search_tree_page_offers_the_forcing_curve_under_a_budget_forcing_run():
+    from tests.pages.page_helpers import new_app, run_once, texts
+    from ui.settings import widget_key as w
+    at = new_app({"problem": "8*7+6", "task": "arithmetic_retry"})
+    at.sidebar.selectbox(key=w("task")).select("arithmetic_retry").run()
+    at.selectbox(key=w("strategy")).set_value("budget_forcing").run()
+    res = run_once(at)
+    assert res.strategy == "budget_forcing" and res.extra["forced"] == 0  # the default
+    assert any("allows 0 forced continuations" in m for m in texts(at.info))
+    assert any(e.label.startswith("Does forcing help this model?") for e in at.expander)
+    assert at.button(key="forcing_go") is not None
