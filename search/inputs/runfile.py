@@ -37,6 +37,10 @@ What is checked (the event types and payloads of ``search/tree.py``'s module doc
   first field that disagrees: the History table, the curves and the exchange rate read the
   totals, the budget slider reads the events, and a file must not tell two stories.
 
+- amounts a run cannot hold: a ``tokens`` payload or one event's meter step over
+  ``MAX_EVENT_TOKENS``, a meter over ``MAX_RUN_COUNT``; lists and objects nested deeper than
+  ``MAX_NESTING`` anywhere in the file (walked with a stack, before anything recurses into it).
+
 Sizes are not checked here: the upload and events caps (``search.strategies.caps.load_run``) come before,
 and long texts are cut where they are drawn (``search.inputs.textcap``).
 """
@@ -53,6 +57,16 @@ _FIELDS = frozenset(COMPUTE_FIELDS)
 EVENT_TYPES = ("add", "count", "score", "select", "backprop", "beam", "vote", "final",
                "discard", "edit", "prune", "continue", "revise", "force", "cut")
 SHOWN_CHARS = 40  # a bad value is quoted in the message up to this many characters
+# No model call of this app writes or reads more than this in one event (256 chains x a
+# context of 32k tokens is 8.4 million), nor a whole run more than MAX_RUN_COUNT of anything
+# on the meter (a day of a fast GPU server is under 10^9 tokens): a file claiming 10^12 tokens
+# per event is refused, not shown as a run (issue 30 item 9).
+MAX_EVENT_TOKENS = 10**8
+MAX_RUN_COUNT = 10**10
+# Lists and objects in a run file nest at most this deep (a real run's deepest is about 6:
+# config -> run_spec -> model); deeper is refused before anything walks it recursively (a
+# NaN 900 levels down in config raised RecursionError in the JSON writer: issue 30 item 7).
+MAX_NESTING = 32
 
 
 class RunFileError(ValueError):
@@ -83,6 +97,7 @@ def _is_num(v) -> bool:
 
 # what a value must be: (test, wording)
 def _count(v): return type(v) is int and v >= 0
+def _tokens(v): return type(v) is int and 0 <= v <= MAX_EVENT_TOKENS
 def _num(v): return _is_num(v)
 def _num_or_none(v): return v is None or _is_num(v)
 def _str(v): return isinstance(v, str)
@@ -94,7 +109,9 @@ def _obj_or_none(v): return v is None or isinstance(v, dict)
 
 
 def _kind(test) -> str:
-    return {_count: _("a whole number ≥ 0"), _num: _("a finite number"),
+    return {_count: _("a whole number ≥ 0"),
+            _tokens: _("a whole number from 0 to {max}").format(max=f"{MAX_EVENT_TOKENS:,}"),
+            _num: _("a finite number"),
             _num_or_none: _("a finite number or null"), _str: _("a string"),
             _str_or_none: _("a string or null"), _flag: _("true or false"),
             _flag_or_none: _("true, false or null"), _obj: _("an object"),
@@ -128,6 +145,14 @@ def _meter(c, where, prev: dict | None) -> dict:
         if prev is not None and v < prev[k]:
             _fail(where, _("the compute meter goes back ({key} {before} → {after}); it only "
                            "grows").format(key=k, before=prev[k], after=v))
+        if v > MAX_RUN_COUNT:
+            _fail(where, _("compute {key} is {value}, more than any run makes (at most "
+                           "{max})").format(key=k, value=f"{v:,}", max=f"{MAX_RUN_COUNT:,}"))
+        step = v - (prev[k] if prev is not None else 0)
+        if prev is not None and step > MAX_EVENT_TOKENS:
+            _fail(where, _("the compute meter grows by {step} {key} in one event, more than "
+                           "any model call makes (at most {max})").format(
+                step=f"{step:,}", key=k, max=f"{MAX_EVENT_TOKENS:,}"))
         full[k] = v
     return full
 
@@ -182,7 +207,7 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
                 id=d["id"], expected=n_nodes))
         _node(d.get("parent"), n_nodes, where, "parent")
         _need(d, "text", _str, where)
-        _need(d, "tokens", _count, where)
+        _need(d, "tokens", _tokens, where)
         _need(d, "logprob", _num, where)
         _need(d, "terminal", _flag, where)
         _need(d, "answer", _str_or_none, where)
@@ -217,7 +242,7 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
     elif t == "final":
         _need(d, "answer", _str_or_none, where)
     elif t == "discard":
-        _need(d, "tokens", _count, where)
+        _need(d, "tokens", _tokens, where)
     elif t == "revise":  # search.strategies.revise: round r opens at cut after doubting a step
         _need(d, "round", _count, where)
         for k in ("cut", "doubted", "leaf"):
@@ -226,11 +251,11 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
     elif t == "force":  # search.strategies.budget_forcing: a continuation cue written at id
         _node(d.get("id"), n_nodes, where, "id")
         _need(d, "text", _str, where)
-        _need(d, "tokens", _count, where)
+        _need(d, "tokens", _tokens, where)
         _need(d, "cue_tokens", _count, where, optional=True)
         _need(d, "n", _count, where)
     elif t == "cut":  # search.strategies.deepconf: a trace stopped for low confidence
-        _need(d, "tokens", _count, where)
+        _need(d, "tokens", _tokens, where)
         _need(d, "at", _count, where)
         _need(d, "window", _count, where)
         for k in ("group_conf", "threshold"):
@@ -263,12 +288,26 @@ CONFIG = {"seed": _count, "width": _count, "expansions": _count, "max_depth": _c
           "weighted": _flag, "model": _obj_or_none}
 
 
+def _nesting(d: Any, where) -> None:
+    """Fail when lists and objects in ``d`` nest deeper than MAX_NESTING (walked with a stack,
+    never recursively; linear in the size of ``d``)."""
+    stack = [(d, 0)]
+    while stack:
+        obj, depth = stack.pop()
+        if depth > MAX_NESTING:
+            _fail(where, _("lists and objects are nested more than {max} levels deep").format(
+                max=MAX_NESTING))
+        items = obj.values() if isinstance(obj, dict) else obj
+        stack.extend((v, depth + 1) for v in items if isinstance(v, (dict, list)))
+
+
 def check_run(d: Any) -> None:
     """Raise RunFileError (one translated line naming the first problem) unless ``d`` is a
     well-formed run (``SearchResult.to_dict`` output; the module docstring lists the checks).
     The caller has checked ``format``. Linear in the size of ``d``; walks nothing recursively
     but ``config["model"]``, ``extra`` and ``tally``, one level deep."""
     top = _("the run")
+    _nesting(d, top)
     for key, test in (("problem", _str), ("strategy", _str), ("gold", _str_or_none),
                       ("answer", _str_or_none), ("config", _obj), ("tally", _obj),
                       ("wall_seconds", _num)):

@@ -78,6 +78,21 @@ def _set(obj, key, value):
     obj[key] = value
 
 
+def _nested(levels: int, leaf=float("nan")):
+    v = leaf
+    for _ in range(levels):
+        v = [v] if _ % 2 else {"k": v}
+    return v
+
+
+def _inflate_meter(d, extra: int):
+    """Every meter from event 1 on (and the totals) ``extra`` generated tokens higher: the log
+    still grows and agrees with its totals, only the amount is impossible."""
+    for e in d["events"][1:]:
+        e["compute"]["generated_tokens"] = e["compute"].get("generated_tokens", 0) + extra
+    d["compute"]["generated_tokens"] += extra
+
+
 # (name, how the good run is damaged, words the one line must hold)
 DAMAGED = [
     ("parent cycle", lambda d: d["events"].append(
@@ -93,7 +108,21 @@ DAMAGED = [
     ("path through a missing node", lambda d: _set(d["events"][-1]["data"], "path", [1, 50]),
      "path: 50 is not a node"),
     ("tokens as words", lambda d: _set(ev(d, 0), "tokens", "many"),
-     "tokens must be a whole number ≥ 0, not 'many'"),
+     "tokens must be a whole number from 0 to 100,000,000, not 'many'"),
+    # issue 30 item 9: a run claiming 10^12 tokens per event was accepted on import
+    ("10^12 tokens in one step", lambda d: _set(ev(d, 0), "tokens", 10**12),
+     "event 0 (add): tokens must be a whole number from 0 to 100,000,000, not 1000000000000"),
+    ("meter grows 5x10^9 in one event", lambda d: _inflate_meter(d, 5 * 10**9),
+     "event 1 (add): the compute meter grows by 5,000,000,004 generated_tokens in one "
+     "event, more than any model call makes (at most 100,000,000)"),
+    ("10^12 tokens in a run", lambda d: _inflate_meter(d, 10**12),
+     "the run: compute generated_tokens is 1,000,000,000,018, more than any run makes (at "
+     "most 10,000,000,000)"),
+    # issue 30 item 7: a NaN 900 levels down in config was a RecursionError traceback
+    ("NaN nested 900 levels in config", lambda d: _set(d["config"], "x", _nested(900)),
+     "the run: lists and objects are nested more than 32 levels deep"),
+    ("NaN nested 900 levels in an event", lambda d: _set(ev(d, 2), "x", _nested(900)),
+     "the run: lists and objects are nested more than 32 levels deep"),
     ("negative tokens", lambda d: _set(ev(d, 0), "tokens", -984), "tokens must be"),
     ("problem as a number", lambda d: _set(d, "problem", 12), "problem must be a string"),
     ("step text as a number", lambda d: _set(ev(d, 0), "text", 12), "text must be a string"),
