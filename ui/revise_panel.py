@@ -121,8 +121,8 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
     c1.number_input(_("Held-out problems"), *PROBLEMS_RANGE, **bind("sc_rev_problems"))
     P = int(ss["sc_rev_problems"])
     runs = P * ((len(SWEEP_RATES) if has_checker else 0) + (1 if scorer else 0))
-    c2.caption(_("{runs} revise runs of at most {r} rounds ({p} problems × {k} verifiers); "
-                 "about a minute on a laptop CPU, each run cached.").format(
+    c2.caption(_("{runs} revise runs of at most {r} rounds ({p} problems × {k} verifiers), "
+                 "each cached: a second look is instant.").format(
                    runs=runs, r=rounds, p=P,
                    k=(len(SWEEP_RATES) if has_checker else 0) + (1 if scorer else 0)))
     st.checkbox(_("Measure revise and the verifier-quality sweep"), **bind("sc_rev"),

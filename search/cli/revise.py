@@ -1,7 +1,7 @@
 """``python -m search revise``: verify-and-revise reported against its paper.
 
     python -m search revise --split heldout --start 100 --problems 60 --scorers prm,checker --json
-    python -m search revise --sweep --json        # the verifier-quality sweep (validation)
+    python -m search revise --sweep --json        # + the verifier-quality sweep (held-out)
 
 Per verifier: right->wrong with its denominator (revisions of a right chain) and wrong->right
 with its (revisions of a wrong chain), beside Snell et al. 2024's ~38%, accuracy with a 95%
@@ -40,7 +40,8 @@ def add_parser(sub, parser_class) -> None:
                                       "the verifier-quality sweep (--sweep)")
     r.add_argument("--task", default="arithmetic", help="the task (default arithmetic)")
     r.add_argument("--split", choices=["heldout", "validation"], default=SWEEP_SPLIT,
-                   help=f"problem split (default {SWEEP_SPLIT}: decide here; heldout: report)")
+                   help=f"problem split (default {SWEEP_SPLIT}): heldout is only reported, "
+                        "validation is where choices are decided")
     r.add_argument("--start", type=int, default=0,
                    help="the first problem of the split (default 0)")
     r.add_argument("--problems", type=int, default=SWEEP_PROBLEMS,

@@ -45,6 +45,13 @@ DEFAULTS: dict[str, dict] = {
     # prm .825/.725/.825, confidence .750/.750/.750 (mean .825/.742/.825: last ties best, the
     # simpler rule kept). Threshold 0.5 untuned: with model confidence it doubted no step
     # there (all three rules equal), so revise with confidence needs a higher threshold.
+    # Scorer 'prm' (the learned PRM, last step's score) chosen on VALIDATION (issue 29;
+    # benchmarks/choose_revise_scorer.py: first 100 problems, R=4, T=0.8, problem i seeded i):
+    # accuracy prm .71 (prm_min: the same runs, revise doubts the first step below the
+    # threshold either way), orm .64, prm_prod .63, confidence .51 (it doubted 1 of 100 first
+    # chains, 49 wrong: refused, search.strategies.revise.cannot_doubt); the exact checker
+    # (an oracle, not deployable) .79. Right->wrong: prm 6 of 14 revised right chains, orm
+    # 12/30, prm_prod 35/115, checker 0/1 (Snell et al. 2024: about 38%).
     "revise": {"budget": 4, "threshold": 0.5, "rule": "last", "scorer": "prm"},
     # Budget forcing (search.strategies.budget_forcing, s1): thinking budget in generated
     # tokens; forced continuations at most. max_forced 0 CHOSEN ON VALIDATION (issue 29): the
