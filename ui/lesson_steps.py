@@ -484,15 +484,16 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
                           "time.").format(n=n, c=pct(checked))
     st.markdown(caveat)
     st.markdown(_("Revisions that turned a right chain wrong: **{rw}**; wrong to right: "
-                  "**{wr}**. The exact checker never rejects a correct step, so a revision only "
+                  "**{wr}** (oracle: the exact checker). The exact checker never rejects a "
+                  "correct step, so a revision only "
                   "starts where a step really is wrong, and a run stops at the first chain it "
                   "accepts. A *learned* verifier has no such guarantee: it can doubt a right "
                   "step, and the revision can turn a right chain wrong.").format(
         rw=rev["right_to_wrong"], wr=rev["wrong_to_right"]))
     st.caption(_("Think longer: one revise run per problem ({r} rounds at most, exact step "
-                 "checker, seed {s}); think wider: maj@{n}, the exact expected accuracy of a "
-                 "vote of {n} of the {c} sampled chains; {p} held-out problems, tokens are means "
-                 "per problem.").format(r=REVISE_ROUNDS, s=LESSON_SAMPLING["seed"], n=n,
+                 "checker, an oracle, seed {s}); think wider: maj@{n}, the exact expected "
+                 "accuracy of a vote of {n} of the {c} sampled chains; {p} held-out problems, "
+                 "tokens are means per problem.").format(r=REVISE_ROUNDS, s=LESSON_SAMPLING["seed"], n=n,
                                          c=CHAINS, p=HELDOUT_PROBLEMS))
 
 
