@@ -242,8 +242,12 @@ _ENTRIES: list[Strategy] = [
              knobs=("max_forced",), defaults=DEFAULTS["budget_forcing"],
              short=N_("budget forcing"), url_key="think", uses_scorer=False,
              knob_help=N_("The thinking budget in generated tokens: an early end is replaced by "
-                          "'Wait, ' (at most {max_forced} times) and the answer line is forced "
-                          "when it runs out. Never more than the budget plus one answer line.")),
+                          "'Wait, ' at most {max_forced} times (the default, chosen on "
+                          "validation, where forcing the self-correcting model's cue, its "
+                          "retry marker, turned right answers wrong; the forcing curve "
+                          "measures it) and the answer line is "
+                          "forced when the budget runs out. Never more than the budget plus "
+                          "one answer line; the written cues count as generated tokens.")),
     # Confidence-filtered voting (DeepConf, Fu et al. 2025; search.strategies.deepconf).
     Strategy("deepconf_offline", N_("DeepConf offline (keep the most confident traces, "
                                     "confidence-weighted vote)"),
