@@ -199,9 +199,16 @@ def thinking_rows(tree, nid: int) -> list[tuple[str, str]]:
             r=m["rounds"][nid] + 1, cut=rev["cut"] if rev else "?",
             doubted=rev["doubted"] if rev else "?")))
     if nid in m["forced"]:
-        rows.append((_("forced continuation"), _("#{n}: the chain would have ended; the cue "
-                                                 "was written and it went on").format(
-            n=m["forced"][nid])))
+        n = m["forced"][nid]
+        ev = next((f for f in tree.forced if f.get("n") == n and not f.get("answer")), {})
+        k = ev.get("cue_tokens")
+        text = _("#{n}: the chain would have ended; the cue was written and it went on").format(
+            n=n)
+        if k:  # the written cue is compute: counted in this step's tokens (issue 29)
+            text += ngettext(" (the cue's {k} token is counted in this step's tokens)",
+                             " (the cue's {k} tokens are counted in this step's tokens)",
+                             k).format(k=k)
+        rows.append((_("forced continuation"), text))
     return rows
 
 

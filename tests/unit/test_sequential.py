@@ -521,6 +521,9 @@ def test_the_inspector_names_its_thinking_rows_apart_and_numbers_forced_continua
     assert m["forced"] and m["retracted"] and m["retries"], m
     for nid, n in m["forced"].items():
         assert rows[nid]["forced continuation"].startswith(f"#{n}: the chain would have ended")
+        # the written cue is compute, and the inspector says where it is counted (issue 29)
+        assert rows[nid]["forced continuation"].endswith(
+            "(the cue's 6 tokens are counted in this step's tokens)")
     for nid in m["retracted"]:
         assert "taken back" in rows[nid] and "retry" not in rows[nid]
     for nid in m["retries"]:
