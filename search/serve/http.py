@@ -90,6 +90,12 @@ def create_app(cfg: ServeConfig):
 
     def fail(status: int, message: str, type_: str, code: Optional[str] = None,
              param: Optional[str] = None, headers: Optional[dict] = None) -> JSONResponse:
+        headers = dict(headers or {})
+        if status in (499, 500, 502, 504) or (status == 429 and code == "rate_limit_exceeded"
+                                              and "Retry-After" not in headers):
+            # OpenAI's clients retry 5xx and 429 by themselves; the same search would time out
+            # or fail again, so say not to (the openai SDKs read this header)
+            headers["x-should-retry"] = "false"
         return JSONResponse(error_body(message, type_, code, param), status_code=status,
                             headers=headers)
 
@@ -122,7 +128,10 @@ def create_app(cfg: ServeConfig):
 
     @app.get("/health")
     async def health():
-        return {"status": "ok"}
+        """Up, requests running, and the inference worker's counters (``InferenceWorker.stats``:
+        jobs, merged identical calls, batched steps, steps shared by several calls)."""
+        live = sum(1 for r in list(runs.values()) if not r.done.is_set())
+        return {"status": "ok", "running": live, "worker": cfg.backend.worker_stats()}
 
     @app.get("/v1/models")
     async def models(request: Request):
