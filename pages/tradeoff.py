@@ -55,8 +55,8 @@ def way_text(w: dict) -> str:
 st.title(_("Train vs test"))
 st.markdown(_(
     "A model's lifetime compute is its **training** plus every **answer** it gives. Here "
-    "arithmetic models of the bundled model's shape were trained for 100, 200, 400, 800 and "
-    "1600 steps, each to the end of its own learning-rate schedule, twice (two training "
+    "arithmetic models of the bundled model's shape were trained for 100, 200, 400, 800, 1131 "
+    "and 1600 steps, each to the end of its own learning-rate schedule, twice (two training "
     "seeds); each answers the held-out problems with more or fewer chains, and every figure is "
     "the mean of its two seeds. Training FLOPs are 6 N D (Kaplan et al. 2020); inference FLOPs "
     "2 N per token read or written, the learned verifier's passes included."))

@@ -1,7 +1,8 @@
 """The measured grid of the Train-vs-test trade: pools of chains per separately trained model.
 
 The models (``search.training.separate``) have the bundled recipe and shape and differ only in
-training compute: 100, 200, 400, 800 and 1600 optimizer steps (16x in tokens and FLOPs), each
+training compute: 100, 200, 400, 800, 1131 and 1600 optimizer steps (16x in tokens and FLOPs;
+1131 = 800 x sqrt 2 resolves the jump between 800 and 1600), each
 trained to the end of *its own* schedule, with two training seeds per point. Their folders are
 ``weights/arith-sched/s<steps>-seed<seed>/``; each ships its ``card.json`` and its measured
 pools (the weights are rebuilt by the card's command; the 1600-step seed-1234 point is the

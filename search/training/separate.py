@@ -18,13 +18,18 @@ batch 128, AdamW lr 0.002, cosine to 10%) and its data stream:
   teacher switched off (every step right), 1600 steps.
 
 Weights of the training-budget models are not shipped (the repository keeps its weights under
-64 MB): only their ``card.json`` and the measured pools the page reads. Training is seeded and
-runs on one thread, so a model is rebuilt exactly by::
+64 MB): only their ``card.json``, training log and the measured pools the page reads. A model is
+rebuilt from the same data stream and initialisation by::
 
     OMP_NUM_THREADS=1 nice python -m search.training.separate --steps 400 --seed 1235
 
-(``--all`` trains every missing point; ``--errorfree`` the error-free model.) Wall time on one
-core of the 2-core machine this was made on: about 0.8-1.3 s a step (1600 steps: 25-35 min).
+(``--all`` trains every missing point; ``--errorfree`` the error-free model.) The stream is
+exact (a rebuild reads the card's token count to the token), the float arithmetic is not: a
+rerun of s0800-seed1234 in a later session on a fresh machine (2026-12-06) matched the first run's
+loss at step 0 and drifted from step 50 (1.6796 against 1.6772), ending at loss EMA 0.423
+against 0.439, so a rebuild is another sample of the recipe, not the same bytes; the shipped
+cards, logs and pools come from one set of runs. Wall time on one core of the 2-core machine:
+about 0.8-1.3 s a step when nothing else runs (1600 steps: 25-35 min).
 """
 from __future__ import annotations
 
@@ -41,7 +46,7 @@ SCHED_DIR = ROOT / "weights" / "arith-sched"
 ERRORFREE_DIR = ROOT / "weights" / "arith-errorfree-tiny"
 BUNDLED_DIR = ROOT / "weights" / "arith-gpt2-tiny"
 REFERENCE_STEPS = 1600          # the bundled recipe's steps
-STEPS = (100, 200, 400, 800, 1600)   # 16x in training steps (and so in tokens and FLOPs)
+STEPS = (100, 200, 400, 800, 1131, 1600)   # 16x in training steps (tokens, FLOPs); 1131 = 800 x sqrt(2)
 SEEDS = (1234, 1235)
 BUNDLED_SEED = 1234
 
