@@ -269,6 +269,10 @@ def _show_set() -> None:
 
 _show_one()
 _show_set()
+if any(s == "budget_forcing" for s, _b in chosen) and TASK.continuation_cue \
+        and policy is not None:  # does forcing help this model? (issue 29 item 1)
+    from ui.forcing_panel import forcing_panel
+    forcing_panel(TASK, policy, key="cmp_forcing")
 if TASK.name == "arithmetic_retry":  # the self-correcting model's card (issue 29 item 2)
     from ui import retry_card
     retry_card.show(TASK)

@@ -100,3 +100,13 @@ def test_the_search_tree_page_offers_the_forcing_curve_under_a_budget_forcing_ru
     assert any("allows 0 forced continuations" in m for m in texts(at.info))
     assert any(e.label.startswith("Does forcing help this model?") for e in at.expander)
     assert at.button(key="forcing_go") is not None
+
+
+def test_the_compare_page_offers_the_forcing_curve_when_budget_forcing_is_compared():
+    from tests.pages.test_page_compare import open_compare
+    at = open_compare({"cmp_problem": "31*6-40+(3+1)"})
+    assert not any(e.label.startswith("Does forcing help") for e in at.expander)
+    at.button(key="cmp_think").click().run()  # budget forcing on the self-correcting task
+    assert not at.exception, at.exception
+    assert any(e.label.startswith("Does forcing help this model?") for e in at.expander)
+    assert at.button(key="cmp_forcing_go") is not None
