@@ -136,11 +136,11 @@ def bin_labels(fit: dict) -> list[str]:
     out = []
     for i, p in enumerate(p1):
         if i == 0:
-            out.append(_("hardest: predicted pass@1 {p}").format(p=p))
+            out.append(_("hardest (predicted pass@1 {p})").format(p=p))
         elif i == len(p1) - 1:
-            out.append(_("easiest: predicted pass@1 {p}").format(p=p))
+            out.append(_("easiest (predicted pass@1 {p})").format(p=p))
         else:
-            out.append(_("predicted pass@1 {p}").format(p=p))
+            out.append(_("middle (predicted pass@1 {p})").format(p=p))
     return out
 
 
@@ -152,19 +152,19 @@ def band_sentence(band: dict) -> str:
              _("{lo}–{hi} tokens").format(lo=f"{lo:,.0f}", hi=f"{hi:,.0f}"))
     if band["why"] == "one cell":
         _B, R, N = band["cells"][0]
-        return _("{where}: {split} (B = {b}) alone, nothing to compare").format(
+        return _("at {where}, {split} (B = {b}) alone: nothing to compare").format(
             where=where, split=split_name(R, N), b=_B)
     if band["why"] == "tie at the top":
-        return _("{where}: no clear winner ({k} cells, the best tied)").format(
+        return _("at {where}, no clear winner ({k} cells, the best tied)").format(
             where=where, k=len(band["cells"]))
     _B, R, N = band["leader"]
     p = max(t["p"] for t in band["tests"].values())
     if band["winner"]:
-        return _("{where}: ★ **{split}** (B = {b}) beats each of the other {k} (largest "
+        return _("at {where}, ★ **{split}** (B = {b}) beats each of the other {k} (largest "
                  "p = {p})").format(where=where, split=split_name(R, N), b=_B,
                                     k=len(band["cells"]) - 1, p=f"{p:.2g}")
-    return _("{where}: no clear winner ({k} cells; the most accurate, {split}, is not "
-             "separated from all: largest p = {p})").format(
+    return _("at {where}, no clear winner ({k} cells; the most accurate, {split}, is not "
+             "separated from the rest: largest p = {p})").format(
                  where=where, k=len(band["cells"]), split=split_name(R, N), p=f"{p:.2g}")
 
 
@@ -295,7 +295,8 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
     for b in range(n_bins):
         these = [band_sentence(x) for x in bands if x["bin"] == b]
         if these:
-            lines.append(_("- {bin}: {bands}").format(bin=labels[b], bands="; ".join(these)))
+            lines.append(_("- **{bin}**: {bands}").format(bin=labels[b],
+                                                           bands="; ".join(these)))
     st.markdown(_("**Best split at equal measured compute** (cells of one bin whose tokens per "
                   "problem lie within ×{ratio} of each other are compared; a split is starred "
                   "only when an exact McNemar test on the same problems separates it from "
