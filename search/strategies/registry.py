@@ -253,8 +253,7 @@ _ENTRIES: list[Strategy] = [
                                     "confidence-weighted vote)"),
              N_("traces N"), deepconf.MAX_TRACES, deepconf.DeepConfOfflineConfig, "n",
              deepconf.run_offline, knobs=("keep", "statistic", "window"),
-             defaults={"budget": 16, "keep": 10, "statistic": "lowest",
-                       "window": deepconf.GROUP_WINDOW},
+             defaults={"budget": 16, **deepconf.OFFLINE_CHOSEN},
              short="DeepConf offline", url_key="dcoff_n", uses_scorer=False,
              knob_help=N_("How many complete traces to sample; the top {keep}% by their lowest "
                           "group confidence vote, each weighted by that confidence.")),
