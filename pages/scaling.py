@@ -10,7 +10,10 @@ where the task has a learned PRM); beam search, MCTS and ToT BFS with the model'
 a value are opt-in. Measured points sit at the generated tokens they actually spent. Under the
 figure, three sentences computed from the curves shown say where the learned verifier beats
 voting, where it falls behind, and whether a larger N over-optimises it. Moving the budget
-slider never samples.
+slider never samples. Below, thinking longer: the sequential x parallel view
+(``ui.sequential_view``) and revise against its paper with the verifier-quality sweep
+(``ui.revise_panel``: right->wrong with its denominator beside Snell et al.'s ~38%, the exact
+checker labelled oracle, the checker made to err at 0-20%).
 """
 from __future__ import annotations
 

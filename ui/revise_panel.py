@@ -29,7 +29,7 @@ from ui import presenter
 from ui.settings import UrlParam, bind, flag, int_in, show_flag
 from viz.revise import sweep_figure
 
-PROBLEMS_RANGE = (10, 200)
+PROBLEMS_RANGE = (4, 200)
 FLIP_SEED = 0  # the erring checker's seed (search.scoring.ErringChecker)
 PARAMS = [
     UrlParam("sc_rev", False, flag, show_flag),
