@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import json
 import time
-from fractions import Fraction
-from math import comb
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
@@ -50,27 +48,8 @@ PAIRS = (("retry", "errorfree"), ("retry", "noisy"), ("noisy", "errorfree"))
 
 
 # ------------------------------------------------------------------------------- statistics
-def mcnemar_exact(only_a: int, only_b: int) -> float:
-    """Two-sided exact McNemar p-value of a paired comparison.
-
-    only_a: problems only model A gets right (A right, B wrong); only_b: only B right. The
-    concordant pairs carry no information. Under the null (no difference) each discordant
-    problem is A's with probability 1/2, so with n = only_a + only_b and m = min(only_a,
-    only_b)::
-
-        p = min(1, 2 * sum_{k=0..m} C(n, k) / 2^n)
-
-    (the exact binomial sign test; McNemar 1947, Psychometrika 12(2); the exact form as in
-    Fagerland, Lydersen & Laake 2013, BMC Med. Res. Methodol. 13:91). n = 0 gives 1.0.
-    Computed in exact rational arithmetic. Raises ValueError for negative counts."""
-    a, b = int(only_a), int(only_b)
-    if a < 0 or b < 0 or a != only_a or b != only_b:
-        raise ValueError(f"counts must be non-negative integers, got {only_a!r}, {only_b!r}")
-    n = a + b
-    if n == 0:
-        return 1.0
-    tail = Fraction(sum(comb(n, k) for k in range(min(a, b) + 1)), 2 ** n)
-    return float(min(Fraction(1), 2 * tail))
+from search.analysis.sequential import mcnemar_exact  # noqa: E402  (re-exported)
+# mcnemar_exact: the project's one exact McNemar test (search.analysis.sequential)
 
 
 def rate(successes: int, n: int) -> dict:

@@ -203,7 +203,11 @@ def mcnemar_exact(b: int, c: int) -> float:
     answered the same problems, ``b`` problems only the first got right, ``c`` only the
     second. Under the null that either is as likely to be the one right, b ~ Binomial(b + c,
     1/2); the p-value is P(a result at least as lopsided) = min(1, 2 x P(X <= min(b, c))).
-    The same as the two-sided sign test on the discordant pairs; 1.0 when b + c = 0."""
+    The same as the two-sided sign test on the discordant pairs; 1.0 when b + c = 0.
+    ValueError for a negative or non-integer count. The project's one McNemar test (the
+    self-correction card, the forcing curve and the sequential view all use it)."""
+    if int(b) != b or int(c) != c:
+        raise ValueError(f"counts must be integers, got {b!r}, {c!r}")
     b, c = int(b), int(c)
     if b < 0 or c < 0:
         raise ValueError("counts of discordant problems must be >= 0")
