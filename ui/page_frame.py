@@ -37,8 +37,9 @@ PAGES = [
     ("pages/tradeoff.py", N_("Train vs test"), None),
     ("pages/mcts_steps.py", N_("Step by step"), None),
     ("pages/history.py", N_("History"), None),
+    ("pages/traffic.py", N_("Traffic"), None),
 ]
-NO_MODEL_PAGES = {"voting_lab", "tradeoff"}  # url paths of pages that never load the model
+NO_MODEL_PAGES = {"voting_lab", "tradeoff", "traffic"}  # url paths of pages that never load the model
 _frame = threading.local()  # one script thread per session run
 
 

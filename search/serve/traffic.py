@@ -1,0 +1,56 @@
+"""The gateway's requests as History holds them (for the Traffic page; no Streamlit).
+
+Every served request is a History row from its start (``search.serve.runs.ServedRun.start``), its
+``config["gateway"]`` saying how it went (status ``running`` while it runs, updated every few
+seconds with the log so far; then ``done``, ``timeout``, ``cancelled`` or ``error``). This reads
+the newest rows and keeps the served ones, so the page shows live and recent requests from any
+number of gateway processes sharing the History file, without talking to them.
+"""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+SCAN = 300  # newest History rows looked at (served or not)
+
+
+def served(limit: int = 100, path=None, wait: float = 2.0) -> list[dict]:
+    """The newest served requests, newest first, at most ``limit``: one dict each with
+    ``run_id``, ``status``, ``client`` (the key's name), ``strategy``, ``budget``, ``scorer``,
+    ``problem``, ``answer``, ``tokens`` (usage.total_tokens: prompt + verifier + generated),
+    ``generated_tokens``, ``latency_s`` (None while running), ``started`` (Unix seconds),
+    ``model`` (the History model id), ``endpoint``, ``stream``. Raises HistoryError when the
+    history cannot be read."""
+    from search.runtime import history
+    out = []
+    for row in history.list_runs(limit=SCAN, path=path, wait=wait):
+        if len(out) >= limit:
+            break
+        try:
+            d = json.loads(history.export(row.id, path=path, wait=wait))
+        except (ValueError, history.HistoryError):
+            continue
+        gw = (d.get("config") or {}).get("gateway")
+        if not isinstance(gw, dict):
+            continue
+        c = d.get("compute") or {}
+        tokens = sum(int(c.get(k, 0) or 0) for k in ("prompt_tokens", "verifier_tokens",
+                                                      "generated_tokens"))
+        out.append({"run_id": row.id, "status": gw.get("status"), "client": gw.get("client"),
+                    "strategy": d.get("strategy"), "budget": gw.get("budget"),
+                    "scorer": (d.get("config") or {}).get("scorer"), "problem": d.get("problem"),
+                    "answer": d.get("answer"), "tokens": tokens,
+                    "generated_tokens": int(c.get("generated_tokens", 0) or 0),
+                    "latency_s": gw.get("latency_s"), "started": gw.get("started"),
+                    "model": row.model, "endpoint": gw.get("endpoint"),
+                    "stream": bool(gw.get("stream")), "error": gw.get("error")})
+    return out
+
+
+def running(rows: list[dict]) -> bool:
+    """Whether any of ``rows`` is still being served."""
+    return any(r.get("status") == "running" for r in rows)
+
+
+def find(rows: list[dict], run_id: Optional[int]) -> Optional[dict]:
+    return next((r for r in rows if r["run_id"] == run_id), None)

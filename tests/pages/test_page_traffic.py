@@ -1,0 +1,51 @@
+"""The Traffic page (issue 32 item 3): the gateway's requests read from History, running and
+finished, and a request opened in the Search tree."""
+from __future__ import annotations
+
+from search.runtime import history
+from search.serve import traffic
+from tests.pages.page_helpers import model_env, navigation_only  # noqa: F401 - autouse fixtures
+from tests.pages.test_history import events_of, make_result
+
+
+def served(status: str, problem: str = "2+3*4", latency=1.5):
+    r = make_result(problem)
+    r.config["gateway"] = {"request_id": "ts-x", "status": status, "client": "alice",
+                           "endpoint": "chat", "stream": False, "budget": 3,
+                           "model": "thoughtscope:majority@3", "started": 1.7e9,
+                           "latency_s": latency, "error": None}
+    r.stopped = status == "running"
+    return r
+
+
+def test_served_rows_are_read_from_history(tmp_path, monkeypatch):
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    done = history.save(served("done"), model="bundled")
+    history.save(make_result("7*8", answers=("56",), gold="56"), model="bundled")  # a page's run
+    live = history.save(served("running", "9*9", None), model="bundled")
+    rows = traffic.served()
+    assert [r["run_id"] for r in rows] == [live, done]
+    d = rows[1]
+    assert (d["status"], d["client"], d["strategy"], d["budget"], d["answer"],
+            d["latency_s"]) == ("done", "alice", "majority", 3, "14", 1.5)
+    assert d["tokens"] == 27 and traffic.running(rows) and not traffic.running(rows[1:])
+
+
+def test_traffic_page_lists_requests_and_opens_one_in_the_tree(tmp_path, monkeypatch):
+    from tests.pages import page_helpers as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    res = served("done")
+    run_id = history.save(res, model="bundled")
+    history.save(make_result("7*8", answers=("56",), gold="56"), model="bundled")
+    at = tp.new_app()
+    at.switch_page("pages/traffic.py").run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Traffic"]
+    table = at.dataframe[0].value
+    assert list(table["run"]) == [run_id] and list(table["status"]) == ["done"]
+    assert list(table["tokens"]) == [27] and list(table["key"]) == ["alice"]
+    at.session_state["tree_result"] = None
+    at.button(key="traffic_open").click().run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Search tree"]
+    assert events_of(at.session_state["tree_result"]) == events_of(res)
