@@ -116,9 +116,20 @@ elif math.isfinite(rate["rate"]):
         hi=readable(iv["high"]) if math.isfinite(iv["high"]) else "–",
         r=readable(rate["rate"]), n=len(rate["points"])))
 else:
-    m1.metric(_("Exchange rate at {t:.0%}").format(t=target), "–")
-    m1.caption(_("Fewer than two training budgets reach this target with the measured "
-                 "budgets: no rate."))
+    # fewer than two budgets reach the target: no rate here either; say where one exists
+    reach = [r["target"] for r in v["by_target"] if r["determined"]]
+    m1.metric(_("Exchange rate at {t:.0%}").format(t=target), _("not determined"),
+              _("at this scale"), delta_color="off", delta_arrow="off")
+    n_reach = len(rate["points"])
+    m1.caption((_("No training budget reaches {t:.0%} within 16 chains: a rate needs two. "
+                  "{where}") if n_reach == 0 else
+                ngettext("Only {n} training budget reaches {t:.0%} within 16 chains: a rate needs "
+                         "two. {where}", "Only {n} training budgets reach {t:.0%} within 16 "
+                         "chains: a rate needs two. {where}", n_reach)).format(
+        n=len(rate["points"]), t=target,
+        where=_("At no target from 5% to 95% is the 95% interval under 10× (the curve "
+                "below).") if not reach else _("The interval is under 10× at {ts}.").format(
+            ts=", ".join(f"{x:.0%}" for x in reach))))
 students = v["students"]
 if students:
     a, b = students["a"], students["b"]

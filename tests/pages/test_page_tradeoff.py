@@ -68,6 +68,17 @@ def test_page_shows_the_measured_rate_students_and_table():
         assert not (iv["high"] / iv["low"] < 10)
         assert rate.value == "not determined" and "≈" not in rate.value
         assert "10× wide or more, so no single rate is stated" in text(at)
+    else:  # fewer than two budgets reach the target (the shipped grid at its default, 50%)
+        assert rate.value == "not determined"
+        assert f"training budget reaches {t0:.0%} within 16 chains: a rate needs two" in text(at)
+    # the rate against the target: the figure's points are the view's curve, hollow where the
+    # interval spans 10x or more (issue 29: a small curve, not one number)
+    fig = json.loads(at.get("plotly_chart")[2].proto.spec)["data"]
+    shown = {(round(x, 2), det) for d in fig if d.get("mode") == "markers"
+             for det in [d["marker"]["symbol"] == "circle"] for x in values(d["x"])}
+    want = {(round(r["target"], 2), r["determined"]) for r in v["by_target"]
+            if math.isfinite(r["rate"])}
+    assert shown == want and want
     st_ = v["students"]
     assert metrics["Student A: trained more, answers at once"].value == \
         f"{st_['a']['accuracy']:.1%}"
