@@ -65,10 +65,12 @@ STRATEGY_HELP_SEQ = N_(
     "step it doubts, cut the chain there and resample from that point, up to R rounds; each "
     "revision branches from its cut point, labelled R2, R3... (round 1 is the first chain). "
     " \n**budget forcing** "
-    "(thinking longer, s1): one chain made to think for a token budget: where it would end "
-    "early the cue `Wait, ` is written (↪) and it goes on; when the budget runs out the "
-    "answer line is forced. Only a model trained to retry (the self-correcting arithmetic "
-    "model) has a cue.")
+    "(thinking longer, s1): one chain made to think for a token budget: up to the chosen "
+    "number of times, where it would end early the cue `Wait, ` is written (↪, its tokens "
+    "counted) and it goes on; when the budget runs out the answer line is forced. Only a model "
+    "trained to retry (the self-correcting arithmetic model) has a cue, and on it forcing "
+    "hurts (the forcing curve under a run shows it): the default, chosen on validation, forces "
+    "none.")
 KNOB_KEY = {n: e.url_key for n, e in REGISTRY.items() if e.url_key}  # URL parameter
 # Every registered strategy with a URL key (search/strategies/registry.py: one entry each).
 PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
