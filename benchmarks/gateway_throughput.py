@@ -203,6 +203,10 @@ def main() -> int:
     l_ok = sum(r["error"] is None for r in l_rows)
     ratio = (g_ok / g_wall) / (l_ok / l_wall) if l_ok and g_wall else float("nan")
     print(f"throughput ratio gateway / in-process loop: {ratio:.2f}x")
+    if service:  # other jobs on the cores stretch single solves: the median is steadier
+        print(f"ratio by the loop's median service time ({len(service)} x "
+              f"{pct(service, 0.5):.3f} s = {len(service) * pct(service, 0.5):.1f} s against the "
+              f"gateway's {g_wall:.2f} s): {len(service) * pct(service, 0.5) / g_wall:.2f}x")
     for task, st in stats.items():
         print(f"gateway inference worker ({task}): {st['jobs']} sampling calls, "
               f"{st['merged']} identical calls merged, {st['batching']} batching executor(s), "
