@@ -36,7 +36,7 @@ def add_parser(sub, parser_class) -> None:
     from search.strategies import DEFAULTS
     from search.strategies.ranges import SEED, TEMPERATURE
     r = sub.add_parser("revise", help="verify and revise: right->wrong and wrong->right with "
-                                      "their denominators beside Snell et al. 2024 (~38%), and "
+                                      "their denominators beside Snell et al. 2024 (~38%%), and "
                                       "the verifier-quality sweep (--sweep)")
     r.add_argument("--task", default="arithmetic", help="the task (default arithmetic)")
     r.add_argument("--split", choices=["heldout", "validation"], default=SWEEP_SPLIT,
