@@ -18,4 +18,4 @@ def _parsers():
 @pytest.mark.parametrize("name,parser", _parsers(), ids=[n for n, _ in _parsers()])
 def test_help_formats(name, parser):
     text = parser.format_help()
-    assert text.startswith("usage:") and len(text) > 50
+    assert text.startswith("usage:")
