@@ -20,6 +20,7 @@ from search.strategies.revise import run as run_revise
 from search.scoring import make_scorer
 from search.tasks import get_task
 from search.tree import SearchResult, SearchTree
+from tests.conftest import examples
 
 RETRY = get_task("arithmetic_retry")
 
@@ -218,7 +219,7 @@ def test_a_task_without_a_cue_is_never_forced():
     assert r.extra["forced"] == 0 and "no continuation cue" in r.extra["note"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(budget=st.integers(1, 120), max_forced=st.integers(0, 5),
        steps=st.lists(st.sampled_from(["8*7=56", "56+6=62", "Answer: 62", "8*7=5400000000000",
                                        "Answer: 61", "56+6=62+0000000000000000000000"]),
@@ -306,11 +307,16 @@ def test_revise_with_the_checker_never_ends_on_a_rejected_chain_when_one_was_acc
     assert seen_accepted >= 4
 
 
-def test_revise_meters_the_learned_verifier(tiny_policy, tiny_verifiers):
+def test_revise_meters_the_learned_verifier(bundled_policy, tiny_verifiers):
+    # The bundled model (a random tiny model's chains are bare digits, which no longer count as
+    # answers, issue 30). A resampled chain that repeats an earlier one is scored from cache,
+    # so passes can be fewer than rounds (measured: 3 rounds, 2 passes with the real PRM); the
+    # meter must still show the verifier's reads, and the live tree replay.
     tree = Recording("8*7+6")
-    r = run_strategy("revise", "8*7+6", tiny_policy, budget=3, scorer="prm", gold="62",
+    r = run_strategy("revise", "8*7+6", bundled_policy, budget=3, scorer="prm", gold="62",
                      tree=tree, threshold=0.99)
-    assert r.compute.verifier_passes >= r.extra["rounds_used"] >= 1
+    assert r.extra["rounds_used"] >= 1 and r.compute.verifier_passes >= 1
+    assert r.compute.verifier_passes <= r.extra["rounds_used"] + 1
     assert r.compute.verifier_tokens > 0
     _replay_equals_live(tree, "arithmetic")
 
