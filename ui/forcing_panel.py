@@ -105,9 +105,10 @@ def forcing_panel(task: Any, policy: Any, key: str = "forcing") -> None:
         bar.empty()
         runs = collect(records, FORCED)
         rows = forcing_curve(runs)
+        from ui import presenter
         from viz.forcing import forcing_figure
-        st.plotly_chart(forcing_figure(rows, _("held-out") if split == "heldout"
-                                       else _("validation")), key=f"{key}_chart")
+        presenter.chart(st, forcing_figure(rows, _("held-out") if split == "heldout"
+                                           else _("validation")), key=f"{key}_chart")
         words = verdict(rows, cue, retry_marker=_is_retry_marker(task, cue))
         (st.info if forcing_helps(rows) is None else st.success)(words)
 

@@ -38,7 +38,9 @@ def test_page_renders_with_defaults():
         "self-consistency", "beam search", "MCTS", "ToT BFS", "ToT DFS"] + [
         label for s, label in (("best_of_n", "best-of-N"), ("weighted", "weighted vote"),
                                ("dvts", "DVTS"), ("revise", "verify and revise"),
-                               ("budget_forcing", "budget forcing")) if s in STRATEGIES]
+                               ("budget_forcing", "budget forcing"),
+                               ("deepconf_offline", "DeepConf offline"),
+                               ("deepconf_online", "DeepConf online")) if s in STRATEGIES]
     assert all(w in strategy.help for w in ("majority", "beam", "UCT", "Tree of Thoughts"))
     knob = at.number_input(key=w("n"))
     assert knob.label == "Chains N" and knob.value == 16 and "vote" in knob.help
