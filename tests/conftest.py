@@ -13,6 +13,39 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
+# ------------------------------------------------------------- randomized tests' budgets
+# Two Hypothesis profiles. "ci", loaded by default (``bash scripts/test.sh``, CI, the fast
+# loop): at most CI_EXAMPLES examples per property. "long", on demand
+# (``THOUGHTSCOPE_LONG_TESTS=1`` or ``pytest --hypothesis-profile=long``): each property's own
+# ``max_examples`` (the counts written in the tests, 25-300) and Hypothesis's default 100 where
+# none is written. The same properties either way; only how many examples each draws.
+LONG_TESTS = os.environ.get("THOUGHTSCOPE_LONG_TESTS") == "1"
+CI_EXAMPLES = 50
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # pragma: no cover - hypothesis is in requirements-dev.txt
+    _hypothesis_settings = None
+else:
+    _hypothesis_settings.register_profile("ci", max_examples=CI_EXAMPLES)
+    _hypothesis_settings.register_profile("long", max_examples=100)
+    # Once: this file is imported again as ``tests.conftest`` by test modules (after
+    # ``--hypothesis-profile``, which Hypothesis's pytest plugin loads after this file).
+    if _hypothesis_settings.get_current_profile_name() == "default":
+        _hypothesis_settings.load_profile("long" if LONG_TESTS else "ci")
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a property written for ``n`` examples: ``n`` in the long mode, at
+    most ``CI_EXAMPLES`` otherwise (read when the test module is imported, after the profile
+    is loaded)."""
+    if _hypothesis_settings is not None and \
+            _hypothesis_settings.get_current_profile_name() == "long":
+        return n
+    return min(n, CI_EXAMPLES)
+
+
+examples.__test__ = False
+
 
 def _tiny_gpt2(tok, n_positions: int, out: Path) -> Path:
     """Save a randomly initialised 2-layer GPT-2 over ``tok`` in ``out``, like a real checkpoint

@@ -20,6 +20,7 @@ from search.analysis.adaptive import (StopRule, adaptive_series, allocate, alloc
 from search.analysis.pools import ChainPool
 from search.analysis.scaling import maj_at_k
 from search.voting import vote
+from tests.conftest import examples
 
 ANSWERS = st.sampled_from(["1", "2", "3", "4", None])
 
@@ -27,7 +28,7 @@ ANSWERS = st.sampled_from(["1", "2", "3", "4", None])
 # ---- the deterministic rule: the answer is always the full budget's answer
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(ANSWERS, min_size=1, max_size=40), st.integers(1, 6), st.integers(0, 99))
 def test_certain_rule_never_changes_the_majority_answer(answers, batch, seed):
     tokens = [10.0] * len(answers)
@@ -154,7 +155,7 @@ def test_simulation_saves_tokens_on_agreeing_pools_only():
 # ---- allocation over a problem set
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.integers(1, 12), st.floats(0, 3000), st.integers(1, 4), st.integers(1, 3),
        st.integers(1, 20), st.sampled_from(["none", "certain", "beta"]), st.integers(0, 999))
 def test_allocation_never_exceeds_the_budget(n_problems, budget, first, step, cap, kind, seed):
@@ -305,7 +306,7 @@ def test_confidence_allocation_worked_by_hand():
     assert out.chains == [1, 2, 3] and out.winners == ["4", "8", "2"] and out.spent == 60
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.integers(1, 10), st.floats(0, 3000), st.integers(1, 4), st.integers(1, 3),
        st.integers(1, 16), st.floats(0.3, 1.0), st.integers(0, 999))
 def test_confidence_allocation_never_exceeds_the_budget(n_problems, budget, first, step, cap,

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from search.tasks import arithmetic as ar
+from tests.conftest import examples
 
 
 def test_seed_example():
@@ -34,7 +35,7 @@ def test_parser_errors_are_one_line():
         assert "\n" not in str(e.value) and str(e.value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(0, 10**6), st.sampled_from([1, 2, 3, 4]))
 def test_generated_problems_roundtrip_and_check(seed, level):
     p = ar.random_problem(random.Random(seed), level)
@@ -94,7 +95,7 @@ def test_canonical_form_merges_commutative_and_associative_twins():
     assert f(ar.parse("8*7+6")) == f("6+7*8")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(0, 10**6), st.sampled_from([1, 2, 3, 4]))
 def test_canonical_form_is_value_preserving_key(seed, level):
     # Same canonical form implies same value (a necessary property of any sound key), and a
@@ -177,7 +178,7 @@ def test_checker_accepts_negative_intermediate_values():
     assert c.step_validity(["3-5=-2", "2*-2=4"]) == [True, False]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_exprs())
 def test_gold_chain_of_any_parsed_problem_scores_one(e):
     if isinstance(e, ar.Num):
@@ -268,7 +269,7 @@ def test_answers_in_other_forms_are_one_answer():
         assert c.step_validity(["8*7=56", "56+6=62", text]) == [True] * 3
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(-10**6, 10**6), st.integers(0, 3), st.integers(0, 3),
        st.sampled_from(["", "+", "-", "\u2212"]), st.sampled_from(["", " ", "\t"]),
        st.booleans())
@@ -286,7 +287,7 @@ def test_canonical_answer_is_the_integer_whatever_the_spelling(v, zeros, frac0, 
     assert canonical_answer(canonical_answer(text)) == canonical_answer(text)  # idempotent
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=12))
 def test_canonical_answer_never_crashes_and_is_idempotent(text):
     from search.tasks.answers import canonical_answer, vote_key
@@ -327,7 +328,7 @@ def test_pool_checker_score_needs_an_answer_line():
     assert pools[0].valid == [True, True, False]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(0, 10**6), st.sampled_from([1, 2, 3, 4]), st.integers(-3, 3),
        st.sampled_from(["Answer: {}", "Answer:{}.0", "{}", " +{} ", "Answer: 0{}"]))
 def test_checker_and_extract_answer_agree_on_any_final_line(seed, level, off, form):

@@ -14,6 +14,7 @@ from search.tasks import ProblemError, get_task
 from search.tasks import game24 as g
 
 from conftest import SHARED_DATA
+from tests.conftest import examples
 
 CSV = SHARED_DATA / "game24" / "24.csv"
 needs_csv = pytest.mark.skipif(not CSV.exists(),
@@ -162,7 +163,7 @@ exprs = st.recursive(st.integers(0, 13).map(g.Lit),
                      lambda sub: st.builds(g.Bin, st.sampled_from(g.OPS), sub, sub), max_leaves=6)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(exprs)
 def test_canonical_expression_keeps_value_and_literals(e):
     c = g.parse_expression(g.canonical_expression(e))
@@ -174,13 +175,13 @@ def test_canonical_expression_keeps_value_and_literals(e):
 
 
 # --------------------------------------------------------------------------- solvability
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(rationals, min_size=1, max_size=3))
 def test_solvable_agrees_with_brute_force_on_random_states(nums):
     assert g.solvable(nums) == (F(24) in all_values(tuple(nums)))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.lists(st.integers(1, 13), min_size=4, max_size=4))
 def test_solvable_agrees_with_brute_force_on_puzzles(nums):
     assert g.solvable(nums) == (F(24) in all_values(tuple(F(x) for x in nums)))
@@ -196,7 +197,7 @@ def test_known_states():
         g.solvable([1, 2, 3, 4, 5])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(g.all_multisets()), st.integers(0, 10**6))
 def test_every_step_of_a_solution_is_valid(puzzle, seed):
     for rng in (None, random.Random(seed)):

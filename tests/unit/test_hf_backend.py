@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from search.models.base import BackendError, Capabilities, capabilities
 from search.models.hf import (UNKNOWN_CONTEXT, DelimiterAutomaton, HFPolicy, pick_dtype)
 from search.tasks import get_task
+from tests.conftest import examples
 
 FREEFORM = get_task("freeform")
 D = "\n\n"
@@ -33,7 +34,7 @@ def _state(text: str, d: str) -> int:
     return max(k for k in range(len(d)) if tail.endswith(d[:k]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(d=st.text("ab\n", min_size=1, max_size=4),
        vocab=st.lists(st.text("ab\nc", max_size=4), min_size=1, max_size=12),
        data=st.data())
@@ -139,7 +140,7 @@ def _scripts(draw_ids, eos):
                     min_size=1, max_size=4)
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=examples(40), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_step_stop_equals_string_search(chat_policy, monkeypatch, data):
@@ -158,7 +159,7 @@ def test_step_stop_equals_string_search(chat_policy, monkeypatch, data):
         assert c.steps == [(c.text, c.tokens, pytest.approx(c.logprob))]
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=examples(40), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_chain_steps_equal_string_search(chat_policy, monkeypatch, data):

@@ -21,6 +21,7 @@ from search.analysis.scaling import (
     pool_curves,
     wilson_interval,
 )
+from tests.conftest import examples
 
 TOL = 1e-12
 
@@ -95,14 +96,14 @@ pools = st.lists(st.sampled_from(LABELS), min_size=1, max_size=9)
 # maj@k
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(answers=pools, gold=st.sampled_from(["a", "b", "c", "z"]))
 def test_maj_matches_brute_force_every_k(answers, gold):
     for k in range(1, len(answers) + 1):
         assert maj_at_k(answers, gold, k) == pytest.approx(brute_maj(answers, gold, k), abs=TOL)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     answers=st.lists(st.sampled_from(["a", "b", None]), min_size=1, max_size=9),
 )
@@ -142,7 +143,7 @@ def test_maj_at_n_is_deterministic(answers, expected):
     assert maj_at_k(answers, "a", len(answers)) == pytest.approx(expected, abs=TOL)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     counts=st.lists(st.integers(0, 70), min_size=2, max_size=4),
     n_none=st.integers(0, 20),
@@ -174,7 +175,7 @@ def test_maj_credit_sums_to_one_minus_all_abstain():
 # pass@k
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(correct=st.lists(st.booleans(), min_size=1, max_size=9))
 def test_pass_matches_brute_force_every_k(correct):
     n, c = len(correct), sum(correct)
@@ -201,7 +202,7 @@ def test_pass_hand_values():
 # best-of-k
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     chains=st.lists(
         st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.booleans()), min_size=1, max_size=9
@@ -320,7 +321,7 @@ def test_ten_of_ten_is_not_certain():
     assert out["ci_low"][0] == 0.0 and out["ci_high"][0] == pytest.approx(0.2775, abs=5e-5)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=40))
 def test_ci_contains_mean_and_stays_in_unit_interval(vals):
     out = curve_with_ci(np.array(vals))

@@ -14,6 +14,7 @@ from search.strategies.blocks import Sampling
 from search.tasks import get_task
 from search.tasks import game24 as g
 from search.tree import SearchResult, SearchTree
+from tests.conftest import examples
 
 TASK = get_task("game24")
 PUZZLE = "4 9 10 13"
@@ -98,7 +99,7 @@ def _random_script(seed: int):
     return propose, table
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 10**6), st.integers(1, 4), st.integers(1, 5))
 def test_bfs_each_depth_keeps_the_top_b_of_its_candidates(seed, b, k):
     propose, table = _random_script(seed)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.analysis import tradeoff as T
+from tests.conftest import examples
 
 
 def test_training_flops_is_six_n_d():
@@ -73,7 +74,7 @@ grids = st.integers(2, 5).flatmap(lambda C: st.tuples(
     st.sampled_from([0.1, 0.4, 0.5, 0.7, 1.0])))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(grids)
 def test_exact_minima_and_frontier_match_brute_force(g):
     acc, fl, train, target = (np.array(g[0]), np.array(g[1]), np.array(g[2]), g[3])
@@ -86,7 +87,7 @@ def test_exact_minima_and_frontier_match_brute_force(g):
     assert got == brute_frontier(acc, fl, train, target)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(grids)
 def test_interpolated_minimum_lies_between_the_bracketing_measured_points(g):
     acc, fl, train, target = (np.array(g[0]), np.array(g[1]), np.array(g[2]), g[3])
@@ -140,7 +141,7 @@ def brute_rate(acc, fl, train, target):
     return 10 ** -np.polyfit(x, y, 1)[0]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(grids)
 def test_exchange_rate_matches_brute_force(g):
     acc, fl, train, target = (np.array(g[0]), np.array(g[1]), np.array(g[2]), g[3])
@@ -243,7 +244,7 @@ def test_level_subset_and_take():
         g.level(3)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(grids)
 def test_envelope_at_inverts_min_inference(g):
     acc, fl, train, target = (np.array(g[0]), np.array(g[1]), np.array(g[2]), g[3])

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from search.analysis.pools import ChainPool, chain_scores, pool_curve, sample_pools, score_pools
 from search.analysis.scaling import weighted_vote_at_k, weighted_vote_curve
+from tests.conftest import examples
 
 # ---------------------------------------------------------------------------------------------
 # brute force
@@ -54,7 +55,7 @@ WEIGHTS = st.sampled_from([0.0, 0.125, 0.25, 0.5, 0.75, 1.0])
 ANSWERS = st.sampled_from(["1", "2", "3", None])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.tuples(ANSWERS, WEIGHTS), min_size=1, max_size=8), st.data())
 def test_weighted_vote_exact_equals_brute_force(chains, data):
     answers = [a for a, _ in chains]
