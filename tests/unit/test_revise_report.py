@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -19,7 +17,7 @@ from search.strategies.revise import DOUBT_FLOOR, DOUBTLESS, ReviseConfig, canno
 from search.strategies.revise import run as run_revise
 from search.tasks import get_task
 from search.tree import SearchTree
-from tests.conftest import ROOT
+from tests.conftest import run_search_cli
 
 
 def _tree_of(problem: str, chains: list[list[str]]) -> SearchTree:
@@ -206,10 +204,10 @@ def test_model_confidence_cannot_doubt_at_the_default_threshold_and_is_refused(b
 
 
 def _search(*args):
-    return subprocess.run([sys.executable, "-m", "search", *args], capture_output=True,
-                          text=True, cwd=ROOT, env={"OMP_NUM_THREADS": "1",
-                                                    "PATH": "/usr/bin:/bin",
-                                                    "PYTHONPATH": str(ROOT)}, timeout=600)
+    """``python -m search *args`` in this process (``run_search_cli``: the same parser, output
+    and exit codes without a fresh interpreter importing torch, 10-15 s a call on the loaded
+    2-core machine); ``test_tasks.test_cli_task_flag`` runs the real entry point."""
+    return run_search_cli(*args)
 
 
 def test_cli_refuses_a_verifier_that_cannot_doubt():
