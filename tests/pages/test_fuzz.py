@@ -28,12 +28,15 @@ import pytest
 import i18n
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import LONG_TESTS, ROOT
 from tests.pages.page_helpers import navigation_only  # noqa: F401  (autouse: the server's routing)
 from ui.page_frame import PAGES
 
 APP = str(ROOT / "app.py")
-SEEDS = [int(x) for x in os.environ.get("FUZZ_SEEDS", "0,1,2").split(",")]  # hunt: more seeds
+# CI's budget: seeds 0-2 (about 3 minutes under load on 2 cores); the long mode
+# (THOUGHTSCOPE_LONG_TESTS=1) seeds 0-9; FUZZ_SEEDS=a,b,... names them (hunting).
+SEEDS = [int(x) for x in os.environ.get(
+    "FUZZ_SEEDS", ",".join(map(str, range(10 if LONG_TESTS else 3)))).split(",")]
 ACTIONS = 150          # per seed: 450 in all
 PAGE_SWITCH = 0.12     # chance that an action switches page
 # Settings that size a page's sampling, preset small (the pool pages' defaults take minutes).

@@ -152,18 +152,22 @@ def test_real_smollm2_outputs_are_read_as_numbers_or_abstain():
         assert hits == [want], (end, hits)
 
 
-def _smollm2_policy():
+@pytest.fixture(scope="module")
+def smollm2_policy():
+    """SmolLM2 loaded once for the module's direct runs: reading the GGUF file (transformers
+    parses it three times: config, tokenizer, weights) took 19 s of a 25 s test on an idle
+    core, 60-80 s under load; each test that reads prompt caches clears them itself."""
     return load_policy(ModelSpec("hf", model=str(SMOLLM2.path()), device="cpu"), "freeform")
 
 
 @pytest.mark.real_model
 @needs_smollm2
-def test_a_vote_through_the_local_backend_on_smollm2():
+def test_a_vote_through_the_local_backend_on_smollm2(smollm2_policy):
     """A 4-chain self-consistency run on SmolLM2 (GGUF through transformers): every tally key
     is a number, the prompt is the validated style, every chain ends at its answer step or the
     token cap, and the answer is the tally's winner."""
     from search.runtime.solve import solve
-    p = _smollm2_policy()
+    p = smollm2_policy
     assert p.name == SMOLLM2.label and p.prompt_style == SMOLLM2.prompt_style
     r = solve("Tom has 7 apples and buys 5 more. How many apples does he have now?",
               task="freeform", policy=p, strategy="majority", budget=4, chain_tokens=128)
@@ -291,13 +295,13 @@ def boom_if_called(*a, **kw):
 
 @pytest.mark.real_model
 @needs_smollm2
-def test_smollm2_vote_is_one_batch_equal_to_one_whole_call():
+def test_smollm2_vote_is_one_batch_equal_to_one_whole_call(smollm2_policy):
     """Issue 22 item 6 on the real model: a 6-chain vote (64-token cap: bounded) samples its
     chains as the rows of ONE call decoded as one continuous batch, read in chunks: its
     chains, generated tokens, forward passes and prompt tokens equal that call sampled whole
     (so the meter is exact), and no pass ran more than the longest chain's tokens + 1."""
     from search.runtime.solve import solve
-    p = _smollm2_policy()
+    p = smollm2_policy
     assert p.chunked_chains
     p._prompt_kv.clear()  # both the vote and the whole call encode the prompt whole
     q = "Tom has 7 apples and buys 5 more. How many apples does he have now?"
