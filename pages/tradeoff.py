@@ -47,8 +47,14 @@ def flops(v: float) -> str:
     return "∞" if not math.isfinite(v) else f"{v:.3g}"
 
 
+def model_name(name: str) -> str:
+    """A measured model's name ("1600 steps": search.analysis.tradeoff_data) as shown."""
+    return _("{n} steps").format(n=name[:-6]) if name.endswith(" steps") else name
+
+
 def way_text(w: dict) -> str:
-    return _("model trained {c}, {s} of {k}").format(c=w["name"], s=strategy_label(w["strategy"]),
+    return _("model trained {c}, {s} of {k}").format(c=model_name(w["name"]),
+                                                     s=strategy_label(w["strategy"]),
                                                      k=w["k"])
 
 
@@ -156,8 +162,8 @@ marks = {} if not students else {
 left, right = st.columns(2)
 with left:
     st.subheader(_("Accuracy against inference compute"))
-    presenter.chart(st, curves_figure(v["names"], v["train"], v["curves"], target, marks),
-                    key="tr_fig_curves")
+    presenter.chart(st, curves_figure([model_name(n) for n in v["names"]], v["train"],
+                                      v["curves"], target, marks), key="tr_fig_curves")
     st.caption(_("Each line is one training budget: the best accuracy any strategy reaches "
                  "within that many FLOPs per query ({p} held-out problems, mean of two "
                  "training seeds).").format(p=v["problems"]))
@@ -240,7 +246,7 @@ st.subheader(_("Where thinking stops paying"))
 rows = []
 for s, name, t, one in zip(v["stops"], v["names"], v["train"], v["one_chain"]):
     w = next((w for w in v["ways"] if w["name"] == name), None)
-    rows.append({_("trained"): name, _("training FLOPs"): flops(t),
+    rows.append({_("trained"): model_name(name), _("training FLOPs"): flops(t),
                  _("one chain"): f"{one:.1%}", _("best measured"): f"{s['best']:.1%}",
                  _("gains stop at"): _("{s} of {k}").format(s=strategy_label(s["strategy"]),
                                                             k=s["k"]),

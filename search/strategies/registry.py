@@ -254,7 +254,7 @@ _ENTRIES: list[Strategy] = [
              N_("traces N"), deepconf.MAX_TRACES, deepconf.DeepConfOfflineConfig, "n",
              deepconf.run_offline, knobs=("keep", "statistic", "window"),
              defaults={"budget": 16, **deepconf.OFFLINE_CHOSEN},
-             short="DeepConf offline", url_key="dcoff_n", uses_scorer=False,
+             short=N_("DeepConf offline"), url_key="dcoff_n", uses_scorer=False,
              knob_help=N_("How many complete traces to sample; the top {keep}% by their lowest "
                           "group confidence vote, each weighted by that confidence.")),
     Strategy("deepconf_online", N_("DeepConf online (warm-up traces set a confidence threshold; "
@@ -263,7 +263,7 @@ _ENTRIES: list[Strategy] = [
              deepconf.run_online,
              knobs=("warmup", "keep", "window", "consensus", "batch_size"),
              defaults={"budget": 16, **deepconf.CHOSEN},
-             short="DeepConf online", url_key="dcon_n", uses_scorer=False,
+             short=N_("DeepConf online"), url_key="dcon_n", uses_scorer=False,
              knob_help=N_("The most traces, {warmup} warm-up ones included. A later trace stops "
                           "as soon as the confidence of its last {window} tokens falls below the "
                           "warm-up's threshold; sampling ends early once {consensus} of the "

@@ -85,10 +85,12 @@ def cannot_doubt(task: str, scorer: Optional[str], threshold: float) -> Optional
     at, doubted, chains, wrong = seen
     if float(threshold) > at or doubted >= DOUBT_FLOOR * chains:
         return None
-    return (f"the {name} scorer cannot doubt here: at threshold {at:g} it doubted {doubted} of "
-            f"{chains} first chains on the {task} validation split although {wrong} were "
-            f"wrong, so revise would accept the first chain and not revise; choose the learned "
-            f"PRM (prm), the exact checker (checker, an oracle) or a threshold above {at:g}")
+    from i18n import _  # (said on the Search tree and Scaling pages in their language)
+    return _("the {name} scorer cannot doubt here: at threshold {at:g} it doubted {doubted} of "
+             "{chains} first chains on the {task} validation split although {wrong} were "
+             "wrong, so revise would accept the first chain and not revise; choose the learned "
+             "PRM (prm), the exact checker (checker, an oracle) or a threshold above {at:g}"
+             ).format(name=name, at=at, doubted=doubted, chains=chains, task=task, wrong=wrong)
 
 
 @dataclass
