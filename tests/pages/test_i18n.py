@@ -41,7 +41,7 @@ ALLOWED = {
     "maj", "pass", "bon", "beta", "uct", "puct", "prm", "orm", "top", "json", "mcts", "tot",
     "bfs", "dfs", "dvts", "flops", "graphml", "log", "logprob", "logprobs", "api", "url", "urls",
     "ece", "sqrt", "ln", "cpu", "gpu", "cuda", "lm", "kv", "eos", "csv", "sqlite", "ci", "auc",
-    "roc", "id", "jsonl",
+    "roc", "id", "jsonl", "deepconf",
     # papers' authors and tools
     "wilson", "condorcet", "aggarwal", "cobbe", "yao", "wang", "snell", "lightman", "brown",
     "hugging", "face", "openai", "vllm", "sglang", "llama", "cpp", "transformers", "serve",
