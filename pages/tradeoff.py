@@ -15,7 +15,7 @@ from i18n import N_, _, ngettext
 from ui import presenter
 from ui.page_frame import start_page
 from ui.settings import UrlParam, bind, float_in, one_of, show_float, write_url
-from ui.wording import readable
+from ui.wording import measured, measured_value, readable
 
 SCOPE = "tradeoff"
 LEVELS = ["all", "1", "2", "3", "4"]
@@ -140,12 +140,16 @@ students = v["students"]
 if students:
     a, b = students["a"], students["b"]
     # (no arrows: a training cost is not a gain or a loss)
-    m2.metric(_("Student A: trained more, answers at once"), f"{a['accuracy']:.1%}",
+    m2.metric(_("Student A: trained more, answers at once"),
+              measured_value(a["accuracy"], v["problems"]),
               _("{f} training FLOPs").format(f=flops(a["train"])), delta_color="off",
-              delta_arrow="off")
-    m3.metric(_("Student B: trained less, thinks more"), f"{b['accuracy']:.1%}",
+              delta_arrow="off", help=measured(a["accuracy"], v["problems"], "heldout",
+                                               bold=False))
+    m3.metric(_("Student B: trained less, thinks more"),
+              measured_value(b["accuracy"], v["problems"]),
               _("{f} training FLOPs, {k} chains").format(f=flops(b["train"]), k=b["k"]),
-              delta_color="off", delta_arrow="off")
+              delta_color="off", delta_arrow="off",
+              help=measured(b["accuracy"], v["problems"], "heldout", bold=False))
     if students["lowered"]:  # B never reaches A: say so where B's number is
         m3.caption(_("Misses A's {a:.1%}: no model trained less than A gets further with "
                      "the measured budgets.").format(a=a["accuracy"]))

@@ -46,7 +46,8 @@ def verdict(rows: Sequence[dict], cue: str, retry_marker: bool) -> str:
                  "(exact McNemar p = {p:.2g}).").format(n=n, m=helps, w2r=r["wrong_to_right"],
                                                        r2w=r["right_to_wrong"], p=r["mcnemar_p"])
     text = _("**Forcing does not help this model**: on these {n} problems no number of forced "
-             "continuations beats 0 (exact McNemar, p < 0.05). At {m} forced, {r2w} right "
+             "continuations beats 0 (none is better by an exact McNemar test at the 5% level). At {m} "
+             "forced, {r2w} right "
              "answers turned wrong and {w2r} wrong ones right.").format(
         n=n, m=worst["forced"], r2w=worst["right_to_wrong"], w2r=worst["wrong_to_right"])
     if retry_marker:

@@ -217,11 +217,13 @@ def students_view() -> Optional[dict]:
     from search.analysis import tradeoff as T
     from search.analysis.tradeoff_data import load_grid
     try:
-        st_ = T.two_students(load_grid("heldout"))
+        grid = load_grid("heldout")
+        st_ = T.two_students(grid)
     except (FileNotFoundError, ValueError):
         return None
     if st_ is None:
         return None
+    st_["problems"] = int(grid.acc.shape[-1])
     st_["totals"] = {q: {k: T.total_compute(st_[k], q) for k in ("a", "b")}
                      for q in (1, MANY_QUERIES)}
     return st_

@@ -67,8 +67,8 @@ def step_answer(policy: Any, model: str, problem: str) -> None:
         st.caption(_("{t} generated tokens: one pass, no checking.").format(
             t=res.compute.generated_tokens))
         pools, _stats = heldout_pools(policy, model, n=1, temperature=0.0)
-        st.markdown(_("Answering at once is right on **{acc}** of {p} held-out problems.").format(
-            acc=pct(mean_accuracy(pools, 1)), p=HELDOUT_PROBLEMS))
+        st.markdown(_("Answering at once is right on {acc}.").format(
+            acc=wording.measured(mean_accuracy(pools, 1), HELDOUT_PROBLEMS, "heldout")))
     st.caption(_("Next: student B spends more compute on the same problem."))
 
 
@@ -91,9 +91,9 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
     with right:  # the class's guess first, then the tally: both on a projector's first screen
         pools, _stats = heldout_pools(policy, model)
         one, vote16 = mean_accuracy(pools, 1), mean_accuracy(pools, CHAINS)
-        st.markdown(_("**Predict, then reveal.** On {p} held-out problems, one sampled chain is "
-                      "right **{one}** of the time. How often is the vote of {n} chains right?")
-                    .format(p=HELDOUT_PROBLEMS, one=pct(one), n=CHAINS))
+        st.markdown(_("**Predict, then reveal.** One sampled chain is right {one} of the time. "
+                      "How often is the vote of {n} chains right?")
+                    .format(one=wording.measured(one, HELDOUT_PROBLEMS, "heldout"), n=CHAINS))
         g1, g2 = st.columns([3, 2], vertical_alignment="bottom")
         g1.slider(_("The class's guess (%)"), 0, 100, step=1, **settings.bind(GUESS),
                   disabled=bool(ss[REVEALED]))
@@ -103,17 +103,19 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
         else:
             g2.button(_("Hide again"), key="ls_hide", width="stretch",
                       on_click=lambda: ss.__setitem__(REVEALED, False))
-            st.metric(_("Vote of {n} chains").format(n=CHAINS), pct(vote16),
-                      _("{d:+.1f} points against the guess").format(d=100 * vote16 - ss[GUESS]),
-                      delta_color="off")
+            st.metric(_("Vote of {n} chains").format(n=CHAINS),
+                      wording.measured_value(vote16, HELDOUT_PROBLEMS),
+                      _("{d:+.0f} points against the guess").format(d=100 * vote16 - ss[GUESS]),
+                      delta_color="off",
+                      help=wording.measured(vote16, HELDOUT_PROBLEMS, "heldout", bold=False))
         presenter.chart(st, tally_figure(state.votes.tally, res.gold, state.answer,
                                      tied=state.votes.tied, abstained=state.votes.abstained,
                                      height=150), key="ls_fig_vote_tally")
     if ss[REVEALED]:
         greedy_pools, _stats = heldout_pools(policy, model, n=1, temperature=0.0)
         greedy = mean_accuracy(greedy_pools, 1)
-        said = _("For comparison, answering at once (step 1, greedy) is right {g} on the same "
-                 "problems.").format(g=pct(greedy))
+        said = _("For comparison, answering at once (step 1, greedy) is right {g}.").format(
+            g=wording.measured(greedy, HELDOUT_PROBLEMS, "heldout"))
         if one < greedy:
             said += " " + _("A sampled chain is worse than the greedy one.")
         said += " " + (_("The vote of {n} beats answering at once.") if vote16 > greedy else
@@ -138,8 +140,9 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
     c1.select_slider(_("Budget: chains per problem"), DIAL_CHOICES, **settings.bind(DIAL))
     k = int(ss[DIAL])
     c2.markdown(_("At **{k}** chains per problem (about {t:,.0f} generated tokens): the vote is "
-                  "right **{maj}**, and some chain is right (pass@{k}) **{pas}**.").format(
-        k=k, t=k * tpc, maj=pct(mean_accuracy(pools, k)), pas=pct(mean_accuracy(pools, k, "pass"))))
+                  "right {maj}, and some chain is right (pass@{k}) {pas}.").format(
+        k=k, t=k * tpc, maj=wording.measured(mean_accuracy(pools, k), HELDOUT_PROBLEMS, "heldout"),
+        pas=wording.measured(mean_accuracy(pools, k, "pass"), HELDOUT_PROBLEMS, "heldout")))
     ks = list(range(1, CHAINS + 1))
     series = [dict(pool_series(pools, ks, "maj"), mark_dr=True),
               pool_series(pools, ks, "pass")]
@@ -339,12 +342,12 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                   "one shape were trained for shorter and longer runs (each with its own "
                   "learning-rate schedule, two seeds each; figures are their mean). **Student A** trained the longest "
                   "({fa} FLOPs) and answers at once with one chain sampled at T = 0.8: "
-                  "right **{aa}**. "
+                  "right {aa}. "
                   "**Student B** trained with {share:.0%} of that ({fb} FLOPs) and "
-                  "answers with {k} chains: right **{ab}**.").format(
-        fa=wording.flops(a["train"]), aa=pct(a["accuracy"]), share=b["train"] / a["train"],
-        fb=wording.flops(b["train"]),
-        k=b["k"], ab=pct(b["accuracy"])))
+                  "answers with {k} chains: right {ab}.").format(
+        fa=wording.flops(a["train"]), aa=wording.measured(a["accuracy"], v["problems"], "heldout"),
+        share=b["train"] / a["train"], fb=wording.flops(b["train"]),
+        k=b["k"], ab=wording.measured(b["accuracy"], v["problems"], "heldout")))
     if v.get("lowered"):
         st.caption(_("Student B misses A's accuracy: no model trained less than A "
                      "reaches {a} with up to {n} chains. The costs below compare the two at "
@@ -382,10 +385,11 @@ def step_students(policy: Any, model: str, problem: str) -> None:
         col.caption(_("Your guess was right.") if guess == win else _("Your guess was wrong."))
     if v.get("lowered"):  # B never reaches A: cheaper only at the lower accuracy
         st.markdown(_("They cost the same at about **{q:,.0f}** queries, but only for {t} "
-                      "right, the most Student B reaches; Student A gets **{a}** at once. To "
+                      "right, the most Student B reaches; Student A gets {a} at once. To "
                       "match A, B needs more training, not more thinking: here test-time "
                       "compute cannot buy what the training left out.").format(
-            q=v["crossover"], t=pct(v["target"]), a=pct(a["accuracy"])))
+            q=v["crossover"], t=pct(v["target"]),
+            a=wording.measured(a["accuracy"], v["problems"], "heldout")))
     else:
         st.markdown(_("They cost the same at about **{q:,.0f}** queries. Below that, thinking "
                       "at test time is cheaper; above it, the extra training pays for itself "
@@ -441,13 +445,16 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
     vote_acc = mean_accuracy(pools, n)
     checked = mean_accuracy(pools, n, "pass")
     m1, m2, m3 = st.columns(3)
-    m1.metric(_("Think longer: right"), pct(rev["accuracy"]),
-              _("{t:,.0f} tokens per problem").format(t=rev["tokens"]), delta_color="off", delta_arrow="off")
-    m2.metric(_("Think wider: right"), pct(vote_acc),
+    m1.metric(_("Think longer: right"), wording.measured_value(rev["accuracy"], HELDOUT_PROBLEMS),
+              _("{t:,.0f} tokens per problem").format(t=rev["tokens"]), delta_color="off", delta_arrow="off",
+              help=wording.measured(rev["accuracy"], HELDOUT_PROBLEMS, "heldout", bold=False))
+    m2.metric(_("Think wider: right"), wording.measured_value(vote_acc, HELDOUT_PROBLEMS),
               _("{t:,.0f} tokens per problem").format(t=n * mean_chain_tokens(pools)),
-              delta_color="off", delta_arrow="off")
-    m3.metric(_("Think wider, exact checker: right"), pct(checked),
-              _("pass@{n}: one of the {n} chains right").format(n=n), delta_color="off", delta_arrow="off")
+              delta_color="off", delta_arrow="off",
+              help=wording.measured(vote_acc, HELDOUT_PROBLEMS, "heldout", bold=False))
+    m3.metric(_("Think wider, exact checker: right"), wording.measured_value(checked, HELDOUT_PROBLEMS),
+              _("pass@{n}: one of the {n} chains right").format(n=n), delta_color="off", delta_arrow="off",
+              help=wording.measured(checked, HELDOUT_PROBLEMS, "heldout", bold=False))
     win = ("longer" if rev["accuracy"] > vote_acc else "wider" if vote_acc > rev["accuracy"]
            else None)
     if win is None:
@@ -466,22 +473,25 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
                "checker, a perfect verifier that real problems do not have; the vote uses none.")
     lo, la = rev["accuracy"], vote_acc
     if checked >= lo:
-        caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
-                          "time, at least as often as thinking longer (**{l}**): the gap comes "
+        caveat += " " + _("Given the same checker, the {n} wide chains are right {c} of the "
+                          "time, at least as often as thinking longer ({l}): the gap comes "
                           "from the checker, not from thinking longer.").format(
-            n=n, c=pct(checked), l=pct(lo))
+            n=n, c=wording.measured(checked, HELDOUT_PROBLEMS, "heldout"),
+            l=wording.measured(lo, HELDOUT_PROBLEMS, "heldout"))
     elif lo > la:
         k = 100 * max(0.0, checked - la)
-        caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
-                          "time, against **{l}** for thinking longer: of its {g:.1f}-point lead "
+        caveat += " " + _("Given the same checker, the {n} wide chains are right {c} of the "
+                          "time, against {l} for thinking longer: of its {g:.1f}-point lead "
                           "over the vote, {k:.1f} points come from checking the answers at all, "
                           "the other {r:.1f} from the checker also pointing at the first wrong "
                           "step, so a revision redoes only the rest of the chain. Both need a "
                           "verifier this good.").format(
-            n=n, c=pct(checked), l=pct(lo), g=100 * (lo - la), k=k, r=100 * (lo - la) - k)
+            n=n, c=wording.measured(checked, HELDOUT_PROBLEMS, "heldout"),
+            l=wording.measured(lo, HELDOUT_PROBLEMS, "heldout"), g=100 * (lo - la), k=k,
+            r=100 * (lo - la) - k)
     else:
-        caveat += " " + _("Given the same checker, the {n} wide chains are right **{c}** of the "
-                          "time.").format(n=n, c=pct(checked))
+        caveat += " " + _("Given the same checker, the {n} wide chains are right {c} of the "
+                          "time.").format(n=n, c=wording.measured(checked, HELDOUT_PROBLEMS, "heldout"))
     st.markdown(caveat)
     st.markdown(_("Revisions that turned a right chain wrong: **{rw}**; wrong to right: "
                   "**{wr}** (oracle: the exact checker). The exact checker never rejects a "

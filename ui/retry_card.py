@@ -13,7 +13,7 @@ from typing import Optional
 
 import streamlit as st
 
-from i18n import _
+from i18n import _, ngettext
 
 METRICS = "heldout_metrics.json"
 COMMAND = "python -m search.training.retry_card --json"
@@ -63,7 +63,8 @@ def _sample(key: str, d: dict) -> str:
     predates those fields)."""
     if "temperature" not in d:
         return key
-    return _("{sampling}, {n} chains per problem").format(
+    return ngettext("{sampling}, {n} chain per problem", "{sampling}, {n} chains per problem",
+                    d["chains_per_problem"]).format(
         sampling=_sampling(d["temperature"]), n=d["chains_per_problem"])
 
 
@@ -128,8 +129,10 @@ def verdict_lines(m: dict) -> list[str]:
     names = {"detection": _("detection"), "correction": _("correction")}
     sample = _sample(key, d)
     if len(v["failing"]) == 2:
-        lines.append(_("**Both links fail: detection and correction** ({sample}).").format(
-            sample=sample))
+        lines.append(_("**Both links fail, detection by far the more** ({sample}): few wrong "
+                       "steps are retried, and a retry is no better than a first try.").format(
+            sample=sample) if v.get("binding") == "detection" else
+            _("**Both links fail: detection and correction** ({sample}).").format(sample=sample))
     elif v["failing"]:
         lines.append(_("**The link that fails: {link}** ({sample}).").format(
             link=names[v["failing"][0]], sample=sample))
@@ -145,7 +148,7 @@ def verdict_lines(m: dict) -> list[str]:
                    "for a step at its first try. Only {rep} of wrong steps are repaired.").format(
         f=_pct(d["fixed"]), first=_pct(d["first_try_right"]), rep=_pct(d["repaired"])))
     if v.get("binding") == "detection":
-        lines.append(_("The binding link is **detection**: most wrong steps are never retried, "
+        lines.append(_("Detection is the binding link: most wrong steps are never retried, "
                        "so even a perfect fix would repair few."))
     elif v.get("binding") == "correction":
         lines.append(_("The binding link is **correction**: wrong steps are retried, but the "

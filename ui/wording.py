@@ -94,3 +94,37 @@ def flops(x: float) -> str:
         mantissa = mantissa.rstrip("0").rstrip(".")
         return f"{mantissa} × 10{str(int(exp)).translate(_SUPERSCRIPT)}"
     return readable(x)
+
+
+def supported_percent(p: float, low: float, high: float) -> str:
+    """``p`` (0..1) as a percentage with no more digits than its interval [low, high] supports:
+    whole points when the interval's half-width is a point or more, else one decimal (two below
+    a tenth of a point). 0.4078 in [0.342, 0.477] -> "41%"; 0.4078 in [0.400, 0.416] -> "40.8%"."""
+    half = 50 * (high - low)   # percentage points
+    d = 0 if half >= 1 else 1 if half >= 0.1 else 2
+    return f"{100 * p:.{d}f}%"
+
+
+def measured(p: float, n: int, split: str, bold: bool = True) -> str:
+    """A headline accuracy with what it rests on (issue 29 item 7): the value to the digits its
+    95% Wilson interval supports, the interval, n and the split, e.g. "**41%** (95% interval
+    34–48%, 200 held-out problems)". ``p``: mean accuracy over ``n`` problems (read as a
+    proportion of n, the project's convention: ``search.analysis.scaling.wilson_interval``,
+    Wilson 1927); ``split``: "heldout" or "validation". ValueError for n < 1."""
+    from search.analysis.scaling import wilson_interval
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    lo, hi = (float(x) for x in wilson_interval(min(max(p, 0.0), 1.0) * n, n))
+    value = supported_percent(p, lo, hi)
+    where = _("held-out") if split == "heldout" else _("validation")
+    return _("{v} (95% interval {lo}–{hi}, {n} {split} problems)").format(
+        v=f"**{value}**" if bold else value, lo=supported_percent(lo, lo, hi),
+        hi=supported_percent(hi, lo, hi), n=n, split=where)
+
+
+def measured_value(p: float, n: int) -> str:
+    """Only the value of :func:`measured` ("41%"), for an ``st.metric`` whose help carries the
+    rest."""
+    from search.analysis.scaling import wilson_interval
+    lo, hi = (float(x) for x in wilson_interval(min(max(p, 0.0), 1.0) * n, n))
+    return supported_percent(p, lo, hi)

@@ -209,13 +209,15 @@ def rate_curve_figure(curve: Sequence[Mapping], target: Optional[float] = None,
             hovertemplate=_("target %{x:.0%}: %{y:.3g}× per 10× training") + "<extra></extra>"))
     fig.add_hline(y=reference, line=dict(dash="dash", color="#777", width=1),
                   annotation_text=_("Jones 2021: ~{r:g}×").format(r=reference),
-                  annotation_position="top left")
+                  annotation_position="bottom right")
     if target is not None:
-        fig.add_vline(x=target, line=dict(dash="dot", color="#333", width=1))
+        fig.add_vline(x=target, line=dict(dash="dot", color="#333", width=1),
+                      annotation_text=_("target {t:.0%}").format(t=target),
+                      annotation_position="top left")
     ys = [v for r in rows for v in (r["rate"], r["low"], r["high"])
           if v is not None and math.isfinite(v) and v > 0] + [reference]
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=10, b=10),
-                      xaxis=dict(title=_("target accuracy"), tickformat=".0%"),
+                      xaxis=dict(title=_("target accuracy"), tickformat=".0%", range=[0, 1]),
                       yaxis=_log_axis(_("test-time compute replaced per 10× training"), ys),
                       legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
     return fig

@@ -22,7 +22,7 @@ from search.analysis.scaling import maj_at_k, pass_at_k
 from search.runtime.solve import solve
 from search.tasks import get_task
 from tests.conftest import ROOT
-from ui.wording import flops
+from ui.wording import flops, measured, measured_value
 from tests.pages.page_helpers import navigation_only  # noqa: F401  (autouse fixture)
 
 APP = str(ROOT / "app.py")
@@ -114,6 +114,23 @@ def page_text(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+HEADLINE_PCT = __import__("re").compile(r"\*\*\d+(?:\.\d+)?%\*\*(?! \(95% interval)")
+
+
+def assert_headlines_carry_split_n_interval(at: AppTest) -> None:
+    """Issue 29 item 7: every bold percentage of a headline sentence is followed by its 95%
+    interval, n and split ("**41%** (95% interval 34%–48%, 200 held-out problems)"), and every
+    metric whose value is a percentage carries the same in its help."""
+    import re
+    for m in list(at.markdown) + list(at.caption):
+        bad = HEADLINE_PCT.findall(m.value)
+        assert not bad, (bad, m.value)
+    for m in at.metric:
+        if str(m.value).endswith("%"):
+            assert m.help and re.search(r"95% interval .*, \d+ (held-out|validation) problems",
+                                        m.help), (m.label, m.help)
+
+
 def progress(at: AppTest) -> tuple[int, str]:
     p = at.get("progress")[0].proto
     return p.value, p.text
@@ -140,7 +157,8 @@ def test_step1_the_greedy_chain_and_how_often_answering_at_once_is_right(pools):
     tree = charts(at)["ls_fig_answer"]
     assert tree["data"], "no tree drawn"
     acc = float(np.mean([p.correct[0] for p in pools[1]]))
-    assert f"right on **{pct(acc)}** of 50 held-out problems" in page_text(at)
+    assert f"right on {measured(acc, 50, 'heldout')}" in page_text(at)
+    assert_headlines_carry_split_n_interval(at)
     assert f"{greedy.compute.generated_tokens} generated tokens" in page_text(at)
 
 
@@ -152,21 +170,24 @@ def test_step2_tally_and_the_guess_is_hidden_until_revealed(pools):
     assert dict(zip(values(fig["x"]), values(fig["y"]))) == {a: float(c) for a, c in tally.items()}
     assert "ls_fig_vote_tree" in charts(at)
     one, sixteen = maj(pools[0], 1), maj(pools[0], N)
-    assert f"right **{pct(one)}** of the time" in page_text(at)
+    assert f"right {measured(one, 50, 'heldout')} of the time" in page_text(at)
     # hidden: no metric, the number appears nowhere yet
-    assert not at.metric and pct(sixteen) not in page_text(at)
+    assert not at.metric and measured_value(sixteen, 50) not in page_text(at)
     at.slider(key="w_ls_guess").set_value(70).run()
     at.button(key="ls_reveal").click().run()
     assert not at.exception, at.exception
     m = at.metric[0]
-    assert m.label == "Vote of 16 chains" and m.value == pct(sixteen)
-    assert m.delta == f"{100 * sixteen - 70:+.1f} points against the guess"
+    assert m.label == "Vote of 16 chains" and m.value == measured_value(sixteen, 50)
+    assert m.delta == f"{100 * sixteen - 70:+.0f} points against the guess"
+    assert m.help == measured(sixteen, 50, "heldout", bold=False)
     assert at.slider(key="w_ls_guess").disabled  # the guess is locked once revealed
     greedy = float(np.mean([p.correct[0] for p in pools[1]]))
-    assert f"answering at once (step 1, greedy) is right {pct(greedy)}" in page_text(at)
+    assert f"answering at once (step 1, greedy) is right {measured(greedy, 50, 'heldout')}" \
+        in page_text(at)
+    assert_headlines_carry_split_n_interval(at)
     assert (("beats answering at once" in page_text(at)) == (sixteen > greedy))
     at.button(key="ls_hide").click().run()
-    assert not at.metric and pct(sixteen) not in page_text(at)
+    assert not at.metric and measured_value(sixteen, 50) not in page_text(at)
 
 
 def test_step3_the_dial_moves_the_marker_and_reads_the_curve(pools):
@@ -182,8 +203,9 @@ def test_step3_the_dial_moves_the_marker_and_reads_the_curve(pools):
     assert not at.exception, at.exception
     pas = float(np.mean([pass_at_k(p.n, sum(p.correct), 8) for p in pools[0]]))
     assert (f"At **8** chains per problem" in page_text(at)
-            and f"the vote is right **{pct(maj(pools[0], 8))}**" in page_text(at)
-            and f"(pass@8) **{pct(pas)}**" in page_text(at)), page_text(at)
+            and f"the vote is right {measured(maj(pools[0], 8), 50, 'heldout')}" in page_text(at)
+            and f"(pass@8) {measured(pas, 50, 'heldout')}" in page_text(at)), page_text(at)
+    assert_headlines_carry_split_n_interval(at)
     assert charts(at)["ls_fig_dial"]["layout"] != before["layout"]  # the marker moved
     gain = maj(pools[0], 16) - maj(pools[0], 8)
     assert f"8 → 16: {100 * gain:+.1f}" in page_text(at)
@@ -402,8 +424,10 @@ def test_step7_two_students_predict_then_reveal_with_the_measured_totals():
     assert not at.button(key="ls_next").disabled
     assert not at.metric
     text = page_text(at)
-    assert f"answers with {s['b']['k']} chains: right **{pct(s['b']['accuracy'])}**" in text
-    assert f"answers at once with one chain sampled at T = 0.8: right **{pct(s['a']['accuracy'])}**" in text
+    assert f"answers with {s['b']['k']} chains: right {measured(s['b']['accuracy'], 200, 'heldout')}" in text
+    assert ("answers at once with one chain sampled at T = 0.8: right "
+            f"{measured(s['a']['accuracy'], 200, 'heldout')}") in text
+    assert_headlines_carry_split_n_interval(at)
     # no guess is preset: Reveal waits for the class's two guesses (before, "a" was preset
     # and a Reveal without a guess said "Your guess was right.")
     assert at.radio(key="w_ls_guess_one").value is None
@@ -472,8 +496,8 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
     at.button(key="ls_wider_reveal").click().run()
     assert not at.exception, at.exception
     got = {m.label: m for m in at.metric}
-    assert got["Think longer: right"].value == pct(longer)
-    assert got["Think wider: right"].value == pct(wider)
+    assert got["Think longer: right"].value == measured_value(longer, 50)
+    assert got["Think wider: right"].value == measured_value(wider, 50)
     text = page_text(at)
     if longer != wider:
         won = "Think longer" if longer > wider else "Think wider"
@@ -486,11 +510,13 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
     # same wide chains given the same checker (pass@N) stand beside it, and the page says so
     from search.analysis.sweeps import pool_series
     checked = float(pool_series(list(pools[0]), [n], "pass")["mean"][0])
-    assert got["Think wider, exact checker: right"].value == pct(checked)
+    assert got["Think wider, exact checker: right"].value == measured_value(checked, 50)
+    assert_headlines_carry_split_n_interval(at)
     assert "**Mind the checker.** Think longer here is checked by the *exact* step" in text
     if checked >= longer:
-        assert (f"right **{pct(checked)}** of the time, at least as often as thinking longer "
-                f"(**{pct(longer)}**): the gap comes from the checker") in text
+        assert (f"right {measured(checked, 50, 'heldout')} of the time, at least as often as "
+                f"thinking longer ({measured(longer, 50, 'heldout')}): the gap comes from the "
+                "checker") in text
     elif longer > wider:
         k = 100 * max(0.0, checked - wider)
         assert (f"of its {100 * (longer - wider):.1f}-point lead over the vote, {k:.1f} points "

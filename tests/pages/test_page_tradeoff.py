@@ -80,9 +80,11 @@ def test_page_shows_the_measured_rate_students_and_table():
             if math.isfinite(r["rate"])}
     assert shown == want and want
     st_ = v["students"]
+    from ui.wording import measured_value
     assert metrics["Student A: trained more, answers at once"].value == \
-        f"{st_['a']['accuracy']:.1%}"
-    assert metrics["Student B: trained less, thinks more"].value == f"{st_['b']['accuracy']:.1%}"
+        measured_value(st_['a']['accuracy'], v["problems"])
+    assert metrics["Student B: trained less, thinks more"].value == \
+        measured_value(st_['b']['accuracy'], v["problems"])
     # the table: one row per training budget, its one-chain accuracy as measured
     df = at.table[0].value
     assert list(df["trained"]) == v["names"]
