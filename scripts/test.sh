@@ -3,11 +3,26 @@
 # Browser tests drive Debian's chromium through Playwright (never `playwright install`).
 #   bash scripts/test.sh            everything (unit, pages, browser, servers)
 #   bash scripts/test.sh --fast     unit and page tests only, without those marked slow (no
-#                                   browser, no servers, no installs), in 2 pytest-xdist
-#                                   workers when pytest-xdist is installed (requirements-dev.txt;
-#                                   FAST_WORKERS=1: one process); other arguments go on to pytest
+#                                   browser, no servers, no installs)
+# Both run in 2 pytest-xdist workers when pytest-xdist is installed (requirements-dev.txt;
+# TEST_WORKERS=N: N workers, TEST_WORKERS=1 or FAST_WORKERS=1: one process), a test file's tests
+# in one worker (its module-scoped models, servers and browser are built once), the longest
+# files first (tests/module_seconds.txt, read by tests/conftest.py), torch on one thread per
+# worker (OMP_NUM_THREADS=1 unless set). Other arguments go on to pytest. Randomized tests run
+# their CI budget; THOUGHTSCOPE_LONG_TESTS=1 runs every Hypothesis property's full count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+workers=()
+pick_workers() {  # after the installs: pytest-xdist comes from requirements-dev.txt
+  local n="${TEST_WORKERS:-${FAST_WORKERS:-2}}"
+  if [ "$n" != 1 ] && python -c "import xdist" 2>/dev/null; then
+    # loadscope: a module's tests stay in one worker, so its module-scoped fixtures are built
+    # once; --no-loadscope-reorder: files in the order tests/conftest.py gives (longest
+    # first), not xdist's (most tests first)
+    workers=(-n "$n" --dist loadscope --no-loadscope-reorder)
+    export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+  fi
+}
 # Compiled bytecode (and pytest's rewritten test modules) cached in __pycache__ (git-ignored):
 # a machine that sets PYTHONDONTWRITEBYTECODE=1 recompiled every module in every process, and
 # collecting the fast set took 18-22 s instead of 10 s.
@@ -15,11 +30,7 @@ unset PYTHONDONTWRITEBYTECODE
 if [ "${1:-}" = "--fast" ]; then
   shift
   export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-  workers=()
-  if [ "${FAST_WORKERS:-2}" != 1 ] && python -c "import xdist" 2>/dev/null; then
-    # loadscope: a module's tests stay in one worker, so its module-scoped fixtures are built once
-    workers=(-n "${FAST_WORKERS:-2}" --dist loadscope)
-  fi
+  pick_workers
   exec python -m pytest -q -m "(unit or pages) and not browser and not servers and not slow" \
     "${workers[@]}" "$@"
 fi
@@ -37,4 +48,5 @@ python -m pip install -q --no-deps -r requirements-real.txt
 # (~3 min the first time, instant after); fails loudly if it cannot be made. A developer
 # without a package registry opts out with THOUGHTSCOPE_SKIP_VLLM=1 (those tests then skip).
 bash scripts/vllm_env.sh >/dev/null
-python -m pytest -q "$@"
+pick_workers
+python -m pytest -q "${workers[@]}" "$@"

@@ -296,6 +296,9 @@ def pytest_configure(config):
     if "THOUGHTSCOPE_DATA" not in os.environ or (ours and os.environ.get("PYTEST_XDIST_WORKER")):
         os.environ["THOUGHTSCOPE_DATA"] = tempfile.mkdtemp(prefix="thoughtscope-test-data-")
         os.environ["THOUGHTSCOPE_TEST_DATA_SET"] = "1"
+    if os.environ.get("PYTEST_XDIST_WORKER") and \
+            not config.pluginmanager.has_plugin("thoughtscope-longest-files-first"):
+        config.pluginmanager.register(LongestFilesFirst(), "thoughtscope-longest-files-first")
 
 
 # ---------------------------------------------------------------------------- test layers
@@ -360,6 +363,46 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if item.get_closest_marker("real_model") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+def test_seconds() -> dict[str, float]:
+    """{node id: seconds} from tests/test_seconds.txt (``scripts/slow_tests.py --seconds``:
+    setup + call + teardown in a timed run; tests under 0.2 s are not listed)."""
+    path = TESTS / "test_seconds.txt"
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            secs, node = line.split(None, 1)
+            out[node.strip()] = float(secs)
+    return out
+
+
+test_seconds.__test__ = False  # a helper, not a test
+
+
+class LongestFilesFirst:
+    """Registered by ``pytest_configure`` under pytest-xdist: the longest files first (each
+    file's tests that this run selected, summed from tests/test_seconds.txt; an untimed file
+    after the timed ones, in collection order), each file's tests in their own order. With
+    ``--dist loadscope --no-loadscope-reorder`` (scripts/test.sh) a worker takes the next file
+    when it is free, so a long file no longer starts last while the other worker idles
+    (xdist's own order is by number of tests)."""
+
+    @pytest.hookimpl(trylast=True)  # after ``-m`` and ``-k`` took out what this run leaves out
+    def pytest_collection_modifyitems(self, config, items):
+        secs = test_seconds()
+        if not secs:
+            return
+        by_file: dict[str, float] = {}
+        first: dict[str, int] = {}
+        for i, item in enumerate(items):
+            f = item.nodeid.split("::")[0]
+            first.setdefault(f, i)
+            by_file[f] = by_file.get(f, 0.0) + secs.get(item.nodeid, 0.0)
+        items.sort(key=lambda it: (-by_file[it.nodeid.split("::")[0]],
+                                   first[it.nodeid.split("::")[0]]))
 
 
 @pytest.fixture(scope="session", autouse=True)
