@@ -52,6 +52,9 @@ ALLOWED = {
     "english", "language",
     # model names and their parts (tiny_model0: the tests' random model's folder)
     "arith", "gpt2", "tiny", "game24", "model0", "smollm2", "gemma", "gguf",
+    # a real model's full name and licence, shown on the free-form task's one-click button
+    # (SmolLM2-135M-Instruct, Apache-2.0, Q4_1 GGUF)
+    "instruct", "apache", "q4",
     # units, plotly's own
     "utc", "ms", "s", "px", "mb", "mib", "gb", "extra", "br", "sup", "sub", "pow", "nan",
     # JSON's literals, named in a damaged run file's one-line message
