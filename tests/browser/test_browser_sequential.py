@@ -76,15 +76,15 @@ def test_a_revise_run_stepped_round_by_round(server, browser, shots):  # noqa: F
 def _plot_data(page, k: str):
     return page.evaluate("""(sel) => {
         const el = document.querySelector(`${sel} .js-plotly-plot`);
-        return el && el.data ? el.data.filter(t => t.type === 'bar').map(
-            t => ({name: t.name || '', y: t.y, text: t.text})) : null;
+        return el && el.data ? el.data.filter(t => t.type === 'scatter' && t.mode === 'markers+text').map(
+            t => ({name: t.name || '', y: t.y, text: t.text, mode: t.mode})) : null;
     }""", key(k))
 
 
 def test_the_scaling_page_sequential_by_parallel_view(server, browser, shots):  # noqa: F811
     """Issue 23 item 4 in a browser: the Scaling page's "think longer or think wider?" view at
-    B = 4 on 4 held-out problems with the exact checker, filled and drawn: every split's bars,
-    a star per non-empty bin, the best-split sentence."""
+    B = 4 on 4 held-out problems with the exact checker, filled and drawn: every split's cell
+    (a marker placed by its measured tokens), a star exactly where the summary gives one."""
     from playwright.sync_api import expect
     ctx = browser.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
@@ -96,15 +96,20 @@ def test_the_scaling_page_sequential_by_parallel_view(server, browser, shots):  
                   "&sc_seq_scorer=checker&sc_seq_bins=2", timeout=PAGE_TIMEOUT)
         expect(page.get_by_role("heading", name="Think longer or think wider?")).to_be_visible(
             timeout=PAGE_TIMEOUT)
-        expect(page.get_by_text(re.compile(r"^Best split per bin"))).to_be_visible(
-            timeout=4 * PAGE_TIMEOUT)
+        # issue 29 item 5: the summary is "Best split at equal measured compute", a star only
+        # where an exact McNemar test separates a split from the others at equal compute
+        summary = page.get_by_text(re.compile(r"^Best split at equal measured compute"))
+        expect(summary).to_be_visible(timeout=4 * PAGE_TIMEOUT)
         deadline = time.monotonic() + UI_TIMEOUT / 1000
         while (data := _plot_data(page, "sc_seq_fig_4")) is None:
             assert time.monotonic() < deadline, "no sequential x parallel figure"
             time.sleep(0.3)
-        names = [t["name"] for t in data]
-        assert names == ["1 round × 4 runs", "2 rounds × 2 runs", "4 rounds × 1 run"], names
-        assert 1 <= sum(s == "★" for t in data for s in (t["text"] or [])) <= 2
+        names = {t["name"] for t in data if t.get("mode") == "markers+text"}
+        assert names == {"1 round × 4 runs", "2 rounds × 2 runs", "4 rounds × 1 run"}, names
+        stars = sum(s == "★" for t in data for s in (t.get("text") or []))
+        said = page.locator('[data-testid="stMarkdownContainer"]').filter(
+            has_text=re.compile(r"★|no clear winner|nothing to compare")).all_inner_texts()
+        assert stars == sum(x.count("★") for x in said), (stars, said)
         page.locator(key("sc_seq_fig_4")).scroll_into_view_if_needed()
         snap(page, shots, "scaling_seqview")
     finally:
