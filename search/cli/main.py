@@ -11,8 +11,8 @@
     python -m search table game24 [--problems 10 --split validation]
     python -m search train [--task game24]
     python -m search tradeoff --json [--target 0.5 --level 3 --split heldout]
-    python -m search revise --sweep --json [--split heldout --start 100 --problems 60]
     python -m search forcing --split validation|heldout [--problems 40] --json
+    python -m search revise --sweep --json [--split heldout --start 100 --problems 60]
 
 Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
 reached, a model name it does not serve) exits with status 2 and a one-line message on stderr,
