@@ -21,7 +21,7 @@ from ui import model_loading, page_frame, presenter, session_caps, settings, wor
 from ui.settings import UrlParam, bind, current_task, in_range, int_in, one_of, write_url
 from ui.wording import md
 from search.replay.timeline import equal_budget, state_at, tally_view, total_tokens
-from viz.tree import tree_figure
+from ui.replay_panel import forcing_note, marked_tree_figure, thinking_line
 from ui.presenter import tally_figure  # presenter mode's style
 
 SCOPE = "compare"
@@ -166,10 +166,13 @@ def _show_one() -> None:
                             chains=len(state.tree.votes))
                         + (" · **" + _("partial result") + "**"
                            if res.extra.get("halted") or res.extra.get("capped") else ""))
-            presenter.chart(st, tree_figure(state.tree, mcts=res.strategy == "mcts",
-                                        final_path=state.path, height=380, width=420,
-                                        style=presenter.style()),
+            # Drawn as the Search tree page draws it (one function): struck-through retries,
+            # "↪" after a forced continuation (the cue `Wait,`), revision round marks.
+            presenter.chart(st, marked_tree_figure(res, state, height=380, width=420),
                             key=f"cmp_tree_{i}")
+            for line in (thinking_line(res), forcing_note(res)):
+                if line:
+                    st.caption(line)
             if state.votes.tally:  # drawn as the Search tree page draws it (tally_view)
                 tv = tally_view(res, state)
                 presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,

@@ -223,6 +223,31 @@ def _play_button(result: SearchResult) -> None:
                          "few seconds."))
 
 
+def marked_tree_figure(res: SearchResult, state: ReplayState, height: int,
+                       width: Optional[int] = None, selected: Optional[int] = None,
+                       colour: Optional[tuple[str, dict]] = None):
+    """The tree of ``state`` (``res`` replayed to a budget, ``search.replay.timeline.state_at``)
+    as the Search tree page draws it, in this session's style (``presenter.style()``): the
+    task's short states and dead ends (``task_marks``), the marks of thinking longer (a step a
+    retry took back struck through, "↪" after a forced continuation such as ``Wait,``, "R2 ▸"
+    where a revision round begins: ``search.replay.timeline.sequential_labels``, each named in
+    the legend), "right answer, wrong step" (``wrong_step_marks``), a person's edits
+    (``edit_labels``) and the run's answer path. ``height``/``width``: px of the figure
+    (``width`` None: ``viz.tree``'s default); ``selected``: the inspected node id;
+    ``colour``: (colour-by name, values) or None for the strategy's own colouring. Every page
+    that draws a run's tree (Search tree, Compare) calls this one function."""
+    labels, dead = task_marks(state.tree)
+    wrong = wrong_step_marks(state.tree)  # right answer, wrong step: its own mark
+    labels = edit_labels(state.tree, labels)  # a person's steps ✎ and pruned nodes ✂
+    extra = {} if width is None else {"width": width}
+    return tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
+                       selected=selected, color_by=colour[0] if colour
+                       else STRATEGY_COLOR.get(res.strategy),
+                       values=colour[1] if colour else None, height=height,
+                       labels=labels, dead_ends=dead, style=presenter.style(),
+                       wrong_step_answers=wrong.answers, wrong_steps=wrong.steps, **extra)
+
+
 def _replay_view(res: SearchResult, source: str, timer_on: bool,
                  colour: Optional[tuple[str, dict]] = None, policy: Any = None,
                  on_edit: Optional[Callable[[SearchResult], None]] = None) -> None:
@@ -294,16 +319,9 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
     left, right = st.columns([3, 2])
     with left:
         # Sized to the whole run's tree: the figure keeps its height while the slider moves.
-        labels, dead = task_marks(state.tree)
-        wrong = wrong_step_marks(state.tree)  # right answer, wrong step: its own mark
-        labels = edit_labels(state.tree, labels)  # a person's steps ✎ and pruned nodes ✂
-        fig = tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
-                          selected=nid, color_by=colour[0] if colour
-                          else STRATEGY_COLOR.get(res.strategy),
-                          values=colour[1] if colour else None,
-                          height=tree_height(res.tree, style=presenter.style()),
-                          labels=labels, dead_ends=dead, style=presenter.style(),
-                          wrong_step_answers=wrong.answers, wrong_steps=wrong.steps)
+        fig = marked_tree_figure(res, state, height=tree_height(res.tree,
+                                                                style=presenter.style()),
+                                 selected=nid, colour=colour)
         presenter.chart(st, fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget

@@ -218,6 +218,30 @@ def test_think_longer_beside_think_wider_at_equal_tokens():
     assert at.slider(key="cmp_budget").value == min(totals)
     assert f"after {min(totals):,} tokens" in line
     assert results[0].task == "arithmetic_retry"
+    # Thinking longer is drawn as the Search tree draws it (issue 30 item 6): at the end of the
+    # runs the revise tree carries its round marks ("R2 ▸") and names them in the legend, and
+    # every tree's text is exactly that of the Search tree page's function.
+    from search.analysis.sequential import marks
+    from ui.replay_panel import forcing_note, marked_tree_figure
+    from viz.tree import MARK_NAMES
+    at.slider(key="cmp_budget").set_value(max(totals)).run()
+    assert not at.exception, at.exception
+    revise = results[1]
+    rounds = marks(revise.tree)["round_list"]
+    assert rounds, "the preset's revise run revised nothing: the check below would be empty"
+    spec = chart(at, "cmp_tree_1")
+    shown = [t for tr in spec["data"] for t in (tr.get("text") or []) if isinstance(t, str)]
+    assert sum("R2 ▸" in t for t in shown) >= 1, shown
+    assert MARK_NAMES["round"] in [tr.get("name") for tr in spec["data"]
+                                   if tr.get("showlegend")]
+    for i, res in enumerate(results):
+        want = marked_tree_figure(res, state_at(res, max(totals)), height=380, width=420)
+        got = chart(at, f"cmp_tree_{i}")
+        assert [tr.get("text") for tr in got["data"]] == \
+            [list(tr.text) if tr.text is not None else None for tr in want.data]
+    # budget forcing at its default forces nothing: the column says why, as the Search tree does
+    if not results[0].extra.get("forced"):
+        assert forcing_note(results[0]) in texts(at.caption)
 
 
 def test_budget_forcing_on_a_task_without_a_cue_is_said_to_force_nothing():
