@@ -8,7 +8,12 @@ The chain is sampled one step at a time (one policy call per step). Its *thinkin
   spent, the end is suppressed (its tokens are spent but it becomes no node; a ``force`` event
   records it) and the task's continuation cue (``Task.continuation_cue``: ``"Wait, "`` for the
   self-correcting arithmetic model) is written where it would have ended; the model goes on
-  from there. At most ``max_forced`` times; after that the chain may end;
+  from there. At most ``max_forced`` times; after that the chain may end. A task whose model
+  learned to re-check *after* an answer line (``keep_suppressed`` True: the re-checking
+  arithmetic model, cue ``"Check: "``, ``search.tasks.arithmetic_recheck``) keeps a completed
+  answer line it suppresses in the chain, as a step that does not end it (its ``force`` event
+  has ``kept`` True, ``id`` that step and no dropped tokens), and the cue is written after it;
+  s1 likewise keeps the thinking and replaces only the end of thinking with "Wait";
 - when the budget runs out (or only one step is left to ``max_depth``) the answer line is
   forced: the task's answer cue (``Task.answer_cue``, ``"Answer: "``) is written and the model
   completes it (a ``force`` event with ``answer`` True). A step cut by the budget is dropped (a
@@ -88,6 +93,7 @@ def run(problem: str, policy: Policy, config: BudgetForcingConfig = BudgetForcin
     tree = check_tree(tree, problem, task)
     start = tree.compute.generated_tokens
     cue, answer_cue = task.continuation_cue, task.answer_cue
+    keep = bool(getattr(task, "keep_suppressed", False))
     node, forced, call, cue_next, was_stopped = 0, 0, 0, "", False
     answer_forced, thinking, suppressed = False, None, []
     while True:
@@ -121,14 +127,21 @@ def run(problem: str, policy: Policy, config: BudgetForcingConfig = BudgetForcin
         terminal, said = step_ending(c.text, c.finish, depth + 1, sampling.max_depth, task)
         ends = terminal and c.finish != "length" and depth + 1 < sampling.max_depth
         k_cue = cue_tokens(policy, cue)
-        if ends and cue and forced < config.max_forced and \
+        # the re-checking model keeps the line: room for it, the cue's step and an answer
+        kept = keep and said is not None and depth + 3 < sampling.max_depth
+        if ends and cue and forced < config.max_forced and (kept or not keep) and \
                 spent + c.tokens + k_cue < config.budget:  # room for the cue and one token
             tree.charge(generated_tokens=c.tokens)
             forced += 1
             suppressed.append({"text": c.text, "tokens": c.tokens, "answer": said,
                                "generated": tree.compute.generated_tokens - start})
-            tree.emit("force", id=node, text=c.text, tokens=c.tokens, cue=cue, cue_tokens=k_cue,
-                      n=forced, answer=False)
+            if kept:  # the answer line stays in the chain, not terminal; the cue after it
+                node = tree.add(node, c.text.strip(), c.tokens, c.logprob, False, None, None)
+                tree.emit("force", id=node, text="", tokens=0, cue=cue, cue_tokens=k_cue,
+                          n=forced, answer=False, kept=True)
+            else:
+                tree.emit("force", id=node, text=c.text, tokens=c.tokens, cue=cue,
+                          cue_tokens=k_cue, n=forced, answer=False)
             cue_next = cue
             continue
         node, _ = add_step(tree, node, c, gold, sampling.max_depth)

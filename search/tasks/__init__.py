@@ -22,8 +22,8 @@ _MODULES = {"arithmetic": "arithmetic", "game24": "game24",
             "arithmetic_retry": "arithmetic_retry", "freeform": "freeform"}
 TASKS: tuple[str, ...] = tuple(_MODULES)
 # Tasks get_task knows but TASKS does not list (not in the pages' picker or the CLI's --task
-# choices), reached by name: none at present.
-_UNLISTED: dict = {}
+# choices), reached by name: the re-checking model budget forcing runs on (issue 29 item 1).
+_UNLISTED: dict = {"arithmetic_recheck": "arithmetic_recheck"}
 # Tasks with a bundled model (``Task.model_dir`` set): the free-form task has none, a local
 # folder or a server supplies its model (search.models.backends).
 BUNDLED_TASKS: tuple[str, ...] = ("arithmetic", "game24", "arithmetic_retry")

@@ -23,8 +23,9 @@ rebuilt from the same data stream and initialisation by::
 
     OMP_NUM_THREADS=1 nice python -m search.training.separate --steps 400 --seed 1235
 
-(``--all`` trains every missing point; ``--errorfree`` the error-free model.) The stream is
-exact (a rebuild reads the card's token count to the token), the float arithmetic is not: a
+(``--all`` trains every missing point; ``--errorfree`` the error-free model; ``--recheck`` the
+re-checking model of ``search.tasks.arithmetic_recheck``, which budget forcing runs on.) The
+stream is exact (a rebuild reads the card's token count to the token), the float arithmetic is not: a
 rerun of s0800-seed1234 in a later session on a fresh machine (2026-12-06) matched the first run's
 loss at step 0 and drifted from step 50 (1.6796 against 1.6772), ending at loss EMA 0.423
 against 0.439, so a rebuild is another sample of the recipe, not the same bytes; the shipped
@@ -118,6 +119,31 @@ def train_errorfree(out: Path = ERRORFREE_DIR, steps: int = REFERENCE_STEPS, pro
                  progress=progress)
 
 
+RECHECK_DIR = ROOT / "weights" / "arith-recheck-tiny"
+
+
+def train_recheck(out: Path = RECHECK_DIR, progress=print) -> dict:
+    """Train the re-checking model (``search.tasks.arithmetic_recheck``: the plain recipe and
+    width, re-check data, a 160-position context, as many optimizer steps as see the plain
+    model's training tokens) into ``out``; write its ``card.json``; return the card."""
+    from search.tasks.arithmetic_recheck import TASK
+    from search.training.train import train
+    s = train(Path(out), max_minutes=None, task=TASK, progress=progress)
+    card = {"task": TASK.name, "model": TASK.model_name, "cue": TASK.continuation_cue,
+            "check_prob": TASK.check_prob, "fix_prob": TASK.fix_prob,
+            "max_checks": TASK.max_checks, "step_noise": TASK.step_noise,
+            "steps": s["steps_done"], "matched_tokens": s["matched_tokens"],
+            "parameters": s["parameters"], "training_tokens": s["tokens_seen"],
+            "loss_tokens": s["loss_tokens_seen"],
+            "training_flops": training_flops(s["parameters"], s["tokens_seen"]),
+            "flops_formula": "6 * parameters * training_tokens (Kaplan et al. 2020)",
+            "final_loss_ema": s["final_loss_ema"], "wall_seconds": s["wall_seconds"],
+            "threads": s["threads"], "torch": s["torch"], "shape": s["shape"],
+            "rebuild": "OMP_NUM_THREADS=1 nice python -m search.training.separate --recheck"}
+    (Path(out) / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+    return card
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m search.training.separate",
                                 description="train separately scheduled arithmetic models")
@@ -125,7 +151,13 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=SEEDS[0])
     p.add_argument("--all", action="store_true", help="every missing (steps, seed) point")
     p.add_argument("--errorfree", action="store_true", help="the error-free baseline model")
+    p.add_argument("--recheck", action="store_true",
+                   help="the re-checking model budget forcing runs on (issue 29 item 1)")
     a = p.parse_args(argv)
+    if a.recheck:
+        c = train_recheck()
+        print(json.dumps({k: c[k] for k in ("steps", "training_tokens", "wall_seconds")}))
+        return 0
     if a.errorfree:
         s = train_errorfree()
         print(json.dumps({k: s[k] for k in ("steps_done", "tokens_seen", "wall_seconds")}))
