@@ -118,7 +118,9 @@ def forcing_curve(runs: dict) -> list[dict]:
     ``forced_mean`` (continuations actually forced, mean), and against the setting 0 on the
     same problems (the first setting when 0 was not run; then ``baseline`` says which):
     ``right_to_wrong`` (right there, wrong here), ``wrong_to_right``, ``mcnemar_p`` (exact
-    two-sided McNemar; 1.0 for the baseline itself) and ``baseline``.
+    two-sided McNemar; 1.0 for the baseline itself), ``baseline``, and ``answers_changed``
+    (problems whose answer differs from the baseline's, right or wrong; None when ``runs``
+    has no ``answers``).
     """
     from search.analysis.scaling import wilson_interval
     from search.analysis.sequential import mcnemar_exact
@@ -132,7 +134,11 @@ def forcing_curve(runs: dict) -> list[dict]:
             raise ValueError("every setting needs the same, non-empty list of problems")
         lo, hi = wilson_interval(int(c.sum()), c.size)
         r2w, w2r = int(np.sum(ref & ~c)), int(np.sum(~ref & c))
+        changed = None
+        if "answers" in runs:
+            changed = int(sum(a != b for a, b in zip(runs["answers"][base], runs["answers"][m])))
         rows.append({"forced": m, "problems": int(c.size), "right": int(c.sum()),
+                     "answers_changed": changed,
                      "accuracy": float(c.mean()), "ci_low": float(lo), "ci_high": float(hi),
                      "thinking_tokens": float(np.mean(runs["thinking"][m])),
                      "generated_tokens": float(np.mean(runs["generated"][m])),
@@ -140,6 +146,27 @@ def forcing_curve(runs: dict) -> list[dict]:
                      "right_to_wrong": r2w, "wrong_to_right": w2r,
                      "mcnemar_p": mcnemar_exact(r2w, w2r), "baseline": base})
     return rows
+
+
+CHOICE_FILE = "forcing_validation.json"  # in a model folder: its validation curve and choice
+
+
+def validated_choice(task) -> Optional[dict]:
+    """The forcing curve measured on the validation split for ``task``'s bundled model and the
+    number of forced continuations chosen there (``python -m search forcing --split validation
+    --save MODEL_DIR/forcing_validation.json``), or None when the model folder has none.
+    Returns the saved JSON (``curve``, ``best``, ``split``, ``problems``, ``budget``,
+    ``temperature``, ``cue``, ``model``...). ValueError when the file is not from the
+    validation split."""
+    import json
+    from pathlib import Path
+    model_dir = getattr(task, "model_dir", None)
+    if model_dir is None or not (Path(model_dir) / CHOICE_FILE).is_file():
+        return None
+    o = json.loads((Path(model_dir) / CHOICE_FILE).read_text())
+    if o.get("split") != "validation":
+        raise ValueError(f"{Path(model_dir) / CHOICE_FILE} is not a validation curve")
+    return o
 
 
 def choose_forced(rows: list[dict]) -> int:

@@ -152,7 +152,8 @@ def test_forcing_runs_read_every_setting_off_one_run_exactly():
 
 
 def test_the_forcing_command_prints_the_curve_as_json():
-    r = run_search_cli("forcing", "--problems", "3", "--forced", "2", "--json")
+    r = run_search_cli("forcing", "--task", "arithmetic_retry", "--problems", "3", "--forced",
+                       "2", "--json")
     assert r.returncode == 0, r.stderr
     o = json.loads(r.stdout)
     assert o["split"] == "validation" and o["problems"] == 3 and o["cue"] == "Wait, "
@@ -161,3 +162,5 @@ def test_the_forcing_command_prints_the_curve_as_json():
     assert o["curve"][0]["right_to_wrong"] == o["curve"][0]["wrong_to_right"] == 0
     bad = run_search_cli("forcing", "--forced", "0,99")
     assert bad.returncode == 2 and "--forced" in bad.stderr
+    bad = run_search_cli("forcing", "--save", "x.json")  # two models by default: one file?
+    assert bad.returncode == 2 and "single --task" in bad.stderr
