@@ -47,6 +47,7 @@ MCTS_CHOICES = [2, 4, 8, 16, 32]
 TOT_CHOICES = [1, 2, 5]  # breadth b; Yao et al. 2023 report b = 1 and b = 5
 VBEAM_CHOICES = [1, 2, 4, 8]     # PRM beam search: beam widths
 DVTS_CHOICES = [4, 8, 16, 32]    # DVTS: chains N (subtrees of width M, search.strategies.dvts)
+DEEPCONF_CHOICES = [4, 8, 16, 32]  # DeepConf offline/online: traces N (online: 4 warm-up)
 HAS_DVTS = "dvts" in STRATEGIES  # (a checkout without DVTS shows the option disabled)
 # The curves shown by default; curves a task cannot draw (no learned verifier, no exact step
 # checker) are dropped. Model confidence stays beside the learned verifiers: it is the free
@@ -81,6 +82,8 @@ PARAMS = [
     UrlParam("sc_tot", [1, 5], ints_of(TOT_CHOICES), joined),
     UrlParam("sc_tot_value", "perfect", one_of(["perfect", "learned"])),
     UrlParam("sc_adaptive", True, flag, show_flag),
+    UrlParam("sc_deepconf", False, flag, show_flag),
+    UrlParam("sc_dc_n", [4, 8, 16], ints_of(DEEPCONF_CHOICES), joined),
     *sequential_view.PARAMS,  # think longer or think wider (sequential x parallel)
     *revise_panel.PARAMS,  # revise against its paper; the verifier-quality sweep
 ]
@@ -175,6 +178,18 @@ with st.expander(_("Beam search, MCTS and ToT BFS with model confidence or a val
                 st.selectbox(_("ToT value"), list(VALUES), format_func=VALUES.get,
                              **bind("sc_tot_value"))
 
+with st.expander(_("DeepConf offline and online beside maj@k (measured runs)"),
+                 expanded=bool(ss["sc_deepconf"])):
+    st.checkbox(_("Run DeepConf offline and online on every problem"), **bind("sc_deepconf"),
+                help=_("Confidence-filtered voting (Fu et al. 2025, \"Deep Think with "
+                       "Confidence\"): offline samples N traces and votes with the most "
+                       "confident 90%; online stops a trace as soon as its group confidence "
+                       "falls below a threshold set by 4 warm-up traces, and stops sampling "
+                       "once the vote is settled. Settings chosen on validation. Each point "
+                       "sits at the generated tokens the runs actually spent, so it compares "
+                       "with maj@k at equal measured tokens."))
+    st.multiselect(_("DeepConf traces N"), DEEPCONF_CHOICES, **bind("sc_dc_n"))
+
 P, n = int(ss["sc_problems"]), int(ss["sc_n"])
 clamped = None
 if ss["sc_budget"] > n:
@@ -201,7 +216,7 @@ if temperature == 0:
               "voting and best-of-k cannot beat one sample. Raise the temperature to see "
               "scaling."))
 curves = list(ss["sc_curves"])
-if not curves and not ss["sc_measured"] and not VSEARCH:
+if not curves and not ss["sc_measured"] and not VSEARCH and not ss["sc_deepconf"]:
     st.warning(_("Pick at least one curve (or turn on beam search and MCTS) to draw a plot."))
     st.stop()
 if P * n > HEAVY_CHAINS and policy.device == "cpu":
@@ -259,7 +274,7 @@ ADAPTIVE = CONFIDENT = None
 if ss["sc_adaptive"] and n > 1:  # replayed on the pool: Monte Carlo over chain orders, cached
     ADAPTIVE, CONFIDENT, points = adaptive_panel.series(pools, POOL_KEY, n, TASK.chain_tokens)
     series += points
-if (ss["sc_measured"] or VSEARCH) and series:  # the pool curves while the searches run
+if (ss["sc_measured"] or VSEARCH or ss["sc_deepconf"]) and series:  # the pool curves while the searches run
     presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker,
                                            budget_label=budget_label),
                     key="sc_fig_pool")  # own keys: these two figures may be the same
@@ -268,6 +283,7 @@ plan = measured_searches.plan(
     VSEARCH, AGG, _(AGG_SHORT.get(AGG, AGG)), ss["sc_vbeam"], ss["sc_dvts"] if HAS_DVTS else None,
     bool(ss["sc_measured"]), ss["sc_beam"], ss["sc_mcts"], ss["sc_tot"] if VALUES else None,
     ss["sc_tot_value"])
+plan += measured_searches.deepconf_plan(bool(ss["sc_deepconf"]), ss["sc_dc_n"])
 if plan:
     measured_searches.warn(plan, P, policy.device)
     measured_searches.measure(plan, policy, TASK, model, problems, temperature, top_p, seed, tpc,

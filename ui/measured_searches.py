@@ -65,6 +65,25 @@ def plan(prm_searches: bool, agg: str, agg_label: str, prm_beam: Sequence[int],
     return out
 
 
+def deepconf_plan(on: bool, budgets: Sequence[int]) -> list[PlannedSearch]:
+    """DeepConf offline and online (``search.strategies.deepconf``, each with its registry
+    defaults: offline keeps the most confident 90% by lowest group confidence, online stops a
+    trace below a threshold set by 4 warm-up traces; both chosen on validation) at each of
+    ``budgets`` traces N, when ``on``: their points sit at the generated tokens the runs spent,
+    beside maj@k at k chains' measured tokens."""
+    if not on:
+        return []
+    from search.strategies import DEFAULTS
+    off, onl = DEFAULTS["deepconf_offline"], DEFAULTS["deepconf_online"]
+    return [PlannedSearch("deepconf_offline", _("DeepConf offline (keep the {keep}% most "
+                                                 "confident traces)").format(keep=off["keep"]),
+                          _("traces N"), tuple(budgets)),
+            PlannedSearch("deepconf_online", _("DeepConf online (stop traces below the warm-up's "
+                                                "{pct}th-percentile confidence)").format(
+                                                    pct=100 - onl["keep"]),
+                          _("traces N"), tuple(budgets))]
+
+
 def runs(plan_: Sequence[PlannedSearch], problems: int) -> tuple[int, int]:
     """(all runs, slow runs) of the plan on ``problems`` problems: beam/MCTS/ToT with the
     model's confidence or a value take seconds a run on a CPU; the PRM-guided searches about
