@@ -66,8 +66,9 @@ BINS = 3  # the sequential view's default number of difficulty bins
 MODELS = {
     "bundled": {"task": "arithmetic", "problem_set": None, "n": 16, "validation": 100,
                 "heldout": 200, "chain_tokens": None},
-    "smollm2": {"task": "freeform", "problem_set": "builtin", "n": 4, "validation": 12,
-                "heldout": 24, "chain_tokens": 96},
+    # n = 10: DeepConf offline's keep 90% drops one trace (ceil(0.9 n) < n needs n >= 10)
+    "smollm2": {"task": "freeform", "problem_set": "builtin", "n": 10, "validation": 9,
+                "heldout": 18, "chain_tokens": 96},
 }
 
 
@@ -126,19 +127,23 @@ def confident_wrong(sets: Sequence[TraceSet], bins: Sequence[int], n_bins: int,
     sets: P trace sets; bins: [P] difficulty bin of each (0 = hardest, < ``n_bins``).
     Returns ``{"bins": [per bin], "all": {...}}``, each ``{"count": problems whose most
     confident trace is wrong, "problems", "rate", "ci_low", "ci_high" (95% Wilson),
-    "random_wrong": the share of wrong traces over all their traces}`` (rate NaN for an
-    empty bin). ValueError for an unknown statistic or mismatched lengths."""
+    "random_wrong": the share of wrong traces over all their traces, "shortest": problems
+    whose most confident trace has the fewest generated tokens of its n (ties included)}``
+    (rate NaN for an empty bin). ValueError for an unknown statistic or mismatched lengths."""
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}")
     if len(sets) != len(bins):
         raise ValueError("one bin per trace set")
     wrong = np.array([not s.correct[most_confident(getattr(s, statistic))] for s in sets])
     share = np.array([1.0 - float(np.mean(s.correct)) for s in sets])
+    short = np.array([s.tokens[most_confident(getattr(s, statistic))] == min(s.tokens)
+                      for s in sets])
     b = np.asarray(bins, int)
 
     def part(mask):
         d = _interval(int(wrong[mask].sum()), int(mask.sum()))
         d["random_wrong"] = float(share[mask].mean()) if mask.any() else float("nan")
+        d["shortest"] = int(short[mask].sum())
         return d
     return {"bins": [part(b == i) for i in range(n_bins)], "all": part(np.ones(len(sets), bool))}
 

@@ -263,6 +263,21 @@ def test_step5_the_perfect_verifier_and_the_learned_prm():
         if ans != vote.gold:  # fooled: the right chains' best score is said beside it
             right = max(prm[l] for l in leaves if tree.nodes[l].answer == vote.gold)
             assert f"Its best-scored right chain: {right:.2f}." in text
+    # Where confidence lies (issue 31 item 5): one sentence from the shipped held-out readings,
+    # its bold percentage with interval, n and split, and their figure (bars = the readings)
+    from search.analysis.confidence_lies import load
+    data = load()
+    low = data["bundled"]["most_confident"]["lowest"]["all"]
+    assert (f"was wrong on {measured(low['rate'], low['problems'], 'heldout')}, against "
+            f"{low['random_wrong']:.0%} for a chain picked at random") in text, text
+    if "smollm2" in data:
+        sm = data["smollm2"]["most_confident"]["lowest"]["all"]
+        assert f"on {measured(sm['rate'], sm['problems'], 'heldout')}." in text
+    assert_headlines_carry_split_n_interval(at)
+    conf = charts(at)["ls_fig_conf"]
+    bars = [t for t in conf["data"] if t["type"] == "bar"]
+    assert len(bars) == 2 * len([k for k in ("bundled", "smollm2") if k in data])
+    assert values(bars[0]["y"])[-1] == pytest.approx(low["rate"])
 
 
 def test_step6_when_voting_fails_on_a_validation_problem(pools):

@@ -103,7 +103,9 @@ def random_sets(seed, count):
         lowest = [None if a is None and rng.random() < 0.5 else rng.choice([1.0, 2.0, 2.5, 4.0])
                   for a in answers]
         mean = [rng.choice([1.0, 3.0, 5.0]) for _ in answers]
-        out.append(ts(answers, correct, lowest, mean, problem=f"p{p}"))
+        s = ts(answers, correct, lowest, mean, problem=f"p{p}")
+        s.tokens = [rng.choice([5, 8, 12]) for _ in answers]
+        out.append(s)
     return out
 
 
@@ -131,6 +133,9 @@ def test_filter_effects_and_confident_wrong_match_brute_force_counts():
             assert row["rate"] == pytest.approx(wrong / len(members))
             share = sum(1 - sum(s.correct) / s.n for s in members) / len(members)
             assert row["random_wrong"] == pytest.approx(share)
+            short = sum(s.tokens[brute_most_confident(getattr(s, stat))] == min(s.tokens)
+                        for s in members)
+            assert row["shortest"] == short
         assert got["all"]["count"] == sum(r["count"] for r in got["bins"])
 
 

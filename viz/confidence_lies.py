@@ -1,0 +1,82 @@
+"""Where confidence lies: how often the most confident trace is wrong, per predicted-difficulty
+bin, one panel per model (issue 31 item 5).
+
+Pure: the entries of ``search.analysis.confidence_lies.load()`` in, plotly Figure out. Bars: the
+share of held-out problems whose most confident trace (by lowest group confidence, and by mean
+token confidence) is wrong, with 95% Wilson error bars; a grey diamond per bin: the share of all
+traces that are wrong (a trace picked at random), the rate confidence has to beat.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from i18n import _
+from viz.curves import PERCENT_AXIS
+
+COLORS = {"lowest": "#d62728", "mean": "#ff7f0e"}
+RANDOM = "#7f7f7f"
+
+
+def bin_labels(k: int) -> list[str]:
+    """Names of ``k`` difficulty bins, hardest first: "1 (hardest)", "2", ..., "k (easiest)"."""
+    if k == 1:
+        return [_("all")]
+    return [_("{i} (hardest)").format(i=1) if i == 0 else
+            _("{i} (easiest)").format(i=k) if i == k - 1 else str(i + 1) for i in range(k)]
+
+
+def confidence_lies_figure(entries: Mapping[str, dict], order: Sequence[str] = ("bundled",
+                                                                                "smollm2"),
+                           height: int = 380) -> go.Figure:
+    """One panel per model key of ``order`` present in ``entries`` (each an entry of
+    ``confidence_lies.json``: ``model``, ``settings`` (``n``, ``heldout``), ``filter`` (``keep``, ``right_dropped.count``: said in
+    the panel's title), ``most_confident``
+    (statistic -> {"bins": [...], "all": {...}}, rows with ``count``, ``problems``, ``rate``,
+    ``ci_low``, ``ci_high``, ``random_wrong``, fractions)). x: difficulty bin (hardest first,
+    bins fitted on validation); y: share of held-out problems (0-100%). Raises ValueError when
+    no key of ``order`` is in ``entries``."""
+    keys = [k for k in order if k in entries]
+    if not keys:
+        raise ValueError("no confidence readings to draw")
+    titles = [_("{model}: {p} held-out problems, {n} traces each").format(
+        model=entries[k].get("model", k), p=entries[k]["settings"]["heldout"],
+        n=entries[k]["settings"]["n"]) + "<br>" + _(
+        "DeepConf offline (keep {keep}%) dropped every right trace on {d} of them").format(
+        keep=entries[k]["filter"]["keep"], d=entries[k]["filter"]["right_dropped"]["count"])
+        for k in keys]
+    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True, subplot_titles=titles,
+                        horizontal_spacing=0.06)
+    names = {"lowest": _("most confident by lowest group confidence: wrong"),
+             "mean": _("most confident by mean token confidence: wrong")}
+    for col, k in enumerate(keys, start=1):
+        mc = entries[k]["most_confident"]
+        first = next(iter(mc.values()))
+        xs = bin_labels(len(first["bins"])) + [_("all")]
+        for stat, rows in mc.items():
+            rs = list(rows["bins"]) + [rows["all"]]
+            fig.add_trace(go.Bar(
+                x=xs, y=[r["rate"] for r in rs], name=names.get(stat, stat),
+                marker_color=COLORS.get(stat, "#1f77b4"), showlegend=col == 1,
+                legendgroup=stat,
+                error_y=dict(type="data", symmetric=False,
+                             array=[r["ci_high"] - r["rate"] for r in rs],
+                             arrayminus=[r["rate"] - r["ci_low"] for r in rs]),
+                customdata=[[r["count"], r["problems"], r["ci_low"], r["ci_high"]] for r in rs],
+                hovertemplate=_("%{customdata[0]} of %{customdata[1]} problems: %{y:.0%} "
+                                "(95% Wilson %{customdata[2]:.0%}–%{customdata[3]:.0%})")
+                + "<extra></extra>"), row=1, col=col)
+        rs = list(first["bins"]) + [first["all"]]
+        fig.add_trace(go.Scatter(
+            x=xs, y=[r["random_wrong"] for r in rs], mode="markers",
+            marker=dict(symbol="diamond", size=11, color=RANDOM),
+            name=_("a trace picked at random: wrong"), showlegend=col == 1, legendgroup="random",
+            hovertemplate="%{y:.0%}<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(title_text=_("difficulty bin (fitted on validation)"), row=1, col=col)
+    fig.update_yaxes(title_text=_("held-out problems"), row=1, col=1)
+    fig.update_yaxes(range=[0, 1.05], **PERCENT_AXIS)
+    fig.update_layout(barmode="group", height=height, margin=dict(t=60, b=40, l=60, r=20),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
