@@ -14,7 +14,7 @@ import re
 
 import streamlit as st
 
-from i18n import _
+from i18n import N_, _
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES, budget_range
 from ui import model_loading, page_frame, presenter, session_caps, settings, wording
@@ -70,9 +70,13 @@ def _think_preset() -> None:
         ss[f"cmp_s{i}"], ss[f"cmp_b{i}"] = s, b
     was = ss.get(settings.TASK, TASK.name)
     now = think_task(was, ss.get("cmp_problem", ""))
-    if now != was:
-        ss[settings.TASK] = now
+    if now != was:  # said here once, and in the sidebar on every page with a way back
+        page_frame.switch_task(was, now, THINK_SWITCH)
         ss["cmp_think_note"] = (was, now)
+
+
+THINK_SWITCH = N_("Task set by Compare's “Think longer or think wider?”: budget forcing needs a "
+                  "model trained to retry.")
 
 
 st.button(_("Think longer or think wider?"), key="cmp_think", on_click=_think_preset,

@@ -154,6 +154,7 @@ def sidebar(uses_model: bool = True):
                  format_func=LANGUAGES.get)
         from ui import presenter
         presenter.sidebar_toggle()  # presenter mode: larger, colour-blind-safe, folded away
+        st.html(WRAP_CSS)
         st.selectbox(_("Task"), list(TASKS), **bind(TASK),
                      format_func=lambda name: _(task_label(name)),
                      help=_("The kind of problem every page works on; each task has its own "
@@ -161,6 +162,7 @@ def sidebar(uses_model: bool = True):
                             "step. Game of 24: combine four numbers with + - * / to make 24, "
                             "two numbers per step (Yao et al. 2023's Tree-of-Thoughts "
                             "benchmark)."))
+        task_switch_note()
         st.markdown("#### " + _("Model"))
         if uses_model:
             from ui.model_picker import model_picker
@@ -183,6 +185,49 @@ def sidebar(uses_model: bool = True):
     from ui.model_picker import write_model_url
     write_model_url()
     return slot
+
+
+# A preset that changed the task (Compare's "Think longer or think wider?" moves to a task whose
+# model has a continuation cue): (task before, task after, why), shown in the sidebar on every
+# page while that task is on, with a button back (issue 30 item 6: the switch was said only on
+# Compare, and every other page silently ran the other task).
+TASK_SWITCH = "task_switch"
+# The task picker's chosen name wraps instead of being cut ("Arithmetic (self-correcting
+# mode…"): baseweb's select keeps its value on one line with an ellipsis.
+WRAP_CSS = ("<style>[data-testid='stSidebar'] [data-baseweb='select'] div "
+            "{white-space: normal; overflow: visible; text-overflow: clip;}</style>")
+
+
+def switch_task(was: str, now: str, why: str) -> None:
+    """Set the session's task to ``now`` for a preset (call from a widget callback, before the
+    sidebar draws): the sidebar then says ``why`` (an English ``N_`` string, translated when
+    shown) and offers a way back to ``was`` on every page while ``now`` is the task."""
+    ss = st.session_state
+    ss[TASK] = now
+    ss[TASK_SWITCH] = (was, now, why)
+
+
+def _switch_back() -> None:
+    ss = st.session_state
+    switched = ss.pop(TASK_SWITCH, None)
+    if switched is not None:
+        ss[TASK] = switched[0]
+
+
+def task_switch_note() -> None:
+    """Under the task picker: why a preset changed the task and a button back to the task
+    before it (``switch_task``); nothing once the person has picked another task."""
+    ss = st.session_state
+    switched = ss.get(TASK_SWITCH)
+    if switched is None:
+        return
+    was, now, why = switched
+    if ss.get(TASK) != now:  # the person picked a task since: the note is over
+        ss.pop(TASK_SWITCH, None)
+        return
+    st.caption(":material/swap_horiz: " + _(why))
+    st.button(_("Back to {task}").format(task=_(task_label(was))), key="task_switch_back",
+              on_click=_switch_back, icon=":material/undo:")
 
 
 def model_card(slot, uses_model: bool = True) -> None:

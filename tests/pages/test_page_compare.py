@@ -270,3 +270,33 @@ def test_token_gap_names_the_run_that_used_more():
                  "**b** used the most: 7.8 more than a (1.6×).")
     with pytest.raises(ValueError):
         token_gap([], [])
+
+
+def test_a_preset_that_changes_the_task_says_so_in_the_sidebar_on_every_page():
+    """Issue 30 item 6: the preset's switch to the self-correcting task is said in the sidebar
+    on other pages too, with a button back; picking another task ends the note."""
+    at = open_compare({"cmp_problem": "31*6-40+(3+1)"})
+    assert not at.sidebar.button  # no note before any preset
+    at.button(key="cmp_think").click().run()
+    assert at.session_state["task"] == "arithmetic_retry"
+    for page in ("pages/tree.py", "pages/history.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        notes = [c.value for c in at.sidebar.caption if "Think longer or think wider" in c.value]
+        assert len(notes) == 1 and "trained to retry" in notes[0], [c.value for c in
+                                                                    at.sidebar.caption]
+        back = at.sidebar.button(key="task_switch_back")
+        assert back.label == "Back to Arithmetic"
+    back.click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["task"] == "arithmetic"
+    assert not [c for c in at.sidebar.caption if "Think longer or think wider" in c.value]
+    # the preset again, then the person picks a task themselves: the note is over
+    at.switch_page("pages/compare.py").run()
+    at.button(key="cmp_think").click().run()
+    assert at.session_state["task"] == "arithmetic_retry"
+    at.sidebar.selectbox(key=w("task")).set_value("game24").run()
+    assert not at.exception, at.exception
+    assert not [c for c in at.sidebar.caption if "Think longer or think wider" in c.value]
+    at.sidebar.selectbox(key=w("task")).set_value("arithmetic_retry").run()
+    assert not [c for c in at.sidebar.caption if "Think longer or think wider" in c.value]
