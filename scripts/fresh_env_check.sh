@@ -3,7 +3,7 @@
 # sees none of this machine's other packages, install requirements-dev.txt (which includes
 # requirements.txt) and requirements-real.txt into it, and run the fast loop there. A test that
 # imports a package no requirements file pins fails here even where the machine happens to have
-# it (scipy did). CI runs this on its clean clone before the whole suite.
+# it (scipy did). The whole suite (scripts/test.sh, what CI runs) does the same in a cached one.
 #   bash scripts/fresh_env_check.sh            a new environment in a temporary folder
 #   FRESH_VENV=/path bash scripts/fresh_env_check.sh   reuse (or create) that environment
 set -euo pipefail
