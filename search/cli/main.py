@@ -1,4 +1,4 @@
-"""Command line: ``python -m search solve|curve|table|train|tradeoff``.
+"""Command line: ``python -m search solve|curve|table|train|tradeoff|serve``.
 
     python -m search solve "8*7+6" --strategy majority --budget 16 --seed 0 --json
     python -m search curve --strategy majority --budgets 1,2,4,8,16 --problems 200 --json
@@ -13,6 +13,7 @@
     python -m search tradeoff --json [--target 0.5 --level 3 --split heldout]
     python -m search forcing --split validation|heldout [--problems 40] --json
     python -m search revise --sweep --json [--split heldout --start 100 --problems 60]
+    python -m search serve --port 8321   # the OpenAI-compatible gateway (search.serve.cli)
 
 Bad input (unparseable expression, budget out of range, unknown strategy, a server that cannot be
 reached, a model name it does not serve) exits with status 2 and a one-line message on stderr,
@@ -689,6 +690,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="budget forcing's forcing curve: accuracy against forced continuations "
                         "and thinking tokens on a split, paired against 0 forced (python -m "
                         "search forcing --help)")
+    sub.add_parser("serve", add_help=False,
+                   help="the OpenAI-compatible gateway: model='thoughtscope:<strategy>@<budget>' "
+                        "runs that search, every request a run in History (python -m search "
+                        "serve --help)")
     sub.add_parser("train-verifier", add_help=False,
                    help="train a task's learned ORM or PRM (python -m search train-verifier "
                         "--help)")
@@ -740,6 +745,9 @@ def main(argv=None) -> int:
     if args[:1] == ["forcing"]:  # its own parser: search.cli.forcing
         from search.cli.forcing import main as forcing_main
         return forcing_main(args[1:])
+    if args[:1] == ["serve"]:  # its own parser: search.serve.cli (python -m search.serve too)
+        from search.serve.cli import main as serve_main
+        return serve_main(args[1:])
     if args[:1] == ["train-verifier"]:  # its own parser: search.training.verifier_train
         from search.training.verifier_train import main as train_verifier_main
         return train_verifier_main(args[1:])

@@ -1,8 +1,9 @@
-"""``python -m search.serve``: start the OpenAI-compatible gateway (FastAPI on uvicorn).
+"""``python -m search serve`` (also ``python -m search.serve``, the same flags): start the
+OpenAI-compatible gateway (FastAPI on uvicorn).
 
-    python -m search.serve --port 8321                       # the bundled model, local only
-    python -m search.serve --host 0.0.0.0 --keys-file keys.txt --port 8321
-    python -m search.serve --backend openai --base-url http://127.0.0.1:8000/v1 \\
+    python -m search serve --port 8321                       # the bundled model, local only
+    python -m search serve --host 0.0.0.0 --keys-file keys.txt --port 8321
+    python -m search serve --backend openai --base-url http://127.0.0.1:8000/v1 \\
         --model Qwen/Qwen2.5-0.5B-Instruct --task freeform --keys-env THOUGHTSCOPE_GATEWAY_KEYS
 
 Without ``--keys-file``/``--keys-env`` it binds to 127.0.0.1 only (and says so); asking for another
@@ -16,6 +17,7 @@ import sys
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8321
+PROG = "python -m search serve"  # the command as the README and the Temperature page write it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,11 +48,13 @@ def _non_negative_int(text):
     return v
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The gateway's flags (``prog``: the command shown in ``--help`` and errors: ``python -m
+    search serve`` or ``python -m search.serve``, which take the same flags)."""
     from search.serve.runs import DEFAULT_TIMEOUT_S
     from search.serve.security import Limits
     from search.tasks import DEFAULT_TASK, TASKS
-    p = _Parser(prog="python -m search.serve",
+    p = _Parser(prog=prog,
                 description="An OpenAI-compatible gateway: model='thoughtscope:<strategy>@"
                             "<budget>[:<scorer>]' runs that search; every request is a run in "
                             "History.")
@@ -71,6 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default {Limits.tokens_per_minute:,})")
     p.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT_S,
                    help=f"seconds one request's search may run (default {DEFAULT_TIMEOUT_S:g})")
+    from search.serve.runs import SAMPLING_DEFAULTS as D
+    from search.strategies import ranges
+    p.add_argument("--temperature", type=ranges.TEMPERATURE.cli, default=D["temperature"],
+                   help=f"sampling temperature of requests that send none, in "
+                        f"{ranges.TEMPERATURE.shown()} (default {D['temperature']:g}; the "
+                        "Temperature page's 'Serve this' sets the one tuned there)")
+    p.add_argument("--top-p", type=ranges.TOP_P.cli, default=D["top_p"],
+                   help=f"top-p of requests that send none, in {ranges.TOP_P.shown()} "
+                        f"(default {D['top_p']:g})")
+    p.add_argument("--seed", type=ranges.SEED.cli, default=D["seed"],
+                   help=f"seed of requests that send none, in {ranges.SEED.shown()} "
+                        f"(default {D['seed']})")
     p.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
                    help=f"the task of requests that name none (default {DEFAULT_TASK})")
     p.add_argument("--backend", choices=["bundled", "hf", "openai"], default="bundled",
@@ -122,22 +138,29 @@ def config_from_args(a):
     spec = ModelSpec(backend=a.backend, model=a.model or "", base_url=a.base_url or "",
                      api_key_env=a.api_key_env)
     backend = Backend(spec)
+    from search.serve.runs import SAMPLING_DEFAULTS
+    sampling = {k: getattr(a, k, v) for k, v in SAMPLING_DEFAULTS.items()}
     cfg = ServeConfig(backend=backend, task=a.task, keys=keys,
                       limits=Limits(max_in_flight=a.max_in_flight,
                                     tokens_per_minute=a.tokens_per_minute),
-                      timeout_s=a.timeout, history=history.enabled())
+                      timeout_s=a.timeout, history=history.enabled(), sampling=sampling)
     lines.append(f"model {backend.label}, default task {a.task}; per key: "
                  f"{a.max_in_flight} in flight, "
                  f"{a.tokens_per_minute:,} tokens/min" if a.tokens_per_minute else
                  f"model {backend.label}, default task {a.task}; per key: "
                  f"{a.max_in_flight} in flight, no token limit")
+    lines.append(f"requests that send none: temperature {sampling['temperature']:g}, top_p "
+                 f"{sampling['top_p']:g}, seed {sampling['seed']}")
     lines.append(f"every request is saved to History ({history.db_path()})" if cfg.history
                  else "THOUGHTSCOPE_HISTORY=0: requests are not saved to History")
     return cfg, host, lines
 
 
-def main(argv=None) -> int:
-    a = build_parser().parse_args(argv)
+def main(argv=None, prog: str = PROG) -> int:
+    """Run the gateway until interrupted (``argv``: the flags after the command; ``prog``: how
+    the command was typed). Returns the exit status: 0 after a clean stop, 2 for bad settings
+    (one line on stderr), 1 when the port cannot be bound or a file cannot be read."""
+    a = build_parser(prog).parse_args(argv)
     from search.models.base import BackendError
     try:
         cfg, host, lines = config_from_args(a)

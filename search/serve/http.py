@@ -7,6 +7,7 @@
     POST /v1/{strategy}/{budget}[/{scorer}]/completions
     GET  /v1/thoughtscope/runs                        this server's live and recent requests
     POST /v1/thoughtscope/runs/{run_id}/stop          stop a running request (its client gets 499)
+                                                      (the Traffic page's Stop: search.serve.stops)
     GET  /health
 
 Every request goes, in this order, through: the bearer key (401), the content type (415), the
@@ -62,6 +63,7 @@ class ServeConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S
     history: bool = True
     threads: int = 256  # searches running at once (each a thread; the model is shared)
+    sampling: dict = field(default_factory=dict)  # temperature/top_p/seed of requests sending none
 
 
 def error_body(message: str, type_: str, code: Optional[str] = None,
@@ -169,7 +171,8 @@ def create_app(cfg: ServeConfig):
             return unauthorized()
         try:
             body = await read_body(request)
-            req = build(body, endpoint, cfg.task, cfg.backend.spec.to_dict(), path_choice)
+            req = build(body, endpoint, cfg.task, cfg.backend.spec.to_dict(), path_choice,
+                        cfg.sampling)
         except RequestError as e:
             return fail(e.status, str(e), e.type, e.code, e.param)
         try:
@@ -214,6 +217,9 @@ def create_app(cfg: ServeConfig):
             return fail(504, f"the search ran past the request timeout ({cfg.timeout_s:g} s) "
                              f"and was stopped{saved}", "timeout_error", "timeout",
                         headers=headers)
+        if run.status == "stopped":
+            return fail(499, f"the request was stopped from Thoughtscope's Traffic page{saved}",
+                        "cancelled", "stopped", headers=headers)
         if run.status == "cancelled":
             return fail(499, f"the request was stopped{saved}", "cancelled", "stopped",
                         headers=headers)

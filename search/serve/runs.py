@@ -123,9 +123,16 @@ class Request:
     include_usage: bool = False
 
 
+# the sampling knobs a request that sends none gets (``python -m search serve --temperature
+# ...`` changes them for its requests: the settings tuned on the Temperature page)
+SAMPLING_DEFAULTS = {"temperature": 0.8, "top_p": 1.0, "seed": 0}
+
+
 def build(body: Any, endpoint: str, default_task: str, model_spec: dict,
-          path_choice: Optional[Choice] = None) -> Request:
-    """Read and check a request body (module docstring, step 1). RequestError on any problem."""
+          path_choice: Optional[Choice] = None, defaults: Optional[dict] = None) -> Request:
+    """Read and check a request body (module docstring, step 1). ``defaults``: temperature,
+    top_p and seed for a request that sends none (``SAMPLING_DEFAULTS`` for any missing).
+    RequestError on any problem."""
     from search.runtime.live_run import RunSpec
     from search.strategies import DEFAULTS, check_scorer
     from search.strategies import ranges
@@ -147,11 +154,12 @@ def build(body: Any, endpoint: str, default_task: str, model_spec: dict,
     if task not in TASKS:
         raise RequestError(f"unknown task {task[:40]!r}; choose one of {', '.join(TASKS)}",
                            "unknown_task", "task")
+    d = {**SAMPLING_DEFAULTS, **(defaults or {})}
     spec = RunSpec(text=problem_text(body, endpoint), strategy=choice.strategy,
                    budget=choice.budget,
-                   temperature=_knob(body, "temperature", 0.8, ranges.TEMPERATURE),
-                   top_p=_knob(body, "top_p", 1.0, ranges.TOP_P),
-                   seed=_knob(body, "seed", 0, ranges.SEED, int),
+                   temperature=_knob(body, "temperature", d["temperature"], ranges.TEMPERATURE),
+                   top_p=_knob(body, "top_p", d["top_p"], ranges.TOP_P),
+                   seed=_knob(body, "seed", d["seed"], ranges.SEED, int),
                    scorer=choice.scorer,
                    c=_knob(body, "c", DEFAULTS["mcts"]["c"], ranges.C),
                    task=task, model=dict(model_spec),
@@ -223,7 +231,8 @@ class Backend:
 @dataclass
 class ServedRun:
     """One request's run (module docstring). ``status``: queued, running, done, timeout,
-    cancelled, error. Thread-safe where it says so."""
+    cancelled (the client went away, or its key's stop route), stopped (Stop on the Traffic
+    page: ``search.serve.stops``), error. Thread-safe where it says so."""
     request: Request
     client: str  # the key's name, never the key
     backend: Backend
@@ -252,7 +261,7 @@ class ServedRun:
                 "endpoint": r.endpoint, "stream": r.stream, "model": r.model,
                 "budget": r.choice.budget, "started": self.started,
                 "latency_s": None if self.finished is None else round(self.latency_s, 3),
-                "error": self.error}
+                "error": self.error, "updated": time.time()}
 
     def _placeholder(self):
         """The run as History holds it while it runs: the log so far, ``stopped`` (so a Search
@@ -278,10 +287,12 @@ class ServedRun:
         if not self.history_on:
             return
         from search.runtime import history
+        from search.serve import stops
         try:
             self.run_id = history.save(self._placeholder(), model=self.backend.label)
         except history.HistoryError:
             self.run_id = None
+        stops.clear(self.run_id)  # a stale file of an earlier History's row of that id
         self._saved_at = time.monotonic()
 
     def _publish(self, new: list) -> None:
@@ -300,9 +311,8 @@ class ServedRun:
         from search.models.base import BackendError
         from search.runtime.live_run import solve_stoppable
         self.status = "running"
-        timer = threading.Timer(self.timeout_s, self._time_out)
-        timer.daemon = True
-        timer.start()
+        watcher = threading.Thread(target=self._watch, name=f"watch-{self.id}", daemon=True)
+        watcher.start()
         policy = None
         try:
             policy = self.backend.session(self.request.spec.task, ("gateway", self.id))
@@ -317,7 +327,6 @@ class ServedRun:
             self.status = "error"
             self.error = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
         finally:
-            timer.cancel()
             if policy is not None and hasattr(policy, "close"):
                 try:
                     policy.close()  # this request's worker session: nothing left queued
@@ -326,6 +335,22 @@ class ServedRun:
             self.finished = time.time()
             self._save_final()
             self.done.set()
+            if self.history_on:
+                from search.serve import stops
+                stops.clear(self.run_id)
+
+    def _watch(self) -> None:
+        """While the run runs: stop it at its timeout, or when the Traffic page filed a stop
+        for its History row (``search.serve.stops``; looked for every ``stops.POLL_S``)."""
+        from search.serve import stops
+        deadline = time.monotonic() + self.timeout_s
+        while not self.done.wait(min(stops.POLL_S, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                self._time_out()
+                return
+            if self.history_on and stops.stop_requested(self.run_id):
+                self.cancel("stopped")
+                return
 
     def _time_out(self) -> None:
         if not self.done.is_set() and self.status == "running":
@@ -333,7 +358,8 @@ class ServedRun:
             self.stop.set()
 
     def cancel(self, why: str = "cancelled") -> None:
-        """Stop the run (client gone, or Stop): it ends within one decoding step."""
+        """Stop the run (``why``: ``cancelled``, the client went away or its key's stop route;
+        ``stopped``, Stop on the Traffic page): it ends within one decoding step."""
         if not self.done.is_set() and self.status in ("queued", "running"):
             self.status = why
             self.stop.set()

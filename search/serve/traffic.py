@@ -12,6 +12,7 @@ import json
 from typing import Optional
 
 SCAN = 300  # newest History rows looked at (served or not)
+STALE_S = 60.0  # a running request whose row was not written for this long: its gateway may be gone
 
 
 def served(limit: int = 100, path=None, wait: float = 2.0) -> list[dict]:
@@ -54,3 +55,22 @@ def running(rows: list[dict]) -> bool:
 
 def find(rows: list[dict], run_id: Optional[int]) -> Optional[dict]:
     return next((r for r in rows if r["run_id"] == run_id), None)
+
+
+def gateway_of(result) -> Optional[dict]:
+    """The ``gateway`` record of a History run (``search.serve.runs.ServedRun.gateway_info``:
+    status, client, started, updated, ...), or None when the run was not served."""
+    gw = (getattr(result, "config", None) or {}).get("gateway")
+    return gw if isinstance(gw, dict) else None
+
+
+def silent_for(gw: dict, now: float) -> Optional[float]:
+    """Seconds since a running request's gateway last wrote its row (every
+    ``search.serve.runs.UPDATE_EVERY_S`` while events arrive), when that is over ``STALE_S``:
+    the gateway may have exited without finishing it. None while it is fresh, finished, or the
+    row has no ``updated`` time (written by an older gateway)."""
+    t = gw.get("updated")
+    if gw.get("status") != "running" or not isinstance(t, (int, float)):
+        return None
+    quiet = now - float(t)
+    return quiet if quiet > STALE_S else None

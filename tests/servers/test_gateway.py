@@ -289,3 +289,39 @@ def test_a_request_past_its_timeout_gets_504_and_its_partial_run_is_saved(hasty)
     run_id = int(r.headers["X-Thoughtscope-Run"])
     saved = history.load(run_id)
     assert saved.stopped and saved.config["gateway"]["status"] == "timeout"
+
+
+def test_a_stop_filed_by_the_traffic_page_ends_the_request_with_an_error(keyed):
+    """The Traffic page's Stop (``search.serve.stops``: a file beside History, no key, no
+    HTTP): the running request ends with 499 ``stopped`` to its client, its partial run
+    saved with status ``stopped``, the file removed."""
+    from search.runtime import history
+    from search.serve import stops
+    got = {}
+
+    def slow():
+        try:
+            client(keyed, "dave").chat.completions.create(
+                model="thoughtscope:majority@1024", messages=[
+                    {"role": "user", "content": "871438*73688+66501*645722*53304"}])
+        except openai.APIStatusError as e:
+            got["status"], got["body"] = e.status_code, e.response.json()
+
+    t = threading.Thread(target=slow)
+    t.start()
+    run_id, deadline = None, time.time() + 120
+    while run_id is None and time.time() < deadline:
+        from search.serve import traffic
+        live = [r for r in traffic.served() if r["status"] == "running"
+                and r["client"] == "dave"]
+        run_id = live[0]["run_id"] if live else None
+        time.sleep(0.1)
+    assert run_id is not None, "the slow request did not start"
+    assert stops.request_stop(run_id)
+    t.join(120)
+    assert not t.is_alive()
+    assert got["status"] == 499 and got["body"]["error"]["code"] == "stopped"
+    assert "Traffic page" in got["body"]["error"]["message"]
+    saved = history.load(run_id)
+    assert saved.stopped and saved.config["gateway"]["status"] == "stopped"
+    assert not stops.stop_requested(run_id)  # the gateway cleared it

@@ -168,3 +168,55 @@ def test_the_gateway_command_refuses_bad_flags_in_one_line(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--max-in-flight", "0"])
     assert e.value.code == 2
+
+
+def test_python_m_search_serve_is_the_gateway_command(capsys):
+    """``python -m search serve`` hands its flags to the gateway's own parser (the same as
+    ``python -m search.serve``): its refusals, its help and its sampling defaults."""
+    from search.cli.main import main as search_main
+    from search.serve.cli import build_parser
+    assert search_main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: refusing to bind 0.0.0.0 without keys")
+    with pytest.raises(SystemExit) as e:
+        search_main(["serve", "--temperature", "2.5"])
+    assert e.value.code == 2 and "temperature" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        search_main(["serve", "--help"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith(
+        "usage: python -m search serve")
+    a = build_parser().parse_args(["--temperature", "0.4", "--top-p", "0.9", "--seed", "7"])
+    assert (a.temperature, a.top_p, a.seed) == (0.4, 0.9, 7)
+
+
+def test_the_served_sampling_defaults_apply_to_requests_that_send_none():
+    from search.serve.cli import build_parser, config_from_args
+    cfg, _host, lines = config_from_args(build_parser().parse_args(["--temperature", "0.4",
+                                                                    "--seed", "3"]))
+    assert cfg.sampling == {"temperature": 0.4, "top_p": 1.0, "seed": 3}
+    assert any("temperature 0.4" in x for x in lines)
+    body = {"model": "thoughtscope:majority@4", "messages": [{"role": "user", "content": "2+3"}]}
+    r = build(body, "chat", "arithmetic", BUNDLED, defaults=cfg.sampling)
+    assert (r.spec.temperature, r.spec.top_p, r.spec.seed) == (0.4, 1.0, 3)
+    r = build({**body, "temperature": 1.1}, "chat", "arithmetic", BUNDLED, defaults=cfg.sampling)
+    assert (r.spec.temperature, r.spec.seed) == (1.1, 3)  # the request's own wins
+    assert build(body, "chat", "arithmetic", BUNDLED).spec.temperature == 0.8
+
+
+def test_stop_files_are_named_by_run_id_only_and_never_followed(tmp_path):
+    from search.serve import stops
+    db = tmp_path / "runs.sqlite3"
+    assert not stops.stop_requested(5, db) and not stops.stop_requested(None, db)
+    assert stops.request_stop(5, db) and stops.request_stop(5, db)  # twice: harmless
+    assert stops.stop_requested(5, db) and not stops.stop_requested(6, db)
+    assert stops.stop_file(5, db) == tmp_path / "gateway-stop" / "5"
+    for bad in (0, -1, "5", "../5", 2.0, True, None):
+        with pytest.raises(ValueError):
+            stops.stop_file(bad, db)
+    stops.clear(5, db)
+    assert not stops.stop_requested(5, db)
+    target = tmp_path / "elsewhere"
+    (tmp_path / "gateway-stop" / "7").symlink_to(target)  # a link someone put there
+    assert stops.stop_requested(7, db)  # it exists; its content is never read
+    assert stops.request_stop(7, db) and not target.exists()  # not written through
+    stops.clear(7, db)
+    assert not stops.stop_requested(7, db) and not target.exists()
