@@ -328,6 +328,9 @@ def node_panel(res: SearchResult, state: ReplayState, nid: Optional[int], policy
         st.caption(_("Full text of the problem") if nid == 0 else _("Full text of the step"))
         st.code(cut(whole), language=None, wrap_lines=True)  # bounded: search.inputs.textcap
     _verifier_view(state.tree, nid)
+    if res.strategy in ("deepconf_online", "deepconf_offline"):
+        from ui.deepconf_panel import trace_panel  # the trace's group confidence, threshold
+        trace_panel(res, state.tree, nid)
     if on_change is not None:
         edit_panel(res, state, nid, policy, on_change)
 

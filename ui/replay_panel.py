@@ -487,6 +487,9 @@ def summary(res: SearchResult, source: str, policy: Any = None,
                 + (" · **" + _("stopped early") + "**" if res.stopped else ""))
     if res.strategy == "mcts":
         st.caption(mcts_note(res))
+    if res.strategy in ("deepconf_online", "deepconf_offline"):
+        from ui.deepconf_panel import show_summary  # threshold, cuts, kept: from the log
+        show_summary(res)
     thinking = thinking_line(res)
     if thinking:
         st.markdown(thinking)

@@ -1,0 +1,161 @@
+"""DeepConf in the app (issue 31 item 4): the Search tree page's run summary and the inspector's
+group-confidence curve, the Step by step walk of an online run, the Compare preset "Vote or
+filter?" and the confidence scorers in the scorer picker, driven through app.py with AppTest.
+Every number the page shows is checked against the run's event log
+(``search.replay.deepconf_view.read``), and the reader against the run's own record
+(``extra["deepconf"]``) and brute force."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from search.models.confidence import group_confidences, path_signals
+from search.replay.deepconf_view import curve, read
+from search.runtime.solve import solve
+from tests.pages.page_helpers import (APP, chart, model_env, navigation_only, new_app,  # noqa: F401
+                                      run_once, texts)
+from ui.settings import widget_key as w
+
+# 8*7+6, seed 0, 16 traces on the bundled model: one trace cut (measured: 15 tokens, window to
+# token 9 at 10.935 < s = 10.950); 9*8-7 seed 1: a warm-up trace filtered, no cut.
+CUT_PROBLEM = "8*7+6"
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    from search.models.hf import BUNDLED_PATH
+    if not (BUNDLED_PATH / "model.safetensors").exists():
+        pytest.skip("the bundled model is not here (the numbers below are its)")
+
+
+@pytest.fixture(scope="module")
+def runs(bundled):
+    return {(s, p, seed): solve(p, s, 16, seed=seed, task="arithmetic")
+            for s in ("deepconf_online", "deepconf_offline")
+            for p, seed in ((CUT_PROBLEM, 0), ("9*8-7", 1))}
+
+
+# --------------------------------------------------------------------- the log reader
+def test_the_reader_agrees_with_the_runs_own_record(runs):
+    seen = set()
+    for (s, p, seed), res in runs.items():
+        v, x = read(res), res.extra["deepconf"]
+        assert sum(t.tokens for t in v.traces) == res.compute.generated_tokens
+        if s == "deepconf_online":
+            assert v.threshold == pytest.approx(x["threshold"], abs=1e-6)
+            # the threshold is the (100 - keep)th percentile of the warm-up traces' C_least
+            assert v.threshold == pytest.approx(
+                float(np.percentile(v.warm_lows, 100 - res.config["keep"])))
+            assert [(t.leaf, t.tokens, t.status, t.warmup) for t in v.traces] == [
+                (d["leaf"], d["tokens"], d["status"], d["warmup"]) for d in x["trace_log"]]
+            for t, d in zip(v.traces, x["trace_log"]):
+                assert t.confidence == pytest.approx(d["conf"], abs=1e-6)
+            assert [t.cut for t in v.cut] == x["cut"]
+            assert v.cut_tokens == x["stopped_tokens"]
+            assert v.consensus_after(len(v.traces) - 1) == pytest.approx(x["consensus"])
+            for t in v.cut:  # the window that fell below, from the signals, is below s
+                assert t.confidence == pytest.approx(t.cut["group_conf"], abs=1e-6)
+                assert t.confidence < v.threshold
+            seen |= {st for t in v.traces for st in [t.status]}
+        else:
+            assert sorted(t.leaf for t in v.voters) == sorted(x["kept"])
+            assert [t.leaf for t in v.of("dropped")] == x["dropped"]
+            assert all(t.confidence == pytest.approx(x["confidence"][t.leaf]) for t in v.traces)
+            assert v.threshold == min(t.confidence for t in v.voters)
+            assert all(t.confidence <= v.threshold for t in v.of("dropped"))
+            assert len(v.voters) == int(np.ceil(res.config["keep"] * len(v.traces) / 100))
+        # every vote of the log is one trace's, with its weight
+        assert sorted((vv["leaf"], vv["weight"]) for vv in res.tree.votes) == sorted(
+            (t.leaf, t.weight) for t in v.voters)
+    assert {"cut", "filtered", "voted"} <= seen  # the runs show a cut and a filtered warm-up
+
+
+def test_the_curve_is_the_brute_force_group_confidence(runs):
+    res = runs[("deepconf_online", CUT_PROBLEM, 0)]
+    v = read(res)
+    t = v.cut[0]
+    c = curve(res.tree, t.leaf, v.window)
+    conf = path_signals(res.tree, t.leaf)["confidence"]
+    assert len(conf) == t.tokens
+    brute = [sum(conf[j - v.window + 1:j + 1]) / v.window for j in range(v.window - 1, len(conf))]
+    assert c["y"] == pytest.approx(brute) and c["y"] == pytest.approx(group_confidences(conf, 8))
+    assert c["x"] == list(range(v.window, len(conf) + 1))
+    assert c["steps"][-1] == t.tokens and len(c["steps"]) == t.depth
+
+
+# ----------------------------------------------------------------- the Search tree page
+def _page_run(strategy: str, problem: str, seed: int):
+    at = new_app({"problem": problem, "strategy": strategy, "seed": str(seed)})
+    res = run_once(at)
+    assert res.strategy == strategy
+    return at, res
+
+
+def _md(at) -> str:
+    return "\n".join(texts(at.markdown))
+
+
+def test_the_tree_page_says_the_threshold_the_cuts_and_why_no_vote(bundled):
+    at, res = _page_run("deepconf_online", CUT_PROBLEM, 0)
+    v = read(res)
+    page = _md(at)
+    assert len(v.cut) == 1  # the measured run (module comment)
+    t = v.cut[0]
+    assert (f"threshold **{v.threshold:.2f}** nats: the {100 - res.config['keep']}th "
+            f"percentile") in page
+    assert f"of **{res.config['warmup']}** warm-up traces" in page
+    assert (f"**1** of {len(v.traces)} traces was **cut**: trace {t.index + 1} after step "
+            f"{t.depth} (window to token {t.cut['at'] + 1})") in page
+    assert f"It spent **{t.tokens}** tokens" in page
+    saved = v.mean_finished_tokens - t.tokens
+    assert f"({v.mean_finished_tokens:.1f} tokens)" in page and f"about **{saved:.0f}** more" in page
+    assert "**A cut trace casts no vote**" in page
+    assert f"{len(v.voters)} traces vote." in page
+    # the traces table: one row per trace, the log's numbers
+    df = next(d.value for d in at.dataframe if "vote weight" in d.value.columns)
+    assert list(df["tokens"]) == [x.tokens for x in v.traces]
+    assert list(df["node"]) == [x.leaf for x in v.traces]
+    assert list(df["status"]).count("cut") == 1
+    # the inspector on the cut node: its curve, the threshold line, the cut marked
+    at.session_state["tree_node"] = t.leaf
+    at.run()
+    assert not at.exception, at.exception
+    fig = chart(at, "tree_deepconf_curve")
+    by_name = {tr.get("name"): tr for tr in fig["data"]}
+    c = curve(res.tree, t.leaf, v.window)
+    assert by_name["group confidence"]["y"] == pytest.approx(c["y"])
+    assert by_name["threshold s"]["y"] == pytest.approx([v.threshold] * 2)
+    assert by_name["cut here"]["x"] == [t.cut["at"] + 1]
+    assert by_name["cut here"]["y"] == pytest.approx([t.confidence])
+    assert by_name["cut here"]["y"][0] < v.threshold
+    caps = " ".join(texts(at.caption))
+    assert (f"The window ending at token {t.cut['at'] + 1} had group confidence "
+            f"{t.confidence:.2f}, below the threshold {v.threshold:.2f}") in caps
+    # a node of a voting trace: its lowest group confidence against the threshold
+    voter = next(x for x in v.traces if x.status == "voted" and not x.warmup)
+    at.session_state["tree_node"] = voter.leaf
+    at.run()
+    caps = " ".join(texts(at.caption))
+    assert (f"Lowest group confidence {voter.confidence:.2f} nats (at or above the threshold s "
+            f"{v.threshold:.2f})") in caps
+
+
+def test_the_tree_page_says_what_offline_kept(bundled):
+    at, res = _page_run("deepconf_offline", CUT_PROBLEM, 0)
+    v = read(res)
+    page = _md(at)
+    kept, n = len(v.voters), len(v.traces)
+    assert (f"kept **{kept}** of {n} traces (η = {res.config['keep']}%: the most confident, "
+            f"ceil({res.config['keep']}% × {n}) = {kept})") in page
+    assert f"confidence cut-off **{v.threshold:.2f}** nats" in page
+    dropped = len(v.of("dropped"))
+    assert f"**{dropped}** trace{'' if dropped == 1 else 's'} below the cut-off" in page
+    assert "casts no vote" in page or "cast no vote" in page
+    # a dropped trace's curve: the cut-off as its line, its minimum below or at it
+    d = v.of("dropped")[0]
+    at.session_state["tree_node"] = d.leaf
+    at.run()
+    fig = chart(at, "tree_deepconf_curve")
+    by_name = {tr.get("name"): tr for tr in fig["data"]}
+    assert by_name["offline cut-off"]["y"] == pytest.approx([v.threshold] * 2)
+    assert min(by_name["group confidence"]["y"]) == pytest.approx(d.confidence)
