@@ -29,8 +29,8 @@ from search.runtime.live_run import MAX_EXPECTED_CHARS, RunSpec
 from search.runtime.search_process import start_run, search_process_for
 from ui.live_panel import empty_tree_panel, live_panel
 from ui.sessions import stop_with_session
-from ui.history import (OPEN_SPEC, PENDING, ROW, opened_row, retry_pending, save_edited,
-                        save_finished)
+from ui.history import (OPEN_SPEC, PENDING, ROW, opened_origin, opened_row, retry_pending,
+                        save_edited, save_finished)
 from ui.labels import SCORER_LABELS
 from ui import session_caps
 from ui.replay_panel import replay_panel, reset
@@ -376,7 +376,8 @@ if TASK.expected_answers:  # a typed question's gold is the asker's (issue 30 it
 if TASK.name == "freeform":
     from ui.problem_sets import problem_sets
     with box:
-        problem_sets(TASK, "problem", disabled=running)
+        problem_sets(TASK, "problem", disabled=running,
+                     expected="expected" if TASK.expected_answers else None)
 with box:
     prompt_controls(TASK, disabled=running)
 expected_error = None
@@ -576,7 +577,8 @@ if not running and not ss.get(LINK_RUN):  # the link says run=1 only when it mak
 if res is not None and not running:
     source = ss.get(SOURCE, "run")
     replay_panel(res, source, policy, colour, on_edit=adopt_edit,
-                 row=opened_row(res.tree) if source == "history" else None)
+                 row=opened_row(res.tree) if source == "history" else None,
+                 origin=opened_origin(res.tree) if source == "history" else None)
 elif not running and problem is not None:
     empty_tree_panel(problem)
 

@@ -24,9 +24,64 @@ TREE_RESULT, TREE_RESULT_SEQ, TREE_SOURCE = "tree_result", "tree_result_seq", "t
 OPEN_SPEC = "tree_open_spec"
 
 
+# (row id, origin) of the run opened from History (``history.ORIGINS``): the tree page says
+# "imported" or "edited" in its caption (issue 30 item 9: a forged import looked computed)
+ROW_ORIGIN = "history_row_origin"
+OWNER = "history_owner"  # this session's random owner token when the browser sends no cookie
+OPERATOR = "history_operator"  # True once this session typed the operator's key
+OPERATOR_KEY_ENV = "THOUGHTSCOPE_OPERATOR_KEY"  # the operator's key (unset: no operator)
+BROWSER_COOKIE = "_streamlit_xsrf"  # Streamlit's own per-browser cookie (kept across reloads)
 PENDING = "history_pending"  # runs not saved yet: [{"run_id", "result", "model"}], oldest first
 SAVE_WAIT_S = 1.0  # seconds a page waits for another process's lock before keeping the run
 PAGE_WAIT_S = 2.0  # seconds the History page waits for another process's lock when reading
+
+
+def session_owner() -> str:
+    """Who this session is for History's owners (``history.owner_id``): the browser, when it
+    sends Streamlit's per-browser cookie (``BROWSER_COOKIE``: the same owner after a reload or
+    in another tab of that browser; a private window or another browser is another owner),
+    else this session alone (a random token kept in its state). Only a hash is stored."""
+    ss = st.session_state
+    try:
+        cookie = st.context.cookies.get(BROWSER_COOKIE)
+    except Exception:  # noqa: BLE001 - no request context (AppTest, bare mode)
+        cookie = None
+    if cookie:
+        return history.owner_id("browser", str(cookie))
+    if not ss.get(OWNER):
+        import secrets
+        ss[OWNER] = secrets.token_hex(16)
+    return history.owner_id("session", ss[OWNER])
+
+
+def operator_key_set() -> bool:
+    """Whether the operator set a key (``THOUGHTSCOPE_OPERATOR_KEY``) that unlocks deleting
+    any run from a browser."""
+    import os
+    return bool(os.environ.get(OPERATOR_KEY_ENV, "").strip())
+
+
+def try_operator_key(typed: str) -> bool:
+    """Make this session the operator's when ``typed`` is the operator's key (compared in
+    constant time); True when it is. An unset key never matches."""
+    import hmac
+    import os
+    key = os.environ.get(OPERATOR_KEY_ENV, "").strip()
+    ok = bool(key) and hmac.compare_digest(str(typed or "").strip().encode(), key.encode())
+    if ok:
+        st.session_state[OPERATOR] = True
+    return ok
+
+
+def is_operator() -> bool:
+    """Whether this session typed the operator's key (and the key is still set)."""
+    return bool(st.session_state.get(OPERATOR)) and operator_key_set()
+
+
+def may_delete(row) -> bool:
+    """Whether this session may delete History row ``row`` (``history.RunRow``): its owner or
+    the operator. A row with no owner (saved before owners were recorded) is the operator's."""
+    return is_operator() or (row.owner is not None and row.owner == session_owner())
 
 
 def save_finished(result: SearchResult, run_id) -> None:
@@ -44,7 +99,8 @@ def save_finished(result: SearchResult, run_id) -> None:
         model = model_id(spec)  # stored language-neutral ("bundled"); History translates it
     except Exception:  # the label is a nicety; never lose the run for it
         model = ""
-    ss.setdefault(PENDING, []).append({"run_id": run_id, "result": result, "model": model})
+    ss.setdefault(PENDING, []).append({"run_id": run_id, "result": result, "model": model,
+                                       "owner": session_owner()})
     retry_pending()
 
 
@@ -59,7 +115,8 @@ def retry_pending(quiet: bool = False) -> int:
         item = pending[0]
         try:
             # a replayed run (a shared link) is saved once
-            row, _new = history.save_once(item["result"], model=item["model"], wait=SAVE_WAIT_S)
+            row, _new = history.save_once(item["result"], model=item["model"], wait=SAVE_WAIT_S,
+                                          owner=item.get("owner"))
         except history.HistoryLocked as e:
             why = _("{error}; the run is kept in this session and saving will be retried "
                     "(on your next click)").format(error=e)
@@ -93,6 +150,14 @@ def save_edited(result: SearchResult) -> None:
     if not history.enabled() or saved is None or saved[1] is not result.tree:
         return
     try:
+        row = history.get_row(saved[0])
+        if row is not None and not may_delete(row):
+            # another visitor's run: the edit is this session's own row, never a change of
+            # theirs (their shared link would show a stranger's edit)
+            new_id = history.save(result, model=row.model, owner=session_owner())
+            ss[ROW] = (new_id, result.tree)
+            ss[ROW_ORIGIN] = (new_id, history.EDITED)
+            return
         history.update(saved[0], result)
     except history.HistoryError as e:
         st.warning(_("The edit was not saved in the history: {error}").format(error=e))
@@ -108,12 +173,21 @@ def opened_row(tree) -> Optional[int]:
     return int(saved[0]) if saved is not None and saved[1] is tree else None
 
 
-def open_in_tree(result: SearchResult, run_id=None) -> None:
+def opened_origin(tree) -> Optional[str]:
+    """The origin (``history.ORIGINS``) of the History row whose tree is ``tree``, when it
+    was opened from History and is known; else None."""
+    row = opened_row(tree)
+    got = st.session_state.get(ROW_ORIGIN)
+    return got[1] if row is not None and got is not None and got[0] == row else None
+
+
+def open_in_tree(result: SearchResult, run_id=None, origin: Optional[str] = None) -> None:
     """Show ``result`` in the Search tree page's replay view, as a loaded JSON file is shown
     (the replay at its end, nothing inspected), on the run's task, with its problem and
     settings in the page's boxes (``OPEN_SPEC``; the sampling settings in the sidebar), so
     Run and the page's link give this run; then switch to that page.
-    ``run_id``: its saved row, which a person's edits then update (``save_edited``)."""
+    ``run_id``: its saved row, which a person's edits then update (``save_edited``);
+    ``origin``: the row's origin, said in the replay's caption when it is not "computed"."""
     from ui import session_caps, settings
     from ui.replay_panel import reset
     ss = st.session_state
@@ -122,6 +196,7 @@ def open_in_tree(result: SearchResult, run_id=None) -> None:
         return
     if run_id is not None:
         ss[ROW] = (int(run_id), result.tree)
+        ss[ROW_ORIGIN] = (int(run_id), origin)
     ss[settings.TASK] = result.task
     spec = result.config.get("run_spec")
     spec = dict(spec) if isinstance(spec, dict) else {"strategy": result.strategy}
@@ -168,7 +243,8 @@ def import_files(files) -> list[tuple[str, str]]:
         if f.file_id not in done:
             data = f.getvalue()
             try:
-                run_id, new = history.import_run(data, model=_model_of(data))
+                run_id, new = history.import_run(data, model=_model_of(data),
+                                                 owner=session_owner())
             except history.HistoryError as e:
                 done[f.file_id] = ("error", _("Could not import {name}: {error}").format(
                     name=f.name, error=e), None)

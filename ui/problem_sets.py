@@ -2,13 +2,18 @@
 task's problem sets (``Task.problem_sets``: its built-in word problems, and GSM8K when
 ``../shared/data/gsm8k`` is beside the project; their validation splits) or upload a JSONL file
 of your own (one ``{"question": ..., "answer": ...}`` per line). Picking one puts its text in the
-page's problem box; an uploaded file's golds are registered with the task
-(``FreeformTask.remember``), so the run's answers are judged against them.
+page's problem box. An uploaded file lives in the session that uploaded it (issue 30 item 9: it
+was registered with the shared task, ``FreeformTask.remember``, so one visitor's upload changed
+every session's gold and verdicts): picking one of its questions also puts its gold in the
+page's expected-answer box, so that session's run (and its link) is judged against it, and
+nothing else is.
 
 Errors are one translated line: a GSM8K file that is not on this machine is a note, a bad upload
 names the bad line (the task's ``UploadError``); nothing a user typed is changed by either.
 """
 from __future__ import annotations
+
+from typing import Optional
 
 import streamlit as st
 
@@ -28,19 +33,30 @@ def _short(text: str) -> str:
     return one if len(one) <= SHOWN_CHARS else one[:SHOWN_CHARS - 1].rstrip() + "…"
 
 
-def _pick(key: str, problems: list, target: str) -> None:
+def _pick(key: str, problems: list, target: str, expected: Optional[str] = None) -> None:
+    """A picker's callback: the picked question goes to ``st.session_state[target]``; with
+    ``expected`` (an uploaded set's picker), its gold goes to that setting (the page's expected
+    answer; "" when it has none or one longer than an expected answer may be)."""
+    from search.runtime.live_run import MAX_EXPECTED_CHARS
     i = st.session_state.get(key)
     if i is not None and 0 <= i < len(problems):
         st.session_state[target] = problems[i].text
+        if expected is not None:
+            gold = problems[i].answer
+            st.session_state[expected] = (gold if gold is not None
+                                          and len(gold) <= MAX_EXPECTED_CHARS else "")
 
 
 def _pick_key(name: str) -> str:
     return PICK.get(name, f"ff_{name}_pick")
 
 
-def problem_sets(task, target: str, disabled: bool = False) -> None:
+def problem_sets(task, target: str, disabled: bool = False,
+                 expected: Optional[str] = None) -> None:
     """An expander with a picker per problem set of ``task`` (its validation split) and the
-    JSONL upload; a pick sets ``st.session_state[target]`` (the page's problem setting)."""
+    JSONL upload; a pick sets ``st.session_state[target]`` (the page's problem setting), and a
+    pick from the upload sets ``st.session_state[expected]`` (the page's expected-answer
+    setting) to its gold. The upload is kept in this session only."""
     ss = st.session_state
     with st.expander(_("Problem sets: built-in word problems, GSM8K, or your own JSONL file"),
                      expanded=False):
@@ -81,8 +97,7 @@ def problem_sets(task, target: str, disabled: bool = False) -> None:
             except (ProblemError, caps.CapError) as e:  # one line: the bad line, or the size
                 ss[UPLOAD_ERR] = str(e)
             else:
-                task.remember(problems)
-                ss[UPLOADED] = problems
+                ss[UPLOADED] = problems  # this session's: never registered with the task
         if up is not None and ss.get(UPLOAD_ERR):
             c2.error(_("Could not read {name}: {error}").format(name=up.name,
                                                                error=ss[UPLOAD_ERR]))
@@ -91,4 +106,8 @@ def problem_sets(task, target: str, disabled: bool = False) -> None:
             c2.selectbox(_("Your problem ({n})").format(n=len(mine)), list(range(len(mine))),
                          index=None, key=UPLOAD_PICK, placeholder=_("pick a question"),
                          format_func=lambda i: f"{i + 1}. {_short(mine[i].text)}",
-                         on_change=_pick, args=(UPLOAD_PICK, mine, target), disabled=disabled)
+                         on_change=_pick, args=(UPLOAD_PICK, mine, target, expected),
+                         disabled=disabled)
+            if expected is None:
+                c2.caption(_("This page does not judge your own problems: their answers are "
+                             "not used here."))

@@ -197,9 +197,10 @@ def _pause() -> None:
 def replay_panel(result: SearchResult, source: str, policy: Any = None,
                  colour: Optional[tuple[str, dict]] = None,
                  on_edit: Optional[Callable[[SearchResult], None]] = None,
-                 row: Optional[int] = None) -> None:
+                 row: Optional[int] = None, origin: Optional[str] = None) -> None:
     """Draw the replay of ``result`` (``source``: "run", "file" or "history"; ``row``: its
-    History row id when opened from History, for the caption; ``policy``: the loaded model,
+    History row id when opened from History, for the caption, and ``origin`` that row's origin
+    ("imported" and "edited" are said there); ``policy``: the loaded model,
     for the FLOP estimate of a run made with it; ``colour``: (a ``viz.tree.COLOR_BY`` key of
     ``PASSED_IN``, node id -> score) to colour the tree by, None for the strategy's own;
     ``on_edit``: how the page shows a run changed in the node inspector (``search.runtime.edits``:
@@ -209,7 +210,7 @@ def replay_panel(result: SearchResult, source: str, policy: Any = None,
     period = frame_seconds(stops(result))
     st.fragment(_replay_view, run_every=period if playing else None)(result, source, playing,
                                                                       colour, policy, on_edit)
-    summary(result, source, policy, row)
+    summary(result, source, policy, row, origin)
 
 
 def _play_button(result: SearchResult) -> None:
@@ -459,10 +460,11 @@ def forcing_note(res: SearchResult) -> Optional[str]:
 
 
 def summary(res: SearchResult, source: str, policy: Any = None,
-            row: Optional[int] = None) -> None:
+            row: Optional[int] = None, origin: Optional[str] = None) -> None:
     """The run's settings line and its answer/compute metrics (``row``: the History row id of
-    a run opened from History, ``ui.history.opened_row``; the page passes it, so this panel
-    imports nothing of the History page's)."""
+    a run opened from History, ``ui.history.opened_row``; ``origin``: that row's origin,
+    ``ui.history.opened_origin``: an imported or edited run says so; the page passes both, so
+    this panel imports nothing of the History page's)."""
     cfg = res.config
     knob_name = _(BUDGET_KNOB.get(res.strategy, N_("budget")))
     size = next((cfg[k] for k in ("n", "width", "simulations", "breadth", "rounds", "budget")
@@ -470,8 +472,12 @@ def summary(res: SearchResult, source: str, policy: Any = None,
     if res.strategy == "tot_dfs":
         size = cfg.get("max_states")
     if source == "history":  # ui.history.open_in_tree
-        src = (_("opened from History (run #{id})").format(id=row) if row is not None
-               else _("opened from History"))
+        src = (_("opened from History (run #{id}, imported: not computed on this server)")
+               if row is not None and origin == "imported" else
+               _("opened from History (run #{id}, edited by a person after it was computed)")
+               if row is not None and origin == "edited" else
+               _("opened from History (run #{id})") if row is not None
+               else _("opened from History")).format(id=row)
     else:
         src = _("loaded from a file") if source == "file" else _("last run")
     shown = " ".join(res.problem.split())

@@ -6,9 +6,17 @@ Nothing to start: the file is created on the first save. One table ``runs``:
     id INTEGER PRIMARY KEY, created REAL (Unix seconds, UTC), task TEXT, problem TEXT,
     strategy TEXT, answer TEXT (NULL: no answer), correct INTEGER (1/0, NULL: no gold),
     generated_tokens INTEGER, stopped INTEGER (1/0), model TEXT (who sampled, "" unknown),
-    run_json TEXT (``SearchResult.to_json()``, format "thoughtscope-run/1")
+    run_json TEXT (``SearchResult.to_json()``, format "thoughtscope-run/1"),
+    origin TEXT (``ORIGINS``: "computed" by this server, "imported" from a file, "edited" by a
+    person after it was computed; NULL: saved before origins were recorded),
+    owner TEXT (who saved it: ``owner_id`` of a browser or session; NULL: nobody known)
 
-and ``PRAGMA user_version = SCHEMA_VERSION`` marks the file as ours.
+and ``PRAGMA user_version = SCHEMA_VERSION`` marks the file as ours. ``origin`` and ``owner``
+came later: a file without them gets them added (``ALTER TABLE``) the first time it is opened.
+
+Trust (issue 30 item 9): only a row this server computed and nobody edited answers a shared
+``run=1`` link (``find_spec``); an imported or edited row is listed as such and opens only from
+History. Deleting a row is for its owner or the operator (``delete(..., owner=)``).
 
 Concurrency: every call opens its own connection and closes it (safe from any thread or process),
 in WAL mode (readers never block the writer) with a busy timeout, so many sessions or server
@@ -49,6 +57,13 @@ EMPTY_GRACE_S = 5.0  # a zero-byte file younger than this may be another process
 SQLITE_MAGIC = b"SQLite format 3\x00"
 COLUMNS = ("id", "created", "task", "problem", "strategy", "answer", "correct",
            "generated_tokens", "stopped", "model")
+LATER_COLUMNS = (("origin", "TEXT"), ("owner", "TEXT"))  # added to files made before them
+COMPUTED, IMPORTED, EDITED = "computed", "imported", "edited"
+ORIGINS = (COMPUTED, IMPORTED, EDITED)
+# What ``list_runs`` reads of a row's problem and answer (issue 30 item 9: one run with a 30 MB
+# problem made every History visit push it to every browser): the first LIST_CHARS characters,
+# and the whole text's length, so the page can say it was cut.
+LIST_CHARS = 300
 _SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created REAL NOT NULL,
@@ -60,7 +75,9 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS runs (
     generated_tokens INTEGER NOT NULL,
     stopped INTEGER NOT NULL,
     model TEXT NOT NULL,
-    run_json TEXT NOT NULL)"""
+    run_json TEXT NOT NULL,
+    origin TEXT,
+    owner TEXT)"""
 
 
 class HistoryError(Exception):
@@ -71,6 +88,11 @@ class HistoryError(Exception):
 class HistoryLocked(HistoryError):
     """Another process held the history's lock for longer than the wait; nothing is wrong with
     the file, and the same call may succeed later."""
+
+
+class HistoryForbidden(HistoryError):
+    """The caller may not change this run: it is another owner's (only its owner or the
+    operator deletes it)."""
 
 
 class HistoryReadOnly(HistoryError):
@@ -123,6 +145,16 @@ class RunRow:
     generated_tokens: int
     stopped: bool
     model: str
+    origin: Optional[str] = None  # ORIGINS; None: saved before origins were recorded
+    owner: Optional[str] = None  # ``owner_id`` of who saved it; None: unknown
+    problem_chars: int = -1  # the whole problem's length (``problem`` holds at most LIST_CHARS)
+    answer_chars: int = -1  # the whole answer's length (0 for none)
+    run_chars: int = -1  # the stored run JSON's length in characters
+
+    @property
+    def problem_cut(self) -> bool:
+        """Whether ``problem`` is only the first LIST_CHARS characters of the run's problem."""
+        return self.problem_chars > len(self.problem)
 
 
 def enabled() -> bool:
@@ -211,27 +243,56 @@ def _check_or_create(con: sqlite3.Connection, path: Path) -> bool:
         raise HistoryError(f"{path} is an SQLite file but not a Thoughtscope run history "
                            f"(table 'runs', schema {SCHEMA_VERSION}); it was left as it is")
     cols = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+    for name, kind in LATER_COLUMNS:  # a file made before them: added once
+        if name not in cols:
+            try:
+                con.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as e:
+                if "duplicate column" not in str(e).lower():  # another process added it
+                    raise
+            cols.add(name)
     if not set(COLUMNS) | {"run_json"} <= cols:
         raise HistoryError(f"{path}: the table 'runs' lacks columns "
                            f"{sorted(set(COLUMNS) | {'run_json'} - cols)}; it was left as it is")
     return created
 
 
+def owner_id(kind: str, secret: str) -> str:
+    """The owner stored for a browser or session: ``kind`` ("browser", "session", "user")
+    and a SHA-256 of ``secret`` (its first 32 hex digits), so the history file never holds
+    the cookie or session id it came from."""
+    import hashlib
+    return f"{kind}:" + hashlib.sha256(f"{kind}:{secret}".encode()).hexdigest()[:32]
+
+
+def human_touched(result: SearchResult) -> bool:
+    """Whether a person changed the run after it was computed: an ``edit``, ``prune`` or
+    ``continue`` event in its log (``search.runtime.edits``)."""
+    return any(e.type in ("edit", "prune", "continue") for e in result.tree.events)
+
+
 def save(result: SearchResult, model: str = "", path: Optional[Path] = None,
-         wait: float = BUSY_TIMEOUT_S) -> int:
+         wait: float = BUSY_TIMEOUT_S, origin: str = COMPUTED,
+         owner: Optional[str] = None) -> int:
     """Store a finished run; returns its id (increasing: a later save gets a larger id).
 
     ``model``: a label of who sampled (e.g. ``ui.model_loading.model_key()``). ``wait``: seconds to
-    wait for another process's lock. Raises HistoryLocked (the lock was held past ``wait``:
-    nothing written, try again), HistoryReadOnly (no permission), HistoryError (the file
-    cannot be used)."""
+    wait for another process's lock. ``origin``: one of ORIGINS ("computed" becomes "edited"
+    when a person changed the run, ``human_touched``). ``owner``: ``owner_id`` of who saved
+    it (None: nobody; only the operator deletes it). Raises HistoryLocked (the lock was held
+    past ``wait``: nothing written, try again), HistoryReadOnly (no permission), HistoryError
+    (the file cannot be used); ValueError for an unknown origin."""
+    if origin not in ORIGINS:
+        raise ValueError(f"unknown origin {origin!r}; one of {ORIGINS}")
+    if origin == COMPUTED and human_touched(result):
+        origin = EDITED
     task, problem, strategy, answer, correct, tokens, stopped = _summary(result)
     row = (time.time(), task, problem, strategy, answer, correct, tokens, stopped, model or "",
-           result.to_json())
+           result.to_json(), origin, owner)
     cur = _sql(path, "save the run",
                "INSERT INTO runs (created, task, problem, strategy, answer, correct, "
-               "generated_tokens, stopped, model, run_json) VALUES (?,?,?,?,?,?,?,?,?,?)", row,
-               wait=wait)
+               "generated_tokens, stopped, model, run_json, origin, owner) "
+               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row, wait=wait)
     return int(cur.lastrowid)
 
 
@@ -276,17 +337,22 @@ def update(run_id: int, result: SearchResult, path: Optional[Path] = None) -> bo
     """Replace saved run ``run_id`` with ``result`` (the same run after a person's edits,
     prunes or continuations, ``search.runtime.edits``): its run JSON and the columns drawn from it
     (task, problem, strategy, answer, correct, generated_tokens, stopped) are rewritten; its
-    id, created time and model label are kept, so the History page lists it in the same place
-    with what it shows now. Returns True when the row existed (False: nothing written).
-    Raises HistoryError when the file cannot be used."""
-    row = (*_summary(result), result.to_json(), int(run_id))
+    id, created time, model label and owner are kept, so the History page lists it in the same
+    place with what it shows now. A computed row a person changed becomes "edited"
+    (``human_touched``): it no longer answers a ``run=1`` link. Returns True when the row
+    existed (False: nothing written). Raises HistoryError when the file cannot be used."""
+    edited = EDITED if human_touched(result) else None
+    row = (*_summary(result), result.to_json(), edited, int(run_id))
     cur = _sql(path, f"update run {run_id}",
                "UPDATE runs SET task = ?, problem = ?, strategy = ?, answer = ?, correct = ?, "
-               "generated_tokens = ?, stopped = ?, run_json = ? WHERE id = ?", row)
+               "generated_tokens = ?, stopped = ?, run_json = ?, "
+               "origin = CASE WHEN origin = 'computed' AND ? IS NOT NULL THEN 'edited' "
+               "ELSE origin END WHERE id = ?", row)
     return cur.rowcount > 0
 
 
-def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tuple[int, bool]:
+def import_run(data: bytes, model: str = "", path: Optional[Path] = None,
+               owner: Optional[str] = None) -> tuple[int, bool]:
     """Store a run file (a Search tree page or History download, format thoughtscope-run/1,
     any version since the first: missing fields load with their defaults) as a saved run.
 
@@ -295,7 +361,8 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
     rebuilt run), so a bad file writes nothing. Returns (id, True) for a new row, or (id of the
     saved run, False) when the same run is already there (``find_same``: equal but for its
     wall-clock time). ``model``: a label of who
-    sampled. Raises HistoryError (one line) for a file that is too large, not a run file or
+    sampled; ``owner``: ``owner_id`` of who imported it. The row's origin is "imported": it is
+    listed as such and never answers a ``run=1`` link (``find_spec``). Raises HistoryError (one line) for a file that is too large, not a run file or
     damaged, or when the history cannot be used."""
     from search.strategies import caps
     try:
@@ -308,7 +375,7 @@ def import_run(data: bytes, model: str = "", path: Optional[Path] = None) -> tup
             error=_one_line(e))) from None
     # the same run already saved, its wall-clock time aside (a page's download and the row it
     # saved may differ there): not added twice
-    return save_once(result, model=model, path=path)
+    return save_once(result, model=model, path=path, origin=IMPORTED, owner=owner)
 
 
 def _content(text: str) -> Optional[dict]:
@@ -325,27 +392,33 @@ def _content(text: str) -> Optional[dict]:
 
 
 def find_same(result: SearchResult, path: Optional[Path] = None,
-              wait: float = BUSY_TIMEOUT_S) -> Optional[int]:
+              wait: float = BUSY_TIMEOUT_S, computed_only: bool = False) -> Optional[int]:
     """The id of a saved run with the same content as ``result`` (everything but its wall-clock
     time: the same seeded run made again, e.g. by a shared link), newest first; None when
-    there is none. Raises HistoryError when the file cannot be used."""
+    there is none. ``computed_only``: only rows this server computed (a computed run is not
+    folded into an imported row of the same content). Raises HistoryError when the file
+    cannot be used."""
     want = _content(result.to_json())
     rows = _sql(path, "read the run history",
                 "SELECT id, run_json FROM runs WHERE task = ? AND problem = ? AND strategy = ? "
-                "ORDER BY id DESC", (result.task, result.problem, result.strategy), "all",
+                + ("AND origin = 'computed' " if computed_only else "")
+                + "ORDER BY id DESC", (result.task, result.problem, result.strategy), "all",
                 wait=wait)
     return next((int(i) for i, text in rows if _content(text) == want), None)
 
 
 def save_once(result: SearchResult, model: str = "", path: Optional[Path] = None,
-              wait: float = BUSY_TIMEOUT_S) -> tuple[int, bool]:
+              wait: float = BUSY_TIMEOUT_S, origin: str = COMPUTED,
+              owner: Optional[str] = None) -> tuple[int, bool]:
     """``save`` unless the same run is saved already (``find_same``): (id, True) for a new
-    row, (id of the saved one, False) otherwise, so a replayed run is not saved twice.
-    Raises HistoryError when the file cannot be used."""
-    same = find_same(result, path, wait=wait)
+    row, (id of the saved one, False) otherwise, so a replayed run is not saved twice. A
+    computed run is matched only against computed rows (an imported file of the same content
+    does not stand for it). Raises HistoryError when the file cannot be used."""
+    same = find_same(result, path, wait=wait,
+                     computed_only=origin == COMPUTED and not human_touched(result))
     if same is not None:
         return same, False
-    return save(result, model=model, path=path, wait=wait), True
+    return save(result, model=model, path=path, wait=wait, origin=origin, owner=owner), True
 
 
 def find_spec(task: str, problem: str, strategy: str, settings: dict,
@@ -353,13 +426,15 @@ def find_spec(task: str, problem: str, strategy: str, settings: dict,
     """The newest saved run, not stopped, made with exactly these settings: its
     ``config["run_spec"]`` equals ``settings`` (``search.runtime.live_run.RunSpec.settings``: budget,
     sampling, seed, scorer, c, task, model) for this canonical ``problem``, ``task`` and
-    ``strategy``; None when there is none (runs saved before run_spec was recorded never
-    match). A shared link opens it instead of sampling the same seeded run again. Raises
+    ``strategy``, computed by this server and not changed by a person since (origin
+    "computed": an imported or edited row never answers a link); None when there is none
+    (runs saved before run_spec or origins were recorded never match). A shared link opens it instead of sampling the same seeded run again. Raises
     HistoryError when the file cannot be used."""
     import json
     rows = _sql(path, "read the run history",
                 "SELECT id, run_json FROM runs WHERE task = ? AND problem = ? AND strategy = ? "
-                "AND stopped = 0 ORDER BY id DESC", (task, problem, strategy), "all")
+                "AND stopped = 0 AND origin = 'computed' ORDER BY id DESC",
+                (task, problem, strategy), "all")
     for i, text in rows:
         try:
             spec = json.loads(text).get("config", {}).get("run_spec")
@@ -396,14 +471,39 @@ def list_runs(task: Optional[str] = None, strategy: Optional[str] = None,
                      + (f" OR model IN ({', '.join('?' * len(models))})" if models else "")
                      + ")")
         args += [like, like, like, *models]
-    sql = (f"SELECT {', '.join(COLUMNS)} FROM runs"
+    cols = [c for c in COLUMNS if c not in ("problem", "answer")]
+    sql = (f"SELECT {', '.join(cols)}, origin, owner, substr(problem, 1, {LIST_CHARS}), "
+           f"length(problem), substr(answer, 1, {LIST_CHARS}), IFNULL(length(answer), 0), "
+           f"length(run_json) FROM runs"
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY id DESC LIMIT ?")
     args.append(max(0, int(limit)))
     rows = _sql(path, "read the run history", sql, args, "all", wait=wait)
-    return [RunRow(id=r[0], created=r[1], task=r[2], problem=r[3], strategy=r[4], answer=r[5],
-                   correct=None if r[6] is None else bool(r[6]), generated_tokens=r[7],
-                   stopped=bool(r[8]), model=r[9]) for r in rows]
+    return [_row(r) for r in rows]
+
+
+def _row(r) -> RunRow:
+    """A RunRow from ``list_runs``'s SELECT (COLUMNS but problem and answer, then origin,
+    owner, the cut problem and its length, the cut answer and its length, the JSON length)."""
+    (i, created, task, strategy, correct, tokens, stopped, model, origin, owner, problem,
+     problem_chars, answer, answer_chars, run_chars) = r
+    return RunRow(id=i, created=created, task=task, problem=problem, strategy=strategy,
+                  answer=answer, correct=None if correct is None else bool(correct),
+                  generated_tokens=tokens, stopped=bool(stopped), model=model, origin=origin,
+                  owner=owner, problem_chars=int(problem_chars or 0),
+                  answer_chars=int(answer_chars or 0), run_chars=int(run_chars or 0))
+
+
+def get_row(run_id: int, path: Optional[Path] = None,
+            wait: float = BUSY_TIMEOUT_S) -> Optional[RunRow]:
+    """Saved run ``run_id`` as ``list_runs`` lists it (texts cut at LIST_CHARS), or None when
+    there is none. Raises HistoryError when the file cannot be read."""
+    cols = [c for c in COLUMNS if c not in ("problem", "answer")]
+    r = _sql(path, f"read run {run_id}",
+             f"SELECT {', '.join(cols)}, origin, owner, substr(problem, 1, {LIST_CHARS}), "
+             f"length(problem), substr(answer, 1, {LIST_CHARS}), IFNULL(length(answer), 0), "
+             f"length(run_json) FROM runs WHERE id = ?", (int(run_id),), "one", wait=wait)
+    return None if r is None else _row(r)
 
 
 def export(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> str:
@@ -432,8 +532,24 @@ def exists(run_id: int, path: Optional[Path] = None) -> bool:
                 (int(run_id),), "one") is not None
 
 
-def delete(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S) -> bool:
-    """Remove a saved run; True when it existed. ``wait``: as for ``save``."""
+ANYONE = None  # ``delete``'s owner for callers that may delete any row (the operator, the CLI)
+
+
+def delete(run_id: int, path: Optional[Path] = None, wait: float = BUSY_TIMEOUT_S,
+           owner: Optional[str] = ANYONE) -> bool:
+    """Remove a saved run; True when it existed. ``wait``: as for ``save``. ``owner``: the
+    caller's ``owner_id`` when it may delete only its own rows (a browser session that is not
+    the operator's); ``ANYONE`` (None) deletes any row. Raises HistoryForbidden (nothing
+    deleted) when the row is another owner's or has none."""
+    if owner is not ANYONE:
+        cur = _sql(path, f"delete run {run_id}", "DELETE FROM runs WHERE id = ? AND owner = ?",
+                   (int(run_id), str(owner)), wait=wait)
+        if cur.rowcount > 0:
+            return True
+        if not exists(run_id, path):
+            return False
+        raise HistoryForbidden(_("run #{id} was saved by another visitor: only they or the "
+                                 "operator may delete it").format(id=int(run_id)))
     cur = _sql(path, f"delete run {run_id}", "DELETE FROM runs WHERE id = ?", (int(run_id),),
                wait=wait)
     return cur.rowcount > 0
