@@ -1,8 +1,10 @@
 """Step by step (issue 10 item 2): one MCTS run, then Step / Back / Run to end through its
 simulations, each in its four phases (selection, expansion, rollout, backpropagation); or one
 beam-search run, through its steps, each in three phases (propose, score, keep); or one
-verify-and-revise run (issue 23), round by round (sample, verify, cut). Stepping replays the
-run's event log (``search.replay.mcts_steps``, ``search.replay.beam_steps``, ``ui.revise_steps``): no model call.
+verify-and-revise run (issue 23), round by round (sample, verify, cut); or one DeepConf online
+run (issue 31), trace by trace (its confidence against the threshold, kept or cut, the vote so
+far). Stepping replays the run's event log (``search.replay.mcts_steps``,
+``search.replay.beam_steps``, ``ui.revise_steps``, ``ui.deepconf_steps``): no model call.
 """
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from i18n import _
 from search.strategies import DEFAULTS
 from search.tree import SearchTree
 from search.scoring import SCORER_LABELS
-from search.replay import beam_steps
-from ui import (model_loading, page_frame, presenter, revise_panel, revise_steps, session_caps,
-                settings)
+from search.replay import beam_steps, deepconf_view
+from ui import (deepconf_steps, model_loading, page_frame, presenter, revise_panel, revise_steps,
+                session_caps, settings)
 from ui.settings import UrlParam, bind, current_task, int_in, one_of, write_url
 from ui.wording import md
 from search.replay.mcts_steps import (PHASE_NAMES, MCTSLogError, highlighted, node_labels, phase_rows,
@@ -28,12 +30,15 @@ BEAM_RUN = "ms_beam_run"  # (settings key, result, steps) of the last beam run
 BEAM_POS = "ms_beam_pos"
 REV_RUN = "ms_rev_run"  # (settings key, result, rounds) of the last revise run
 REV_POS = "ms_rev_pos"
-STRATEGIES = ("mcts", "beam", "revise")
+DC_RUN = "ms_dc_run"  # (settings key, result, DeepConfView) of the last DeepConf online run
+DC_POS = "ms_dc_pos"
+STRATEGIES = ("mcts", "beam", "revise", "deepconf_online")
 PARAMS = [UrlParam("ms_strategy", "mcts", one_of(STRATEGIES)),
           UrlParam("ms_problem", "", settings.text(settings.LINK_PROBLEM_CHARS)),
           UrlParam("ms_sims", DEFAULTS["mcts"]["budget"], int_in(1, 64)),
           UrlParam("ms_width", DEFAULTS["beam"]["budget"], int_in(1, 16)),
-          UrlParam("ms_rounds", DEFAULTS["revise"]["budget"], int_in(1, 16))]
+          UrlParam("ms_rounds", DEFAULTS["revise"]["budget"], int_in(1, 16)),
+          UrlParam("ms_traces", DEFAULTS["deepconf_online"]["budget"], int_in(1, 64))]
 FIG_WIDTH = 540  # px: the tree's column (3/5 of the main column at 1280x720)
 FIG_WIDTH_PRESENTER = 720  # the same with the sidebar folded away
 
@@ -66,11 +71,13 @@ if not ss["ms_problem"]:
     ss["ms_problem"] = TASK.example
 BEAM = ss["ms_strategy"] == "beam"
 REVISE = ss["ms_strategy"] == "revise"
+DEEPCONF = ss["ms_strategy"] == "deepconf_online"
 with presenter.controls(_("Problem and settings")):
     c0, c1, c2 = st.columns([1.4, 3, 1], vertical_alignment="bottom")
     c0.radio(_("Search"), STRATEGIES, horizontal=True, **bind("ms_strategy"),
              format_func=lambda s: {"mcts": _("MCTS"), "beam": _("Beam search"),
-                                    "revise": _("Verify and revise")}[s])
+                                    "revise": _("Verify and revise"),
+                                    "deepconf_online": _("DeepConf online")}[s])
     c1.text_input(_("Problem"), **bind("ms_problem"))
     if REVISE:
         c2.number_input(_("Rounds R"), 1, 16, **bind("ms_rounds"))
@@ -85,6 +92,12 @@ with presenter.controls(_("Problem and settings")):
                      "sampled, the verifier's check of its steps, and the cut at the first "
                      "doubted step where the next round resamples. Stepping replays the run's "
                      "event log; the model is called only by Run."))
+    elif DEEPCONF:
+        c2.number_input(_("Traces N"), 1, 64, **bind("ms_traces"))
+        st.caption(_("One DeepConf online run, then trace by trace in the order they ended: "
+                     "the warm-up traces that set the threshold, then each later trace kept "
+                     "or cut where its group confidence fell below it, and the vote so far. "
+                     "Stepping replays the run's event log; the model is called only by Run."))
     elif BEAM:
         c2.number_input(_("Beam width"), 1, 16, **bind("ms_width"))
         st.caption(_("One step-level beam search run, then each depth in three phases: the "
@@ -99,11 +112,13 @@ write_url(PARAMS)
 
 problem, policy = page_frame.problem_and_policy(ss["ms_problem"])
 sampling = settings.sampling_settings()
-size = int(ss["ms_rounds"] if REVISE else ss["ms_width"] if BEAM else ss["ms_sims"])
+size = int(ss["ms_rounds"] if REVISE else ss["ms_traces"] if DEEPCONF else ss["ms_width"] if BEAM
+          else ss["ms_sims"])
 knobs = {"scorer": ss["ms_verifier"]} if REVISE else {}
 key = (TASK.name, ss["ms_strategy"], problem, size, tuple(sorted(sampling.items())),
        str(model_loading.model_key(TASK.name)), tuple(knobs.items()))
-run_key, pos_key = (REV_RUN, REV_POS) if REVISE else (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS)
+run_key, pos_key = ((REV_RUN, REV_POS) if REVISE else (DC_RUN, DC_POS) if DEEPCONF
+                    else (BEAM_RUN, BEAM_POS) if BEAM else (RUN, POS))
 b0, b1, b2, b4, b3, where = st.columns([1, 1, 1, 1.7, 1.4, 3.4], vertical_alignment="center")
 clicked = b0.button(_("Run"), type="primary", disabled=problem is None or policy is None,
                     key="ms_go")
@@ -115,15 +130,18 @@ if clicked or linked:  # a click, or a link's first visit: the same seeded run a
     from search.runtime.solve import solve
     try:
         with st.spinner(_("Running verify and revise…") if REVISE else
+                        _("Running DeepConf online…") if DEEPCONF else
                         _("Running beam search…") if BEAM else _("Running MCTS…")):
             res = solve(problem, ss["ms_strategy"], size, policy=policy, task=TASK.name,
                         **sampling, **knobs)
-        parts = (revise_steps.rounds(res) if REVISE else beam_steps.steps(res) if BEAM
-                 else simulations(res))
-        if session_caps.admit("steps_beam" if BEAM or REVISE else "steps_mcts", [res]):
+        parts = (revise_steps.rounds(res) if REVISE else deepconf_view.read(res) if DEEPCONF
+                 else beam_steps.steps(res) if BEAM else simulations(res))
+        if session_caps.admit("steps_beam" if BEAM or REVISE or DEEPCONF else "steps_mcts",
+                              [res]):
             ss[run_key] = (key, res, parts)  # within the session's limits (ui.session_caps)
             ss[pos_key] = 0
-    except (ValueError, MCTSLogError, beam_steps.BeamLogError, revise_steps.ReviseLogError) as e:
+    except (ValueError, MCTSLogError, beam_steps.BeamLogError, revise_steps.ReviseLogError,
+            deepconf_view.DeepConfLogError) as e:
         st.error(_("Cannot run the search: {error}").format(error=md(e)))
     if ss.get(run_key) is None or ss[run_key][0] != key:
         ss.pop(LINK_PENDING, None)  # the link's run did not come: never try it again unasked
@@ -136,8 +154,8 @@ if stored is None or stored[0] != key:
     st.info(_("Press **Run** to run the search once; then step through it."))
     st.stop()
 _key, res, parts = stored
-stops = (revise_steps.positions(parts) if REVISE else beam_steps.positions(parts) if BEAM
-         else positions(parts))
+stops = (revise_steps.positions(parts) if REVISE else deepconf_steps.positions(parts) if DEEPCONF
+         else beam_steps.positions(parts) if BEAM else positions(parts))
 if not stops:
     st.info(_("The run has no step to show."))
     st.stop()
@@ -160,9 +178,10 @@ def _move(delta: int | str | None) -> None:
     """Move the stepper: by ``delta`` phases, to the end (None), or to the first phase of the
     next simulation / depth ("next")."""
     which = ss["ms_strategy"]
-    run, at = {"beam": (BEAM_RUN, BEAM_POS), "revise": (REV_RUN, REV_POS)}.get(which, (RUN, POS))
-    stops_ = {"beam": beam_steps.positions, "revise": revise_steps.positions}.get(
-        which, positions)(ss[run][2])
+    run, at = {"beam": (BEAM_RUN, BEAM_POS), "revise": (REV_RUN, REV_POS),
+               "deepconf_online": (DC_RUN, DC_POS)}.get(which, (RUN, POS))
+    stops_ = {"beam": beam_steps.positions, "revise": revise_steps.positions,
+              "deepconf_online": deepconf_steps.positions}.get(which, positions)(ss[run][2])
     n, here = len(stops_), max(0, min(len(stops_) - 1, ss.get(at, 0)))
     if delta == "next":
         ss[at] = next((k for k in range(here, n) if stops_[k][0] > stops_[here][0]), n - 1)
@@ -185,7 +204,8 @@ def table(where, rows: list[dict]) -> None:
 pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
 b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
 b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
-b4.button(_("Next round") if REVISE else _("Next depth") if BEAM else _("Next simulation"),
+b4.button(_("Next round") if REVISE else _("Next trace") if DEEPCONF else _("Next depth") if BEAM
+          else _("Next simulation"),
           key="ms_next", on_click=_move,
           args=("next",), disabled=stops[pos][0] == stops[-1][0])
 b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
@@ -199,7 +219,35 @@ style = presenter.style()
 fig_width = FIG_WIDTH_PRESENTER if presenter.on() else FIG_WIDTH
 last = pos == len(stops) - 1
 left, right = st.columns([3, 2])
-if REVISE:
+if DEEPCONF:
+    view, t = parts, parts.traces[i]
+    tree = SearchTree.replay(res.problem, res.tree.events, max_events=t.end, task=res.task)
+    where.markdown(deepconf_steps.heading(view, t))
+    right.markdown(deepconf_steps.sentence(view, t))
+    fig = tree_figure(tree, color_by="share", highlight=tree.path_to(t.leaf),
+                      labels=deepconf_steps.node_labels(view, t, tree),
+                      final_path=(tree.final or {}).get("path", ()) if last else (),
+                      height=tree_height(tree, lo=360, style=style), width=fig_width,
+                      style=style)
+    presenter.chart(left, fig, key="ms_tree")
+    left.caption(_("Highlighted: this trace. Beside its last node: its confidence (nats); ✓ it "
+                   "votes, ✗ cut or filtered (no vote). A red bar: where a trace was cut."))
+    from ui.deepconf_panel import trace_panel
+    with left:
+        trace_panel(res, tree, t.leaf, key="ms_dc_curve")
+    right.markdown(_("**Vote so far** (each trace weighted by its lowest group confidence): "
+                     "consensus {b:.0%} of the target {tau:.0%}.").format(
+        b=view.consensus_after(t.index), tau=view.consensus_target))
+    rows = deepconf_steps.tally_rows(view, t)
+    if rows:
+        right.dataframe(rows, hide_index=True, key="ms_dc_tally", width="stretch")
+    else:
+        right.caption(_("No vote yet."))
+    if last:
+        right.markdown(_("**Answer {answer}** (the confidence-weighted vote of {v} of {n} "
+                         "traces)").format(answer=md(res.answer or "–"), v=len(view.voters),
+                                           n=len(view.traces)))
+elif REVISE:
     rnd = parts[i]
     tree = SearchTree.replay(res.problem, res.tree.events, max_events=rnd.ends[phase],
                              task=res.task)

@@ -146,10 +146,11 @@ def show_summary(res: SearchResult) -> None:
                      "Click a node in the tree to see its trace's curve in the inspector."))
 
 
-def trace_panel(res: SearchResult, tree, nid: int) -> None:
+def trace_panel(res: SearchResult, tree, nid: int, key: str = "tree_deepconf_curve") -> None:
     """The inspector's group-confidence curve of the trace root -> ``nid`` in ``tree`` (the
     replayed tree), with the run's threshold (offline: the cut-off, drawn only when the run
-    ranks by lowest group confidence) and, for a node where a trace was cut, the cut window.
+    ranks by lowest group confidence) and, for a node where a trace was cut, the cut window
+    (``key``: the chart's widget key).
     Nothing for another strategy, the root or a trace without tokens."""
     v = view_of(res)
     if v is None or nid == 0 or nid not in tree.nodes:
@@ -168,7 +169,7 @@ def trace_panel(res: SearchResult, tree, nid: int) -> None:
     name = _("threshold s") if online else _("offline cut-off")
     st.markdown("###### " + _("Group confidence along this trace"))
     chart(st, group_confidence_figure(c["x"], c["y"], line, mark, c["steps"], name),
-          key="tree_deepconf_curve", config=SMALL_CONFIG)
+          key=key, config=SMALL_CONFIG)
     low = min(c["y"])
     if mark is not None:
         st.caption(_("The window ending at token {t} had group confidence {g}, below the "
@@ -179,3 +180,26 @@ def trace_panel(res: SearchResult, tree, nid: int) -> None:
         st.caption(_("Lowest group confidence {low} nats ({rel} the {what} {s}).").format(
             low=nats(low), rel=_("at or above") if low >= line - 1e-6 * max(1.0, abs(line))
             else _("below"), what=name, s=nats(line)))
+
+
+def short_line(v: DeepConfView, tree=None) -> str:
+    """One line for a Compare column: the whole run's threshold or cut-off and its cuts or kept
+    traces; with ``tree`` (the run replayed to the page's budget), how many votes stand there
+    (an offline run votes only after its last trace: cut before, it has none)."""
+    if v.mode == "online":
+        line = _("Whole run: threshold {s} nats ({p:g}th percentile of {k} warm-up traces) · "
+                 "{c} of {n} traces cut ({t} tokens) · {vv} voting").format(
+            s=nats(v.threshold), p=v.percentile or 0, k=len(v.warm_lows), c=len(v.cut),
+            n=len(v.traces), t=v.cut_tokens, vv=len(v.voters))
+    else:
+        line = _("Whole run: kept {k} of {n} traces (η = {keep}%), cut-off {s} nats; the "
+                 "rest cast no vote").format(k=len(v.voters), n=len(v.traces), keep=v.keep,
+                                             s=nats(v.threshold))
+    if tree is not None:
+        cast = len(tree.votes)
+        if cast < len(v.voters):
+            line += " · " + (_("at this budget {c} votes cast").format(c=cast) if cast or
+                             v.mode == "online" else
+                             _("at this budget no vote yet: offline votes only after all its "
+                               "traces are sampled"))
+    return line + "."

@@ -159,3 +159,63 @@ def test_the_tree_page_says_what_offline_kept(bundled):
     by_name = {tr.get("name"): tr for tr in fig["data"]}
     assert by_name["offline cut-off"]["y"] == pytest.approx([v.threshold] * 2)
     assert min(by_name["group confidence"]["y"]) == pytest.approx(d.confidence)
+
+
+# ---------------------------------------------------------------- Step by step (online)
+def test_step_by_step_walks_an_online_run_trace_by_trace(bundled):
+    from streamlit.testing.v1 import AppTest
+    from search.tree import SearchTree
+    at = AppTest.from_file(APP, default_timeout=300).switch_page("pages/mcts_steps.py")
+    at.session_state["ms_strategy"] = "deepconf_online"
+    at.session_state["ms_problem"] = CUT_PROBLEM
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key="ms_go").click().run()
+    assert not at.exception, at.exception
+    _key, res, view = at.session_state["ms_dc_run"]
+    assert res.strategy == "deepconf_online" and res.config["n"] == 16
+    v = read(res)  # the page's view is the log's
+    assert [(t.leaf, t.status, t.tokens) for t in view.traces] == [
+        (t.leaf, t.status, t.tokens) for t in v.traces]
+    seen = set()
+    for t in v.traces:
+        if t.index:
+            at.button(key="ms_step").click().run()
+            assert not at.exception, at.exception
+        md = texts(at.markdown)
+        part = "warm-up" if t.warmup else "after the warm-up"
+        assert f"**Trace {t.index + 1} of {len(v.traces)} · {part}**" in md
+        said = " ".join(md)
+        if t.status == "cut":
+            assert (f"The window ending at token {t.cut['at'] + 1} fell to **{t.confidence:.2f}**, "
+                    f"below s = {v.threshold:.2f}: the trace is **cut** after step {t.depth} "
+                    f"({t.tokens} tokens spent) and casts **no vote**.") in said
+        elif t.warmup:
+            assert f"its lowest group confidence is **{t.confidence:.2f}**" in said
+            assert ("so it **votes**" if t.votes else "so it is **filtered**") in said
+        else:
+            assert (f"(lowest **{t.confidence:.2f}**): the trace finishes ({t.tokens} tokens) "
+                    f"and **votes**") in said
+        if t.index + 1 == res.config["warmup"]:
+            assert f"set the threshold **s = {v.threshold:.2f}**" in said
+        # the vote so far: the tally of the tree replayed to this trace's end
+        tree = SearchTree.replay(res.problem, res.tree.events, max_events=t.end, task=res.task)
+        want = tree.tally()
+        tables = [d.value for d in at.dataframe if "weight" in d.value.columns]
+        if want:
+            shown = {str(a): w_ for a, w_ in zip(tables[0]["answer"], tables[0]["weight"])}
+            assert shown == {a: round(w_, 2) for a, w_ in want.items()}
+            beta = max(want.values()) / sum(want.values())
+            assert f"consensus {beta:.0%} of the target" in said
+        else:
+            assert not tables
+        # the trace's curve: the threshold line; a cut trace's cut marked
+        fig = chart(at, "ms_dc_curve")
+        names = {tr.get("name"): tr for tr in fig["data"]}
+        assert names["threshold s"]["y"] == pytest.approx([v.threshold] * 2)
+        assert ("cut here" in names) == (t.status == "cut")
+        seen.add(t.status)
+    assert "cut" in seen
+    assert at.button(key="ms_step").disabled
+    assert any(m.startswith(f"**Answer {res.answer}** (the confidence-weighted vote of "
+                            f"{len(v.voters)} of {len(v.traces)} traces)") for m in texts(at.markdown))
