@@ -253,15 +253,22 @@ def _show_set() -> None:
     presenter.chart(st, equal_compute_figure(rows, _split_label(split)), key="cmp_set_fig")
     from ui.compare_set import token_sentence
     st.markdown(token_sentence([r["strategy"] for r in rows], [r["tokens_uncut"] for r in rows],
-                               per_problem=True))
+                               per_problem=True, each=[r["tokens_uncut_each"] for r in rows],
+                               split=split))
+    from ui.wording import supported_percent as sp  # digits the interval supports (issue 29)
     table = pd.DataFrame([{
         _("Strategy"): r["strategy"],
-        _("Accuracy at equal compute"): f"{100 * r['accuracy_equal']:.1f}%",
-        _("95% interval"): f"[{100 * r['ci_low_equal']:.1f}, {100 * r['ci_high_equal']:.1f}]",
+        _("Accuracy at equal compute"): sp(r["accuracy_equal"], r["ci_low_equal"],
+                                           r["ci_high_equal"]),
+        _("95% interval"): "[{}, {}]".format(
+            *(sp(r[k], r["ci_low_equal"], r["ci_high_equal"]).rstrip("%")
+              for k in ("ci_low_equal", "ci_high_equal"))),
         _("Tokens at equal compute"): f"{r['tokens_equal']:.1f}",
-        _("Accuracy, whole runs"): f"{100 * r['accuracy_uncut']:.1f}%",
-        _("95% interval, whole"): f"[{100 * r['ci_low_uncut']:.1f}, "
-                                  f"{100 * r['ci_high_uncut']:.1f}]",
+        _("Accuracy, whole runs"): sp(r["accuracy_uncut"], r["ci_low_uncut"],
+                                      r["ci_high_uncut"]),
+        _("95% interval, whole"): "[{}, {}]".format(
+            *(sp(r[k], r["ci_low_uncut"], r["ci_high_uncut"]).rstrip("%")
+              for k in ("ci_low_uncut", "ci_high_uncut"))),
         _("Tokens, whole runs"): f"{r['tokens_uncut']:.1f}"} for r in rows])
     # An HTML table: its headers wrap, so all seven columns show at 1280 px (the data grid's
     # fixed-width columns cut the last one off the screen).

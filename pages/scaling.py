@@ -31,12 +31,11 @@ from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_rows, me
 from ui import adaptive_panel, measured_searches, presenter, revise_panel, sequential_view
 from ui.settings import (UrlParam, bind, current_task, flag, int_in, ints_of, joined, keys_of,
                          one_of, one_time_note, sampling_settings, show_flag, write_url)
-from ui.wording import model_name
+from ui.wording import measured_interval, model_name
 from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
                           pool_controls, pool_params, pool_task, progressive, sample_or_stop,
                           setup, value_scorers, verifier_key, verifier_kinds)
 from ui.sampling import cached_pool_series, cached_scored_pools, problem_key
-from viz.axes import pct_interval
 from viz.curves import DR_THRESHOLD, PALETTE, accuracy_figure, diminishing_returns
 
 SCOPE = "scaling"
@@ -294,11 +293,10 @@ at_b = [cached_pool_series(pools, POOL_KEY, [budget], c, AGG) for c in curves]
 with reading:
     if at_b:
         lines = []
-        for s in at_b:
-            value, _sep, ci = pct_interval(s["mean"][0], s["ci_low"][0], s["ci_high"][0]).partition(" ")
+        for s in at_b:  # each with its interval, n and split (issue 29 item 7)
             name = shown_label(s["key"], AGG) if s.get("key") in POOL_CURVES else s["name"]
-            lines.append(f"- {name}: **{value}**"
-                         + (" " + _("{ci} (95% CI)").format(ci=ci) if ci else ""))
+            lines.append(f"- {name}: " + measured_interval(
+                s["mean"][0], s["ci_low"][0], s["ci_high"][0], P, "heldout"))
         st.markdown(ngettext("At **{budget} sample per problem** (≈ {tokens} generated tokens "
                              "per problem), on {problems}:",
                              "At **{budget} samples per problem** (≈ {tokens} generated tokens "
@@ -333,7 +331,9 @@ with notes:
     by_key = {s_["key"]: s_ for s_ in series if s_.get("kind") == "curve"}
     learned = [by_key[k] for k in ("best_prm", "best_orm") if k in by_key]
     if learned and "maj" in by_key and len(ks) > 1:
-        said = verifier_readings(by_key["maj"], learned, by_key.get("pass"), problems=P)
+        said = verifier_readings(by_key["maj"], learned, by_key.get("pass"), problems=P,
+                                 pct=lambda v, lo, hi: measured_interval(v, lo, hi, P, "heldout",
+                                                                         bold=False))
         st.markdown(f"- {said['beats']}\n- {said['behind']}\n- {said['overopt']}")
     elif VKINDS:
         st.caption(_("Show self-consistency and a best-of-N curve of a learned verifier (and "
@@ -358,7 +358,7 @@ with notes:
 if ADAPTIVE is not None:
     with notes:
         adaptive_panel.show_adaptive(ADAPTIVE, cached_pool_series(pools, POOL_KEY, [n], "maj", AGG), n,
-                      CONFIDENT)
+                      CONFIDENT, pools_=pools)
 
 # ---- export
 rows = curve_rows(series, task=TASK.name, problems=P, pool_n=n, temperature=temperature,

@@ -103,7 +103,10 @@ if math.isfinite(rate["rate"]) and v["determined"]:
     # value short enough for a third of a 1280 px page ("1.23e+03× per 10× training" was cut)
     m1.metric(_("Exchange rate at {t:.0%}").format(t=target),
               _("≈{r}×").format(r=readable(rate["rate"])), _("per 10× training"),
-              delta_color="off", delta_arrow="off")
+              delta_color="off", delta_arrow="off",
+              help=_("95% bootstrap interval over the {p} held-out problems and the training "
+                     "seeds: {lo}× to {hi}× per 10× training.").format(
+                  p=v["problems"], lo=readable(iv["low"]), hi=readable(iv["high"])))
     m1.caption(_("Each 10× of training compute replaces about {r}× of test-time compute on "
                  "the {p} held-out problems (95% bootstrap over problems and training seeds, "
                  "{d:,} draws: {lo} to {hi}; {n} training budgets fitted). Jones 2021 measured "
@@ -151,14 +154,15 @@ if students:
               delta_color="off", delta_arrow="off",
               help=measured(b["accuracy"], v["problems"], "heldout", bold=False))
     if students["lowered"]:  # B never reaches A: say so where B's number is
-        m3.caption(_("Misses A's {a:.1%}: no model trained less than A gets further with "
-                     "the measured budgets.").format(a=a["accuracy"]))
+        m3.caption(_("Misses A's {a}: no model trained less than A gets further with "
+                     "the measured budgets.").format(
+            a=measured(a["accuracy"], v["problems"], "heldout", bold=False)))
     # the target and A's level side by side were read as one number measured twice
     st.caption(_("**Target {t:.0%}** (default {t0:.0%}: the most-trained models with one "
-                 "chain on the validation problems, where settings are chosen) · **Student A "
-                 "{a:.1%}**: the same models with one chain on the {n} held-out problems "
-                 "this page reports. Other problems, so another accuracy.").format(
-        t=target, t0=target0, a=a["accuracy"], n=v["problems"]))
+                 "chain on the validation problems, where settings are chosen) · **Student "
+                 "A** {a}: the same models with one chain on the held-out problems this page "
+                 "reports. Other problems, so another accuracy.").format(
+        t=target, t0=target0, a=measured(a["accuracy"], v["problems"], "heldout")))
 label_a, label_b = _("A: trains, answers at once"), _("B: thinks more")
 marks = {} if not students else {
     "a": dict(students["a"], label=label_a), "b": dict(students["b"], label=label_b)}
@@ -226,23 +230,25 @@ if ways:
         q = students["crossover"]
         win = {k: (label_a if w == "a" else label_b) for k, w in students["winner_at"].items()}
         if students["lowered"]:
-            st.markdown(_("Student B reaches at most {t:.1%}, below Student A's {a:.1%}: with "
+            st.markdown(_("Student B reaches at most {t}, below Student A's {a}: with "
                           "the measured budgets, thinking more does not make up for B's "
-                          "shorter training. Compared at {t:.1%} only (A passes it at once): "
+                          "shorter training. Compared at B's best only (A passes it at once): "
                           "at 1 query **{w1}** costs less; at a million, **{w2}**; the same "
                           "at about {q} queries.").format(
-                t=students["target"], a=students["a"]["accuracy"], w1=win[1],
+                t=measured(students["target"], v["problems"], "heldout"),
+                a=measured(students["a"]["accuracy"], v["problems"], "heldout"), w1=win[1],
                 w2=win[10 ** 6], q=flops(q)))
         else:
             # compared at A's own accuracy, not at the target of the ways above (a fresh
             # trial read "Both students reach the target 40.8%" under a 48% target)
-            st.markdown(_("The two students are compared at Student A's accuracy, {t:.1%} (not "
-                          "at the target {T:.0%} of the ways above): Student A answers at once "
-                          "with {a:.1%}, Student B thinks more and reaches {b:.1%}. At 1 query "
-                          "**{w1}** costs less; at a million, **{w2}**. They cost the same at "
-                          "about {q} queries.").format(
-                t=students["target"], T=target, a=students["a"]["accuracy"],
-                b=students["b"]["accuracy"], w1=win[1], w2=win[10 ** 6], q=flops(q)))
+            st.markdown(_("The two students are compared at Student A's accuracy (not at the "
+                          "target {T:.0%} of the ways above): Student A answers at once with "
+                          "{a}, Student B thinks more and reaches {b}. At 1 query **{w1}** "
+                          "costs less; at a million, **{w2}**. They cost the same at about {q} "
+                          "queries.").format(
+                T=target, a=measured(students["a"]["accuracy"], v["problems"], "heldout"),
+                b=measured(students["b"]["accuracy"], v["problems"], "heldout"), w1=win[1],
+                w2=win[10 ** 6], q=flops(q)))
 else:
     st.info(_("No model reaches {t:.0%} within the measured budgets.").format(t=target))
 
@@ -251,11 +257,15 @@ rows = []
 for s, name, t, one in zip(v["stops"], v["names"], v["train"], v["one_chain"]):
     w = next((w for w in v["ways"] if w["name"] == name), None)
     rows.append({_("trained"): model_name(name), _("training FLOPs"): flops(t),
-                 _("one chain"): f"{one:.1%}", _("best measured"): f"{s['best']:.1%}",
+                 _("one chain"): measured_value(one, v["problems"]),
+                 _("best measured"): measured_value(s["best"], v["problems"]),
                  _("gains stop at"): _("{s} of {k}").format(s=strategy_label(s["strategy"]),
                                                             k=s["k"]),
                  _("to reach the target"): way_text(w) if w else "–"})
 st.table(pd.DataFrame(rows))
-st.caption(_("'Gains stop at': the first budget beyond which no measured budget adds a point "
-             "of accuracy. Each model was trained to the end of its own schedule "
-             "(`python -m search.training.separate`); their cards give the rebuild command."))
+st.caption(_("Accuracies on the {p} held-out problems, to the digits their 95% Wilson "
+             "interval supports. 'Gains stop at': the first budget beyond which no measured "
+             "budget adds a point of accuracy. Each model was trained to the end of its own "
+             "schedule "
+             "(`python -m search.training.separate`); their cards give the rebuild "
+             "command.").format(p=v["problems"]))

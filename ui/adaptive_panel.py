@@ -50,29 +50,49 @@ def rule_label(rule) -> str:
     return _("beta C={c}").format(c=f"{rule.threshold:g}")
 
 
-def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None) -> None:
+def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None,
+                  pools_: list | None = None) -> None:
     """The adaptive points in numbers: accuracy, tokens and tokens saved against maj@n; with
-    ``conf`` (``search.analysis.adaptive.confident_series``), the allocation by confidence too."""
+    ``conf`` (``search.analysis.adaptive.confident_series``), the allocation by confidence too.
+    Every accuracy with its 95% interval, n and split (issue 29 item 7); with ``pools_`` (the
+    pools the points were replayed on: maj@n spends all n chains of each), the tokens saved
+    with their 95% interval over problems too (``search.analysis.adaptive.tokens_saved``)."""
+    from search.analysis.adaptive import tokens_saved
+    from ui.wording import measured_interval
     acc_m, tok_m = float(maj["mean"][-1]), float(maj["tokens"][-1])
     sims, rules = ad["sims"], ad["rules"]
+    P = len(sims[0]["per_problem"])
     chosen = next((i for i, r in enumerate(rules) if r.kind == "beta"
                    and r.threshold == CHOSEN["threshold"]), len(rules) - 1)
     s_c = next(s_ for r, s_ in zip(rules, sims) if r.kind == "certain")
     s_b = sims[chosen]
+
+    def acc(s_: dict) -> str:
+        return measured_interval(s_["mean"], s_["ci_low"], s_["ci_high"], P, "heldout")
+
+    def saved(s_: dict) -> str:
+        if pools_ is None:
+            return _("**{t} tokens saved** per problem ({share} of maj@{n}'s {tok_m})").format(
+                t=f"{tok_m - s_['mean_tokens']:,.0f}", n=n_max, tok_m=f"{tok_m:,.0f}",
+                share=f"{100 * (1 - s_['mean_tokens'] / tok_m):.0f}%")
+        fixed = [float(sum(p.tokens[:n_max])) for p in pools_]
+        d = tokens_saved(fixed, s_["tokens"])
+        return _("**{t} tokens saved** per problem (95% interval {lo} to {hi} tokens): "
+                 "{share} of maj@{n}'s {tok_m}").format(
+            t=f"{d['mean']:,.0f}", lo=f"{d['low']:,.0f}", hi=f"{d['high']:,.0f}", n=n_max,
+            tok_m=f"{tok_m:,.0f}", share=measured_interval(
+                d["share"], d["share_low"], d["share_high"], P, "heldout", bold=False))
     st.markdown(_(
         "**Adaptive self-consistency** (at most {n} chains per problem, the vote checked after "
         "every chain): the deterministic rule stops when the leading answer can no longer be "
-        "overtaken, so it gives maj@{n}'s answers: **{acc_c}** at {tok_c} generated tokens per "
-        "problem, **{saved_c} tokens saved** per problem ({pct_c} of maj@{n}'s {tok_m}). The "
-        "Beta criterion at C = {c} (threshold chosen on the validation split): **{acc_b}** at "
-        "{tok_b} tokens, **{saved_b} tokens saved** ({pct_b}), against maj@{n}'s {acc_m}.").format(
-            n=n_max, acc_c=f"{100 * s_c['mean']:.1f}%", tok_c=f"{s_c['mean_tokens']:,.0f}",
-            saved_c=f"{tok_m - s_c['mean_tokens']:,.0f}",
-            pct_c=f"{100 * (1 - s_c['mean_tokens'] / tok_m):.0f}%", tok_m=f"{tok_m:,.0f}",
-            c=f"{rules[chosen].threshold:g}", acc_b=f"{100 * s_b['mean']:.1f}%",
-            tok_b=f"{s_b['mean_tokens']:,.0f}", saved_b=f"{tok_m - s_b['mean_tokens']:,.0f}",
-            pct_b=f"{100 * (1 - s_b['mean_tokens'] / tok_m):.0f}%",
-            acc_m=f"{100 * acc_m:.1f}%"))
+        "overtaken, so it gives maj@{n}'s answers: {acc_c} at {tok_c} generated tokens per "
+        "problem, {saved_c}. The Beta criterion at C = {c} (threshold chosen on the validation "
+        "split): {acc_b} at {tok_b} tokens, {saved_b}; against maj@{n}'s {acc_m}.").format(
+            n=n_max, acc_c=acc(s_c), tok_c=f"{s_c['mean_tokens']:,.0f}", saved_c=saved(s_c),
+            c=f"{rules[chosen].threshold:g}", acc_b=acc(s_b),
+            tok_b=f"{s_b['mean_tokens']:,.0f}", saved_b=saved(s_b),
+            acc_m=measured_interval(acc_m, float(maj["ci_low"][-1]), float(maj["ci_high"][-1]),
+                                    P, "heldout", bold=False)))
     st.dataframe(pd.DataFrame([{
         _("stop rule"): rule_label(r), _("chains per problem"): round(s_["mean_chains"], 2),
         _("generated tokens per problem"): round(s_["mean_tokens"], 1),
@@ -93,16 +113,17 @@ def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None) -> 
             "{first}, then one more per round to every problem whose most confident chain is "
             "below {t} (the model's mean token probability over the chain), the least confident "
             "first, until the budget is spent; the answer is the most confident chain's. At "
-            "{share} of maj@{n}'s tokens: **{acc}** [{lo}–{hi}] at {tok} tokens per problem, "
+            "{share} of maj@{n}'s tokens: {acc} at {tok} tokens per problem, "
             "against maj@{n}'s {acc_m}. It reads the model's confidence, not only the vote: "
             "compare the curve 'best-of-N, model confidence' at the same tokens.").format(
                 n=n_max, first=ngettext("{k} chain each", "{k} chains each",
                                         CHOSEN_CONFIDENT["first"]).format(
                                             k=CHOSEN_CONFIDENT["first"]),
                 t=f"{CHOSEN_CONFIDENT['threshold']:g}", share=conf["budgets"][i],
-                acc=f"{100 * conf['mean'][i]:.1f}%", lo=f"{100 * conf['ci_low'][i]:.1f}",
-                hi=f"{100 * conf['ci_high'][i]:.1f}%", tok=f"{conf['tokens'][i]:,.0f}",
-                acc_m=f"{100 * acc_m:.1f}%"))
+                acc=measured_interval(conf["mean"][i], conf["ci_low"][i], conf["ci_high"][i],
+                                      P, "heldout"), tok=f"{conf['tokens'][i]:,.0f}",
+                acc_m=measured_interval(acc_m, float(maj["ci_low"][-1]),
+                                        float(maj["ci_high"][-1]), P, "heldout", bold=False)))
 
 
 

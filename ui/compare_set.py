@@ -82,7 +82,8 @@ def equal_compute_rows(runs: Sequence[Sequence[SearchResult]],
     accuracy_equal: fraction of problems whose run, cut at that problem's equal-compute point
         (smallest total generated tokens of the S runs), has a right answer there (no answer
         yet counts as wrong); tokens_equal: mean generated tokens spent by the cut.
-    accuracy_uncut / tokens_uncut: the same for the whole runs.
+    accuracy_uncut / tokens_uncut: the same for the whole runs; tokens_uncut_each: [P] each
+        problem's whole-run tokens (for the interval of a token gap, ``token_sentence``).
     ci_*: 95% Wilson score interval of the accuracy over the P problems (``CI_METHOD``).
     Raises ValueError for no problems or ragged rows."""
     if not runs:
@@ -113,7 +114,8 @@ def equal_compute_rows(runs: Sequence[Sequence[SearchResult]],
                     "tokens_equal": sum(t[s] for t in cut_tok) / p,
                     "accuracy_uncut": float(un["mean"][s]), "ci_low_uncut": float(un["ci_low"][s]),
                     "ci_high_uncut": float(un["ci_high"][s]),
-                    "tokens_uncut": sum(t[s] for t in whole_tok) / p})
+                    "tokens_uncut": sum(t[s] for t in whole_tok) / p,
+                    "tokens_uncut_each": [float(t[s]) for t in whole_tok]})
     return out
 
 
@@ -140,10 +142,16 @@ def token_gap(labels: Sequence[str], tokens: Sequence[float]) -> dict:
             "ratio": a / b if b > 0 else float("inf"), "equal": a == b}
 
 
-def token_sentence(labels: Sequence[str], tokens: Sequence[float], per_problem: bool) -> str:
+def token_sentence(labels: Sequence[str], tokens: Sequence[float], per_problem: bool,
+                   each: Optional[Sequence[Sequence[float]]] = None,
+                   split: Optional[str] = None) -> str:
     """One markdown sentence in the session's language giving every run's generated tokens
     (whole runs; ``per_problem``: means per problem of a set) and which used more, so a
-    comparison at equal compute says how far apart the whole runs were."""
+    comparison at equal compute says how far apart the whole runs were. On a set, with
+    ``each`` (per run, its [P] tokens per problem) and ``split`` ("validation"/"heldout"), the
+    gap is an estimate and says so (issue 29 item 7): the mean paired difference with its 95%
+    interval over the P problems (normal approximation, ``search.analysis.adaptive.
+    tokens_saved``) and the ratio with the interval that gap's bounds give."""
     from i18n import _
     fmt = (lambda t: f"{t:,.1f}") if per_problem else (lambda t: f"{t:,.0f}")
     listed = ", ".join(f"{lab} **{fmt(t)}**" for lab, t in zip(labels, tokens))
@@ -155,6 +163,23 @@ def token_sentence(labels: Sequence[str], tokens: Sequence[float], per_problem: 
     if g["equal"]:
         return head + " " + _("They used the same number of tokens.")
     ratio = "∞" if g["ratio"] == float("inf") else f"{g['ratio']:.1f}×"
+    if per_problem and each is not None and split is not None:
+        from search.analysis.adaptive import tokens_saved
+        most = list(labels).index(g["most"][0])
+        least = list(labels).index(g["least"][0])
+        d = tokens_saved(each[most], each[least])  # (a paired difference of means)
+        top = float(tokens[most])
+
+        def times(x: float) -> str:
+            return "∞" if top - x <= 0 else f"{top / (top - x):.1f}×"
+        return head + " " + _(
+            "**{most}** used the most: {diff} more than {least} per problem (95% interval "
+            "{lo} to {hi} tokens, {n} {split} problems), {ratio} as many (95% interval {rlo} "
+            "to {rhi}).").format(
+            most=_(", ").join(g["most"]), diff=fmt(g["diff"]), least=_(", ").join(g["least"]),
+            lo=fmt(d["low"]), hi=fmt(d["high"]), n=d["problems"],
+            split=_("held-out") if split == "heldout" else _("validation"), ratio=ratio,
+            rlo=times(d["low"]), rhi=times(d["high"]))
     return head + " " + _("**{most}** used the most: {diff} more than {least} ({ratio}).").format(
         most=_(", ").join(g["most"]), diff=fmt(g["diff"]), least=_(", ").join(g["least"]),
         ratio=ratio)

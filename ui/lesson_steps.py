@@ -19,7 +19,7 @@ from ui import presenter, settings, wording
 from ui.lesson import (CHAINS, DIAL, DIAL_CHOICES, GUESS, GUESS_MANY, GUESS_ONE, GUESS_WIDER,
                        HELDOUT_PROBLEMS, LESSON_SAMPLING, MANY_QUERIES, REVEALED, REVISE_ROUNDS,
                        SEARCH, SEARCHES, STEADY_GAIN, STEPS, STUDENTS_REVEALED, TASK_NAME,
-                       WIDER_REVEALED, fails_problem, heldout_pools, pct, revise_heldout, run,
+                       WIDER_REVEALED, fails_problem, heldout_pools, revise_heldout, run,
                        students_view, try_it, verifier_picks)
 
 
@@ -124,7 +124,9 @@ def step_vote(policy: Any, model: str, problem: str) -> None:
         st.markdown(said)
         st.caption(_("maj@{n}, the exact expected accuracy of a vote of {n} of the sampled "
                      "chains (ties broken at random), averaged over the {p} problems; one chain: "
-                     "maj@1 = {one}.").format(n=CHAINS, p=HELDOUT_PROBLEMS, one=pct(one)))
+                     "maj@1 = {one}.").format(n=CHAINS, p=HELDOUT_PROBLEMS,
+                                              one=wording.measured(one, HELDOUT_PROBLEMS,
+                                                                   "heldout", bold=False)))
 
 
 def step_dial(policy: Any, model: str, problem: str) -> None:
@@ -276,7 +278,7 @@ def confidence_lies() -> None:
                  "(DeepConf's lowest group confidence) was wrong on {wrong}, against {rand} for "
                  "a chain picked at random").format(
         n=b["settings"]["n"], wrong=wording.measured(low["rate"], low["problems"], "heldout"),
-        rand=f"{low['random_wrong']:.0%}")
+        rand=wording.measured(low["random_wrong"], low["problems"], "heldout", bold=False))
     if "smollm2" in data:
         r = data["smollm2"]
         sm = r["most_confident"]["lowest"]["all"]
@@ -379,7 +381,8 @@ def step_students(policy: Any, model: str, problem: str) -> None:
         st.caption(_("Student B misses A's accuracy: no model trained less than A "
                      "reaches {a} with up to {n} chains. The costs below compare the two at "
                      "{t} right, the most B reaches (A passes it at once).").format(
-            a=pct(a["accuracy"]), n=CHAINS, t=pct(v["target"])))
+            a=wording.measured(a["accuracy"], v["problems"], "heldout", bold=False), n=CHAINS,
+            t=wording.measured(v["target"], v["problems"], "heldout", bold=False)))
     st.markdown(_("Each answer costs A {ia} FLOPs and B {ib} FLOPs. **Predict:** who "
                   "spends less compute in all, training included, to answer one question? And "
                   "a million questions?").format(ia=wording.flops(a["inference"]),
@@ -415,7 +418,8 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                       "right, the most Student B reaches; Student A gets {a} at once. To "
                       "match A, B needs more training, not more thinking: here test-time "
                       "compute cannot buy what the training left out.").format(
-            q=v["crossover"], t=pct(v["target"]),
+            q=v["crossover"], t=wording.measured(v["target"], v["problems"], "heldout",
+                                                 bold=False),
             a=wording.measured(a["accuracy"], v["problems"], "heldout")))
     else:
         st.markdown(_("They cost the same at about **{q:,.0f}** queries. Below that, thinking "

@@ -45,6 +45,25 @@ def _acc(run: dict) -> str:
             f"[{100 * run['ci'][0]:.1f}, {100 * run['ci'][1]:.1f}]")
 
 
+def _rate_words(r: Optional[dict], split: str) -> str:
+    """'k/n = x% (95% interval lo–hi, n held-out steps)' of a rate dict ({"k", "n", "rate",
+    "ci"}) for a sentence (issue 29 item 7: split, n and interval, digits the interval
+    supports); '–' with nothing to judge."""
+    from ui.wording import measured_interval
+    if not r or not r.get("n"):
+        return "–"
+    return f"{r['k']}/{r['n']} = " + measured_interval(r["rate"], r["ci"][0], r["ci"][1], r["n"],
+                                                        split, bold=False, what=_("steps"))
+
+
+def _acc_words(run: dict, m: dict) -> str:
+    """A model's accuracy for a sentence with its interval, n and split (issue 29 item 7)."""
+    from ui.wording import measured_interval
+    s = m["settings"]
+    return measured_interval(run["accuracy"], run["ci"][0], run["ci"][1], s["problems"],
+                             s["split"], bold=False)
+
+
 def _p(p: float) -> str:
     return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
@@ -114,8 +133,8 @@ def verdict_lines(m: dict) -> list[str]:
         parts.append(_("{sampling}: {a} against {b} ({only_a} problems only the retry model "
                        "gets right, {only_b} only the error-free one, p = {p}: {word})").format(
             sampling=_sampling(temp),
-            a=f"{100 * m['models']['retry']['runs'][temp]['accuracy']:.1f}%",
-            b=f"{100 * m['models']['errorfree']['runs'][temp]['accuracy']:.1f}%",
+            a=_acc_words(m['models']['retry']['runs'][temp], m),
+            b=_acc_words(m['models']['errorfree']['runs'][temp], m),
             only_a=p["only_a"], only_b=p["only_b"], p=_p(p["mcnemar_p"]), word=word_t))
     head = (_("**The paper's shape holds here**: retry data beats error-free data.")
             if v["holds"] else
@@ -126,6 +145,7 @@ def verdict_lines(m: dict) -> list[str]:
     if not key:
         return lines
     d, td = m["detection"][key], m.get("training_data", {})
+    split = m.get("settings", {}).get("split", "heldout")
     names = {"detection": _("detection"), "correction": _("correction")}
     sample = _sample(key, d)
     if len(v["failing"]) == 2:
@@ -142,11 +162,12 @@ def verdict_lines(m: dict) -> list[str]:
     lines.append(_("Detection: after a wrong step the model writes a retry {w} of the time, "
                    "after a right step {r}; a model that copied its training data exactly "
                    "would retry {data:.1f}% of wrong steps and no right one.").format(
-        w=_pct(d["retry_after_wrong"]), r=_pct(d["retry_after_right"]),
+        w=_rate_words(d["retry_after_wrong"], split), r=_rate_words(d["retry_after_right"], split),
         data=100 * td.get("retry_after_wrong", 0.0)))
     lines.append(_("Correction: a retry after a wrong step states it right {f}, against {first} "
                    "for a step at its first try. Only {rep} of wrong steps are repaired.").format(
-        f=_pct(d["fixed"]), first=_pct(d["first_try_right"]), rep=_pct(d["repaired"])))
+        f=_rate_words(d["fixed"], split), first=_rate_words(d["first_try_right"], split),
+        rep=_rate_words(d["repaired"], split)))
     if v.get("binding") == "detection":
         lines.append(_("Detection is the binding link: most wrong steps are never retried, "
                        "so even a perfect fix would repair few."))

@@ -27,6 +27,7 @@ from search.strategies import DEFAULTS, default_scorer
 from search.strategies.revise import cannot_doubt
 from ui import presenter
 from ui.settings import UrlParam, bind, flag, int_in, show_flag
+from ui.wording import measured_share
 from viz.revise import sweep_figure
 
 PROBLEMS_RANGE = (4, 200)
@@ -49,11 +50,17 @@ def scorer_name(scorer: str) -> str:
     return name + (" " + _("(oracle)") if is_oracle(scorer) else "")
 
 
-def counts_words(c: Mapping) -> str:
+def counts_words(c: Mapping, split: Optional[str] = None) -> str:
     """right→wrong and wrong→right with their denominators (``flips``' keys) and shares:
-    "right→wrong **9** of 16 revised right chains (56%), wrong→right **17** of 60 (28%)"."""
+    "right→wrong **9** of 16 revised right chains (56%), wrong→right **17** of 60 (28%)". With
+    ``split`` ("heldout"/"validation": the runs were on that split's problems), each share with
+    its 95% Wilson interval, n and split (issue 29 item 7, ``ui.wording.measured_share``)."""
     def pct(k, n):
-        return f" ({100 * k / n:.0f}%)" if n else ""
+        if not n:
+            return ""
+        if split is None:
+            return f" ({100 * k / n:.0f}%)"
+        return ": " + measured_share(k, n, split, _("revisions"))
     return (_("right→wrong **{b}** of {n} revised right chains{pb}, wrong→right **{a}** of {m} "
               "revised wrong chains{pa}").format(
         b=c["right_to_wrong"], n=c["revised_right"], pb=pct(c["right_to_wrong"],
@@ -159,7 +166,8 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         ref = summarize(scorer, rows[(scorer, 0.0)]).to_dict()
         lines.append(_("- **{name}**: {counts}; net gain {g} points (accuracy {f} of {p} after "
                        "revising, {s} of {p} on the first chain).").format(
-            name=scorer_name(scorer), counts=counts_words(ref), g=f"{100 * ref['net_gain']:+.1f}",
+            name=scorer_name(scorer), counts=counts_words(ref, "heldout"),
+            g=f"{100 * ref['net_gain']:+.1f}",
             f=ref["final_right"], s=ref["first_right"], p=ref["problems"]))
     sweep = []
     for rate in (SWEEP_RATES if has_checker else ()):
@@ -169,7 +177,7 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
     if sweep:
         o = sweep[0]
         lines.append(_("- **{name}**: {counts}; net gain {g} points.").format(
-            name=scorer_name("checker"), counts=counts_words(o),
+            name=scorer_name("checker"), counts=counts_words(o, "heldout"),
             g=f"{100 * o['net_gain']:+.1f}"))
     st.markdown("\n".join(lines))
     st.caption(_("Beside them: {snell}.").format(snell=snell_words()))
@@ -180,7 +188,7 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         worst = sweep[-1]
         st.markdown(_("With the checker wrong on {r} of its verdicts, {counts}; net gain {g} "
                       "points, against {g0} with the exact checker.").format(
-            r=f"{worst['rate']:.0%}", counts=counts_words(worst),
+            r=f"{worst['rate']:.0%}", counts=counts_words(worst, "heldout"),
             g=f"{100 * worst['net_gain']:+.1f}", g0=f"{100 * sweep[0]['net_gain']:+.1f}"))
     st.caption(_(
         "{n} held-out problems (reported only), revise R = {r} rounds, answer rule '{rule}', "

@@ -115,11 +115,38 @@ def measured(p: float, n: int, split: str, bold: bool = True) -> str:
     if n < 1:
         raise ValueError("n must be >= 1")
     lo, hi = (float(x) for x in wilson_interval(min(max(p, 0.0), 1.0) * n, n))
-    value = supported_percent(p, lo, hi)
+    return measured_interval(p, lo, hi, n, split, bold)
+
+
+def measured_interval(p: float, low: float, high: float, n: int, split: str,
+                      bold: bool = True, what: str | None = None) -> str:
+    """:func:`measured` with an interval computed elsewhere (all 0..1): a curve's own 95% band,
+    a bootstrap, a rate's Wilson interval over another denominator. Same text, e.g. "**41%**
+    (95% interval 34%–48%, 200 held-out problems)"; digits by :func:`supported_percent`.
+    ``split``: "heldout" or "validation"; ``what``: what the n counts when not problems (a
+    translated plural noun: "revisions"). ValueError for n < 1 or low > high."""
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    if low > high:
+        raise ValueError("low must be <= high")
+    value = supported_percent(p, low, high)
     where = _("held-out") if split == "heldout" else _("validation")
-    return _("{v} (95% interval {lo}–{hi}, {n} {split} problems)").format(
-        v=f"**{value}**" if bold else value, lo=supported_percent(lo, lo, hi),
-        hi=supported_percent(hi, lo, hi), n=n, split=where)
+    text = (_("{v} (95% interval {lo}–{hi}, {n} {split} problems)") if what is None else
+            _("{v} (95% interval {lo}–{hi}, {n} {split} {what})"))
+    return text.format(v=f"**{value}**" if bold else value, lo=supported_percent(low, low, high),
+                       hi=supported_percent(high, low, high), n=n, split=where, what=what)
+
+
+def measured_share(k: int, n: int, split: str, what: str, bold: bool = False) -> str:
+    """``k`` of ``n`` as a measured rate: the share with its 95% Wilson interval over the ``n``
+    (``search.analysis.scaling.wilson_interval``, Wilson 1927), "56% (95% interval 33%–77%, 16
+    held-out revisions)". ``what``: the translated plural noun the n counts.
+    ValueError for n < 1 or k outside 0..n."""
+    from search.analysis.scaling import wilson_interval
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError("need n >= 1 and 0 <= k <= n")
+    lo, hi = (float(x) for x in wilson_interval(k, n))
+    return measured_interval(k / n, lo, hi, n, split, bold, what)
 
 
 def measured_value(p: float, n: int) -> str:

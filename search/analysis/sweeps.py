@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -199,23 +199,32 @@ def overoptimisation(best: dict, pass_k: dict | None = None) -> dict:
     accuracy at the largest N, and ``falls`` when the largest N's accuracy is below the peak as
     shown (percent, one decimal). ``separate``: the peak's 95% interval lies wholly above the
     largest N's. With ``pass_k`` (the pass@k series), pass@k at the peak and at the largest N
-    (it can only rise: a larger subset holds a right chain at least as often)."""
+    (it can only rise: a larger subset holds a right chain at least as often); "peak_ci",
+    "last_ci", "first_ci", "pass_peak_ci", "pass_last_ci": their 95% intervals (low, high)."""
     ks = [int(k) for k in best["samples"]]
     mean = [float(v) for v in best["mean"]]
     shown = [round(1000 * v) for v in mean]
     i_peak = max(range(len(ks)), key=lambda i: (shown[i], -i))  # earliest of the highest
     last = len(ks) - 1
+
+    def ci(s: dict, i: int) -> tuple[float, float]:
+        return float(s["ci_low"][i]), float(s["ci_high"][i])
     out = {"peak_k": ks[i_peak], "peak": mean[i_peak], "last_k": ks[last], "last": mean[last],
            "first": mean[0], "first_k": ks[0], "falls": shown[last] < shown[i_peak],
-           "separate": float(best["ci_low"][i_peak]) > float(best["ci_high"][last])}
+           "separate": float(best["ci_low"][i_peak]) > float(best["ci_high"][last]),
+           "peak_ci": ci(best, i_peak), "last_ci": ci(best, last), "first_ci": ci(best, 0)}
     if pass_k is not None:
-        by_k = {int(k): float(v) for k, v in zip(pass_k["samples"], pass_k["mean"])}
-        out["pass_peak"], out["pass_last"] = by_k.get(ks[i_peak]), by_k.get(ks[last])
+        idx = {int(k): i for i, k in enumerate(pass_k["samples"])}
+        for name, k in (("pass_peak", ks[i_peak]), ("pass_last", ks[last])):
+            out[name] = float(pass_k["mean"][idx[k]]) if k in idx else None
+            if k in idx and "ci_low" in pass_k:
+                out[name + "_ci"] = ci(pass_k, idx[k])
     return out
 
 
 def verifier_readings(maj: dict, verifiers: Sequence[dict], pass_k: dict | None = None,
-                      problems: int | None = None) -> dict:
+                      problems: int | None = None,
+                      pct: Callable[[float, float, float], str] | None = None) -> dict:
     """The three sentences under the Scaling figure, computed from the curves shown:
 
     beats  - where best-of-N with a learned verifier (each series of ``verifiers``) is above
@@ -223,9 +232,17 @@ def verifier_readings(maj: dict, verifiers: Sequence[dict], pass_k: dict | None 
     behind - where it is below;
     overopt - whether a larger N over-optimises it: best-of-N falling from its peak as N grows
              while pass@k (``pass_k``) rises (see :func:`overoptimisation`).
-    Budgets k >= 2 only (at k = 1 every estimator is one chain). Returns {"beats", "behind",
-    "overopt": str, "compare": {name: compare_curves(...)}, "over": {name: overoptimisation}}.
+    Budgets k >= 2 only (at k = 1 every estimator is one chain). ``pct(mean, ci_low, ci_high)``
+    writes each accuracy (all 0..1) with its interval (the Scaling page: ``ui.wording.
+    measured_interval``, split and n included); without it, "62.5%". Returns {"beats",
+    "behind", "overopt": str, "compare": {name: compare_curves(...)}, "over": {name:
+    overoptimisation}}.
     """
+
+    def show(o: dict, key: str) -> str:
+        lo, hi = o.get(key + "_ci", (None, None))
+        return _pct(o[key]) if pct is None or lo is None else pct(o[key], lo, hi)
+
     cmp = {v["name"]: compare_curves(v, maj) for v in verifiers}
     over = {v["name"]: overoptimisation(v, pass_k) for v in verifiers}
     ks = [int(k) for k in maj["samples"] if int(k) >= 2]
@@ -258,10 +275,10 @@ def verifier_readings(maj: dict, verifiers: Sequence[dict], pass_k: dict | None 
         rise = ""
         if o.get("pass_peak") is not None and o.get("pass_last") is not None:
             rise = " " + (
-                _("while pass@k rises from {a} to {b}").format(a=_pct(o['pass_peak']),
-                                                               b=_pct(o['pass_last']))
+                _("while pass@k rises from {a} to {b}").format(a=show(o, 'pass_peak'),
+                                                               b=show(o, 'pass_last'))
                 if round(1000 * o["pass_last"]) > round(1000 * o["pass_peak"]) else
-                _("while pass@k stays at {a}").format(a=_pct(o['pass_last'])))
+                _("while pass@k stays at {a}").format(a=show(o, 'pass_last')))
         if o["falls"]:
             sure = (_("beyond the 95% intervals") if o["separate"] else
                     _("within the 95% intervals: not sure on this many problems"))
@@ -269,12 +286,12 @@ def verifier_readings(maj: dict, verifiers: Sequence[dict], pass_k: dict | None 
                             "to {last} at N = {last_k}{rise} ({sure})") if o["separate"] else
                           _("perhaps for {name}: best-of-N peaks at N = {peak_k} ({peak}) and "
                             "falls to {last} at N = {last_k}{rise} ({sure})")).format(
-                name=name, peak_k=o['peak_k'], peak=_pct(o['peak']), last=_pct(o['last']),
+                name=name, peak_k=o['peak_k'], peak=show(o, 'peak'), last=show(o, 'last'),
                 last_k=o['last_k'], rise=rise, sure=sure))
         else:
             parts.append(_("no for {name}: best-of-N does not fall as N grows ({first} at N = "
                            "{first_k}, {last} at N = {last_k})").format(
-                name=name, first=_pct(o['first']), first_k=o['first_k'], last=_pct(o['last']),
+                name=name, first=show(o, 'first'), first_k=o['first_k'], last=show(o, 'last'),
                 last_k=o['last_k']))
     overopt = (_("Does a larger N over-optimise it? {parts}.").format(parts="; ".join(parts))
                if parts else "")

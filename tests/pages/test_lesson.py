@@ -24,6 +24,7 @@ from search.tasks import get_task
 from tests.conftest import ROOT
 from ui.wording import flops, measured, measured_value
 from tests.pages.page_helpers import navigation_only  # noqa: F401  (autouse fixture)
+from tests.pages.headlines import assert_headlines_carry_split_n_interval
 
 APP = str(ROOT / "app.py")
 TASK = get_task("arithmetic")
@@ -112,23 +113,6 @@ def page_text(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
     parts += [f"{m.label} {m.value} {m.delta}" for m in at.metric]
     return "\n".join(parts)
-
-
-HEADLINE_PCT = __import__("re").compile(r"\*\*\d+(?:\.\d+)?%\*\*(?! \(95% interval)")
-
-
-def assert_headlines_carry_split_n_interval(at: AppTest) -> None:
-    """Issue 29 item 7: every bold percentage of a headline sentence is followed by its 95%
-    interval, n and split ("**41%** (95% interval 34%–48%, 200 held-out problems)"), and every
-    metric whose value is a percentage carries the same in its help."""
-    import re
-    for m in list(at.markdown) + list(at.caption):
-        bad = HEADLINE_PCT.findall(m.value)
-        assert not bad, (bad, m.value)
-    for m in at.metric:
-        if str(m.value).endswith("%"):
-            assert m.help and re.search(r"95% interval .*, \d+ (held-out|validation) problems",
-                                        m.help), (m.label, m.help)
 
 
 def progress(at: AppTest) -> tuple[int, str]:
@@ -224,6 +208,7 @@ def test_step4_tree_search_mcts_and_beam():
     assert at.metric[0].label == "beam search (beam width 4)"
     assert at.metric[0].value == beam.answer
     assert f"{beam.compute.generated_tokens} generated tokens" in page_text(at)
+    assert_headlines_carry_split_n_interval(at)  # issue 29 item 7: every step of the Lesson
 
 
 def test_step5_the_perfect_verifier_and_the_learned_prm():
@@ -269,7 +254,8 @@ def test_step5_the_perfect_verifier_and_the_learned_prm():
     data = load()
     low = data["bundled"]["most_confident"]["lowest"]["all"]
     assert (f"was wrong on {measured(low['rate'], low['problems'], 'heldout')}, against "
-            f"{low['random_wrong']:.0%} for a chain picked at random") in text, text
+            f"{measured(low['random_wrong'], low['problems'], 'heldout', bold=False)} for a "
+            "chain picked at random") in text, text
     if "smollm2" in data:
         sm = data["smollm2"]["most_confident"]["lowest"]["all"]
         assert f"on {measured(sm['rate'], sm['problems'], 'heldout')}." in text
@@ -296,6 +282,7 @@ def test_step6_when_voting_fails_on_a_validation_problem(pools):
     lost = sum(1 for p in pools[0] if any(p.correct) and maj_at_k(p.answers, p.gold, 16) == 0)
     assert f"on **{lost}** of 50" in text
     assert "chosen on the validation split" in text
+    assert_headlines_carry_split_n_interval(at)
 
 
 # -------------------------------------------------------------------------- navigation
@@ -464,13 +451,15 @@ def test_step7_two_students_predict_then_reveal_with_the_measured_totals():
     said = [c.value for c in at.caption]
     assert ("Your guess was right." if s["winner_at"][1] == "b" else "Your guess was wrong.") \
         in said
+    assert_headlines_carry_split_n_interval(at)
     assert f"about **{s['crossover']:,.0f}** queries" in page_text(at)
     if s["lowered"]:  # B misses A (the shipped pools): before, "thinking at test time is
         # cheaper" below the crossover, as if B matched A
         said = page_text(at)
         assert "Below that, thinking at test time is cheaper" not in said
-        assert f"but only for {pct(s['target'])} right, the most Student B reaches" in said
-        assert f"Student A gets **{pct(s['a']['accuracy'])}** at once" in said
+        assert (f"but only for {measured(s['target'], 200, 'heldout', bold=False)} right, the "
+                "most Student B reaches") in said
+        assert f"Student A gets {measured(s['a']['accuracy'], 200, 'heldout')} at once" in said
         assert "Student B misses A's accuracy" in said
 
 

@@ -144,12 +144,15 @@ def test_set_section_table_equals_the_pure_function():
     df = at.table[0].value
     assert list(df.index) == ["self-consistency", "step-level beam search"]
     assert list(df.columns)[-1] == "Tokens, whole runs"
+    from ui.wording import supported_percent
     for (_, got), r in zip(df.iterrows(), rows):
-        assert got["Accuracy at equal compute"] == f"{100 * r['accuracy_equal']:.1f}%"
-        assert got["95% interval"] == \
-            f"[{100 * r['ci_low_equal']:.1f}, {100 * r['ci_high_equal']:.1f}]"
+        # no more digits than the interval supports (issue 29 item 7): 3 problems, whole points
+        lo, hi = r["ci_low_equal"], r["ci_high_equal"]
+        assert got["Accuracy at equal compute"] == supported_percent(r["accuracy_equal"], lo, hi)
+        assert got["Accuracy at equal compute"] == f"{100 * r['accuracy_equal']:.0f}%"
+        assert got["95% interval"] == f"[{100 * lo:.0f}, {100 * hi:.0f}]"
         assert got["Tokens at equal compute"] == f"{r['tokens_equal']:.1f}"
-        assert got["Accuracy, whole runs"] == f"{100 * r['accuracy_uncut']:.1f}%"
+        assert got["Accuracy, whole runs"] == f"{100 * r['accuracy_uncut']:.0f}%"
         assert got["Tokens, whole runs"] == f"{r['tokens_uncut']:.1f}"
     assert any("Wilson" in c for c in texts(at.caption))
     assert chart(at, "cmp_set_fig")

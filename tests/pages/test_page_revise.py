@@ -45,7 +45,7 @@ def test_the_section_is_off_until_asked_then_shows_what_direct_runs_give(app):
     policy = HFPolicy(BUNDLED, step_delimiter=task.step_delimiter)
     prm, _rows = measure(held, policy, task, "prm", 4, 0.8, seed=0)
     prm = prm.to_dict()
-    assert counts_words(prm) in text, text  # "right→wrong **k** of n revised right chains"
+    assert counts_words(prm, "heldout") in text, text  # "right→wrong **k** of n revised right chains"
     assert "learned PRM, last step's score" in text and "(oracle)" in text
     assert "Snell et al. 2024" in text and "4 held-out problems (reported only)" in text
     (worst,) = verifier_sweep(held, policy, task, [0.2], 4, 0.8, seed=0, flip_seed=0)

@@ -25,9 +25,10 @@ def test_runs_and_slider_moves_marker(app):
     assert len(at.get("plotly_chart")) == 1
     assert "At **4 samples per problem**" in page_text(at)
     assert "self-consistency (maj@k)" in page_text(at)
-    import re  # each reading: accuracy and its 95% interval, one decimal: 62.5% [48.1, 75.0]
-    assert re.search(r"self-consistency \(maj@k\): \*\*\d{1,3}\.\d%\*\* "
-                     r"\[\d{1,3}\.\d, \d{1,3}\.\d\] \(95% CI\)", page_text(at)), page_text(at)
+    import re  # each reading: accuracy, its 95% interval, n and split (issue 29 item 7), whole
+    # points where the interval is wider than two points: 62% (95% interval 31%–86%, ...)
+    assert re.search(r"self-consistency \(maj@k\): \*\*\d{1,3}%\*\* \(95% interval "
+                     r"\d{1,3}%–\d{1,3}%, 10 held-out problems\)", page_text(at)), page_text(at)
     assert len(at.get("download_button")) == 1
     fig_before = at.get("plotly_chart")[0].proto.spec
     at.slider(key=w("sc_budget")).set_value(2).run()

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from search.analysis import tradeoff as T
 from search.analysis.tradeoff_data import default_target, load_grid, view
 from ui.settings import widget_key as w
-from ui.wording import readable
+from ui.wording import measured, readable
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "pages/tradeoff.py"
@@ -60,6 +60,8 @@ def test_page_shows_the_measured_rate_students_and_table():
         assert iv["high"] / iv["low"] < 10
         assert rate.value == f"≈{readable(v['rate']['rate'])}×"
         assert rate.delta == "per 10× training"
+        assert (f"95% bootstrap interval over the {v['problems']} held-out problems and the "
+                f"training seeds: {readable(iv['low'])}× to {readable(iv['high'])}×") in rate.help
         assert (f"95% bootstrap over problems and training seeds, {iv['draws']:,} draws: "
                 f"{readable(iv['low'])} to {readable(iv['high'])}") in text(at)
     elif math.isfinite(v["rate"]["rate"]):
@@ -89,14 +91,14 @@ def test_page_shows_the_measured_rate_students_and_table():
     df = at.table[0].value
     assert list(df["trained"]) == v["names"]
     grid = load_grid("heldout")
-    assert list(df["one chain"]) == [f"{grid.acc[c, 0, 0].mean():.1%}"
+    assert list(df["one chain"]) == [measured_value(grid.acc[c, 0, 0].mean(), v["problems"])
                                      for c in range(len(v["names"]))]
     assert len(at.get("plotly_chart")) == 4
     # the target and A's level side by side are explained in one line (trial: 48% vs 40.8%)
     assert (f"**Target {t0:.0%}** (default {t0:.0%}: the most-trained models with one "
             "chain on the validation problems") in text(at)
-    assert (f"**Student A {st_['a']['accuracy']:.1%}**: the same models with one chain "
-            f"on the {v['problems']} held-out problems") in text(at)
+    assert (f"**Student A** {measured(st_['a']['accuracy'], v['problems'], 'heldout')}: the "
+            "same models with one chain on the held-out problems") in text(at)
     # the deployment chart draws both students (before: only the ways to the target, and the
     # students only when they reached it, so at 48% neither was drawn)
     deploy = json.loads(at.get("plotly_chart")[3].proto.spec)["data"]
@@ -118,19 +120,22 @@ def test_page_shows_the_measured_rate_students_and_table():
         # B misses A (the shipped pools: 6.7% against 40.8%). Before: "The two students reach
         # 6.7%", as if they were equals, and no word under B's number.
         assert "The two students reach" not in said
-        assert (f"Student B reaches at most {st_['target']:.1%}, below Student A's "
-                f"{st_['a']['accuracy']:.1%}") in said
-        assert f"Misses A's {st_['a']['accuracy']:.1%}" in " ".join(c.value for c in at.caption)
+        n = v["problems"]  # each accuracy with its interval, n and split (issue 29 item 7)
+        assert (f"Student B reaches at most {measured(st_['target'], n, 'heldout')}, below "
+                f"Student A's {measured(st_['a']['accuracy'], n, 'heldout')}") in said
+        assert (f"Misses A's {measured(st_['a']['accuracy'], n, 'heldout', bold=False)}"
+                in " ".join(c.value for c in at.caption))
     else:  # each student's own figure (before: "The two students reach 40.8%" beside
         # Student B's 43.0%, issue 23 trial)
         assert "The two students reach" not in said
         # compared at A's accuracy, said apart from the page's target (before: "Both students
         # reach the target 40.8%" under a 48% target, a fresh trial)
         assert "Both students reach the target" not in said
-        assert (f"compared at Student A's accuracy, {st_['target']:.1%} (not at the target "
+        n = v["problems"]  # each accuracy with its interval, n and split (issue 29 item 7)
+        assert (f"compared at Student A's accuracy (not at the target "
                 f"{default_target():.0%} of the ways above): Student A answers at once with "
-                f"{st_['a']['accuracy']:.1%}, Student B thinks more and reaches "
-                f"{st_['b']['accuracy']:.1%}") in said
+                f"{measured(st_['a']['accuracy'], n, 'heldout')}, Student B thinks more and "
+                f"reaches {measured(st_['b']['accuracy'], n, 'heldout')}") in said
 
 
 def test_queries_slider_changes_the_cheapest_way_as_the_totals_say():
@@ -160,7 +165,9 @@ def test_level_and_target_follow_the_widgets():
     assert not at.exception, at.exception
     v = view(level=4, target=0.3, queries=1)
     assert any(m.label == "Exchange rate at 30%" for m in at.metric)
-    assert list(at.table[0].value["best measured"]) == [f"{s['best']:.1%}" for s in v["stops"]]
+    from ui.wording import measured_value  # the digits the interval supports (issue 29)
+    assert list(at.table[0].value["best measured"]) == [measured_value(s["best"], v["problems"])
+                                                        for s in v["stops"]]
     assert "(%d held-out problems, mean of two training seeds)" % v["problems"] in text(at)
 
 

@@ -1,0 +1,176 @@
+"""Issue 29 item 7: every headline number of a page carries its split, n and interval, with no
+more digits than the interval supports. ``assert_headlines_carry_split_n_interval(at)`` reads
+EVERY ``st.metric`` and every markdown, caption, info, success and warning element an AppTest
+run of a page wrote, and checks each:
+
+- A **percentage** is either a measurement written the way ``ui.wording.measured`` writes it,
+  ``41% (95% interval 34%–48%, 200 held-out problems)`` (bold or not; split: held-out or
+  validation; any noun after the split: problems, chains, steps), with no more decimals than its
+  interval's half-width supports (``ui.wording.supported_percent``'s rule), or one of the
+  listed non-measurements (``NOT_MEASURED``: the "95%" of an interval, a setting the person
+  chose, a paper's number, a definition's threshold), each with its reason.
+- A **rate** written as ``N×`` is stated only beside its 95% interval in the same element, or
+  is a listed non-measurement (a setting such as "per 10× training", a paper's "about 15×").
+- A **metric** whose value is a percentage carries ``measured(...)`` in its help, with the same
+  value; one whose value is a rate (``×``) carries its interval in its help; a bare number is
+  allowed only as an answer (the label names an answer, a problem or the search that gave it).
+"""
+from __future__ import annotations
+
+import re
+
+NUM = r"\d+(?:[.,]\d+)*"
+# ui.wording.measured: "**41%** (95% interval 34%–48%, 200 held-out problems)"
+MEASURED = re.compile(
+    r"(?:\*\*)?(?P<v>-?\d+(?:\.\d+)?)%(?:\*\*)? \(95% interval (?P<lo>-?\d+(?:\.\d+)?)%–"
+    r"(?P<hi>-?\d+(?:\.\d+)?)%, (?P<n>[\d,]+) (?P<split>held-out|validation) [^)]*\)")
+PERCENT = re.compile(r"(?<![\w.])(?:[~≈]|\+|-|−)?\d+(?:\.\d+)?%")
+RATE = re.compile(r"(?<![\w.])[~≈]?\d+(?:[.,]\d+)*(?: × 10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?×")
+
+# Percentages that are not measured on a split, each matched with its context (regex over the
+# element's text; the percentage must lie inside the match) and the reason it needs no interval.
+NOT_MEASURED: list[tuple[str, str]] = [
+    (r"95% (?:interval|CI|confidence|bootstrap|Wilson|score interval|intervals)",
+     "the confidence level of an interval"),
+    (r"\(95% CI\)", "the confidence level of an interval"),
+    (r"\b(?:[Tt]arget|target accuracy|to reach|way to) "
+     r"(?:\*\*)?\d+(?:\.\d+)?%", "a target accuracy the person set (the slider)"),
+    (r"reach(?:es)? \d+% within", "a target the person set"),
+    (r"Exchange rate at \d+%", "the target accuracy the person set"),
+    (r"\*\*Target \d+%\*\* \(default \d+%", "the target the person set and its default"),
+    (r"[Dd]efault \d+%", "the default target (chosen on validation, said there)"),
+    (r"Snell et al\.[^.]*?~?\d+%|~\d+% (?:in|of) Snell", "a paper's number"),
+    (r"~38%", "Snell et al.'s number"),
+    (r"from 5% to 95%", "the range of targets searched"),
+    (r"errs? (?:at|on) [\d%, and]+", "a checker's set error rate"),
+    (r"\d+% (?:error|wrong verdicts|of its verdicts)", "a checker's set error rate"),
+    (r"0-20%|0–20%", "the range of set error rates"),
+    (r"at the \d+% level", "a test's significance level"),
+    (r"At \d+% of maj@\d+'s tokens", "the token budget the allocation was given (a setting)"),
+    (r"copied its training data exactly would retry \d+(?:\.\d+)?%",
+     "a count over the whole training data (no sample: nothing to estimate)"),
+    (r"largest gap is \d+(?:\.\d+)?%", "training tokens, counted exactly"),
+    (r"at 0% it is the exact checker", "a checker's set error rate"),
+    (r"trained with \d+% of that", "a ratio of training FLOPs (set by the schedules)"),
+    (r"honest at 0% and 100%", "how the interval behaves (a property, no measurement)"),
+    (r"10 of 10 right gives 72–100%, not 100–100%", "a worked example of the interval"),
+]
+# Rates (N×) that are not measurements: settings and papers' numbers.
+RATE_NOT_MEASURED: list[tuple[str, str]] = [
+    (r"per 10× (?:of )?training", "the unit of the exchange rate"),
+    (r"(?:Each|each) 10× of training", "the unit of the exchange rate"),
+    (r"10× wide|under 10×|less than 10×|10× or more|spans? (?:more than )?10×",
+     "the threshold for stating a rate"),
+    (r"about 15×|Jones[^.]*15×", "Jones 2021's number"),
+    (r"16× training", "the span of the trained models (a design fact)"),
+    (r"\d+ ?× ?\d+", "a product of sizes (problems × chains)"),
+    (r"(?:^|\. )Generated tokens of the whole runs: [^\n]*?\(\d+(?:\.\d+)?×\)",
+     "the ratio of two runs' token counts on one problem: counted, nothing to estimate"),
+]
+
+
+def _decimals(s: str) -> int:
+    return len(s.split(".")[1]) if "." in s else 0
+
+
+def _supported(half: float) -> int:
+    """ui.wording.supported_percent's rule: decimals allowed for a half-width in points."""
+    return 0 if half >= 1 else 1 if half >= 0.1 else 2
+
+
+def check_measured(m: re.Match) -> str | None:
+    """A problem with one ``measured`` statement, or None: the value inside its interval, the
+    same decimals in value and bounds, and no more than the half-width supports (the rule read
+    off the displayed bounds, with their rounding allowed for)."""
+    v, lo, hi = (float(m[k]) for k in ("v", "lo", "hi"))
+    d = _decimals(m["v"])
+    if not (lo - 1e-9 <= v <= hi + 1e-9):
+        return f"value {m['v']}% outside its interval {m['lo']}–{m['hi']}%"
+    if {_decimals(m["lo"]), _decimals(m["hi"])} != {d}:
+        return f"value and bounds with different decimals: {m[0]!r}"
+    half = (hi - lo) / 2
+    slack = 10.0 ** -d  # the displayed bounds are rounded to d decimals
+    if d > _supported(max(0.0, half - slack)):
+        return f"{d} decimals where the interval (half-width {half:g} points) supports fewer"
+    if int(m["n"].replace(",", "")) < 1:
+        return "n < 1"
+    return None
+
+
+def _spans(text: str, patterns) -> list[tuple[int, int]]:
+    return [mm.span() for p, _why in patterns for mm in re.finditer(p, text)]
+
+
+def _inside(span, spans) -> bool:
+    return any(a <= span[0] and span[1] <= b for a, b in spans)
+
+
+def text_problems(text: str) -> list[str]:
+    """Every headline number of one element's ``text`` that does not state split, n and
+    interval (see the module docstring), as messages; [] when all do."""
+    text = re.sub(r"\\(.)", r"\1", text)  # markdown escapes as a person reads them
+    bad = []
+    ok: list[tuple[int, int]] = []
+    for m in MEASURED.finditer(text):
+        why = check_measured(m)
+        if why:
+            bad.append(why)
+        ok.append(m.span())
+    ok += _spans(text, NOT_MEASURED)
+    for m in PERCENT.finditer(text):
+        if not _inside(m.span(), ok):
+            bad.append(f"{m[0]!r} without split, n and 95% interval")
+    rate_ok = _spans(text, RATE_NOT_MEASURED)
+    has_interval = "95%" in text
+    for m in RATE.finditer(text):
+        if not _inside(m.span(), rate_ok) and not has_interval:
+            bad.append(f"rate {m[0]!r} without its 95% interval")
+    return bad
+
+
+ANSWER_LABEL = re.compile(r"answer|Answer| on |beam width|simulation|Less compute")
+
+
+def metric_problems(m) -> list[str]:
+    """What one ``st.metric`` (AppTest element: label, value, delta, help) lacks."""
+    value, helptext = str(m.value), m.help or ""
+    bad = []
+    if value.endswith("%"):
+        got = MEASURED.search(helptext)
+        if not got:
+            bad.append(f"metric {m.label!r} = {value} without measured(...) in its help")
+        elif got["v"] + "%" != value:
+            bad.append(f"metric {m.label!r} = {value} but its help says {got['v']}%")
+        elif (why := check_measured(got)):
+            bad.append(f"metric {m.label!r}: {why}")
+    elif RATE.search(value):
+        if "95%" not in helptext:
+            bad.append(f"metric {m.label!r} = {value} (a rate) without its 95% interval in help")
+    elif re.fullmatch(r"[−-]?\d[\d,.]*", value) and not ANSWER_LABEL.search(m.label):
+        bad.append(f"metric {m.label!r} = {value}: a bare number, no unit")
+    for part in (m.label, m.delta or ""):  # a percentage in a label or delta: as in text
+        bad += [f"metric {m.label!r}: {p}" for p in text_problems(str(part))]
+    return bad
+
+
+TEXT_KINDS = ("markdown", "caption", "info", "success", "warning")
+
+
+def headline_problems(at) -> list[str]:
+    """Every problem of every metric and text element of an AppTest run, each with the
+    element's text (so a failure shows the sentence)."""
+    out = []
+    for kind in TEXT_KINDS:
+        for el in getattr(at, kind):
+            for p in text_problems(str(el.value)):
+                out.append(f"{kind}: {p}\n    in: {str(el.value)[:400]!r}")
+    for m in at.metric:
+        out += [f"metric: {p}" for p in metric_problems(m)]
+    return out
+
+
+def assert_headlines_carry_split_n_interval(at) -> None:
+    """Issue 29 item 7 (module docstring): fails listing every headline number of the page
+    that does not state its split, n and interval or has more digits than it supports."""
+    bad = headline_problems(at)
+    assert not bad, "\n".join(bad)
