@@ -44,9 +44,9 @@ def session_owner() -> str:
     ss = st.session_state
     try:
         cookie = st.context.cookies.get(BROWSER_COOKIE)
-    except Exception:  # noqa: BLE001 - no request context (AppTest, bare mode)
+    except Exception:  # noqa: BLE001 - no request context (bare mode)
         cookie = None
-    if cookie:
+    if isinstance(cookie, str) and cookie:  # (AppTest's context answers with a mock object)
         return history.owner_id("browser", str(cookie))
     if not ss.get(OWNER):
         import secrets
@@ -200,7 +200,11 @@ def open_in_tree(result: SearchResult, run_id=None, origin: Optional[str] = None
     ss[settings.TASK] = result.task
     spec = result.config.get("run_spec")
     spec = dict(spec) if isinstance(spec, dict) else {"strategy": result.strategy}
-    ss[OPEN_SPEC] = {**spec, "problem": result.problem}
+    from search.inputs.textcap import MAX_TEXT_CHARS
+    if len(result.problem) <= MAX_TEXT_CHARS:
+        ss[OPEN_SPEC] = {**spec, "problem": result.problem}
+    else:  # a huge problem (up to the upload cap) is not put in the page's box: the replay
+        ss[OPEN_SPEC] = dict(spec)  # shows it cut (search.inputs.textcap)
     for k in (settings.TEMPERATURE, settings.TOP_P, settings.SEED):  # the sidebar's: set here,
         if k in spec:                                           # before it is drawn
             ss[k] = spec[k]

@@ -15,7 +15,7 @@ server does not serve) leaves the model in use as it was and says why in one lin
 Keys: a server's API key is never typed here, stored, or put in the URL: the picker offers the
 *names* of the environment variables the operator allows (``search.models.trust``:
 ``THOUGHTSCOPE_KEY_VARS``, default ``OPENAI_API_KEY`` only), and the key goes only to servers on
-the operator's allowed hosts (``THOUGHTSCOPE_KEY_HOSTS``, default the loopback addresses); under
+the host:port pairs the operator lists (``THOUGHTSCOPE_KEY_HOSTS``, default none); under
 Connect a line says, before anything is sent, which URL will be contacted and whether the key
 goes with it. The URL carries ``backend``, ``base_url`` and ``model`` (a folder or a served
 model's name) of the spec in use when it is not the bundled one; an installed real model goes

@@ -105,8 +105,12 @@ def spec_from_flags(a):
                          "(a served model's name)")
     if a.backend != "openai" and a.base_url:
         raise UsageError("--base-url needs --backend openai")
-    return ModelSpec(backend=a.backend, model=a.model or "", base_url=a.base_url or "",
+    spec = ModelSpec(backend=a.backend, model=a.model or "", base_url=a.base_url or "",
                      api_key_env=a.api_key_env).check()
+    if spec.backend == "openai":  # the operator's own command line: its server gets the key
+        from search.models.trust import configure_server
+        configure_server(spec.base_url)
+    return spec
 
 
 def backend_info(spec, policy) -> dict:
@@ -630,9 +634,10 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--api-key-env", default="",
                         help="openai: the environment variable holding the API key, one the "
                              "operator allows in THOUGHTSCOPE_KEY_VARS (default its first: "
-                             "OPENAI_API_KEY when unset); the key goes only to hosts in "
-                             "THOUGHTSCOPE_KEY_HOSTS (default localhost, 127.0.0.1, ::1) and is "
-                             "never printed or saved")
+                             "OPENAI_API_KEY when unset); the key goes only to this "
+                             "--base-url's host:port and the host:port pairs in "
+                             "THOUGHTSCOPE_KEY_HOSTS (default none), and is never printed or "
+                             "saved")
     common.add_argument("--prompt-style", choices=["zero-shot", "few-shot", "custom"],
                         default=None,
                         help="free-form prompt: zero-shot, few-shot (worked examples) or custom "

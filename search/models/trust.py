@@ -7,11 +7,16 @@ fills is untrusted. The operator, who starts the process, decides:
   separated by commas; unset: ``OPENAI_API_KEY`` only; set to ``none`` or blank: no variable,
   no key is ever sent). A spec naming another variable is refused in one line
   (:func:`check_key_var`), so a student cannot make the app send ``$DECOY_SECRET``.
-- **Which servers may receive the key** (``THOUGHTSCOPE_KEY_HOSTS``: entries separated by commas,
-  each ``host`` (any port), ``host:port``, ``*.domain`` (any sub-domain) or ``*`` (any host);
-  unset: ``localhost``, ``127.0.0.1`` and ``::1`` only, the loopback addresses, because a key
-  sent to a host a student typed is a key the student can read). A server outside the list
-  is still reachable, but gets no key (``"EMPTY"``, what local servers accept): see
+- **Which servers may receive the key**: host:port pairs only (issue 30 item 9: the old default,
+  any port of the loopback addresses, gave the key to whichever local user bound a port before
+  a student pressed Connect). ``THOUGHTSCOPE_KEY_HOSTS``: entries separated by commas, each
+  ``host:port``, ``[v6-address]:port``, ``host`` (its scheme's standard port only: 80 for
+  http, 443 for https), ``*.domain[:port]`` (any sub-domain, same port rule) or ``*`` (any
+  host and port: the operator's explicit choice). Unset: no listed host. Besides the list, the
+  server the operator configured on a command line (``python -m search --base-url``, the
+  gateway's ``--base-url``: :func:`configure_server`) gets the key at its own host:port. A key
+  sent to a host a student typed is a key the student can read. A server outside the list is
+  still reachable, but gets no key (``"EMPTY"``, what local servers accept): see
   :func:`key_for`.
 
 A URL with user-info (``http://user:password@host/v1``) is refused everywhere a URL becomes a
@@ -30,8 +35,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 KEY_VARS_ENV = "THOUGHTSCOPE_KEY_VARS"
 KEY_HOSTS_ENV = "THOUGHTSCOPE_KEY_HOSTS"
+# The operator's configured server(s), host:port, set by ``configure_server`` from a command
+# line (kept in the environment so the processes it starts inherit it)
+CONFIGURED_ENV = "THOUGHTSCOPE_KEY_SERVER"
 DEFAULT_KEY_VARS = ("OPENAI_API_KEY",)
-DEFAULT_KEY_HOSTS = ("localhost", "127.0.0.1", "::1")
+DEFAULT_KEY_HOSTS: tuple[str, ...] = ()  # none: only the configured server (CONFIGURED_ENV)
 NO_KEY = "EMPTY"  # the bearer token sent when no key may be (local servers accept it)
 
 
@@ -63,10 +71,30 @@ def default_key_var() -> str:
 
 
 def allowed_key_hosts() -> tuple[str, ...]:
-    """The host entries that may receive a key (``THOUGHTSCOPE_KEY_HOSTS``; unset: the loopback
-    addresses ``DEFAULT_KEY_HOSTS``; blank or ``none``: no host)."""
+    """The host entries that may receive a key: ``THOUGHTSCOPE_KEY_HOSTS`` (unset, blank or
+    ``none``: none) followed by the configured server's ``host:port`` (``configure_server``)."""
     raw = os.environ.get(KEY_HOSTS_ENV)
-    return DEFAULT_KEY_HOSTS if raw is None else tuple(h.lower() for h in _names(raw))
+    listed = DEFAULT_KEY_HOSTS if raw is None else tuple(h.lower() for h in _names(raw))
+    configured = tuple(h.lower() for h in _names(os.environ.get(CONFIGURED_ENV, "")))
+    return listed + tuple(h for h in configured if h not in listed)
+
+
+def configure_server(url: str) -> str:
+    """Record ``url``'s host:port as the operator's configured server (a ``--base-url`` on the
+    command line that started this process): it may receive the key (``key_host_allowed``).
+    Kept in ``$THOUGHTSCOPE_KEY_SERVER`` so child processes inherit it. Returns the entry
+    (``host:port``; ``[v6]:port`` for an IPv6 address); "" for a URL with user-info or no host
+    (nothing recorded)."""
+    if has_userinfo(url):
+        return ""
+    host, port = _host_port(str(url).strip())
+    if not host or port is None:
+        return ""
+    entry = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    now = _names(os.environ.get(CONFIGURED_ENV, ""))
+    if entry not in now:
+        os.environ[CONFIGURED_ENV] = ",".join((*now, entry))
+    return entry
 
 
 def check_key_var(name: str) -> str:
@@ -143,6 +171,7 @@ def key_host_allowed(url: str) -> bool:
     host, port = _host_port(url)
     if not host:
         return False
+    standard = {"http": 80, "https": 443}.get(urlsplit(url).scheme)
     for entry in allowed_key_hosts():
         if entry == "*":
             return True
@@ -152,7 +181,10 @@ def key_host_allowed(url: str) -> bool:
             e_port = rest[1:] if rest.startswith(":") else None
         elif entry.count(":") == 1:  # host:port (an IPv6 address has more colons)
             e_host, e_port = entry.split(":")
-        if e_port is not None and (not e_port.isdigit() or int(e_port) != port):
+        if e_port is None:  # a bare host: its scheme's standard port only, never any port
+            if standard is None or port != standard:
+                continue
+        elif not e_port.isdigit() or int(e_port) != port:
             continue
         if e_host.startswith("*."):
             if host.endswith(e_host[1:]) and host != e_host[2:]:

@@ -137,6 +137,9 @@ def config_from_args(a):
         raise ValueError("--base-url needs --backend openai")
     spec = ModelSpec(backend=a.backend, model=a.model or "", base_url=a.base_url or "",
                      api_key_env=a.api_key_env)
+    if a.backend == "openai" and a.base_url:  # the operator's configured server gets the key
+        from search.models.trust import configure_server
+        configure_server(a.base_url)
     backend = Backend(spec)
     from search.serve.runs import SAMPLING_DEFAULTS
     sampling = {k: getattr(a, k, v) for k, v in SAMPLING_DEFAULTS.items()}

@@ -42,11 +42,13 @@ def bounded(seconds: float):
 def operator_env(monkeypatch):
     """The operator's defaults: the class key in OPENAI_API_KEY, a decoy secret in another
     variable, no THOUGHTSCOPE_KEY_VARS / THOUGHTSCOPE_KEY_HOSTS (defaults: OPENAI_API_KEY only,
-    loopback hosts only); no policy cached from another test."""
+    no host; issue 30 item 9: loopback hosts were allowed on any port), no configured server;
+    no policy cached from another test."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("DECOY_SECRET", DECOY)
     monkeypatch.delenv("THOUGHTSCOPE_KEY_VARS", raising=False)
     monkeypatch.delenv("THOUGHTSCOPE_KEY_HOSTS", raising=False)
+    monkeypatch.delenv("THOUGHTSCOPE_KEY_SERVER", raising=False)
     import ui.model_loading
     ui.model_loading.forget_policy()
     yield
@@ -75,10 +77,13 @@ def warnings(at) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ 1. links
-def test_a_link_fills_the_server_fields_but_sends_nothing_until_the_click(fake, operator_env):
+def test_a_link_fills_the_server_fields_but_sends_nothing_until_the_click(fake, operator_env,
+                                                                          monkeypatch):
     """Before: opening the link connected at once and sent ``Authorization: Bearer <key>``
     in 11 requests. Now: zero requests until Connect; the sidebar says where Connect will go
-    and that the key goes with it (127.0.0.1 is an allowed host by default)."""
+    and that the key goes with it (the operator lists the class server's host:port)."""
+    from urllib.parse import urlsplit
+    monkeypatch.setenv("THOUGHTSCOPE_KEY_HOSTS", urlsplit(fake.url).netloc)
     fake.reset()
     with bounded(120):
         at = new_app({"backend": "openai", "base_url": fake.url, "model": MODEL})
@@ -518,9 +523,10 @@ def test_cli_json_and_save_are_standard_json_against_a_nan_server(capsys, hostil
 
 # ------------------------------------------------------------------- the rule, in one place
 @pytest.mark.parametrize("hosts, url, allowed", [
-    (None, "http://127.0.0.1:8000/v1", True),
-    (None, "http://localhost:8000/v1", True),
-    (None, "http://[::1]:8000/v1", True),
+    (None, "http://127.0.0.1:8000/v1", False),  # no host by default (issue 30 item 9)
+    (None, "http://localhost:8000/v1", False),
+    (None, "http://[::1]:8000/v1", False),
+    ("[::1]:8000", "http://[::1]:8000/v1", True),
     (None, "http://gpu-box:8000/v1", False),
     (None, "http://127.0.0.1.evil.example/v1", False),
     (None, "http://127.0.0.1:8000@evil.example/v1", False),  # user-info, host evil.example
@@ -537,6 +543,7 @@ def test_cli_json_and_save_are_standard_json_against_a_nan_server(capsys, hostil
 ])
 def test_key_hosts_rule(monkeypatch, hosts, url, allowed):
     from search.models import trust
+    monkeypatch.delenv(trust.CONFIGURED_ENV, raising=False)
     if hosts is None:
         monkeypatch.delenv(trust.KEY_HOSTS_ENV, raising=False)
     else:

@@ -90,3 +90,206 @@ def test_one_sessions_upload_never_changes_another_sessions_gold(stub_policy):
     b.button(key="tree_run_button").click().run()
     theirs = tp.wait_done(b)
     assert theirs.gold is None and theirs.correct is None
+
+
+# ------------------------------------------------------------------ (4) History owners
+def _delete(at, run_id: int) -> None:
+    """Pick ``run_id`` on the History page and press Delete (when it can be pressed), then
+    confirm when asked."""
+    at.selectbox(key="hist_pick").set_value(run_id).run()
+    if at.button(key="hist_delete").disabled:
+        return
+    at.button(key="hist_delete").click().run()
+    if any(b.key == "hist_delete_yes" for b in at.button):
+        at.button(key="hist_delete_yes").click().run()
+    assert not at.exception, at.exception
+
+
+def test_only_the_owner_or_the_operator_deletes_a_history_run(monkeypatch):
+    """Any visitor could delete any run. Now a row belongs to the browser (or session) that
+    saved or imported it; another visitor still sees and opens it but cannot delete it; the
+    operator can, after typing $THOUGHTSCOPE_OPERATOR_KEY."""
+    from tests.pages.test_history import make_result
+    monkeypatch.setenv("THOUGHTSCOPE_OPERATOR_KEY", "op-key-7")
+    a = tp.new_app()
+    a.switch_page("pages/history.py").run()
+    mine = make_result("2+3*4")
+    a.file_uploader(key="hist_import").upload("r.json", mine.to_json().encode(),
+                                              "application/json").run()
+    assert not a.exception, a.exception
+    (row,) = history.list_runs()
+    old = history.save(make_result("7*8", answers=("56",), gold="56"))  # saved by nobody known
+    b = tp.new_app()  # another visitor
+    b.switch_page("pages/history.py").run()
+    table = b.dataframe[0].value
+    assert list(table["id"]) == [old, row.id]
+    _delete(b, row.id)
+    assert history.exists(row.id), "another visitor deleted the run"
+    assert b.button(key="hist_delete").disabled
+    _delete(b, old)
+    assert history.exists(old)
+    a.switch_page("pages/history.py").run()
+    yours = dict(zip(a.dataframe[0].value["id"], a.dataframe[0].value["yours"]))
+    assert yours == {row.id: "yes", old: ""}
+    _delete(a, row.id)  # its owner may
+    assert not history.exists(row.id)
+    b.text_input(key="hist_operator_key").set_value("wrong").run()
+    assert any("not the operator's key" in e.value for e in b.error)
+    b.text_input(key="hist_operator_key").set_value("op-key-7").run()
+    _delete(b, old)  # the operator may delete any run
+    assert not history.exists(old)
+
+
+# ------------------------------------------------------------------ (6) key hosts
+@pytest.mark.parametrize("hosts, url, allowed", [
+    (None, "http://127.0.0.1:8000/v1", False),  # was any loopback port
+    (None, "http://localhost:41234/v1", False),
+    (None, "http://[::1]:8000/v1", False),
+    ("127.0.0.1:8000", "http://127.0.0.1:8000/v1", True),
+    ("127.0.0.1:8000", "http://127.0.0.1:8001/v1", False),  # a local user's own port
+    ("127.0.0.1", "http://127.0.0.1:8001/v1", False),  # a bare host: its standard port only
+    ("127.0.0.1", "http://127.0.0.1/v1", True),
+    ("gpu-box", "https://gpu-box/v1", True),
+    ("gpu-box", "https://gpu-box:8443/v1", False),
+    ("*.example.org", "https://a.example.org:9000/v1", False),
+    ("*.example.org:9000", "https://a.example.org:9000/v1", True),
+])
+def test_the_key_goes_only_to_listed_host_port_pairs(monkeypatch, hosts, url, allowed):
+    """The default allowed any loopback port, so a local user who bound a port received the
+    key when a student pressed Connect. Now: only host:port pairs the operator lists
+    (THOUGHTSCOPE_KEY_HOSTS; a bare host is its scheme's standard port), none by default."""
+    from search.models import trust
+    monkeypatch.delenv(trust.CONFIGURED_ENV, raising=False)
+    if hosts is None:
+        monkeypatch.delenv(trust.KEY_HOSTS_ENV, raising=False)
+    else:
+        monkeypatch.setenv(trust.KEY_HOSTS_ENV, hosts)
+    assert trust.key_host_allowed(url) is allowed
+
+
+def test_the_configured_server_gets_the_key_and_no_other_port(monkeypatch):
+    """The server the operator configured on the command line (``python -m search`` or the
+    gateway's ``--base-url``) is the one default that gets the key."""
+    from search.models import trust
+    monkeypatch.delenv(trust.KEY_HOSTS_ENV, raising=False)
+    monkeypatch.delenv(trust.CONFIGURED_ENV, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-class-key")
+    assert trust.key_for("http://127.0.0.1:8000/v1", "OPENAI_API_KEY")[0] is None
+    trust.configure_server("http://127.0.0.1:8000/v1")
+    assert trust.key_for("http://127.0.0.1:8000/v1", "OPENAI_API_KEY") == ("sk-class-key", None)
+    key, why = trust.key_for("http://127.0.0.1:8001/v1", "OPENAI_API_KEY")
+    assert key is None and "127.0.0.1:8001" in why
+
+
+# ------------------------------------------------------------------ (2) a huge run on History
+def _pushed_bytes(at) -> int:
+    """Bytes of every element the script sent to the browser in its last run (their protos)."""
+    total = 0
+    stack = [at._tree]
+    while stack:
+        node = stack.pop()
+        proto = getattr(node, "proto", None)
+        if proto is not None and hasattr(proto, "ByteSize"):
+            total += proto.ByteSize()
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            stack.extend(children.values())
+    return total
+
+
+def test_one_huge_run_keeps_history_usable(tmp_path, monkeypatch):
+    """One valid export with a 30 MB problem made History unusable for everyone (30-90 MB
+    pushed per visit, the websocket closed over 25 MB, Delete unusable). Now the list reads
+    at most history.LIST_CHARS characters of a problem, says it cut them, reads the run's JSON
+    only when its download is clicked, and its owner can delete it."""
+    from tests.pages.test_history import make_result
+    big = make_result(problem="Count the letters: " + "ab " * 10_000_000)
+    assert len(big.problem) > 30_000_000
+    path = tmp_path / "big.json"
+    path.write_text(big.to_json())
+    at = tp.new_app()
+    at.switch_page("pages/history.py").run()
+    at.file_uploader(key="hist_import").upload("big.json", path.read_bytes(),
+                                              "application/json").run()
+    assert not at.exception, at.exception
+    small = history.save(make_result("7*8", answers=("56",), gold="56"))
+    at.run()
+    assert not at.exception, at.exception
+    assert at.dataframe, [e.value for e in at.error]
+    (huge,) = [r.id for r in history.list_runs() if r.id != small]
+    pushed = _pushed_bytes(at)
+    assert pushed < 1_000_000, f"{pushed:,} bytes pushed to the browser"
+    cells = dict(zip(at.dataframe[0].value["id"], at.dataframe[0].value["problem"]))
+    assert cells[small] == "7*8"
+    assert len(cells[huge]) == history.LIST_CHARS + 1 and cells[huge].endswith("…")
+    assert any("listed cut" in c.value for c in at.caption), [c.value for c in at.caption]
+    at.selectbox(key="hist_pick").set_value(huge).run()
+    assert _pushed_bytes(at) < 1_000_000
+    _delete(at, huge)  # Delete works, and only the huge run goes
+    assert [r.id for r in history.list_runs()] == [small]
+
+
+# ------------------------------------------------------------------ (9) Connect reveals nothing
+BODY_SECRET = "INTERNAL-ADMIN-TOKEN-9f2c"
+
+
+@pytest.fixture
+def leaky_server():
+    """Any host a student may name: every request gets an error whose body holds a secret."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _answer(self):
+            code = 404 if self.path.rstrip("/").endswith("/models") else 400
+            data = json.dumps({"error": {"message": f"{BODY_SECRET} db=10.0.0.5 "
+                                                    f"user=admin"}}).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self._answer()
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._answer()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_connect_echoes_no_error_body_of_the_server(leaky_server):
+    """Connect reached any host and echoed 300 characters of its error body. Now the message
+    names the URL and the HTTP status, never the body."""
+    from search.models.base import BackendSettingsError
+    from search.models.openai_compat import OpenAIPolicy
+    with pytest.raises(BackendSettingsError) as info:
+        OpenAIPolicy(leaky_server, "m", api_key_env="", timeout=5, max_retries=0)
+    msg = str(info.value)
+    assert leaky_server in msg and "HTTP 400" in msg, msg
+    assert BODY_SECRET not in msg and "10.0.0.5" not in msg, msg
+
+
+def test_local_folder_messages_do_not_say_which_paths_exist(tmp_path):
+    """Local-folder messages told a missing path from a folder without a model and from a
+    file that is not one (a way to list the server's files). Now one message for all."""
+    from search.models.backends import ModelSpec, load_policy
+    from search.models.base import BackendSettingsError
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "empty").mkdir()
+    said = []
+    for p in (tmp_path / "missing", tmp_path / "empty", tmp_path / "notes.txt", tmp_path):
+        with pytest.raises(BackendSettingsError) as info:
+            load_policy(ModelSpec("hf", str(p)), "arithmetic")
+        said.append(str(info.value).replace(str(p), "PATH"))
+    assert len(set(said)) == 1, said

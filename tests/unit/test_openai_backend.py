@@ -204,13 +204,15 @@ def fake():
 
 
 @pytest.fixture
-def secret_key(monkeypatch):
+def secret_key(monkeypatch, fake):
     """The test key in $TS_TEST_KEY, a variable the operator's rule (search.models.trust)
-    allows, with the tests' other key variables; keys may go to the loopback fake (the default
-    hosts)."""
+    allows, with the tests' other key variables; keys may go to the loopback fake's host:port
+    (listed as an operator lists the class server: no host is allowed by default)."""
+    from urllib.parse import urlsplit
     monkeypatch.setenv("TS_TEST_KEY", SECRET)
     monkeypatch.setenv("THOUGHTSCOPE_KEY_VARS", "TS_TEST_KEY,TS_WRONG_KEY,TS_UNSET_KEY")
-    monkeypatch.delenv("THOUGHTSCOPE_KEY_HOSTS", raising=False)
+    monkeypatch.setenv("THOUGHTSCOPE_KEY_HOSTS", urlsplit(fake.url).netloc)
+    monkeypatch.delenv("THOUGHTSCOPE_KEY_SERVER", raising=False)
     return "TS_TEST_KEY"
 
 
