@@ -134,27 +134,36 @@ def load_policy(spec: ModelSpec = ModelSpec(), task=None):
         return _CACHE.setdefault(key, policy)
 
 
+def no_model_at(path: str) -> str:
+    """The one message for a Local-folder path that holds no loadable model, whatever the
+    reason (missing, a file that is not a .gguf, a folder without config.json, weights that
+    do not load): issue 30 item 9, separate messages told a student which paths exist on the
+    server. The reason is logged for the operator (``logging``), not shown."""
+    return (f"no model could be loaded from {path} (give a local Hugging Face model folder "
+            "with config.json and weights, or a .gguf file, that this app may read)")
+
+
 def _load_hf(spec: ModelSpec, task):
+    import logging
     from search.models.hf import HFPolicy, gguf_location
+    log = logging.getLogger(__name__)
     path = Path(spec.model).expanduser()
-    if not path.exists():
-        raise BackendSettingsError(f"no model folder at {spec.model} (give a local folder with "
-                                   "config.json and weights, or a .gguf file)")
-    if path.is_file() and gguf_location(path) is None:
-        raise BackendSettingsError(f"{spec.model} is a file but not a .gguf model: give a "
-                                   "Hugging Face model folder or a .gguf file")
-    if path.is_dir() and not (path / "config.json").is_file() and gguf_location(path) is None:
-        raise BackendSettingsError(f"{spec.model} holds no config.json and no .gguf file: not "
-                                   "a Hugging Face model folder")
+    why = ("missing" if not path.exists() else
+           "a file but not a .gguf model" if path.is_file() and gguf_location(path) is None else
+           "no config.json and no .gguf file" if path.is_dir()
+           and not (path / "config.json").is_file() and gguf_location(path) is None else None)
+    if why is not None:
+        log.info("Local folder %s: %s", spec.model, why)
+        raise BackendSettingsError(no_model_at(spec.model))
     try:
         policy = HFPolicy(path, device=spec.device, step_delimiter=task.step_delimiter)
-    except ImportError as e:  # a .gguf file without the gguf package
+    except ImportError as e:  # a .gguf file without the gguf package: the install, not a path
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise BackendSettingsError(f"could not load {spec.model}: {first} (pip install -r "
                                    "requirements-real.txt)") from None
     except (OSError, ValueError, KeyError) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise BackendSettingsError(f"could not load the model in {spec.model}: {first}") from None
+        log.info("Local folder %s does not load: %s", spec.model, " ".join(str(e).split()))
+        raise BackendSettingsError(no_model_at(spec.model)) from None
     return configure_local(policy, task, path)
 
 
