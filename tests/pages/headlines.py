@@ -52,6 +52,9 @@ NOT_MEASURED: list[tuple[str, str]] = [
     (r"largest gap is \d+(?:\.\d+)?%", "training tokens, counted exactly"),
     (r"at 0% it is the exact checker", "a checker's set error rate"),
     (r"trained with \d+% of that", "a ratio of training FLOPs (set by the schedules)"),
+    (r"keeps? the \d+% most confident", "DeepConf's keep share (a setting)"),
+    (r"\d+th-percentile", "DeepConf's threshold percentile (a setting)"),
+    (r"η = \d+%", "DeepConf offline's keep share η (a setting)"),
     (r"honest at 0% and 100%", "how the interval behaves (a property, no measurement)"),
     (r"10 of 10 right gives 72–100%, not 100–100%", "a worked example of the interval"),
 ]

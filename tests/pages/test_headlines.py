@@ -144,6 +144,20 @@ def test_compare_with_the_self_correcting_model_carries_split_n_interval():
     assert_headlines_carry_split_n_interval(at)
 
 
+def test_compare_vote_or_filter_carries_split_n_interval():
+    """The "Vote or filter?" preset (DeepConf offline and online beside the vote), run on one
+    problem and on a small validation set."""
+    at = _compare({"cmp_problem": "8*7+6", "cmp_n": "2"})
+    if not any(b.key == "cmp_vote" for b in at.button):
+        pytest.skip("no 'Vote or filter?' preset in this checkout")
+    at.button(key="cmp_vote").click().run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    at.button(key="cmp_set_run").click().run()
+    assert not at.exception, at.exception
+    assert_headlines_carry_split_n_interval(at)
+
+
 # ------------------------------------------------------------------ Scaling
 SMALL = {"sc_problems": 10, "sc_n": 4, "sc_vsearch": False}
 
@@ -170,6 +184,15 @@ def test_scaling_revise_and_sequential_sections_carry_split_n_interval(scaling):
                  sc_seq_problems="4", sc_seq_scorer="prm", sc_seq_bins="2")
     for k, v in {"sc_adaptive": False, "sc_curves": ["maj"]}.items():
         at.session_state[k] = v
+    at.run(timeout=900)
+    assert not at.exception, at.exception
+    assert_headlines_carry_split_n_interval(at)
+
+
+def test_scaling_with_deepconf_points_carries_split_n_interval(scaling):
+    """DeepConf offline and online measured beside maj@k (issue 31) at N = 4."""
+    at = scaling(sc_deepconf="1", sc_dc_n="4")
+    at.session_state["sc_adaptive"] = False
     at.run(timeout=900)
     assert not at.exception, at.exception
     assert_headlines_carry_split_n_interval(at)
