@@ -47,7 +47,30 @@ def _policy(path: str, device: Optional[str], task: str = TASK_DEFAULT):
     return wrap_local(load_bundled(device, task=task))
 
 
-@st.cache_resource(show_spinner=False)
+def _max_models() -> int:
+    """Local folders and servers loaded at once in this process (``THOUGHTSCOPE_MAX_MODELS``,
+    default 3; issue 30 item 9: every folder loaded stayed in memory for good). Read once, at
+    import (``st.cache_resource`` takes it then)."""
+    import os
+    try:
+        return max(1, int(os.environ.get("THOUGHTSCOPE_MAX_MODELS", "3")))
+    except ValueError:
+        return 3
+
+
+def _release(policy) -> None:
+    """``_spec_policy``'s eviction (least recently used first, past ``_max_models()``): the
+    policy leaves ``search.models.backends``' cache and its InferenceWorker is closed, so the
+    model is freed once no session holds it; its inference process is the pool's
+    (``search.runtime.search_process.reclaim``)."""
+    from search.models.backends import drop
+    from search.models.worker import release, unwrap
+    inner = unwrap(policy)
+    drop(inner)
+    release(inner)
+
+
+@st.cache_resource(show_spinner=False, max_entries=_max_models(), on_release=_release)
 def _spec_policy(backend: str, model: str, base_url: str, api_key_env: str,
                  device: Optional[str], task: str):
     from search.models.backends import ModelSpec, load_policy

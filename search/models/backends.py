@@ -182,6 +182,16 @@ def configure_local(policy, task, path) -> "object":
     return policy
 
 
+def drop(policy) -> int:
+    """Forget the cached entries whose policy is ``policy`` (the object itself), so the model
+    can be freed once no session holds it; returns how many were dropped."""
+    with _LOCK:
+        keys = [k for k, v in _CACHE.items() if v is policy]
+        for k in keys:
+            del _CACHE[k]
+    return len(keys)
+
+
 def forget(spec: Optional[ModelSpec] = None) -> None:
     """Drop cached policies (all, or those of ``spec``), e.g. after a server restarted."""
     with _LOCK:

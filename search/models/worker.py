@@ -509,6 +509,20 @@ def worker_for(policy, threads: Optional[int] = None) -> InferenceWorker:
         return w
 
 
+def release(policy, timeout: float = 2.0) -> bool:
+    """Close and forget the InferenceWorker of ``policy`` (a WorkerPolicy is unwrapped): what
+    the app does when it drops a loaded Local-folder model from its cache, so the worker's
+    threads no longer hold the model. True when there was one."""
+    policy = unwrap(policy)
+    with _WORKERS_LOCK:
+        w = _WORKERS.get(id(policy))
+        if w is None or w.policy is not policy:
+            return False
+        del _WORKERS[id(policy)]
+    w.close(timeout)
+    return True
+
+
 _sessions = itertools.count(1)
 
 

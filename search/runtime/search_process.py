@@ -25,6 +25,16 @@ s, median 2.7 s, against a 0.14 s CLI solve with one torch thread; four tabs at 
 in 9-12 s; same load. Events stream back in batches (sent whenever the strategy polls its stop
 flag: what a stopped run keeps) and the finished SearchResult comes back whole, so the replay
 after the run is the worker's own log.
+
+The processes are a pool (issue 30 item 9: each Local-folder load of a new folder started a
+permanent ~400 MB process; 6 loads held +2.2 GB after their tabs closed): at most
+``THOUGHTSCOPE_MAX_PROCESSES`` (default 3) processes, at most
+``THOUGHTSCOPE_PROCESSES_MEMORY_MB`` (default 2048) MiB resident in all of them (VmRSS read from
+``/proc``), and none idle for more than ``THOUGHTSCOPE_PROCESS_IDLE_S`` (default 900 s). Every
+``search_process_for`` reclaims: the least recently used process with no run queued or running
+is closed first, until the pool is within its limits; a busy one is never closed (the pool may
+stay over its limits while every process is busy), and a model used again after its process
+was closed gets a fresh one.
 """
 from __future__ import annotations
 
@@ -41,6 +51,40 @@ from search.runtime.live_run import LiveRun, RunSpec, solve_stoppable, sync_runs
 from search.tree import SearchTree
 
 WORKER_RUNS = 8  # searches the inference process runs at once by default
+MAX_PROCESSES = 3  # inference processes kept at once (THOUGHTSCOPE_MAX_PROCESSES)
+PROCESSES_MEMORY_MB = 2048.0  # MiB resident in all of them (THOUGHTSCOPE_PROCESSES_MEMORY_MB)
+PROCESS_IDLE_S = 900.0  # seconds an idle process is kept (THOUGHTSCOPE_PROCESS_IDLE_S)
+
+
+def _env_number(name: str, default: float, lo: float) -> float:
+    try:
+        return max(lo, float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+def pool_limits() -> tuple[int, float, float]:
+    """(max processes, max resident MiB of all of them, idle seconds), read from the
+    environment on every call (module docstring); a value that is not a number is the
+    default."""
+    return (int(_env_number("THOUGHTSCOPE_MAX_PROCESSES", MAX_PROCESSES, 1)),
+            _env_number("THOUGHTSCOPE_PROCESSES_MEMORY_MB", PROCESSES_MEMORY_MB, 1),
+            _env_number("THOUGHTSCOPE_PROCESS_IDLE_S", PROCESS_IDLE_S, 1))
+
+
+def rss_mb(pid: Optional[int]) -> float:
+    """Resident memory of process ``pid`` in MiB (``VmRSS`` of ``/proc/<pid>/status``); 0.0
+    when it cannot be read (no such process, not Linux)."""
+    if not pid:
+        return 0.0
+    try:
+        with open(f"/proc/{int(pid)}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
 
 
 def worker_runs() -> int:
@@ -193,6 +237,7 @@ class SearchProcess:
         self.ready = threading.Event()
         self.alive = True
         self.death: Optional[str] = None
+        self.last_used = time.monotonic()  # the pool closes the least recently used first
         self._proc = ctx.Process(target=_worker_main, name="thoughtscope-inference",
                                  args=(path, device, self.threads, self._requests, self._out,
                                        step_delimiter, dtype, overflow),
@@ -206,6 +251,7 @@ class SearchProcess:
             if not self.alive:
                 raise RuntimeError(f"the inference worker stopped: {self.death}")
             run.worker = self
+            self.last_used = time.monotonic()
             self._runs[run.run_id] = run
             self._waiting.append(run.run_id)
             self._requests.put(("run", run.run_id, run.spec))
@@ -230,6 +276,19 @@ class SearchProcess:
                 return self._waiting.index(run_id) + 1
             except ValueError:
                 return None
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._proc.pid
+
+    def busy(self) -> bool:
+        """Whether a run of this process is queued or running (the pool never closes it)."""
+        with self._lock:
+            return bool(self._runs)
+
+    def rss_mb(self) -> float:
+        """The process's resident memory in MiB (``rss_mb``)."""
+        return rss_mb(self.pid)
 
     def close(self, timeout: float = 10) -> None:
         """End the process (after the run in progress) and wait for it."""
@@ -315,7 +374,36 @@ def search_process_for(policy) -> Optional[SearchProcess]:
             w = _workers[key] = SearchProcess(policy.path, policy.device,
                                                 step_delimiter=delim, dtype=dtype,
                                                 overflow=overflow)
-        return w
+        w.last_used = time.monotonic()
+    reclaim(keep=key)  # (a stand-in without busy() is never closed)
+    return w
+
+
+def reclaim(keep: Optional[tuple] = None, now: Optional[float] = None) -> list:
+    """Close pooled processes until the pool is within ``pool_limits()``: dead ones are
+    dropped; idle ones (``busy()`` False) idle past the idle time are closed; then, least
+    recently used first, idle ones while there are more processes than allowed or their
+    resident memory sums past the cap. ``keep``: the key of the process just asked for (never
+    closed). Returns the keys closed."""
+    max_n, max_mb, idle_s = pool_limits()
+    now = time.monotonic() if now is None else now
+    closing = []
+    with _workers_lock:
+        for k in [k for k, w in _workers.items() if not w.alive]:
+            del _workers[k]
+        idle = sorted((getattr(w, "last_used", 0.0), i, k)
+                      for i, (k, w) in enumerate(_workers.items())
+                      if k != keep and hasattr(w, "busy") and not w.busy())
+        mb = {k: w.rss_mb() if hasattr(w, "rss_mb") else 0.0 for k, w in _workers.items()}
+        for last, _i, k in idle:
+            over = len(_workers) > max_n or sum(mb.values()) > max_mb
+            if not over and now - last <= idle_s:
+                continue
+            closing.append((k, _workers.pop(k)))
+            mb.pop(k, None)
+    for k, w in closing:  # outside the lock: a close waits for the process to end
+        w.close(timeout=5)
+    return [k for k, _w in closing]
 
 
 def start_run(spec: RunSpec, policy, sync: Optional[bool] = None,

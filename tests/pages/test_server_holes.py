@@ -293,3 +293,84 @@ def test_local_folder_messages_do_not_say_which_paths_exist(tmp_path):
             load_policy(ModelSpec("hf", str(p)), "arithmetic")
         said.append(str(info.value).replace(str(p), "PATH"))
     assert len(set(said)) == 1, said
+
+
+# ------------------------------------------------------------------ (5) inference processes
+class _FakeProcess:
+    """Stands in for SearchProcess (no model, no process): records starts and closes."""
+    started: list = []
+
+    def __init__(self, path, device=None, step_delimiter="\n", dtype=None, overflow="error"):
+        self.path, self.alive, self.closed, self.runs = path, True, False, 0
+        self.pid = None
+        _FakeProcess.started.append(self)
+
+    def busy(self) -> bool:
+        return self.runs > 0
+
+    def rss_mb(self) -> float:
+        return 400.0  # what one Local-folder process held in the probe
+
+    def close(self, timeout: float = 10) -> None:
+        self.alive, self.closed = False, True
+
+
+def test_local_folder_processes_are_pooled_and_reclaimed(tmp_path, monkeypatch):
+    """Each Local-folder load of a new folder started a permanent ~400 MB inference process
+    (6 loads: +2.2 GB, kept after the tab closed). Now the processes are a pool: at most
+    THOUGHTSCOPE_MAX_PROCESSES, and at most THOUGHTSCOPE_PROCESSES_MEMORY_MB resident in all;
+    the least recently used idle one is closed first, a busy one never."""
+    from search.models.hf import HFPolicy
+    from search.runtime import search_process as sp
+    monkeypatch.delenv("THOUGHTSCOPE_RUNS", raising=False)
+    monkeypatch.setenv("THOUGHTSCOPE_MAX_PROCESSES", "3")
+    monkeypatch.setenv("THOUGHTSCOPE_PROCESSES_MEMORY_MB", "100000")
+    monkeypatch.setattr(sp, "SearchProcess", _FakeProcess)
+    monkeypatch.setattr(sp, "_workers", {})
+    _FakeProcess.started = []
+
+    def folder(i):
+        d = tmp_path / f"model{i}"
+        d.mkdir(exist_ok=True)
+        p = HFPolicy.__new__(HFPolicy)  # a loaded local model, as far as the pool looks
+        p.path, p.device, p.step_delimiter = str(d), "cpu", "\n"
+        return p
+
+    got = [sp.search_process_for(folder(i)) for i in range(6)]
+    assert len(_FakeProcess.started) == 6
+    live = [w for w in _FakeProcess.started if not w.closed]
+    assert len(live) == 3, f"{len(live)} inference processes kept"
+    assert live == got[3:]  # the least recently used went first
+    # a busy process is never closed; the memory cap counts too
+    got[3].runs = 1
+    monkeypatch.setenv("THOUGHTSCOPE_PROCESSES_MEMORY_MB", "900")  # room for two
+    again = sp.search_process_for(folder(6))
+    live = [w for w in _FakeProcess.started if not w.closed]
+    assert got[3] in live and again in live and len(live) == 2, [w.path for w in live]
+    # a folder used again after its process was closed gets a fresh one
+    assert sp.search_process_for(folder(0)) is not got[0]
+
+
+# ------------------------------------------------------------------ (10) per-session budgets
+def test_a_link_cannot_keep_sampling_past_the_sessions_budget(tiny_model_dir, monkeypatch,
+                                                              tmp_path):
+    """One link (sc_problems=200&sc_n=32&seed=<new>&sc_measured=1) kept a core busy while its
+    tab was open: the page sampled chunk after chunk by itself. Now what a session's pages
+    sample by themselves is bounded by THOUGHTSCOPE_SESSION_CPU_S; past it sampling pauses
+    with one line, and the person's click (Continue sampling) grants another budget."""
+    from tests.pages.pool_pages import page_app, page_text
+    monkeypatch.setenv("THOUGHTSCOPE_ORM_ARITHMETIC", str(tmp_path / "no_orm"))
+    monkeypatch.setenv("THOUGHTSCOPE_PRM_ARITHMETIC", str(tmp_path / "no_prm"))
+    monkeypatch.setenv("THOUGHTSCOPE_SESSION_CPU_S", "0.001")  # spent by the first chunk
+    make = page_app("pages/scaling.py", {}, tiny_model_dir, monkeypatch)
+    at = make(sc_problems="20", sc_n="4", seed="4242")
+    at.run()
+    assert not at.exception, at.exception
+    said = " ".join(w.value for w in at.warning)
+    assert "compute budget" in said and "THOUGHTSCOPE\\_SESSION\\_CPU\\_S" in said, said
+    assert "Sampling stopped at 10 of 20 problems" in page_text(at), page_text(at)
+    at.button(key="sc_continue").click().run()  # the person's click: the next chunk
+    assert not at.exception, at.exception
+    text = page_text(at)  # the second (last) chunk sampled: all 20 problems, no pause
+    assert "Sampling stopped at" not in text and "of 20 problems" not in text, text
+    assert not any("compute budget" in w.value for w in at.warning)
