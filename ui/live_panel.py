@@ -41,7 +41,9 @@ def live_panel(run_key: str) -> None:
     _live_fragment(run_key)
 
 
-def _figures(view: LiveView, strategy: str) -> tuple:
+def live_figures(view: LiveView, strategy: str) -> tuple:
+    """(the tree figure, the vote tally figure) of the tree ``view`` follows, as the live view
+    draws them (the Search tree page's run, the Traffic page's served request)."""
     tree = view.tree
     labels, dead = task_marks(tree)
     wrong = wrong_step_marks(tree)
@@ -68,7 +70,7 @@ def _live_fragment(run_key: str) -> None:
     now = time.monotonic()
     if view.due(now):
         t0 = time.perf_counter()
-        figs = _figures(view, r.spec.strategy)
+        figs = live_figures(view, r.spec.strategy)
         view.drawn(figs, now, time.perf_counter() - t0)
     place = r.queue_position()
     label = _("Running {strategy}").format(strategy=_(STRATEGIES[r.spec.strategy]))

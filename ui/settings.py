@@ -263,13 +263,13 @@ def say_ignored(key: str, raw: Any, error: BaseException, using: Any = None) -> 
 # task, presenter mode, the model picker's backend/model/base_url), the Search tree page's
 # (its strategies' knob keys come from search.strategies' registry, ``url_key``), and every
 # other page's by its own prefix (Lesson ls_, Scaling sc_, Temperature tp_, Voting lab vl_,
-# Verifiers vf_, Compare cmp_, Train vs test tr_, Step by step ms_). Streamlit's own
+# Verifiers vf_, Compare cmp_, Train vs test tr_, Step by step ms_, Traffic tf_). Streamlit's own
 # ``embed``/``embed_options`` are allowed too. tests/unit/test_link_keys.py checks every key
 # the pages' source names against this.
 SIDEBAR_KEYS = ("lang", "temperature", "top_p", "seed", "task", "presenter", "backend",
                 "model", "base_url")
 TREE_KEYS = ("problem", "strategy", "scorer", "c", "color", "at", "run", "expected")
-PAGE_PREFIXES = ("ls_", "sc_", "tp_", "vl_", "vf_", "cmp_", "tr_", "ms_")
+PAGE_PREFIXES = ("ls_", "sc_", "tp_", "vl_", "vf_", "cmp_", "tr_", "ms_", "tf_")
 STREAMLIT_KEYS = ("embed", "embed_options")
 SHOWN_UNKNOWN = 5  # unknown keys a line names before "and N more"
 

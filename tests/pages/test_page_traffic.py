@@ -49,3 +49,35 @@ def test_traffic_page_lists_requests_and_opens_one_in_the_tree(tmp_path, monkeyp
     assert not at.exception, at.exception
     assert [t.value for t in at.title] == ["Search tree"]
     assert events_of(at.session_state["tree_result"]) == events_of(res)
+
+
+def test_a_running_request_is_drawn_live_with_stop_and_a_link_reopens_it(tmp_path, monkeypatch):
+    """A running request (its row as the gateway writes it while it runs) is shown with the
+    live view's progress line (its nodes counted) and Stop, which files the stop the gateway
+    reads (``search.serve.stops``); a finished one with the replay slider; ``tf_run`` in the
+    link picks which."""
+    import time
+
+    from search.serve import stops
+    from tests.pages import page_helpers as tp
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    done = history.save(served("done"), model="bundled")
+    running = served("running", "9*9", None)
+    running.config["gateway"].update(started=time.time() - 3, updated=time.time())
+    live = history.save(running, model="bundled")
+    at = tp.new_app({"tf_run": str(live)})
+    at.switch_page("pages/traffic.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="traffic_pick").value == live
+    line = " ".join(i.value for i in at.info)
+    assert "Serving" in line and "**6** nodes" in line, line  # 3 chains x 2 steps
+    assert not stops.stop_requested(live)
+    at.button(key="traffic_stop").click().run()
+    assert not at.exception, at.exception
+    assert stops.stop_requested(live) and "stopping" in " ".join(i.value for i in at.info)
+    assert not at.select_slider  # no replay while it runs
+    at.selectbox(key="traffic_pick").set_value(done).run()
+    assert not at.exception, at.exception
+    assert at.query_params["tf_run"] in (str(done), [str(done)])
+    assert at.select_slider(key="at").value == 27  # the replay, at the end of the log
+    assert not [b for b in at.button if b.key == "traffic_stop"]
