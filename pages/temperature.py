@@ -15,7 +15,7 @@ from search.analysis.pools import budgets_up_to
 from search.analysis.sweeps import answer_diversity, curve_rows, pool_series
 from ui import presenter
 from ui.settings import (UrlParam, bind, current_task, flag, int_in, one_of, one_time_note, show_flag,
-                         sampling_settings, write_url)
+                         sampling_settings, widget_key, write_url)
 from ui.wording import model_name
 from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
                           pool_controls, pool_params, pool_task, progressive, setup)
@@ -194,6 +194,39 @@ with tab_div:
                  "and the Shannon entropy of their distribution in bits (0 when all agree; at "
                  "most log₂ {n} = {max_bits}). Chains without an answer are left out of "
                  "both.").format(p=P, n=n, max_bits=f"{np.log2(n):.0f}"))
+
+# ---- serve what was tuned here (search.serve.recipe)
+SERVE_T = "tp_serve_temp"  # the temperature 'Serve this' prints (None: the best at the budget)
+
+
+def _serve_t_picked() -> None:
+    ss[SERVE_T] = ss[widget_key(SERVE_T)]
+
+
+with st.expander(_("Serve this"), icon=":material/rocket_launch:"):
+    from search.serve.recipe import client_snippet, command_line, serve_argv, served_choice
+    from ui.model_loading import model_spec
+    # the person's pick (a plain session entry, as ui.settings.bind keeps one), else the best
+    # temperature at this budget; the widget is given it before every draw
+    if ss.get(SERVE_T) not in temps:
+        ss.pop(SERVE_T, None)
+    ss[widget_key(SERVE_T)] = ss.get(SERVE_T, best_t)
+    serve_t = st.selectbox(_("Temperature to serve"), temps, key=widget_key(SERVE_T),
+                           format_func=lambda t: f"T = {t:g}", on_change=_serve_t_picked,
+                           help=_("The best temperature at this budget is picked first."))
+    choice = served_choice(est, budget)
+    st.markdown(_("Start the gateway with these settings (the sidebar's model, task **{task}**, "
+                  "T = {t}, top-p {top_p}, seed {seed} for every request that sends none):")
+                .format(task=_(TASK.label), t=f"{serve_t:g}", top_p=f"{top_p:g}", seed=seed))
+    st.code(command_line(serve_argv(model_spec(), TASK.name, serve_t, top_p, seed)),
+            language="bash")
+    st.markdown(_("Then call it from Python: model **{model}** is {label} over {k} chains "
+                  "(the budget slider). Watch each call's tree on the Traffic page.").format(
+                      model=choice.model, label=SHORT[est].format(k=budget), k=budget))
+    if est == "pass":
+        st.caption(_("pass@k needs the gold answer, which a served request does not have: "
+                     "the snippet serves a majority vote at the same budget."))
+    st.code(client_snippet(choice.model, TASK.example or "8*7+6"), language="python")
 
 # ---- export
 rows = []

@@ -245,3 +245,40 @@ def test_the_first_temperature_is_drawn_before_the_others_are_sampled(app, monke
     assert "T=1:" in text or "the best temperature is **1**" in text, text
     assert "Still sampling" not in text and "on 20 held-out Arithmetic problems" in text
     assert "Not sampled yet" not in text
+
+
+def test_serve_this_prints_a_command_the_serve_parser_reads_with_the_chosen_temperature(app):
+    """'Serve this' (issue 32 item 6): the printed command is ``python -m search serve`` with
+    flags the gateway's own parser reads, carrying the temperature picked there (first the best
+    one at the budget), the task and the sidebar's top-p and seed; the client snippet is
+    Python asking for majority@budget."""
+    import ast
+    import shlex
+
+    from search.serve.cli import build_parser
+    at = app().run()
+    assert not at.exception, at.exception
+
+    def served():
+        cmd, snippet = at.code[0].value, at.code[1].value
+        words = shlex.split(cmd)
+        assert words[:4] == ["python", "-m", "search", "serve"]
+        return build_parser().parse_args(words[4:]), snippet
+
+    best = at.selectbox(key=w("tp_serve_temp")).value
+    assert best in (0.4, 1.0)
+    assert f"the best temperature is **{best:g}**" in page_text(at)
+    args, snippet = served()
+    assert (args.temperature, args.task, args.top_p, args.seed, args.backend) == (
+        best, "arithmetic", 1.0, 0, "bundled")
+    other = 1.0 if best == 0.4 else 0.4
+    at.selectbox(key=w("tp_serve_temp")).set_value(other).run()
+    assert not at.exception, at.exception
+    args, snippet = served()
+    assert args.temperature == other
+    tree = ast.parse(snippet)  # valid Python
+    assert "model='thoughtscope:majority@4'" in snippet and "'5+(8-3)'" in snippet  # the example
+    assert any(isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "create"
+               for n in ast.walk(tree))
+    at.selectbox(key=w("tp_est")).set_value("best_conf").run()
+    assert "model='thoughtscope:best_of_n@4:confidence'" in served()[1]

@@ -220,3 +220,27 @@ def test_stop_files_are_named_by_run_id_only_and_never_followed(tmp_path):
     assert stops.request_stop(7, db) and not target.exists()  # not written through
     stops.clear(7, db)
     assert not stops.stop_requested(7, db) and not target.exists()
+
+
+def test_serve_this_recipe_round_trips_through_the_serve_parser():
+    """``search.serve.recipe``: the printed command's flags are the serve parser's, for each
+    backend (a server's key by its variable's name only), and the model name is served."""
+    import shlex
+
+    from search.models.backends import ModelSpec
+    from search.serve.cli import build_parser
+    from search.serve.recipe import command_line, serve_argv, served_choice
+    spec = ModelSpec(backend="openai", model="Qwen/Qwen2.5-0.5B-Instruct",
+                     base_url="http://127.0.0.1:8000/v1", api_key_env="MY_KEY")
+    line = command_line(serve_argv(spec, "freeform", 0.6, 0.95, 12, port=9000))
+    a = build_parser().parse_args(shlex.split(line)[4:])
+    assert (a.backend, a.model, a.base_url, a.api_key_env, a.task, a.temperature, a.top_p,
+            a.seed, a.port) == ("openai", spec.model, spec.base_url, "MY_KEY", "freeform", 0.6,
+                                0.95, 12, 9000)
+    folder = ModelSpec(backend="hf", model="/models/my model")  # a space: quoted
+    a = build_parser().parse_args(shlex.split(command_line(serve_argv(
+        folder, "arithmetic", 0.2, 1.0, 0)))[4:])
+    assert (a.backend, a.model, a.temperature) == ("hf", "/models/my model", 0.2)
+    assert served_choice("maj", 16).model == "thoughtscope:majority@16"
+    assert served_choice("best_conf", 8).model == "thoughtscope:best_of_n@8:confidence"
+    assert naming.parse_model(served_choice("best_conf", 8).model).scorer == "confidence"
