@@ -13,7 +13,7 @@ from typing import Optional
 
 import streamlit as st
 
-from i18n import _, ngettext
+from i18n import N_, _, ngettext
 from search.replay.deepconf_view import MODES, DeepConfLogError, DeepConfView, curve, read
 from search.tree import SearchResult
 from ui.presenter import chart
@@ -21,8 +21,9 @@ from viz.confidence import group_confidence_figure
 
 SMALL_CONFIG = {"displayModeBar": False}
 # The statistic a DeepConf offline run ranks by, as the summary names it.
-STATISTIC_NAMES = {"lowest": "lowest group confidence", "bottom": "bottom-10% group confidence",
-                   "tail": "tail confidence", "mean": "mean token confidence"}
+STATISTIC_NAMES = {"lowest": N_("lowest group confidence"),
+                   "bottom": N_("bottom-10% group confidence"),
+                   "tail": N_("tail confidence"), "mean": N_("mean token confidence")}
 
 
 def nats(v: Optional[float]) -> str:

@@ -1,0 +1,104 @@
+"""A DeepConf run read back from its event log (``search.replay.deepconf_view``), the summary the
+Search tree page writes from it (``ui.deepconf_panel.summary_lines``) and the inspector's curve
+(``viz.confidence``), on the scripted policy of test_deepconf.py whose numbers are known by hand:
+warm-up lowest group confidences 10, 8, 6, 4 (threshold 4.6, the 10th percentile), two traces
+cut (15 and 7 tokens), consensus 34/42 >= 0.8 after 8 of 12 traces."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from search.replay.deepconf_view import DeepConfLogError, curve, read
+from search.strategies import deepconf
+from tests.unit.test_deepconf import OFFLINE, ChainPolicy, OnlinePolicy
+
+
+@pytest.fixture(scope="module")
+def online():
+    cfg = deepconf.DeepConfOnlineConfig(n=12, warmup=4, keep=90, window=4, consensus=0.8,
+                                        batch_size=2)
+    return deepconf.run_online("8*7+6", OnlinePolicy(), cfg, gold="62")
+
+
+def test_online_view_is_the_runs_record(online):
+    v, x = read(online), online.extra["deepconf"]
+    assert v.threshold == pytest.approx(4.6) and v.warm_lows == pytest.approx([10, 8, 6, 4])
+    assert [(t.leaf, t.tokens, t.status, t.warmup) for t in v.traces] == [
+        (d["leaf"], d["tokens"], d["status"], d["warmup"]) for d in x["trace_log"]]
+    assert [t.status for t in v.traces] == ["voted"] * 3 + ["filtered", "cut", "voted", "cut",
+                                                              "voted"]
+    assert [t.tokens for t in v.cut] == [15, 7] and v.cut_tokens == 22
+    assert [t.confidence for t in v.cut] == pytest.approx([3.75, 3.0])  # from the signals
+    assert [t.depth for t in v.cut] == [2, 1]
+    finished = [d["tokens"] for d in x["trace_log"] if d["status"] != "cut"]
+    m = sum(finished) / len(finished)
+    assert v.mean_finished_tokens == pytest.approx(m)
+    assert v.saved_by_cuts == pytest.approx(max(0, m - 15) + max(0, m - 7))
+    assert v.not_started == 4 and v.saved_by_consensus == pytest.approx(4 * m)
+    assert v.consensus_after(len(v.traces) - 1) == pytest.approx(34 / 42)
+    assert v.tally_after(len(v.traces) - 1) == pytest.approx(online.tally)
+    assert v.tally_after(0) == pytest.approx({"62": 10.0})
+
+
+def test_online_summary_says_the_numbers(online):
+    from ui.deepconf_panel import summary_lines
+    v = read(online)
+    text = "\n".join(summary_lines(v))
+    m = v.mean_finished_tokens
+    assert ("threshold **4.60** nats: the 10th percentile of the lowest group confidence (the "
+            "least confident window of 4 tokens) of **4** warm-up traces (keep 90%") in text
+    assert ("**2** of 8 traces were **cut**: trace 5 after step 2 (window to token 10); trace 7 "
+            "after step 1 (window to token 4).") in text
+    assert "They spent **22** tokens" in text
+    assert f"about **{max(0, m - 15) + max(0, m - 7):.0f}** more" in text
+    assert "**A cut trace casts no vote**" in text
+    assert "1 warm-up trace fell below the threshold" in text
+    assert ("Sampling stopped at consensus 0.81 (target 0.8) after 8 of 12 traces; 4 never "
+            f"started (about **{4 * m:.0f}** tokens saved") in text
+    assert "5 traces vote." in text
+
+
+def test_offline_view_and_summary():
+    from ui.deepconf_panel import summary_lines
+    r = deepconf.run_offline("8*7+6", ChainPolicy(OFFLINE),
+                             deepconf.DeepConfOfflineConfig(n=10, keep=30, window=4,
+                                                            batch_size=4), gold="62")
+    v, x = read(r), r.extra["deepconf"]
+    assert sorted(t.leaf for t in v.voters) == sorted(x["kept"]) and len(v.voters) == 3
+    assert [t.leaf for t in v.of("dropped")] == x["dropped"]
+    assert v.threshold == min(x["confidence"][leaf] for leaf in x["kept"])
+    text = "\n".join(summary_lines(v))
+    assert ("kept **3** of 10 traces (η = 30%: the most confident, ceil(30% × 10) = 3), ranked "
+            "by lowest group confidence (window 4 tokens); confidence cut-off "
+            f"**{v.threshold:.2f}** nats") in text
+    assert "**7** traces below the cut-off were dropped" in text
+
+
+def test_a_log_off_the_pattern_is_refused(online):
+    bad = copy.copy(online)
+    bad.strategy = "majority"
+    with pytest.raises(DeepConfLogError, match="not a DeepConf run"):
+        read(bad)
+    bad = copy.deepcopy(online)
+    i = max(k for k, e in enumerate(bad.tree.events) if e.type == "vote")
+    del bad.tree.events[i]  # a trace after the warm-up scored but not voting
+    with pytest.raises(DeepConfLogError, match="scored and not voting"):
+        read(bad)
+
+
+def test_curve_and_figure(online):
+    from viz.confidence import group_confidence_figure
+    v = read(online)
+    t = v.cut[0]
+    c = curve(online.tree, t.leaf, v.window)
+    assert c["x"] == list(range(4, 16)) and c["steps"] == [7, 15]
+    # seven tokens at 9, then eight at 2: window ending at token 10 is [9, 2, 2, 2] = 3.75
+    assert c["y"][c["x"].index(10)] == pytest.approx(3.75)
+    fig = group_confidence_figure(c["x"], c["y"], v.threshold, (10, 3.75), c["steps"], "s")
+    names = {tr.name: tr for tr in fig.data}
+    assert list(names["s"].y) == pytest.approx([4.6, 4.6]) and list(names["s"].x) == [4, 15]
+    assert list(names["cut here"].x) == [10]
+    assert [s.x0 for s in fig.layout.shapes] == [7, 15]
+    with pytest.raises(ValueError, match="differ in length"):
+        group_confidence_figure([1, 2], [1.0], None)
