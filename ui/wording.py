@@ -99,8 +99,11 @@ def flops(x: float) -> str:
 def supported_percent(p: float, low: float, high: float) -> str:
     """``p`` (0..1) as a percentage with no more digits than its interval [low, high] supports:
     whole points when the interval's half-width is a point or more, else one decimal (two below
-    a tenth of a point). 0.4078 in [0.342, 0.477] -> "41%"; 0.4078 in [0.400, 0.416] -> "40.8%"."""
+    a tenth of a point); an interval of zero width: whole points, or one decimal if needed.
+    0.4078 in [0.342, 0.477] -> "41%"; 0.4078 in [0.400, 0.416] -> "40.8%"."""
     half = 50 * (high - low)   # percentage points
+    if half <= 0:  # no uncertainty (a count, or an interval of zero width): no false digits
+        return f"{100 * p:.0f}%" if abs(100 * p - round(100 * p)) < 1e-9 else f"{100 * p:.1f}%"
     d = 0 if half >= 1 else 1 if half >= 0.1 else 2
     return f"{100 * p:.{d}f}%"
 

@@ -146,7 +146,8 @@ def test_game24_uses_its_heldout_puzzles_gold_check_and_model(app, tiny_game24_m
     text = page_text(at)
     assert "Game of 24" in text and "10 held-out Game of 24 problems" in text, text
     maj = pool_series(pools, [4], "maj")["mean"][0]
-    assert re.search(rf"self-consistency \(maj@k\): \*\*{maj * 100:.1f}%\*\*", text), text
+    from ui.wording import measured  # with its interval, n and split (issue 29 item 7)
+    assert f"self-consistency (maj@k): {measured(maj, 10, 'heldout')}" in text, text
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     names = " ".join(t.get("name") or "" for t in spec["data"])
     assert "beam search" in names and "MCTS" in names and "ToT BFS" in names
@@ -270,13 +271,16 @@ def test_verifier_sentences_match_the_curves(vapp):
     from search.analysis.sweeps import verifier_readings
     at = run_with(vapp, seed=880_002, sc_n=8, sc_vsearch=False, sc_agg="min")
     exp = expected_series(8, "min")
+    from ui.wording import measured_interval  # each with interval, n and split (issue 29)
     said = verifier_readings(exp["maj"], [exp["best_prm"], exp["best_orm"]], exp["pass"],
-                             problems=10)
+                             problems=10, pct=lambda v, lo, hi: measured_interval(
+                                 v, lo, hi, 10, "heldout", bold=False))
     text = page_text(at)
     for key in ("beats", "behind", "overopt"):
         assert said[key] in text, (said[key], text)
     for s in (exp["best_prm"], exp["best_orm"]):  # "... at N = 8" quotes the curve at 8
-        assert f"{100 * s['mean'][-1]:.1f}% at N = 8" in said["overopt"]
+        assert (measured_interval(s["mean"][-1], s["ci_low"][-1], s["ci_high"][-1], 10,
+                                  "heldout", bold=False) + " at N = 8") in said["overopt"]
     assert "learned PRM (min)" in said["beats"] + said["behind"] + said["overopt"]
 
 
