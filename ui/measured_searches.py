@@ -114,10 +114,23 @@ def measure(plan_: Sequence[PlannedSearch], policy: Any, task: Any, model: str,
     ``series`` (``search.analysis.sweeps.measured_series``: accuracy with 95% Wilson intervals
     at the generated tokens the runs spent; ``tokens_per_chain`` turns them into
     chain-equivalents), coloured in turn from ``colors``."""
+    from ui import session_cpu
+    if session_cpu.exhausted():  # the session's budget for work that runs by itself
+        st.warning(session_cpu.message(), icon=":material/timer_off:")
+        if st.button(_("Run the searches"), key="measured_continue"):
+            session_cpu.grant()
+            st.rerun()
+        return
+
     def run_all(bar) -> None:
+        import time
         for j, p in enumerate(plan_):
             if not p.budgets:
                 continue
+            if session_cpu.exhausted():
+                st.warning(session_cpu.message(), icon=":material/timer_off:")
+                return
+            t0 = time.monotonic()
             corr, toks, vtoks = measured_runs(
                 policy, task.name, model + scorer_key(task, p.scorer), problems, p.strategy,
                 list(p.budgets), temperature, top_p, seed, bar, scorer=p.scorer)
@@ -126,6 +139,7 @@ def measure(plan_: Sequence[PlannedSearch], policy: Any, task: Any, model: str,
                 toks, tokens_per_chain, knob=p.knob,
                 verifier_tokens=vtoks if p.learned else None),
                 color=colors[j % len(colors)]))
+            session_cpu.charge(time.monotonic() - t0)
     sample_or_stop(runs(plan_, len(problems))[0], _("Search runs:"), run_all,
                    what=_("A search run failed"), stop=False)
 

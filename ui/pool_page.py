@@ -207,6 +207,14 @@ def _set_stop(prefix: str, sweep_id: Optional[str]) -> None:
     st.session_state[f"{prefix}_stopped"] = sweep_id
 
 
+def _continue(prefix: str) -> None:
+    """Continue sampling (a click): unstop, and another compute budget (``ui.session_cpu``)."""
+    from ui import session_cpu
+    _set_stop(prefix, None)
+    st.session_state.pop(f"{prefix}_budget_stop", None)
+    session_cpu.grant()
+
+
 def _eta(prefix: str, model: str, sweep) -> str:
     """"~T s left" from this session's measured seconds per problem and setting of ``model``
     (nothing before the first call was timed)."""
@@ -222,7 +230,13 @@ def _progress_text(prefix: str, model: str, sweep, doing: str = "") -> str:
     line = ngettext("{k} of {n} problem", "{k} of {n} problems", sweep.total).format(
         k=sweep.done, n=sweep.total)
     eta = _eta(prefix, model, sweep)
-    return "⏳ " + ", ".join(x for x in (line, eta) if x) + (f" · {doing}" if doing else "")
+    # A Material icon (Streamlit's bundled font): the emoji ⏳ drew a missing-glyph box in a
+    # browser without an emoji font (Debian's chromium; issue 30 item 7).
+    return (HOURGLASS + " " + ", ".join(x for x in (line, eta) if x)
+            + (f" · {doing}" if doing else ""))
+
+
+HOURGLASS = ":material/hourglass_empty:"
 
 
 def doing_text(sweep, t: float) -> str:
@@ -245,6 +259,8 @@ def _round(prefix: str, model: str, sweep, slot) -> None:
     ss = st.session_state
 
     def on_call(t, problems, seconds):
+        from ui import session_cpu
+        session_cpu.charge(seconds)  # the session's budget for work that runs by itself
         if seconds > 0:
             rates = dict(ss.get(f"{prefix}_rate", {}))
             s, u = rates.get(model, (0.0, 0))
@@ -275,14 +291,20 @@ def progressive(prefix: str, policy, task, model: str, problems: list, n: int,
     sweep = Sweep(policy, task, model, problems, n, temps, top_p, seed, chain_tokens, count)
     sid = _sweep_id(sweep)
     stopped = ss.get(f"{prefix}_stopped") == sid
+    from ui import session_cpu
+    if not sweep.complete and not stopped and session_cpu.exhausted():
+        _set_stop(prefix, sid)  # the session's budget for work that runs by itself is spent
+        ss[f"{prefix}_budget_stop"], stopped = sid, True
+    if stopped and ss.get(f"{prefix}_budget_stop") == sid and not sweep.complete:
+        st.warning(session_cpu.message(), icon=":material/timer_off:")
     slot = st.empty()
     if not sweep.complete:
         c1, c2 = st.columns([3, 1])
         if stopped:
             c1.caption(_("Sampling stopped at {k} of {n} problems; what was sampled is kept "
                          "(on disk for a local model).").format(k=sweep.done, n=sweep.total))
-            c2.button(_("Continue sampling"), key=f"{prefix}_continue", on_click=_set_stop,
-                      args=(prefix, None))
+            c2.button(_("Continue sampling"), key=f"{prefix}_continue", on_click=_continue,
+                      args=(prefix,))
         else:
             c2.button(_("Stop sampling"), key=f"{prefix}_stop", on_click=_set_stop,
                       args=(prefix, sid),
@@ -325,6 +347,11 @@ def keep_sampling(prefix: str, model: str, sweep) -> None:
     sid, stopped = ss.get(f"{prefix}_sweep", (None, True))
     if sweep.complete or stopped:
         return
+    from ui import session_cpu
+    if session_cpu.exhausted():  # stop here; the rerun says why (progressive)
+        _set_stop(prefix, sid)
+        ss[f"{prefix}_budget_stop"] = sid
+        st.rerun()
     try:
         _round(prefix, model, sweep, sweep.slot)
     except Exception as e:

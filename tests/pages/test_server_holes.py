@@ -367,7 +367,7 @@ def test_a_link_cannot_keep_sampling_past_the_sessions_budget(tiny_model_dir, mo
     at.run()
     assert not at.exception, at.exception
     said = " ".join(w.value for w in at.warning)
-    assert "compute budget" in said and "THOUGHTSCOPE\\_SESSION\\_CPU\\_S" in said, said
+    assert "compute budget" in said and "THOUGHTSCOPE_SESSION_CPU_S" in said, said
     assert "Sampling stopped at 10 of 20 problems" in page_text(at), page_text(at)
     at.button(key="sc_continue").click().run()  # the person's click: the next chunk
     assert not at.exception, at.exception
