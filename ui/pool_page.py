@@ -230,13 +230,7 @@ def _progress_text(prefix: str, model: str, sweep, doing: str = "") -> str:
     line = ngettext("{k} of {n} problem", "{k} of {n} problems", sweep.total).format(
         k=sweep.done, n=sweep.total)
     eta = _eta(prefix, model, sweep)
-    # A Material icon (Streamlit's bundled font): the emoji ⏳ drew a missing-glyph box in a
-    # browser without an emoji font (Debian's chromium; issue 30 item 7).
-    return (HOURGLASS + " " + ", ".join(x for x in (line, eta) if x)
-            + (f" · {doing}" if doing else ""))
-
-
-HOURGLASS = ":material/hourglass_empty:"
+    return "⏳ " + ", ".join(x for x in (line, eta) if x) + (f" · {doing}" if doing else "")
 
 
 def doing_text(sweep, t: float) -> str:
