@@ -68,6 +68,11 @@ from viz.axes import fmt_fixed
 from viz.palette import DEFAULT_STYLE, TreeStyle
 
 GL_THRESHOLD = 1000      # switch to WebGL markers past this many nodes
+# The most nodes one figure draws (issue 30 item 9, hole 8: a run at the 20,000-node cap made a
+# 19.6 MB figure of 120,007 points that froze a viewer's browser; benchmarks/bench_huge_tree.py).
+# A larger tree is drawn as its first MAX_DRAWN_NODES nodes by depth (the answer path, the
+# highlighted and selected nodes and their ancestors always among them), with a note on it.
+MAX_DRAWN_NODES = 2000
 # The default style's sizes and colours (viz.palette.DEFAULT_STYLE), by their old names.
 LABEL_PX = DEFAULT_STYLE.label_px  # px, the text beside the nodes (legible on a projector)
 CHAR_PX = 0.52 * LABEL_PX  # mean width of one character of that font (digits, + - * =)
@@ -314,6 +319,41 @@ def _elbow(x0: float, y0: float, x1: float, y1: float) -> tuple[list, list]:
     return [x0, xm, xm, x1, None], [y0, y0, y1, y1, None]
 
 
+def drawn_ids(tree: SearchTree, must: Iterable[int] = (),
+              limit: int = MAX_DRAWN_NODES) -> list[int]:
+    """The node ids a figure of at most ``limit`` nodes draws of ``tree``: the root, every id of
+    ``must`` present in the tree with its ancestors, then the other nodes breadth-first (by
+    depth, then id) until ``limit``; closed under parents (a drawn node's parent is drawn).
+    Returned sorted by (depth, id), so a parent comes before its children. O(nodes log nodes).
+    ``must`` may take the result past ``limit`` (a path deeper than the limit is kept whole)."""
+    keep: set[int] = {0}
+    for i in must:
+        while i is not None and i in tree.nodes and i not in keep:
+            keep.add(i)
+            i = tree.nodes[i].parent
+    order = sorted(tree.nodes, key=lambda i: (tree.nodes[i].depth, i))
+    for i in order:  # parents come first in this order, so the set stays closed
+        if len(keep) >= limit:
+            break
+        if tree.nodes[i].parent in keep:
+            keep.add(i)
+    return sorted(keep, key=lambda i: (tree.nodes[i].depth, i))
+
+
+def _subtree(tree: SearchTree, keep: list[int]) -> SearchTree:
+    """A copy of ``tree`` holding only the nodes ``keep`` (parents before children), renumbered
+    0..len-1 in that order; children lists keep their order among the kept ones. No events."""
+    from dataclasses import replace
+    new = {old: i for i, old in enumerate(keep)}
+    small = SearchTree(tree.problem, tree.task)
+    small.nodes = {new[o]: replace(tree.nodes[o], id=new[o],
+                                   parent=None if tree.nodes[o].parent is None
+                                   else new[tree.nodes[o].parent],
+                                   children=[new[c] for c in tree.nodes[o].children if c in new])
+                   for o in keep}
+    return small
+
+
 def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] = (),
                 selected: Optional[int] = None, title: Optional[str] = None,
                 height: int = 560, color_by: Optional[str] = None,
@@ -323,8 +363,14 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 highlight: Iterable[int] = (),
                 style: Optional[TreeStyle] = None,
                 wrong_step_answers: Collection[int] = (),
-                wrong_steps: Collection[int] = ()) -> go.Figure:
+                wrong_steps: Collection[int] = (),
+                max_nodes: Optional[int] = MAX_DRAWN_NODES) -> go.Figure:
     """Plotly figure of ``tree`` (see the module docstring for the encoding).
+
+    max_nodes: the most nodes drawn (``MAX_DRAWN_NODES``; None: all). A larger tree is drawn as
+    ``drawn_ids`` (its first nodes by depth, the chosen chain, highlighted and selected nodes
+    always), every point keeping its own node id (``customdata``, hover), with a note above
+    the plot saying how many of how many steps are drawn.
 
     mcts: size by visits and show N, Q on hover (else size by count).
     final_path: node ids of the chosen chain (root excluded), highlighted.
@@ -352,6 +398,12 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     ``DEFAULT_STYLE``, ``PRESENTER_STYLE`` for a projector). Raises ValueError for an unknown
     ``color_by``, or one of PASSED_IN without ``values``.
     """
+    if max_nodes is not None and len(tree.nodes) > max_nodes:
+        return _capped_figure(tree, max_nodes, mcts=mcts, final_path=final_path,
+                              selected=selected, title=title, height=height, color_by=color_by,
+                              width=width, labels=labels, dead_ends=dead_ends, values=values,
+                              highlight=highlight, style=style,
+                              wrong_step_answers=wrong_step_answers, wrong_steps=wrong_steps)
     s = style or DEFAULT_STYLE
     color_by = color_by or ("q" if mcts else "score")
     if color_by not in COLOR_BY:
@@ -618,6 +670,51 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # Traces are plain dicts and plotly's per-element validation is skipped: it cost ~40 ms
     # for 1,000 nodes, most of a slider redraw. tests/unit/test_viz_tree.py validates the output.
     return go.Figure(data=traces, layout=layout_, _validate=False)
+
+
+def _capped_figure(tree: SearchTree, limit: int, final_path: Iterable[int] = (),
+                   selected: Optional[int] = None, labels: Optional[Mapping] = None,
+                   dead_ends: Collection[int] = (), values: Optional[Mapping] = None,
+                   highlight: Iterable[int] = (), wrong_step_answers: Collection[int] = (),
+                   wrong_steps: Collection[int] = (), **kw) -> go.Figure:
+    """``tree_figure`` of ``tree`` cut to ``drawn_ids(tree, ..., limit)``: drawn as a renumbered
+    copy, then every point's ``customdata`` and hover "#id" set back to its node's own id, and
+    a note added above the plot."""
+    import re
+    final_path, highlight = list(final_path), list(highlight)
+    keep = drawn_ids(tree, [*final_path, *highlight, *([selected] if selected else [])], limit)
+    new = {old: i for i, old in enumerate(keep)}
+
+    def ids(xs):
+        return [new[i] for i in xs if i in new]
+
+    fig = tree_figure(_subtree(tree, keep), final_path=ids(final_path),
+                      selected=new.get(selected) if selected is not None else None,
+                      labels={new[k]: v for k, v in (labels or {}).items() if k in new} or None,
+                      dead_ends=ids(dead_ends),
+                      values=None if values is None else
+                      {new[k]: v for k, v in values.items() if k in new},
+                      highlight=ids(highlight), wrong_step_answers=ids(wrong_step_answers),
+                      wrong_steps=ids(wrong_steps), max_nodes=None, **kw)
+    for tr in fig.data:
+        cd = getattr(tr, "customdata", None)
+        if cd is None:
+            continue
+        olds = [keep[int(c)] if c is not None else None for c in cd]
+        tr.customdata = olds
+        ht = getattr(tr, "hovertext", None)
+        if isinstance(ht, (list, tuple)) and len(ht) == len(olds):
+            tr.hovertext = [re.sub(r"^<b>#\d+</b>", f"<b>#{o}</b>", h)
+                            if isinstance(h, str) and o is not None else h
+                            for h, o in zip(ht, olds)]
+    fig.add_annotation(
+        text=_("Drawn: {shown:,} of {total:,} steps (the first by depth, and the chosen chain); "
+               "a larger tree would freeze the browser. The run itself is whole: its votes, "
+               "replay and download count every step.").format(shown=len(keep),
+                                                               total=len(tree.nodes)),
+        xref="paper", yref="paper", x=0, y=1, xanchor="left", yanchor="bottom",
+        showarrow=False, font=dict(size=12))
+    return fig
 
 
 def node_ids(points: Sequence[dict]) -> list[int]:

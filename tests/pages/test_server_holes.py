@@ -374,3 +374,29 @@ def test_a_link_cannot_keep_sampling_past_the_sessions_budget(tiny_model_dir, mo
     text = page_text(at)  # the second (last) chunk sampled: all 20 problems, no pause
     assert "Sampling stopped at" not in text and "of 20 problems" not in text, text
     assert not any("compute budget" in w.value for w in at.warning)
+
+
+# ------------------------------------------------------------------ (8) a huge run's figure
+def test_a_huge_run_is_drawn_capped_with_a_note():
+    """A 16 MB run under the caps froze a viewer's browser for 65 s: its figure was 19.6 MB of
+    JSON with 120,007 points (benchmarks/bench_huge_tree.py, 20,000 nodes). Now a figure draws
+    at most viz.tree.MAX_DRAWN_NODES nodes, says so, and every point keeps its own node id."""
+    from benchmarks.bench_huge_tree import huge_tree
+    import viz.tree
+    from viz.tree import node_ids, tree_figure
+    MAX_DRAWN_NODES = getattr(viz.tree, "MAX_DRAWN_NODES", 2000)  # (the code before had none)
+    tree = huge_tree(20_000, 600)
+    leaf = len(tree.nodes) - 1
+    path = tree.path_to(leaf)
+    fig = tree_figure(tree, final_path=path, selected=leaf)
+    js = fig.to_json()
+    assert len(js) < 3_000_000, f"{len(js):,} bytes of figure JSON"
+    drawn = {i for tr in fig.data if tr.customdata is not None for i in tr.customdata
+             if i is not None}
+    assert MAX_DRAWN_NODES <= len(drawn) <= MAX_DRAWN_NODES + len(path)
+    assert set(path) <= drawn and leaf in drawn and drawn <= set(tree.nodes)
+    for i in list(drawn)[:50]:  # every point's id is its node's: its parent is drawn too
+        assert i == 0 or tree.nodes[i].parent in drawn
+    assert node_ids([{"customdata": leaf}]) == [leaf]
+    notes = [a.text for a in fig.layout.annotations if "of 20,000 steps" in (a.text or "")]
+    assert len(notes) == 1 and f"{len(drawn):,} of 20,000 steps" in notes[0], notes
