@@ -89,6 +89,22 @@ if (switched := ss.pop("cmp_think_note", None)) is not None:
               "with a model trained to retry, which writes the cue `{cue}`.").format(
         was=_(settings.task_label(switched[0])), now=_(settings.task_label(switched[1])),
         cue=TASK.continuation_cue.strip()))
+
+
+def _vote_preset() -> None:
+    """Self-consistency, DeepConf offline and online, N = 16 each
+    (``ui.compare_set.VOTE_PRESET``)."""
+    from ui.compare_set import VOTE_PRESET
+    for i, (s, b) in enumerate(VOTE_PRESET):
+        ss[f"cmp_s{i}"], ss[f"cmp_b{i}"] = s, b
+
+
+st.button(_("Vote or filter?"), key="cmp_vote", on_click=_vote_preset,
+          help=_("Puts DeepConf offline (16 traces, only the most confident vote) and DeepConf "
+                 "online (traces stopped where their confidence falls below a threshold the "
+                 "warm-up sets) beside majority vote over 16 chains. The runs are compared at "
+                 "equal measured tokens: every run is cut where the one that spent least "
+                 "stopped."))
 cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
@@ -174,6 +190,11 @@ def _show_one() -> None:
             # "↪" after a forced continuation (the cue `Wait,`), revision round marks.
             presenter.chart(st, marked_tree_figure(res, state, height=380, width=420),
                             key=f"cmp_tree_{i}")
+            if res.strategy in ("deepconf_online", "deepconf_offline"):
+                from ui.deepconf_panel import short_line, view_of
+                v = view_of(res)
+                if v is not None:
+                    st.caption(short_line(v, state.tree))
             for line in (thinking_line(res), forcing_note(res)):
                 if line:
                     st.caption(line)

@@ -15,7 +15,8 @@ import streamlit as st
 
 from search.strategies import (BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRATEGIES,
                                budget_range, ranges)
-from search.scoring import has_learned_verifier, task_default_scorer, task_scorers
+from search.scoring import (LOGPROB_SCORERS, has_learned_verifier, task_default_scorer,
+                            task_scorers)
 from search.strategies.revise import cannot_doubt
 from search.tasks import ProblemError, get_task, training_range_warning
 from search.tree import SearchResult
@@ -89,7 +90,10 @@ SCORER_HELP = N_(
     "its errors (steps with wrong arithmetic that it rates highly). **Learned value + exact "
     "step check**: the learned value, with any step the exact checker rejects scored 0. "
     "Beam search, MCTS and ToT are guided by the scorer; self-consistency only records it on "
-    "each finished chain (see the node inspector).")
+    "each finished chain (see the node inspector). **DeepConf scorers** (token, lowest group, "
+    "bottom-10% group and tail confidence, low entropy, 1 / perplexity): the model's own "
+    "certainty read token by token off its log-probabilities (Fu et al. 2025), for best-of-N, "
+    "the weighted vote and beam search like any other scorer.")
 
 
 def scorer_help(task) -> str:
@@ -152,7 +156,7 @@ TASK = settings.current_task()
 # serve the confidence scorer (it would read 0 for every step), so it is not offered.
 CAPS = model_loading.current_capabilities()
 NO_LOGPROBS = CAPS is not None and not CAPS.logprobs
-TASK_SCORERS = [s for s in task_scorers(TASK) if not (NO_LOGPROBS and s == "confidence")]
+TASK_SCORERS = [s for s in task_scorers(TASK) if not (NO_LOGPROBS and s in LOGPROB_SCORERS)]
 
 
 def page_default_scorer(task) -> Optional[str]:
@@ -339,7 +343,10 @@ if not REGISTRY[strategy].uses_scorer:  # budget forcing: one chain, no verifier
     # said "scorer none")
     c3.selectbox(_("Scorer"), ["none"], disabled=True, key="tree_scorer_unused",
                  format_func=lambda s: _("none"),
-                 help=_("{strategy} uses no scorer: one chain, no verifier.").format(
+                 help=(_("{strategy} uses no scorer: it ranks its traces by their own lowest "
+                         "group confidence, read off the model's token log-probabilities.")
+                       if strategy.startswith("deepconf") else
+                       _("{strategy} uses no scorer: one chain, no verifier.")).format(
                      strategy=_(STRATEGY_LABELS[strategy])))
 elif TASK_SCORERS:
     c3.selectbox(_("Scorer"), TASK_SCORERS, **bind("scorer"),

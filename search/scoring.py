@@ -348,10 +348,18 @@ def make_scorer(name: str) -> Scorer:
     return SCORERS[name]()
 
 
+# Scorers read off the policy's token log-probabilities: a backend without them cannot serve
+# them (the Search tree page leaves them out).
+LOGPROB_SCORERS = ("confidence", *CONFIDENCE_SCORERS)
+
+
 def task_scorers(task) -> list[str]:
     """The scorers that apply to ``task`` (a Task), in the order pages offer them (the Search
     tree page's scorer picker): confidence always; the exact checker and the perfect
-    value where the task has them; the learned value where its weights are present."""
+    value where the task has them; the learned value where its weights are present; the
+    learned ORM / PRM where theirs are; last the token-level confidence scorers
+    (``search.models.confidence``: DeepConf's token, group, bottom-10%, tail confidence,
+    entropy, perplexity), always."""
     out = ["confidence"]
     if task.step_checker(task.example) is not None:
         out.append("checker")
@@ -365,7 +373,7 @@ def task_scorers(task) -> list[str]:
         out.append("orm")
     if has_learned_verifier(task, "prm"):
         out += ["prm", "prm_min", "prm_prod"]
-    return out
+    return out + list(CONFIDENCE_SCORERS)
 
 
 def task_default_scorer(task) -> str:

@@ -17,12 +17,16 @@ from search.tree import SearchResult
 from search.replay.timeline import equal_budget, state_at, total_tokens
 
 __all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS", "token_gap",
-           "token_sentence", "THINK_PRESET", "think_task"]
+           "token_sentence", "THINK_PRESET", "think_task", "VOTE_PRESET"]
 
 # "Think longer" beside "think wider" (issue 23 item 5): one chain made to think longer (budget
 # forcing, thinking tokens), one chain revised in rounds (revise, rounds R), and chains side by
 # side voted (majority, chains N); the page cuts them at equal generated tokens.
 THINK_PRESET = (("budget_forcing", 128), ("revise", 4), ("majority", 4))
+# "Vote or filter?" (issue 31 item 4): self-consistency's plain vote of N chains beside DeepConf
+# offline (the same N traces, only the most confident vote) and online (traces stopped where
+# their confidence falls, sampling stopped at consensus); the page cuts them at equal tokens.
+VOTE_PRESET = (("majority", 16), ("deepconf_offline", 16), ("deepconf_online", 16))
 
 
 

@@ -367,6 +367,8 @@ def tally_view(result: SearchResult, state: "ReplayState") -> TallyView:
     answer that went through a wrong step (``wrong_step_marks``)."""
     vr = state.votes
     tally, weighted, tied = dict(vr.tally), is_weighted(result), list(vr.tied)
+    if result.strategy in ("deepconf_offline", "deepconf_online"):
+        weighted = True  # each trace votes with its confidence (nats): the bars are sums
     if result.strategy in TOT:
         tally = dict(Counter(v["answer"] for v in state.tree.votes if v["answer"] is not None))
         weighted, tied = False, []

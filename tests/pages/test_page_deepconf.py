@@ -219,3 +219,65 @@ def test_step_by_step_walks_an_online_run_trace_by_trace(bundled):
     assert at.button(key="ms_step").disabled
     assert any(m.startswith(f"**Answer {res.answer}** (the confidence-weighted vote of "
                             f"{len(v.voters)} of {len(v.traces)} traces)") for m in texts(at.markdown))
+
+
+# ------------------------------------------------------------------ Compare: Vote or filter?
+def test_compare_vote_or_filter_at_equal_measured_tokens(bundled):
+    from streamlit.testing.v1 import AppTest
+    from search.replay.timeline import equal_budget, state_at, total_tokens
+    from ui.compare_set import VOTE_PRESET
+    at = AppTest.from_file(APP, default_timeout=300).switch_page("pages/compare.py")
+    at.query_params["cmp_problem"] = CUT_PROBLEM
+    at.run()
+    assert not at.exception, at.exception
+    at.button(key="cmp_vote").click().run()
+    assert [at.session_state[f"cmp_s{i}"] for i in range(3)] == [s for s, _b in VOTE_PRESET]
+    assert [at.session_state[f"cmp_b{i}"] for i in range(3)] == [16, 16, 16]
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    _key, results = at.session_state["cmp_results"]
+    assert [r.strategy for r in results] == ["majority", "deepconf_offline", "deepconf_online"]
+    totals = [total_tokens(r) for r in results]
+    equal = equal_budget(results)
+    assert equal == min(totals) == totals[2]  # online stops early: it sets the cut (measured)
+    assert at.slider(key="cmp_budget").value == equal
+    md = texts(at.markdown)
+    caps = " ".join(texts(at.caption))
+    for res, total in zip(results, totals):
+        state = state_at(res, equal)
+        spent = state.tree.compute.generated_tokens
+        assert any(f"· {spent:,} of {total:,} tokens ·" in m and
+                   f"**Answer {state.answer or '–'}**" in m for m in md), (spent, total, md)
+        if res.strategy.startswith("deepconf"):
+            v = read(res)
+            if v.mode == "online":
+                assert (f"Whole run: threshold {v.threshold:.2f} nats ({v.percentile:g}th "
+                        f"percentile of {len(v.warm_lows)} warm-up traces) · {len(v.cut)} of "
+                        f"{len(v.traces)} traces cut ({v.cut_tokens} tokens) · "
+                        f"{len(v.voters)} voting") in caps
+            else:
+                assert (f"Whole run: kept {len(v.voters)} of {len(v.traces)} traces "
+                        f"(η = {res.config['keep']}%), cut-off {v.threshold:.2f} nats") in caps
+                if equal < total:  # cut before its last trace: offline has voted nothing
+                    assert not state.tree.votes and state.answer is None
+                    assert "at this budget no vote yet: offline votes only after all" in caps
+
+
+# ------------------------------------------------------------ the scorer picker offers them
+def test_the_confidence_scorers_are_in_the_picker_and_score_from_the_log(bundled):
+    from search.models.confidence import CONFIDENCE_LABELS
+    from search.scoring import make_scorer
+    at = new_app({"problem": CUT_PROBLEM, "strategy": "best_of_n", "scorer": "group_conf"})
+    for strategy in ("best_of_n", "weighted", "beam"):
+        at.selectbox(key=w("strategy")).set_value(strategy).run()
+        opts = at.selectbox(key=w("scorer")).options
+        assert set(CONFIDENCE_LABELS.values()) <= set(opts), (strategy, opts)
+    at.selectbox(key=w("strategy")).set_value("best_of_n").run()
+    assert at.selectbox(key=w("scorer")).value == "group_conf"
+    res = run_once(at, bon_n=4)
+    assert res.strategy == "best_of_n" and res.config["scorer"] == "group_conf"
+    scorer = make_scorer("group_conf")
+    leaves = [v["leaf"] for v in res.tree.votes]
+    assert leaves and all(res.tree.signals.get(i) for i in res.tree.path_to(leaves[0]))
+    for leaf in leaves:  # each finished chain's score is its group confidence's, from the log
+        assert res.tree.nodes[leaf].score == pytest.approx(scorer.score(res.tree, leaf))
