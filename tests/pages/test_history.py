@@ -260,13 +260,16 @@ def test_a_tree_run_is_listed_on_the_history_page_and_opens_in_the_replay(tmp_pa
     assert not any("loaded from a file" in m for m in lines), lines
 
 
-def test_history_page_filters_and_deletes_with_a_confirm():
+def test_history_page_filters_and_deletes_with_a_confirm(monkeypatch):
     from tests.pages import page_helpers as tp
     ia = history.save(make_result("2+3*4"))
     ib = history.save(make_result("7*8", answers=("56",), strategy="beam", gold="56"))
-    at = tp.new_app()
+    monkeypatch.setenv("THOUGHTSCOPE_OPERATOR_KEY", "op-key")  # rows saved by nobody known:
+    at = tp.new_app()                                         # the operator deletes them
     at.switch_page("pages/history.py").run()
     assert not at.exception, at.exception
+    assert at.button(key="hist_delete").disabled  # (issue 30 item 9: not this session's)
+    at.text_input(key="hist_operator_key").set_value("op-key").run()
     assert list(at.dataframe[0].value["id"]) == [ib, ia]
     at.selectbox(key="hist_strategy").set_value("beam").run()
     assert list(at.dataframe[0].value["id"]) == [ib]

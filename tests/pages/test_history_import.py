@@ -167,4 +167,6 @@ def test_history_page_imports_files_and_opens_an_old_one_in_the_replay(tmp_path,
     assert not at.exception, at.exception
     shown = at.session_state["tree_result"]
     assert shown.strategy == "mcts" and shown.answer == json.loads(mcts.read_text())["answer"]
-    assert any(f"opened from History (run #{old.id})" in m.value for m in at.markdown)
+    # an imported run says so (issue 30 item 9: a forged import looked computed)
+    assert any(f"opened from History (run #{old.id}, imported: not computed on this server)"
+               in m.value for m in at.markdown)
