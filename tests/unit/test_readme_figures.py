@@ -29,7 +29,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 # Top-level folders of the checkout whose paths the README names.
 PROJECT_DIRS = ("benchmarks", "scripts", "search", "tests", "viz", "ui", "pages", "docs",
-                "weights", "i18n", ".ci")
+                "weights", "i18n", ".ci", "data")
 # Paths the app writes at run time (not in a clean checkout).
 RUNTIME_PATHS = {"data/runs.sqlite3", "data/pools/"}
 
