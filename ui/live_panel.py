@@ -49,6 +49,7 @@ def live_figures(view: LiveView, strategy: str) -> tuple:
     wrong = wrong_step_marks(tree)
     return (tree_figure(tree, mcts=strategy == "mcts", color_by=STRATEGY_COLOR[strategy],
                         labels=labels, dead_ends=dead, style=presenter.style(),
+                        width=presenter.tree_width(),
                         wrong_step_answers=wrong.answers, wrong_steps=wrong.steps),
             tally_figure(tree.tally(), None, None,
                          weighted=strategy in ("beam", "dvts", "weighted")))

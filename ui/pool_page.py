@@ -230,7 +230,13 @@ def _progress_text(prefix: str, model: str, sweep, doing: str = "") -> str:
     line = ngettext("{k} of {n} problem", "{k} of {n} problems", sweep.total).format(
         k=sweep.done, n=sweep.total)
     eta = _eta(prefix, model, sweep)
-    return "⏳ " + ", ".join(x for x in (line, eta) if x) + (f" · {doing}" if doing else "")
+    # A Material icon (Streamlit's bundled font): the emoji ⏳ drew a missing-glyph box in a
+    # browser without an emoji font (Debian's chromium; issue 30 item 7).
+    return (HOURGLASS + " " + ", ".join(x for x in (line, eta) if x)
+            + (f" · {doing}" if doing else ""))
+
+
+HOURGLASS = ":material/hourglass_empty:"
 
 
 def doing_text(sweep, t: float) -> str:

@@ -70,6 +70,20 @@ def style() -> TreeStyle:
     return PRESENTER_STYLE if on() else DEFAULT_STYLE
 
 
+# px: the Search tree page's tree column in presenter mode at 1280 px (sidebar folded: about
+# 710 px), what ``viz.tree.tree_figure`` fits its labels' characters to; the default style
+# keeps ``viz.tree.WIDTH_HINT`` (the column beside an open sidebar). At 480 px with the
+# projector's larger letters Game of 24's numbers were cut ("4 9 1…"; issue 30 item 7).
+PRESENTER_TREE_PX = 680
+
+
+def tree_width() -> int:
+    """The px width a tree column's figure is fitted to in this session (``PRESENTER_TREE_PX``
+    in presenter mode, else ``viz.tree.WIDTH_HINT``)."""
+    from viz.tree import WIDTH_HINT
+    return PRESENTER_TREE_PX if on() else WIDTH_HINT
+
+
 def sidebar_state() -> str:
     """``st.set_page_config``'s ``initial_sidebar_state``: folded away in presenter mode."""
     return "collapsed" if on() else "auto"

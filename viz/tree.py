@@ -205,6 +205,17 @@ ROUND_MARK = " ▸ "  # after a revision round's mark ("R2 ▸ ", "第2轮 ▸ "
 _LEAD_MARKS = re.compile(r"^(?:\S+ ▸ |↪ )+")
 
 
+ANSWER_CHARS = 16   # an answer beside its node is cut only past this many characters
+ANSWER_ROOM = 2.0   # columns of room the deepest column's text may take (answers included)
+
+
+def answer_chars(label, chars: int) -> int:
+    """How many characters an answer's label keeps: its whole text up to ``ANSWER_CHARS``
+    (at least ``chars``, what a step in its column keeps)."""
+    text = label[0] if isinstance(label, tuple) else str(label)
+    return max(chars, min(ANSWER_CHARS, len(" ".join(text.split()))))
+
+
 def step_gist(text: str, max_chars: int) -> str:
     """What a long step says in ``max_chars`` characters (issue 22 item 5): the text itself
     when it fits; else the last equation it computes when one fits (``'Leo had 12 coins and
@@ -450,10 +461,14 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
     # Room on the right of the deepest column for its text: as long as its longest label
     # there (answers are short), at most a column; the columns share what is left, so the
     # other labels may be as long as their wider columns allow.
-    deepest = max((len(fit_label(label(n), chars)) for n in nodes
+    # An answer keeps up to ANSWER_CHARS characters whatever its column (Game of 24's
+    # "8/(3-8/3)" was cut to "8/(3-…" in presenter mode): the deepest column's room grows for
+    # it, up to ANSWER_ROOM columns.
+    deepest = max((len(fit_label(label(n), answer_chars(label(n), chars) if n.terminal
+                                 else chars)) for n in nodes
                    if xs[n.id] == depth and n.id in labelled), default=0)
     column_px = (width - 20) / (depth + ELBOW * 1.05 + 0.15)
-    room = min(ELBOW * 1.05, max(0.25, (deepest * s.char_px + 24) / column_px))
+    room = min(ANSWER_ROOM, max(0.25, (deepest * s.char_px + 24) / column_px))
     chars = min(MAX_LABEL_CHARS,
                 max(chars, int((ELBOW * (width - 20) / (depth + room + 0.15) - 6) / s.char_px)))
 
@@ -549,7 +564,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                 if isinstance(lab, tuple) and two_lines:
                     below.append((n, lab[1], size(n, grow, symbol, line.get("width", 0.0))))
                     lab = lab[0]
-                return html.escape(fit_label(lab, chars), quote=False)
+                return html.escape(fit_label(lab, answer_chars(lab, chars) if n.terminal
+                                             else chars), quote=False)
             text = [text_of(n) if n.id in labelled else "" for n in part]
             t = trace(x=[xs[n.id] for n in part], y=[ys[n.id] for n in part],
                       mode="markers+text" if any(text) else "markers", marker=marker,

@@ -28,6 +28,10 @@ NOTES_GAP_PX = 52
 TICK_CHARS = 14
 CHAR_EM = 0.62  # a tick label character's width, in font sizes (plotly's default font)
 AXIS_PX = 360   # the narrowest plot width the tally is drawn at (a page column), px
+# The least height of the tally's plot area (bars and vote ticks), px at the default style
+# (x legend_px / 12 in a larger one): tall enough for its ticks at 1280x800 and on a
+# projector (issue 30 item 7; tests/browser/test_browser_readable.py measures it).
+MIN_PLOT_PX = 170
 
 
 def tick_layout(answers: Sequence[str], font_px: float) -> tuple[list[str], int, float]:
@@ -87,6 +91,7 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
     weighted: the bar text shows two decimals ("0.96"), the title "weighted vote tally" and the
     y axis "weight"; a tally with any non-whole value is drawn weighted even when not flagged
     (raw sums such as "0.961274" never reach the figure); whole votes stay integers ("4").
+    height: px of the plot area + 90 (margins), at least ``MIN_PLOT_PX`` + 90.
     The notes sit a fixed number of pixels under the plot area (``NOTES_GAP_PX``, scaled with
     the style), below the tick labels and the "answer" title at any height.
     wrong_step: answer -> the chains that voted for it though a step on their way was wrong
@@ -173,6 +178,9 @@ def tally_figure(tally: Mapping[str, float], gold: Optional[str], winner: Option
         annotations.append(dict(text=empty, xref="paper", yref="paper", x=0.5, y=0.5,
                                 showarrow=False, font=dict(size=round(14 * f), color="#888")))
     axis_font = dict(size=s.legend_px)
+    # The plot area (bars and vote ticks) is (height - 90) px at scale 1, at least
+    # MIN_PLOT_PX: the Lesson's 150 px tally had a 60 px plot with six crammed vote ticks.
+    height = max(height, MIN_PLOT_PX + 90)
     layout = dict(
         height=round(height * f) + round(10 * f) + line_px * len(lines) + extra,
         margin=dict(l=10, r=10, t=round(30 * f),

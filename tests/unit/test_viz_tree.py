@@ -588,3 +588,38 @@ def test_the_colour_bar_is_at_least_as_long_as_its_title(lang):
     assert bar["lenmode"] == "pixels" and bar["xanchor"] == "left" and bar["x"] == 0.0
     assert bar["len"] >= text_px(title, bar["title"]["font"]["size"]) >= 0.55 * len(title) * 11
     assert bar["len"] >= 260
+
+
+def test_a_short_tally_keeps_a_readable_plot_area():
+    """Issue 30 item 7: the Lesson asked for a 150 px tally and got a 60 px plot with six vote
+    ticks crammed into it. At any asked height the plot area (height less the margins) is at
+    least MIN_PLOT_PX px, scaled with the style, and a taller ask is kept."""
+    from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE
+    from viz.votes import MIN_PLOT_PX
+    tally = {str(a): float(v) for a, v in zip(range(50, 58), (6, 3, 2, 1, 1, 1, 1, 1))}
+    for style in (None, PRESENTER_STYLE):
+        f = (style or DEFAULT_STYLE).legend_px / DEFAULT_STYLE.legend_px
+        for height, least in ((150, MIN_PLOT_PX), (220, MIN_PLOT_PX), (400, 310)):
+            lay = valid(tally_figure(tally, "50", "50", height=height, style=style))["layout"]
+            plot = lay["height"] - lay["margin"]["t"] - lay["margin"]["b"]
+            assert plot >= round(least * f) - 1, (height, style, plot)
+
+
+def test_answers_keep_their_whole_text_in_the_projector_style():
+    """Issue 30 item 7: Game of 24's answer "8/(3-8/3)" was cut to "8/(3-…" in presenter mode
+    (the projector's larger letters in a 480 px hint). An answer keeps up to ANSWER_CHARS
+    characters in either style and at either width."""
+    from search.tree import SearchTree
+    from viz.palette import PRESENTER_STYLE
+    from viz.tree import ANSWER_CHARS
+    t = SearchTree("3 3 8 8", task="game24")
+    a = t.add(0, "8/3=8/3 (left: 3 8/3 8)", 5, -1.0, False, None, None)
+    b = t.add(a, "3-8/3=1/3 (left: 1/3 8)", 5, -1.0, False, None, None)
+    c = t.add(b, "8/(1/3)=24 (left: 24)", 5, -1.0, False, None, None)
+    t.add(c, "Answer: 8/(3-8/3)", 5, -1.0, True, "8/(3-8/3)", True)
+    assert len("8/(3-8/3)") <= ANSWER_CHARS
+    for style in (None, PRESENTER_STYLE):
+        for width in (420, 480, 680):
+            fig = tree_figure(t, style=style, width=width, height=400)
+            shown = [x for tr in fig.data for x in (tr.text or []) if x]
+            assert "8/(3-8/3)" in shown, (style, width, shown)
