@@ -234,13 +234,13 @@ def marked_tree_figure(res: SearchResult, state: ReplayState, height: int,
     where a revision round begins: ``search.replay.timeline.sequential_labels``, each named in
     the legend), "right answer, wrong step" (``wrong_step_marks``), a person's edits
     (``edit_labels``) and the run's answer path. ``height``/``width``: px of the figure
-    (``width`` None: ``viz.tree``'s default); ``selected``: the inspected node id;
+    (``width`` None: the tree column's, ``presenter.tree_width``); ``selected``: the inspected node id;
     ``colour``: (colour-by name, values) or None for the strategy's own colouring. Every page
     that draws a run's tree (Search tree, Compare) calls this one function."""
     labels, dead = task_marks(state.tree)
     wrong = wrong_step_marks(state.tree)  # right answer, wrong step: its own mark
     labels = edit_labels(state.tree, labels)  # a person's steps ✎ and pruned nodes ✂
-    extra = {} if width is None else {"width": width}
+    extra = {"width": presenter.tree_width() if width is None else width}
     return tree_figure(state.tree, mcts=res.strategy == "mcts", final_path=state.path,
                        selected=selected, color_by=colour[0] if colour
                        else STRATEGY_COLOR.get(res.strategy),
