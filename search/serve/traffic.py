@@ -27,6 +27,8 @@ def served(limit: int = 100, path=None, wait: float = 2.0) -> list[dict]:
     for row in history.list_runs(limit=SCAN, path=path, wait=wait):
         if len(out) >= limit:
             break
+        if row.origin == history.IMPORTED:  # a file, not a request served here (issue 30 item 9)
+            continue
         try:
             d = json.loads(history.export(row.id, path=path, wait=wait))
         except (ValueError, history.HistoryError):
