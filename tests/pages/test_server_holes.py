@@ -400,3 +400,19 @@ def test_a_huge_run_is_drawn_capped_with_a_note():
     assert node_ids([{"customdata": leaf}]) == [leaf]
     notes = [a.text for a in fig.layout.annotations if "of 20,000 steps" in (a.text or "")]
     assert len(notes) == 1 and f"{len(drawn):,} of 20,000 steps" in notes[0], notes
+
+
+def test_an_imported_file_is_never_listed_as_a_served_request(tmp_path):
+    """Hole 1, wherever runs are shown: a forged export whose config names the gateway was
+    listed on Traffic as a request this server served."""
+    from search.serve.traffic import served
+    from tests.pages.test_history import make_result
+    db = tmp_path / "h.sqlite3"
+    real = make_result("2+3*4")
+    real.config["gateway"] = {"status": "done", "client": "alice"}
+    rid = history.save(real, path=db)
+    forged = make_result("7*8", answers=("99",), gold="56")
+    forged.config["gateway"] = {"status": "done", "client": "alice"}
+    fid, _new = history.import_run(forged.to_json().encode(), path=db)
+    assert fid != rid
+    assert [r["run_id"] for r in served(path=db)] == [rid]
