@@ -29,6 +29,7 @@ from ui.settings import UrlParam, int_in, set_url
 PICK = "traffic_pick"  # the selectbox
 RUN = "tf_run"  # the picked request's History run id (0: none picked, the newest shown); URL
 SHOWN = "traffic_shown"  # the run id the view below the list shows
+SHOWN_LIVE = "traffic_shown_live"  # whether that view is the live one (False: the replay)
 VIEW = "traffic_live_view"  # the LiveView of the request shown while it runs
 REPLAYED = "traffic_replayed"  # the run id whose replay was reset (shown from its end)
 OPEN = "traffic_open_run"  # a run to open in the Search tree (set by the button's callback)
@@ -53,7 +54,7 @@ def _when(t) -> str:
     return "–" if t is None else datetime.fromtimestamp(t, tz=timezone.utc).strftime("%H:%M:%S")
 
 
-STATUS = {"running": _("running"), "done": _("done"), "timeout": _("timed out"),
+STATUS = {"queued": _("queued"), "running": _("running"), "done": _("done"), "timeout": _("timed out"),
           "cancelled": _("stopped"), "stopped": _("stopped"), "error": _("failed")}
 
 
@@ -88,7 +89,9 @@ def listing() -> None:
         st.selectbox(_("Request"), ids, key=PICK, on_change=_picked,
                      format_func=lambda i: f"#{i} · "
                                            f"{(traffic.find(rows, i) or {}).get('problem', '')}")
-    if ss.get(SHOWN, "unset") != target:
+    row = traffic.find(rows, target) if target is not None else None
+    began = row is not None and traffic.live(row["status"]) and not ss.get(SHOWN_LIVE, True)
+    if ss.get(SHOWN, "unset") != target or began:
         if SHOWN in ss:  # a fragment rerun: the view below belongs to the whole page
             ss[SHOWN] = target
             st.rerun()
@@ -114,7 +117,7 @@ def live(run_id: int) -> None:
         st.error(str(e))
         return
     gw = traffic.gateway_of(res) or {}
-    if gw.get("status") != "running":
+    if not traffic.live(gw.get("status")):
         ss.pop(VIEW, None)
         st.rerun()
     view = ss.get(VIEW)
@@ -179,7 +182,8 @@ if shown is not None:
                      "History page.").format(id=shown))
     elif result is not None:
         st.subheader(_("Request #{id}: {problem}").format(id=shown, problem=result.problem))
-        if gw.get("status") == "running":
+        ss[SHOWN_LIVE] = traffic.live(gw.get("status"))
+        if ss[SHOWN_LIVE]:
             ss.pop(REPLAYED, None)
             live(shown)
         else:

@@ -50,9 +50,17 @@ def served(limit: int = 100, path=None, wait: float = 2.0) -> list[dict]:
     return out
 
 
+LIVE = ("queued", "running")  # statuses of a request still being served (queued: saved, not begun)
+
+
+def live(status) -> bool:
+    """Whether a request with this gateway ``status`` is still being served."""
+    return status in LIVE
+
+
 def running(rows: list[dict]) -> bool:
-    """Whether any of ``rows`` is still being served."""
-    return any(r.get("status") == "running" for r in rows)
+    """Whether any of ``rows`` is still being served (queued or running)."""
+    return any(live(r.get("status")) for r in rows)
 
 
 def find(rows: list[dict], run_id: Optional[int]) -> Optional[dict]:
@@ -72,7 +80,7 @@ def silent_for(gw: dict, now: float) -> Optional[float]:
     the gateway may have exited without finishing it. None while it is fresh, finished, or the
     row has no ``updated`` time (written by an older gateway)."""
     t = gw.get("updated")
-    if gw.get("status") != "running" or not isinstance(t, (int, float)):
+    if not live(gw.get("status")) or not isinstance(t, (int, float)):
         return None
     quiet = now - float(t)
     return quiet if quiet > STALE_S else None
