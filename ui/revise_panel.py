@@ -15,7 +15,7 @@ The numbers come from ``search.analysis.revise_report``; nothing here computes a
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import streamlit as st
 
@@ -67,6 +67,22 @@ def counts_words(c: Mapping, split: Optional[str] = None) -> str:
                                                             c["revised_right"]),
         a=c["wrong_to_right"], m=c["revised_wrong"], pa=pct(c["wrong_to_right"],
                                                              c["revised_wrong"])))
+
+
+def gain_words(runs: Sequence[dict], split: str) -> str:
+    """The net gain of revising over per-problem rows with its 95% interval, n and split
+    (issue 29 item 7; ``search.analysis.revise_report.net_gain_interval``), in points with the
+    digits the interval supports: "+25 points (95% interval -22 to +72 points, 4 held-out
+    problems)"."""
+    from search.analysis.revise_report import net_gain_interval
+    g = net_gain_interval(runs)
+    d = 0 if 50 * (g["high"] - g["low"]) >= 1 else 1
+
+    def pts(x: float) -> str:
+        return f"{100 * x:+.{d}f}"
+    return _("{g} points (95% interval {lo} to {hi} points, {n} {split} problems)").format(
+        g=pts(g["gain"]), lo=pts(g["low"]), hi=pts(g["high"]), n=g["problems"],
+        split=_("held-out") if split == "heldout" else _("validation"))
 
 
 def flip_words(res: Any) -> Optional[str]:
@@ -164,10 +180,10 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
     ref = None
     if scorer:
         ref = summarize(scorer, rows[(scorer, 0.0)]).to_dict()
-        lines.append(_("- **{name}**: {counts}; net gain {g} points (accuracy {f} of {p} after "
+        lines.append(_("- **{name}**: {counts}; net gain {g} (accuracy {f} of {p} after "
                        "revising, {s} of {p} on the first chain).").format(
             name=scorer_name(scorer), counts=counts_words(ref, "heldout"),
-            g=f"{100 * ref['net_gain']:+.1f}",
+            g=gain_words(rows[(scorer, 0.0)], "heldout"),
             f=ref["final_right"], s=ref["first_right"], p=ref["problems"]))
     sweep = []
     for rate in (SWEEP_RATES if has_checker else ()):
@@ -176,9 +192,9 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
         sweep.append(d)
     if sweep:
         o = sweep[0]
-        lines.append(_("- **{name}**: {counts}; net gain {g} points.").format(
+        lines.append(_("- **{name}**: {counts}; net gain {g}.").format(
             name=scorer_name("checker"), counts=counts_words(o, "heldout"),
-            g=f"{100 * o['net_gain']:+.1f}"))
+            g=gain_words(rows[("erring", SWEEP_RATES[0])], "heldout")))
     st.markdown("\n".join(lines))
     st.caption(_("Beside them: {snell}.").format(snell=snell_words()))
     if sweep:
@@ -186,10 +202,11 @@ def show(policy: Any, task, model: str, temperature: float) -> None:
                                          reference_name=scorer_name(scorer) if scorer else ""),
                         key="sc_rev_fig")
         worst = sweep[-1]
-        st.markdown(_("With the checker wrong on {r} of its verdicts, {counts}; net gain {g} "
-                      "points, against {g0} with the exact checker.").format(
+        st.markdown(_("With the checker wrong on {r} of its verdicts, {counts}; net gain {g}, "
+                      "against {g0} with the exact checker.").format(
             r=f"{worst['rate']:.0%}", counts=counts_words(worst, "heldout"),
-            g=f"{100 * worst['net_gain']:+.1f}", g0=f"{100 * sweep[0]['net_gain']:+.1f}"))
+            g=gain_words(rows[("erring", worst["rate"])], "heldout"),
+            g0=gain_words(rows[("erring", SWEEP_RATES[0])], "heldout")))
     st.caption(_(
         "{n} held-out problems (reported only), revise R = {r} rounds, answer rule '{rule}', "
         "threshold {t}, temperature {temp}, the i-th problem sampled with seed i at every "

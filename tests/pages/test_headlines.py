@@ -187,6 +187,28 @@ def test_scaling_revise_and_sequential_sections_carry_split_n_interval(scaling):
     at.run(timeout=900)
     assert not at.exception, at.exception
     assert_headlines_carry_split_n_interval(at)
+    # a net gain (a difference of accuracies, in points) carries its interval, n and split too
+    import re
+    said = "\n".join(m.value for m in at.markdown)
+    gains = re.findall(r"net gain ([+-][^;(]*?points(?: \([^)]*\))?)", said)
+    assert len(gains) >= 3, said
+    for g in gains:
+        assert re.fullmatch(r"[+-]\d+(\.\d)? points \(95% interval [+-]\d+(\.\d)? to "
+                            r"[+-]\d+(\.\d)? points, 4 held-out problems\)", g), g
+
+
+def test_net_gain_interval_is_the_paired_mean_with_a_normal_interval():
+    import statistics
+    from search.analysis.revise_report import net_gain_interval
+    rows = [{"first_right": a, "final_right": b} for a, b in
+            ((0, 1), (1, 1), (0, 0), (1, 0), (0, 1))]
+    d = [1, 0, 0, -1, 1]
+    half = 1.96 * statistics.stdev(d) / 5 ** 0.5
+    got = net_gain_interval(rows)
+    assert got["gain"] == pytest.approx(0.2) and got["problems"] == 5
+    assert (got["low"], got["high"]) == pytest.approx((0.2 - half, 0.2 + half))
+    with pytest.raises(ValueError):
+        net_gain_interval([])
 
 
 def test_scaling_with_deepconf_points_carries_split_n_interval(scaling):
