@@ -23,7 +23,17 @@ from i18n import _, ngettext
 # colour for each split up to 31 (every split of every B the page offers is 25).
 PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7",
            "#000000", *qualitative.Dark24]
-POLICY_COLOR, VERIFIER_COLOR = "#0072B2", "#E69F00"
+# The spent figure's two parts in greys: in the splits' blue and orange they read as two of
+# the splits in the same view (issue 30 item 7).
+POLICY_COLOR, VERIFIER_COLOR = "#4D4D4D", "#B3B3B3"
+# One marker shape per split beside its colour: orange and vermillion, sky blue and blue are
+# told apart on a projector by shape (issue 30 item 7: the legend seemed to reuse colours).
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "triangle-down", "pentagon",
+           "hexagon", "cross", "x", "triangle-left", "triangle-right", "hourglass", "bowtie",
+           "circle-cross", "square-x", "diamond-tall", "diamond-wide", "hexagram",
+           "star-triangle-up", "star-square", "star-diamond", "triangle-ne", "triangle-nw",
+           "triangle-se", "triangle-sw", "circle-x", "square-cross", "diamond-cross",
+           "diamond-x", "cross-thin", "x-thin"]
 
 
 def split_colors(cells: Iterable[tuple[int, int]]) -> dict[tuple[int, int], str]:
@@ -33,6 +43,15 @@ def split_colors(cells: Iterable[tuple[int, int]]) -> dict[tuple[int, int], str]
     if len(order) > len(PALETTE):
         raise ValueError(f"at most {len(PALETTE)} splits have a colour of their own")
     return {s: PALETTE[i] for i, s in enumerate(order)}
+
+
+def split_symbols(cells: Iterable[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    """One plotly marker symbol per split (R, N), in ``split_colors``'s order, so a split
+    differs from every other by shape as well as colour (ValueError past ``SYMBOLS``)."""
+    order = sorted({(int(R), int(N)) for R, N in cells}, key=lambda s: (s[0] * s[1], s[0]))
+    if len(order) > len(SYMBOLS):
+        raise ValueError(f"at most {len(SYMBOLS)} splits have a shape of their own")
+    return {s: SYMBOLS[i] for i, s in enumerate(order)}
 
 
 def split_name(R: int, N: int) -> str:
@@ -62,6 +81,7 @@ def compute_figure(rows: Sequence[Mapping], bands: Sequence[Mapping],
     fig = make_subplots(rows=1, cols=n_bins, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=list(bin_labels) or [""])
     colors = split_colors((r["R"], r["N"]) for r in rows)
+    symbols = split_symbols((r["R"], r["N"]) for r in rows)
     seen = set()
     for r in sorted(rows, key=lambda r: (r["B"], r["R"], r["bin"])):
         if r["problems"] == 0 or math.isnan(r["mean"]):
@@ -74,11 +94,17 @@ def compute_figure(rows: Sequence[Mapping], bands: Sequence[Mapping],
                 x=[max(r["policy_tokens"], 1e-9), r["tokens"]], y=[y, y], mode="lines",
                 line=dict(color=color, width=5), opacity=0.45, showlegend=False,
                 legendgroup=name, hoverinfo="skip"), row=1, col=col)
+        if name not in seen:  # the legend's swatch: the split's colour and shape (never a ★)
+            fig.add_trace(go.Scatter(
+                x=[None], y=[None], mode="markers", name=name, legendgroup=name,
+                showlegend=True, hoverinfo="skip",
+                marker=dict(size=11, color=color, symbol=symbols[(r["R"], r["N"])],
+                            line=dict(color="black", width=0.5))), row=1, col=col)
         fig.add_trace(go.Scatter(
             x=[r["tokens"]], y=[y], mode="markers+text", name=name, legendgroup=name,
-            showlegend=name not in seen,
+            showlegend=False,
             marker=dict(size=15 if r["best"] else 11, color=color,
-                        symbol="star" if r["best"] else "circle",
+                        symbol="star" if r["best"] else symbols[(r["R"], r["N"])],
                         line=dict(color="black", width=2 if r["best"] else 0.5)),
             text=["★" if r["best"] else ""], textposition="top center",
             textfont=dict(size=16, color="black"), cliponaxis=False,

@@ -184,10 +184,18 @@ def test_one_colour_per_split_and_stars_only_for_winners():
     names = [t["name"] for t in legend]
     assert len(names) == len(set(names)) == 8
     assert len({t["marker"]["color"] for t in legend}) == 8
+    # and a shape of its own (issue 30 item 7): orange and vermillion told apart by shape too
+    assert len({t["marker"]["symbol"] for t in legend}) == 8
+    assert "star" not in {t["marker"]["symbol"] for t in legend}
     for t in fig["data"]:  # every trace of a split wears its one colour
         if t.get("mode") == "markers+text":
             assert t["marker"]["color"] == next(x["marker"]["color"] for x in legend
                                                 if x["name"] == t["name"])
+            assert t["marker"]["symbol"] in ("star", next(x["marker"]["symbol"] for x in legend
+                                                          if x["name"] == t["name"]))
+    # the spent figure's policy and verifier bars wear no split's colour
+    from viz.sequential import POLICY_COLOR, VERIFIER_COLOR
+    assert not {POLICY_COLOR, VERIFIER_COLOR} & set(PALETTE)
     stars = [t["name"] for t in fig["data"] if "★" in (t.get("text") or [""])[0]]
     assert stars == [] and not any(r["best"] for r in rows)  # 2 x 2 and 1 x 4 tie
     said = [a["text"] for a in fig["layout"]["annotations"]]
