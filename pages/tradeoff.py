@@ -52,10 +52,29 @@ def model_name(name: str) -> str:
     return _("{n} steps").format(n=name[:-6]) if name.endswith(" steps") else name
 
 
+# How a strategy of k chains is said, in the Lesson's words ("the vote of 16 chains", "the most
+# confident of 16 chains"): "majority vote of 4" and "best-of-N, model confidence of 4" read as
+# a vote of 4 and a confidence of 4 (issue 30 item 7).
+WAY_WORDS = {"maj": N_("the vote of {k} chains"),
+             "best_conf": N_("the most confident of {k} chains"),
+             "best_orm": N_("the best of {k} chains by the learned verifier"),
+             "weighted_orm": N_("the vote of {k} chains weighted by the learned verifier")}
+
+
+def strategy_words(s: str, k: int) -> str:
+    """A strategy of ``k`` chains in the Lesson's words (``WAY_WORDS``); one chain is
+    "one chain" whatever the strategy picks among one."""
+    if int(k) == 1:
+        return _("one chain")
+    if s not in WAY_WORDS:
+        return _("{s} of {k}").format(s=strategy_label(s), k=k)
+    return _(WAY_WORDS[s]).format(k=k)
+
+
 def way_text(w: dict) -> str:
-    return _("model trained {c}, {s} of {k}").format(c=model_name(w["name"]),
-                                                     s=strategy_label(w["strategy"]),
-                                                     k=w["k"])
+    return _("the model trained for {c}, {way}").format(c=model_name(w["name"]),
+                                                        way=strategy_words(w["strategy"],
+                                                                           w["k"]))
 
 
 st.title(_("Train vs test"))
@@ -179,8 +198,9 @@ with right:
     st.subheader(_("Iso-accuracy contours"))
     presenter.chart(st, contour_figure(v["train"], v["inference_axis"], v["surface"],
                                        v["frontier"], target, marks), key="tr_fig_contour")
-    st.caption(_("Colour: accuracy. The white line is the frontier at the target: the least "
-                 "inference compute each amount of training needs (blank: not measured)."))
+    st.caption(_("Colour: accuracy. The black dashed line is the frontier at the target: the "
+                 "least inference compute each amount of training needs (blank: not "
+                 "measured)."))
 
 st.subheader(_("The rate depends on the target"))
 presenter.chart(st, rate_curve_figure(v["by_target"], target), key="tr_fig_rate")
@@ -259,8 +279,7 @@ for s, name, t, one in zip(v["stops"], v["names"], v["train"], v["one_chain"]):
     rows.append({_("trained"): model_name(name), _("training FLOPs"): flops(t),
                  _("one chain"): measured_value(one, v["problems"]),
                  _("best measured"): measured_value(s["best"], v["problems"]),
-                 _("gains stop at"): _("{s} of {k}").format(s=strategy_label(s["strategy"]),
-                                                            k=s["k"]),
+                 _("gains stop at"): strategy_words(s["strategy"], s["k"]),
                  _("to reach the target"): way_text(w) if w else "–"})
 st.table(pd.DataFrame(rows))
 st.caption(_("Accuracies on the {p} held-out problems, to the digits their 95% Wilson "

@@ -26,6 +26,8 @@ SCALE = "Viridis"
 STUDENT_COLORS = {"a": "#0072B2", "b": "#D55E00"}  # Okabe-Ito blue / vermillion
 STUDENT_SYMBOLS = {"a": "star", "b": "diamond"}
 PERCENT_AXIS = dict(tickformat=".0%", rangemode="tozero")
+CONTOUR_SCALE = "YlGnBu"   # accuracy 0 -> pale yellow, 1 -> dark blue
+FRONTIER_COLOR = "black"  # the frontier at the target: thick, dashed, over the contours
 
 
 def _log_axis(title: str, values: Sequence[float]) -> dict:
@@ -131,8 +133,11 @@ def contour_figure(train: Sequence[float], inference: Sequence[float], surface: 
     z = np.asarray(surface, float)
     if z.shape != (len(train), len(inference)):
         raise ValueError(f"surface must be {len(train)} x {len(inference)}, got {z.shape}")
+    # Light where accuracy is low (YlGnBu: pale yellow at 0, dark blue at 1) on a white plot:
+    # most of the measured area is the least-trained models under 10%, which Cividis drew as
+    # one dark block hiding the contours (issue 30 item 7); blank (white) is "not measured".
     fig = go.Figure(go.Contour(
-        x=list(train), y=list(inference), z=z.T.tolist(), colorscale="Cividis",
+        x=list(train), y=list(inference), z=z.T.tolist(), colorscale=CONTOUR_SCALE,
         zmin=0, zmax=1, contours=dict(start=0.1, end=0.9, size=0.1, showlabels=True,
                                       labelformat=".0%"),
         colorbar=dict(title=_("accuracy"), tickformat=".0%"), connectgaps=False,
@@ -142,7 +147,8 @@ def contour_figure(train: Sequence[float], inference: Sequence[float], surface: 
     if fr:
         fig.add_trace(go.Scatter(
             x=[p["train"] for p in fr], y=[p["inference"] for p in fr], mode="lines+markers",
-            line=dict(color="white", width=3), marker=dict(size=9, color="white"),
+            line=dict(color=FRONTIER_COLOR, width=3.5, dash="dash"),
+            marker=dict(size=9, color=FRONTIER_COLOR, line=dict(width=1.5, color="white")),
             name=_("frontier at {t:.0%}").format(t=target or 0),
             hovertemplate=_("frontier") + ": %{x:.3g}, %{y:.3g}<extra></extra>"))
     for key, s in (students or {}).items():
@@ -150,10 +156,16 @@ def contour_figure(train: Sequence[float], inference: Sequence[float], surface: 
         # "10%" contour label (trial at 1280 px); the star and the diamond are the curves'
         _student_mark(fig, key, s["train"], s["inference"], s["label"], train, y_log=True,
                       annotate=False)
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
-                      xaxis=_log_axis(_("training FLOPs (6 N D)"), train),
-                      yaxis=_log_axis(_("inference FLOPs per query"), inference),
-                      legend=dict(orientation="h", y=-0.2))
+    # The legend above the plot: under it (y=-0.2) it touched the x axis title "training
+    # FLOPs" at 1280x800 and in presenter mode, whose larger text moves both.
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=70, b=10),
+                      plot_bgcolor="white",
+                      xaxis=dict(_log_axis(_("training FLOPs (6 N D)"), train),
+                                 gridcolor="#ddd"),
+                      yaxis=dict(_log_axis(_("inference FLOPs per query"), inference),
+                                 gridcolor="#ddd"),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0,
+                                  xanchor="left"))
     return fig
 
 
