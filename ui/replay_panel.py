@@ -326,6 +326,13 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
         presenter.chart(st, fig, key="tree_chart", on_select="rerun", selection_mode="points",
                         config=TREE_CONFIG)
         _budget_curve(res, state, budget)  # under the tree: it reads against the same budget
+        if res.strategy in ("deepconf_online", "deepconf_offline"):
+            from ui.deepconf_panel import short_line, view_of  # beside the tree: the cuts' why
+            v = view_of(res)
+            if v is not None:
+                st.caption(short_line(v, state.tree) + " " + _(
+                    "A cut or dropped trace casts no vote; the run summary below says why, and "
+                    "a node's group-confidence curve is in the inspector."))
     with right:  # the votes first: what the run answered, on the first screen
         vr, tv = state.votes, tally_view(res, state)  # ToT: chain counts, not value sums
         presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,

@@ -111,6 +111,8 @@ def test_the_tree_page_says_the_threshold_the_cuts_and_why_no_vote(bundled):
     assert f"({v.mean_finished_tokens:.1f} tokens)" in page and f"about **{saved:.0f}** more" in page
     assert "**A cut trace casts no vote**" in page
     assert f"{len(v.voters)} traces vote." in page
+    from ui.deepconf_panel import short_line  # under the tree, within the first screens
+    assert any(c.startswith(short_line(v, res.tree)) for c in texts(at.caption))
     # the traces table: one row per trace, the log's numbers
     df = next(d.value for d in at.dataframe if "vote weight" in d.value.columns)
     assert list(df["tokens"]) == [x.tokens for x in v.traces]
