@@ -180,6 +180,8 @@ def test_the_url_never_holds_the_api_key_and_no_logprobs_turns_confidence_off(mo
     at.selectbox(key=w("strategy")).set_value("beam").run()
     scorer = at.selectbox(key=w("scorer"))
     assert "model confidence" not in scorer.options and scorer.value != "confidence"
+    from search.models.confidence import CONFIDENCE_LABELS  # nor DeepConf's token scorers
+    assert not set(CONFIDENCE_LABELS.values()) & set(scorer.options), scorer.options
     assert scorer.value == "checker"
     assert [c for c in texts(at.caption) if "no token log-probabilities" in c] == [
         "Model confidence is not offered as a scorer: this model's backend returns no token "
