@@ -25,6 +25,7 @@ from ui.live_panel import SMALL_CONFIG, TREE_CONFIG, live_figures, progress_line
 from ui.page_frame import start_page
 from ui.replay_panel import replay_panel, reset
 from ui.settings import UrlParam, int_in, set_url
+from ui.wording import md
 
 PICK = "traffic_pick"  # the selectbox
 RUN = "tf_run"  # the picked request's History run id (0: none picked, the newest shown); URL
@@ -181,7 +182,7 @@ if shown is not None:
         st.warning(_("Run #{id} is not a request served by the gateway: open it from the "
                      "History page.").format(id=shown))
     elif result is not None:
-        st.subheader(_("Request #{id}: {problem}").format(id=shown, problem=result.problem))
+        st.subheader(_("Request #{id}: {problem}").format(id=shown, problem=md(result.problem)))
         ss[SHOWN_LIVE] = traffic.live(gw.get("status"))
         if ss[SHOWN_LIVE]:
             ss.pop(REPLAYED, None)
@@ -190,7 +191,7 @@ if shown is not None:
             status = STATUS.get(gw.get("status"), gw.get("status"))
             st.caption(_("Status: **{status}** · key {client} · {latency} s").format(
                 status=status, client=gw.get("client"), latency=gw.get("latency_s")) + (
-                " · " + str(gw.get("error")) if gw.get("error") else ""))
+                " · " + md(gw.get("error")) if gw.get("error") else ""))
             if ss.get(REPLAYED) != shown:
                 ss[REPLAYED] = shown
                 reset(result, None)  # the replay from its end, nothing inspected
