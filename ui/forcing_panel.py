@@ -85,7 +85,9 @@ def verdict(rows: Sequence[dict], cue: str, retry_marker: bool,
     does not help it, the sentence says how many answers the re-check changed at all."""
     helps = forcing_helps(rows)
     n = rows[0]["problems"]
-    worst = max(rows, key=lambda r: r["right_to_wrong"] - r["wrong_to_right"])
+    forced_rows = [r for r in rows if r["forced"] > r["baseline"]] or list(rows)
+    worst = max(forced_rows, key=lambda r: (r["right_to_wrong"] - r["wrong_to_right"],
+                                            r["forced"]))
     if helps is not None:
         r = next(r for r in rows if r["forced"] == helps)
         return _("Forcing helps on these {n} problems: with {m} forced continuations "
@@ -105,13 +107,17 @@ def verdict(rows: Sequence[dict], cue: str, retry_marker: bool,
                         "model learned to re-check after an answer; this one never saw a "
                         "re-check.").format(cue=cue.strip())
     elif recheck:
-        most = max(rows, key=lambda r: r.get("answers_changed") or 0)
-        text += " " + _("The reason: this model learned `{cue}` as a re-check after its answer, "
-                        "which re-derives the steps and fixes a wrong one only sometimes; here "
-                        "its re-checks changed {c} of {n} answers at most (at {m} forced), too "
-                        "few to lift accuracy: the steps it gets wrong on its own it mostly "
-                        "re-derives the same way.").format(
-            cue=cue.strip(), c=most.get("answers_changed") or 0, n=n, m=most["forced"])
+        first = forced_rows[0]
+        most = max(forced_rows, key=lambda r: (r.get("answers_changed") or 0, -r["forced"]))
+        text += " " + _("The reason: this model's re-check (`{cue}`, learned after its answer) "
+                        "mostly restates its first pass: one forced re-check changed {c1} of "
+                        "{n} answers, and at {m} forced {c} answers changed, {w2r} of them from "
+                        "wrong to right. A re-check can fix only a step the model can compute, "
+                        "and without forcing this model answers only {right} of these {n} "
+                        "problems right.").format(
+            cue=cue.strip(), c1=first.get("answers_changed") or 0, m=most["forced"],
+            c=most.get("answers_changed") or 0, n=n, w2r=most["wrong_to_right"],
+            right=rows[0]["right"])
     return text
 
 

@@ -110,3 +110,43 @@ def test_the_compare_page_offers_the_forcing_curve_when_budget_forcing_is_compar
     assert not at.exception, at.exception
     assert any(e.label.startswith("Does forcing help this model?") for e in at.expander)
     assert at.button(key="cmp_forcing_go") is not None
+
+
+_RECHECK_WEIGHTS = __import__("search.tasks", fromlist=["get_task"]).get_task(
+    "arithmetic_recheck").model_dir / "model.safetensors"
+
+
+def test_the_panel_forces_the_rechecking_model_and_names_it_its_cue_and_its_choice():
+    """On the self-correcting model's page the panel also offers the re-checking model: the
+    caption names it and its cue `Check:`, and the count chosen for it on the validation split
+    from its folder's forcing_validation.json; Measure draws its curve (5 problems)."""
+    import json
+
+    import pytest
+    if not _RECHECK_WEIGHTS.is_file():
+        pytest.skip("the re-checking model is not trained")
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from search.models.hf import load_bundled
+        from search.tasks import get_task
+        from ui.forcing_panel import forcing_panel
+        task = get_task("arithmetic_retry")
+        forcing_panel(task, load_bundled(task=task))
+
+    at = AppTest.from_function(page, default_timeout=300).run()
+    radio = at.radio(key="forcing_model")
+    assert radio.options[0].startswith("arith-retry-tiny") and \
+        radio.options[1].startswith("arith-recheck-tiny")
+    radio.set_value("arithmetic_recheck").run()
+    said = " ".join(str(m.value) for m in at.markdown)
+    saved = json.loads((_RECHECK_WEIGHTS.parent / "forcing_validation.json").read_text())
+    assert "**arith-recheck-tiny**, cue `Check:`" in said
+    assert f"**validation** split ({saved['problems']} problems" in said
+    assert f"**{saved['best']}** forced continuations" in said
+    at.number_input(key="forcing_n").set_value(5)
+    at.button(key="forcing_go").click().run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1
+    verdict = " ".join(str(m.value) for m in list(at.info) + list(at.success))
+    assert "5 problems" in verdict and "retry marker" not in verdict

@@ -92,3 +92,30 @@ def test_forcing_the_trained_model_counts_its_one_token_cue():
     gen = res.compute.generated_tokens
     assert gen == sum(n.tokens for n in steps) + res.tree.discarded_tokens
     assert r.extra["thinking_tokens"] <= gen <= r.extra["budget_tokens"] + task.step_tokens
+
+
+@pytest.mark.skipif(not _WEIGHTS.is_file(), reason="the re-checking model is not trained")
+def test_the_forcing_command_draws_the_rechecking_model_beside_the_retry_model():
+    """`python -m search forcing --problems 3 --forced 1 --json`: by default both models, the
+    re-checking one first, each with its cue, its curve and the count chosen for it on the
+    validation split (its folder's forcing_validation.json); the table names both."""
+    import json
+
+    from tests.conftest import run_search_cli
+    r = run_search_cli("forcing", "--problems", "3", "--forced", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    o = json.loads(r.stdout)
+    assert [m["task"] for m in o["models"]] == ["arithmetic_recheck", "arithmetic_retry"]
+    assert [m["cue"] for m in o["models"]] == ["Check: ", "Wait, "]
+    saved = json.loads((_WEIGHTS.parent / "forcing_validation.json").read_text())
+    v = o["models"][0]["validated"]
+    assert v["split"] == "validation" and v["best"] == saved["best"] and v["problems"] == 80
+    for m in o["models"]:
+        assert [row["forced"] for row in m["curve"]] == [0, 1]
+        assert m["curve"][0]["answers_changed"] == 0 and m["problems"] == 3
+    t = run_search_cli("forcing", "--problems", "2", "--forced", "1")
+    assert t.returncode == 0, t.stderr
+    assert "arithmetic_recheck (arith-recheck-tiny" in t.stdout and "cue 'Check: '" in t.stdout
+    assert "arithmetic_retry (arith-retry-tiny" in t.stdout
+    assert "chosen for this model on the validation split (80 problems, T=0): 0 forced" \
+        in t.stdout
