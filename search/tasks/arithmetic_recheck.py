@@ -44,6 +44,7 @@ chosen on validation: one run fit the session.
 from __future__ import annotations
 
 import random
+import re
 from typing import Optional
 
 from i18n import N_
@@ -221,15 +222,22 @@ class ArithmeticRecheckTask(ArithmeticTask):
     def state_value(self, problem: str, steps: list[str]) -> Optional[float]:
         return 1.0 if all(self.step_checker(problem).step_validity(list(steps))) else 0.0
 
-    def _fits(self, prompt: str):
-        tok = None
+    def token_count(self, text: str) -> int:
+        """Tokens of ``text`` under this task's character-level tokenizer (``search.models.
+        tokenizer.build_tokenizer(self.alphabet, self.word_tokens)``): each word token one,
+        every other character one; counted here with the tokenizer's own split rule (longest
+        word tokens first, then any single character), so the task needs no model code
+        (tests/unit/test_recheck_data.py checks it against the tokenizer)."""
+        pattern = getattr(self, "_split", None)
+        if pattern is None:
+            words = "".join(re.escape(w) + "|" for w in sorted(self.word_tokens, key=len,
+                                                                 reverse=True))
+            pattern = self._split = re.compile(words + r"[\s\S]")
+        return len(pattern.findall(text))
 
+    def _fits(self, prompt: str):
         def fits(lines: list[str]) -> bool:
-            nonlocal tok
-            if tok is None:
-                from search.training.train import task_tokenizer
-                tok = self._tokenizer = getattr(self, "_tokenizer", None) or task_tokenizer(self)
-            n = len(tok(prompt)["input_ids"]) + len(tok(STEP_DELIMITER.join(lines))["input_ids"])
+            n = self.token_count(prompt) + self.token_count(STEP_DELIMITER.join(lines))
             return n + 1 <= N_POSITIONS  # + the end-of-chain token
         return fits
 

@@ -88,6 +88,10 @@ def test_the_training_batch_fits_the_context_and_keeps_the_cue_one_token():
     assert "Wait, " not in tok.get_vocab()
     batch = task.train_batch(random.Random(1), 400, 256)
     longest = max(len(tok(p)["input_ids"]) + len(tok(c)["input_ids"]) + 1 for p, c in batch)
+    # the task counts tokens without model code (layers): the same counts as the tokenizer's
+    assert [(task.token_count(p), task.token_count(c)) for p, c in batch] == [
+        (len(tok(p)["input_ids"]), len(tok(c)["input_ids"])) for p, c in batch]
+    assert task.token_count("Answer: 5\nCheck: 8*7=56") == len(ids)
     assert longest <= N_POSITIONS
     with_check = [c for _, c in batch if "Check: " in c]
     assert 0.3 < len(with_check) / len(batch) < 0.7
