@@ -36,10 +36,28 @@ SAVE_WAIT_S = 1.0  # seconds a page waits for another process's lock before keep
 PAGE_WAIT_S = 2.0  # seconds the History page waits for another process's lock when reading
 
 
+def browser_token(cookie: str) -> str:
+    """The per-browser secret inside Streamlit's XSRF cookie (Tornado's version 2 format,
+    ``2|mask|masked token|timestamp``): the token unmasked (XOR with the 4-byte mask
+    repeated, as ``tornado.web`` writes it), hex. The cookie itself is written anew with a new
+    mask on every page load (measured: it differed after a reload in chromium), the token it
+    masks stays. A cookie in another format is returned as it is."""
+    parts = cookie.split("|")
+    if len(parts) >= 3 and parts[0] == "2":
+        try:
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+        except ValueError:
+            return cookie
+        if mask:
+            return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked)).hex()
+    return cookie
+
+
 def session_owner() -> str:
     """Who this session is for History's owners (``history.owner_id``): the browser, when it
-    sends Streamlit's per-browser cookie (``BROWSER_COOKIE``: the same owner after a reload or
-    in another tab of that browser; a private window or another browser is another owner),
+    sends Streamlit's per-browser cookie (``BROWSER_COOKIE``, its token: ``browser_token``; the
+    same owner after a reload or in another tab of that browser; a private window or another
+    browser is another owner),
     else this session alone (a random token kept in its state). Only a hash is stored."""
     ss = st.session_state
     try:
@@ -47,7 +65,7 @@ def session_owner() -> str:
     except Exception:  # noqa: BLE001 - no request context (bare mode)
         cookie = None
     if isinstance(cookie, str) and cookie:  # (AppTest's context answers with a mock object)
-        return history.owner_id("browser", str(cookie))
+        return history.owner_id("browser", browser_token(cookie))
     if not ss.get(OWNER):
         import secrets
         ss[OWNER] = secrets.token_hex(16)

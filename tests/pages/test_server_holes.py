@@ -416,3 +416,21 @@ def test_an_imported_file_is_never_listed_as_a_served_request(tmp_path):
     fid, _new = history.import_run(forged.to_json().encode(), path=db)
     assert fid != rid
     assert [r["run_id"] for r in served(path=db)] == [rid]
+
+
+def test_the_browser_owner_survives_a_new_mask_of_the_cookie():
+    """Streamlit writes its XSRF cookie anew, with a new mask, on every page load (measured in
+    chromium: the cookie differed after a reload, the token it masks did not); the owner is
+    read from the token, so a reload keeps the browser's runs its own."""
+    from ui.history import browser_token
+    token = bytes(range(1, 33))
+
+    def cookie(mask: bytes, secret: bytes = token) -> str:
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(secret))
+        return f"2|{mask.hex()}|{masked.hex()}|1796590000"
+
+    a, b = cookie(b"\x01\x02\x03\x04"), cookie(b"\xaa\xbb\xcc\xdd")
+    assert a != b and browser_token(a) == browser_token(b) == token.hex()
+    other = cookie(b"\x01\x02\x03\x04", bytes(range(2, 34)))  # another browser's token
+    assert browser_token(other) != token.hex()
+    assert browser_token("not-a-v2-cookie") == "not-a-v2-cookie"
