@@ -32,7 +32,9 @@ def served(limit: int = 100, path=None, wait: float = 2.0) -> list[dict]:
            "json_extract(run_json, '$.config.gateway'), json_extract(run_json, '$.config.scorer'), "
            "json_extract(run_json, '$.compute') FROM runs "
            "WHERE id IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?) AND json_valid(run_json) "
-           "AND json_type(run_json, '$.config.gateway') = 'object' ORDER BY id DESC LIMIT ?")
+           "AND json_type(run_json, '$.config.gateway') = 'object' "
+           # a row imported from a file is not a request served here (issue 30 item 9)
+           "AND IFNULL(origin, '') != 'imported' ORDER BY id DESC LIMIT ?")
     rows = history._sql(path, "read the run history", sql, (SCAN, max(0, int(limit))), "all",
                         wait=wait)
     out = []
