@@ -46,6 +46,7 @@ ALLOWED = {
     "wilson", "condorcet", "aggarwal", "cobbe", "yao", "wang", "snell", "lightman", "brown",
     "hugging", "face", "openai", "vllm", "sglang", "llama", "cpp", "transformers", "serve",
     "networkx", "igraph", "gephi", "yed", "gsm8k", "python", "kaplan", "jones", "math",
+    "fu",  # Fu et al. 2025, DeepConf (Deep Think with Confidence)
     # "token" is the field's usual word in Chinese too (令牌 is rare)
     "token", "tokens",
     # the language switch names each language in itself: English · 中文
