@@ -13,6 +13,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
+# The per-session compute budget of the pool pages (ui.session_cpu, wall-clock seconds) would
+# pause a page test that samples pools on a loaded 2-core machine: tests get an hour unless they
+# set their own (tests/pages/test_server_holes.py sets a tiny one to see the pause).
+os.environ.setdefault("THOUGHTSCOPE_SESSION_CPU_S", "3600")
+
 # ------------------------------------------------------------- randomized tests' budgets
 # Two Hypothesis profiles. "ci", loaded by default (``bash scripts/test.sh``, CI, the fast
 # loop): at most CI_EXAMPLES examples per property. "long", on demand

@@ -2,7 +2,7 @@
 ``sc_problems=200&sc_n=32&seed=<new>&sc_measured=1``, kept a core busy for as long as its tab
 was open, the Scaling page sampling chunk after chunk with nobody clicking).
 
-Each session may spend ``THOUGHTSCOPE_SESSION_CPU_S`` seconds (default 300) of model time on
+Each session may spend ``THOUGHTSCOPE_SESSION_CPU_S`` seconds (default 600) of model time on
 work the pool pages start and continue without a click: the wall-clock seconds of the pool
 sampling calls (``ui.pool_page``) and of the Scaling page's measured searches
 (``ui.measured_searches``), summed over the session. Past it, sampling stops where it is (what
@@ -19,7 +19,7 @@ import streamlit as st
 from i18n import _
 
 CPU_S_ENV = "THOUGHTSCOPE_SESSION_CPU_S"
-DEFAULT_CPU_S = 300.0
+DEFAULT_CPU_S = 600.0
 SPENT, GRANTED = "session_cpu_spent", "session_cpu_granted"  # seconds (session state)
 
 
@@ -30,7 +30,7 @@ class BudgetSpent(Exception):
 
 def budget_s() -> float:
     """Seconds of model time one grant allows (``THOUGHTSCOPE_SESSION_CPU_S``; a value that
-    is not a positive number is the default, 300)."""
+    is not a positive number is the default, 600)."""
     try:
         v = float(os.environ.get(CPU_S_ENV, DEFAULT_CPU_S))
     except ValueError:
