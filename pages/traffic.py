@@ -27,7 +27,7 @@ from ui.replay_panel import replay_panel, reset
 from ui.settings import UrlParam, int_in, set_url
 from ui.wording import md
 
-PICK = "traffic_pick"  # the selectbox
+PICK = "traffic_pick"  # the selectbox's key prefix (one key per request shown)
 RUN = "tf_run"  # the picked request's History run id (0: none picked, the newest shown); URL
 SHOWN = "traffic_shown"  # the run id the view below the list shows
 SHOWN_LIVE = "traffic_shown_live"  # whether that view is the live one (False: the replay)
@@ -59,9 +59,9 @@ STATUS = {"queued": _("queued"), "running": _("running"), "done": _("done"), "ti
           "cancelled": _("stopped"), "stopped": _("stopped"), "error": _("failed")}
 
 
-def _picked() -> None:
-    ss[RUN] = int(ss[PICK])
-    set_url(RUN, str(ss[RUN]))
+def _picked(key: str) -> None:
+    """A person picked a request: it stays shown (and in the URL) until they pick another."""
+    ss[RUN] = int(ss[key])
 
 
 @st.fragment(run_every=REFRESH_S)
@@ -86,9 +86,11 @@ def listing() -> None:
     if target is not None and target not in ids:
         ids.append(target)  # a linked request older than the list: still offered
     if ids:
-        ss[PICK] = target
-        st.selectbox(_("Request"), ids, key=PICK, on_change=_picked,
-                     format_func=lambda i: f"#{i} · "
+        # A widget of its own per request the page shows: a timer tick can carry the value the
+        # browser had not yet redrawn, which a single key would take for the person's pick.
+        key = f"{PICK}_{target}"
+        st.selectbox(_("Request"), ids, index=ids.index(target), key=key, on_change=_picked,
+                     args=(key,), format_func=lambda i: f"#{i} · "
                                            f"{(traffic.find(rows, i) or {}).get('problem', '')}")
     row = traffic.find(rows, target) if target is not None else None
     began = row is not None and traffic.live(row["status"]) and not ss.get(SHOWN_LIVE, True)
@@ -171,7 +173,9 @@ if ss.get(OPEN) is not None:
 listing()
 shown = ss.get(SHOWN)
 if shown is not None:
-    set_url(RUN, str(shown))  # the address bar reopens this request's view
+    # A picked (or linked) request is in the address bar, which reopens its view; the newest,
+    # followed while none is picked, is not (a link read again would pin it).
+    set_url(RUN, str(ss[RUN]) if ss.get(RUN) else None)
     try:
         result = history.load(shown, wait=PAGE_WAIT_S)
     except history.HistoryError as e:

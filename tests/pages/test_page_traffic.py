@@ -68,7 +68,7 @@ def test_a_running_request_is_drawn_live_with_stop_and_a_link_reopens_it(tmp_pat
     at = tp.new_app({"tf_run": str(live)})
     at.switch_page("pages/traffic.py").run()
     assert not at.exception, at.exception
-    assert at.selectbox(key="traffic_pick").value == live
+    assert at.selectbox(key=f"traffic_pick_{live}").value == live
     line = " ".join(i.value for i in at.info)
     assert "Serving" in line and "**6** nodes" in line, line  # 3 chains x 2 steps
     assert not stops.stop_requested(live)
@@ -76,8 +76,8 @@ def test_a_running_request_is_drawn_live_with_stop_and_a_link_reopens_it(tmp_pat
     assert not at.exception, at.exception
     assert stops.stop_requested(live) and "stopping" in " ".join(i.value for i in at.info)
     assert not at.select_slider  # no replay while it runs
-    at.selectbox(key="traffic_pick").set_value(done).run()
+    at.selectbox(key=f"traffic_pick_{live}").set_value(done).run()
     assert not at.exception, at.exception
-    assert at.query_params["tf_run"] in (str(done), [str(done)])
+    assert at.query_params["tf_run"] in (str(done), [str(done)])  # picked: in the link
     assert at.select_slider(key="at").value == 27  # the replay, at the end of the log
     assert not [b for b in at.button if b.key == "traffic_stop"]
