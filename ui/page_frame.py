@@ -154,7 +154,6 @@ def sidebar(uses_model: bool = True):
                  format_func=LANGUAGES.get)
         from ui import presenter
         presenter.sidebar_toggle()  # presenter mode: larger, colour-blind-safe, folded away
-        st.html(WRAP_CSS)
         st.selectbox(_("Task"), list(TASKS), **bind(TASK),
                      format_func=lambda name: _(task_label(name)),
                      help=_("The kind of problem every page works on; each task has its own "
@@ -192,10 +191,6 @@ def sidebar(uses_model: bool = True):
 # page while that task is on, with a button back (issue 30 item 6: the switch was said only on
 # Compare, and every other page silently ran the other task).
 TASK_SWITCH = "task_switch"
-# The task picker's chosen name wraps instead of being cut ("Arithmetic (self-correcting
-# mode…"): baseweb's select keeps its value on one line with an ellipsis.
-WRAP_CSS = ("<style>[data-testid='stSidebar'] [data-baseweb='select'] div "
-            "{white-space: normal; overflow: visible; text-overflow: clip;}</style>")
 
 
 def switch_task(was: str, now: str, why: str) -> None:

@@ -30,7 +30,9 @@ class ArithmeticRetryTask(ArithmeticTask):
     """The arithmetic task with the self-correcting (retry-data) bundled model."""
 
     name = "arithmetic_retry"
-    label = N_("Arithmetic (self-correcting model)")
+    # Short enough for the sidebar's picker, which cannot wrap (an <input>): "Arithmetic
+    # (self-correcting model)" showed as "Arithmetic (self-correcting mode" (issue 30 item 6).
+    label = N_("Arithmetic, self-correcting")
     model_dir = REPO_ROOT / "weights" / "arith-retry-tiny"
     model_name = "arith-retry-tiny"
     word_tokens = (ANSWER_PREFIX, RETRY_MARKER)
