@@ -286,7 +286,9 @@ def confidence_lies() -> None:
             model=r["model"], n=r["settings"]["n"],
             wrong=wording.measured(sm["rate"], sm["problems"], "heldout"))
     st.markdown(sentence + ".")
-    presenter.chart(st, confidence_lies_figure(data), key="ls_fig_conf")
+    named = {k: {**e, "model": wording.model_name(e["model"])}  # "(bundled)" translated
+             if isinstance(e, dict) and "model" in e else e for k, e in data.items()}
+    presenter.chart(st, confidence_lies_figure(named), key="ls_fig_conf")
 
 
 def right_wrong_step_text(tree, lucky=None) -> str:

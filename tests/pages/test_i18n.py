@@ -57,7 +57,7 @@ ALLOWED = {
     # (SmolLM2-135M-Instruct, Apache-2.0, Q4_1 GGUF)
     "instruct", "apache", "q4",
     # units, plotly's own
-    "utc", "ms", "s", "px", "mb", "mib", "gb", "extra", "br", "sup", "sub", "pow", "nan",
+    "utc", "ms", "s", "px", "kb", "mb", "mib", "gb", "extra", "br", "sup", "sub", "pow", "nan",
     # JSON's literals, named in a damaged run file's one-line message
     "null", "true", "false",
 }
@@ -76,7 +76,8 @@ SKIP_FIELDS = {"id", "key", "form_id", "icon", "type", "theme", "data", "arrow_d
                "default", "value", "set_value", "raw_value", "widget_id", "component_name",
                "args", "json_args", "path", "page_name", "script_hash", "anchor", "cursor",
                "editing_mode", "placeholder_icon", "config", "mime", "file_name", "tag",
-               "delta_color", "accept_new_options", "vertical_alignment", "body" + "_html"}
+               "delta_color", "accept_new_options", "vertical_alignment", "body" + "_html",
+               "code_text"}  # st.code: a command or program shown as code, like inline code
 
 
 # ------------------------------------------------------------------------ what a page shows
