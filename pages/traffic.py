@@ -30,6 +30,8 @@ from ui.wording import md
 PICK = "traffic_pick"  # the selectbox's key prefix (one key per request shown)
 RUN = "tf_run"  # the picked request's History run id (0: none picked, the newest shown); URL
 SHOWN = "traffic_shown"  # the run id the view below the list shows
+WHOLE = "traffic_whole_run"  # True while a whole run draws the list (only a fragment run reruns)
+TARGET = "traffic_target"  # the run id the list says to show (picked, else the newest)
 SHOWN_LIVE = "traffic_shown_live"  # whether that view is the live one (False: the replay)
 VIEW = "traffic_live_view"  # the LiveView of the request shown while it runs
 REPLAYED = "traffic_replayed"  # the run id whose replay was reset (shown from its end)
@@ -92,13 +94,13 @@ def listing() -> None:
         st.selectbox(_("Request"), ids, index=ids.index(target), key=key, on_change=_picked,
                      args=(key,), format_func=lambda i: f"#{i} · "
                                            f"{(traffic.find(rows, i) or {}).get('problem', '')}")
+    ss[TARGET] = target
     row = traffic.find(rows, target) if target is not None else None
     began = row is not None and traffic.live(row["status"]) and not ss.get(SHOWN_LIVE, True)
-    if ss.get(SHOWN, "unset") != target or began:
-        if SHOWN in ss:  # a fragment rerun: the view below belongs to the whole page
-            ss[SHOWN] = target
-            st.rerun()
-        ss[SHOWN] = target
+    if not ss.get(WHOLE) and SHOWN in ss and (ss[SHOWN] != target or began):
+        # the view below belongs to the whole page: rerun it, and again at the next tick until
+        # a whole run has drawn it (SHOWN is set only then: a tick may cut a whole run short)
+        st.rerun()
 
 
 def _stop(run_id: int) -> None:
@@ -170,8 +172,10 @@ if ss.get(OPEN) is not None:
     except history.HistoryError as e:
         st.error(str(e))
 
+ss[WHOLE] = True
 listing()
-shown = ss.get(SHOWN)
+ss[WHOLE] = False
+shown = ss.get(TARGET)
 if shown is not None:
     # A picked (or linked) request is in the address bar, which reopens its view; the newest,
     # followed while none is picked, is not (a link read again would pin it).
@@ -202,3 +206,4 @@ if shown is not None:
             replay_panel(result, "history", row=shown)
             st.button(_("Open in the Search tree"), key="traffic_open", on_click=_open,
                       args=(shown,))
+ss[SHOWN] = shown  # drawn by a whole run (the list reruns the page until one gets here)

@@ -147,8 +147,7 @@ def test_a_served_request_grows_live_on_traffic_and_stop_ends_it_for_its_client(
                                          if r["strategy"] == "revise"), None), 120)
         assert watched is not None, "the watched request did not start"
         # listed while it runs, shown live (the newest request: nothing picked)
-        # opened by its link (following the newest request after a finished one is shown does
-        # not switch in the browser yet: see the report of this commit)
+        # opened by its link (the page also follows the newest request when none is picked)
         page.goto(f"{app}/traffic?tf_run={watched}", timeout=TIMEOUT_MS)
         heading = page.get_by_role("heading", name=f"Request #{watched}")
         first = wait_for(lambda: heading.count() > 0 and live_nodes(page), 240)
