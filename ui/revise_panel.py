@@ -75,14 +75,9 @@ def gain_words(runs: Sequence[dict], split: str) -> str:
     digits the interval supports: "+25 points (95% interval -22 to +72 points, 4 held-out
     problems)"."""
     from search.analysis.revise_report import net_gain_interval
+    from ui.wording import measured_points
     g = net_gain_interval(runs)
-    d = 0 if 50 * (g["high"] - g["low"]) >= 1 else 1
-
-    def pts(x: float) -> str:
-        return f"{100 * x:+.{d}f}"
-    return _("{g} points (95% interval {lo} to {hi} points, {n} {split} problems)").format(
-        g=pts(g["gain"]), lo=pts(g["low"]), hi=pts(g["high"]), n=g["problems"],
-        split=_("held-out") if split == "heldout" else _("validation"))
+    return measured_points(g["gain"], g["low"], g["high"], g["problems"], split)
 
 
 def flip_words(res: Any) -> Optional[str]:

@@ -140,6 +140,33 @@ def measured_interval(p: float, low: float, high: float, n: int, split: str,
                        hi=supported_percent(high, low, high), n=n, split=where, what=what)
 
 
+def measured_points(diff: float, low: float, high: float, n: int, split: str,
+                    signed: bool = True) -> str:
+    """A difference of two accuracies on the same ``n`` problems (all fractions, -1..1) in
+    points, with its 95% interval [low, high] (a paired one:
+    ``search.analysis.pool_readings.paired_gain``), n and split (issue 29 item 7): "+3.1 points
+    (95% interval +1.2 to +5.0 points, 200 held-out problems)". Digits by
+    :func:`supported_percent`'s rule on the half-width in points (whole points from a point on,
+    one decimal from a tenth, else two; zero width: whole points, or one decimal if needed).
+    ``signed``: a "+" before positive numbers. ValueError for n < 1 or low > high."""
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    if low > high:
+        raise ValueError("low must be <= high")
+    half = 50 * (high - low)
+    if half <= 0:
+        d = 0 if abs(100 * diff - round(100 * diff)) < 1e-9 else 1
+    else:
+        d = 0 if half >= 1 else 1 if half >= 0.1 else 2
+    fmt = f"{{:{'+' if signed else ''}.{d}f}}"
+
+    def pts(x: float) -> str:
+        return fmt.format(100 * x + 0.0)  # + 0.0: no "-0"
+    return _("{g} points (95% interval {lo} to {hi} points, {n} {split} problems)").format(
+        g=pts(diff), lo=pts(low), hi=pts(high), n=n,
+        split=_("held-out") if split == "heldout" else _("validation"))
+
+
 def measured_share(k: int, n: int, split: str, what: str, bold: bool = False) -> str:
     """``k`` of ``n`` as a measured rate: the share with its 95% Wilson interval over the ``n``
     (``search.analysis.scaling.wilson_interval``, Wilson 1927), "56% (95% interval 33%–77%, 16

@@ -29,6 +29,42 @@ def doubling_gains(pools: Sequence, ks: Sequence[int]) -> list[tuple[int, float]
     return [(int(ks[i]), float(m[i + 1] - m[i])) for i in range(len(ks) - 1)]
 
 
+def paired_gain(before: Sequence[float], after: Sequence[float]) -> dict:
+    """The mean paired difference ``after - before`` over the same problems (each value a
+    problem's accuracy in [0, 1]: right or not, or an exact maj@k / pass@k) with a 95% interval:
+    mean ± 1.96 · sd / sqrt(P) over the P per-problem differences (normal approximation, sd
+    with ddof=1; 0 for P = 1), clipped to [-1, 1], as
+    ``search.analysis.revise_report.net_gain_interval`` does for revising. Returns {"gain",
+    "low", "high", "problems"} (fractions, not points). ValueError for no problems or lengths
+    that differ."""
+    if len(before) != len(after):
+        raise ValueError("before and after must be measured on the same problems")
+    d = [float(b) - float(a) for a, b in zip(before, after)]
+    if not d:
+        raise ValueError("no problems")
+    m = sum(d) / len(d)
+    sd = (sum((x - m) ** 2 for x in d) / (len(d) - 1)) ** 0.5 if len(d) > 1 else 0.0
+    half = 1.96 * sd / len(d) ** 0.5
+    return {"gain": m, "low": max(-1.0, m - half), "high": min(1.0, m + half),
+            "problems": len(d)}
+
+
+def per_problem(pools: Sequence, ks: Sequence[int], which: str = "maj") -> list[list[float]]:
+    """Each problem's exact ``which`` ("maj": maj@k, "pass": pass@k) at each of ``ks``:
+    [P][len(ks)] values in [0, 1], the rows whose means :func:`mean_accuracy` reports
+    (``search.analysis.pools.pool_curve``). ValueError for a k outside 1..n."""
+    from search.analysis.pools import pool_curve
+    return pool_curve(list(pools), [int(k) for k in ks], kind=which)["per_problem"].tolist()
+
+
+def doubling_gain_intervals(pools: Sequence, ks: Sequence[int]) -> list[tuple[int, dict]]:
+    """[(k, :func:`paired_gain` of maj@k to maj@2k)] for each consecutive pair of ``ks``:
+    :func:`doubling_gains` with each gain's 95% paired interval over the same problems."""
+    rows = per_problem(pools, ks, "maj")
+    return [(int(ks[i]), paired_gain([r[i] for r in rows], [r[i + 1] for r in rows]))
+            for i in range(len(ks) - 1)]
+
+
 def lost_votes(pools: Sequence) -> int:
     """Problems where some chain of the pool is right but the vote of all its chains is
     surely wrong (maj@n = 0: no tie gives the right answer a chance)."""
@@ -60,7 +96,8 @@ def revise_accuracy(policy: Any, task: str, problems: Sequence, rounds: int,
     rule at its default) per problem of ``problems`` (``search.tasks.Problem``), each seeded
     ``seed``. Returns {"accuracy": share right in [0, 1], "tokens": mean generated tokens per
     problem, "right_to_wrong" / "wrong_to_right": revisions summed over the problems
-    (consecutive chains whose correctness flipped), "problems": how many}. ValueError for no
+    (consecutive chains whose correctness flipped), "problems": how many, "right": each
+    problem's answer right or not, in the order of ``problems``}. ValueError for no
     problems."""
     if not problems:
         raise ValueError("no problems to run")
@@ -73,4 +110,5 @@ def revise_accuracy(policy: Any, task: str, problems: Sequence, rounds: int,
         r2w += r.extra["right_to_wrong"]
         w2r += r.extra["wrong_to_right"]
     return {"accuracy": sum(right) / len(right), "tokens": sum(tokens) / len(tokens),
-            "right_to_wrong": r2w, "wrong_to_right": w2r, "problems": len(right)}
+            "right_to_wrong": r2w, "wrong_to_right": w2r, "problems": len(right),
+            "right": [bool(x) for x in right]}

@@ -10,8 +10,9 @@ from fractions import Fraction
 import pytest
 
 import i18n
-from search.analysis.pool_readings import (doubling_gains, equal_token_chains, lost_votes,
-                                           mean_accuracy)
+from search.analysis.pool_readings import (doubling_gain_intervals, doubling_gains,
+                                           equal_token_chains, lost_votes, mean_accuracy,
+                                           paired_gain, per_problem)
 from search.analysis.pools import ChainPool
 from ui.settings import BadValue, ints_of, joined, keys_of
 
@@ -54,6 +55,34 @@ def test_doubling_gains_are_differences_of_the_vote():
     assert [k for k, _ in gains] == [1, 2]
     for k, g in gains:
         assert g == pytest.approx(mean_accuracy(POOLS, 2 * k) - mean_accuracy(POOLS, k))
+
+
+def test_paired_gain_is_the_mean_difference_with_a_normal_interval():
+    import statistics
+    before, after = [0.0, 1.0, 0.5, 0.25], [1.0, 1.0, 0.0, 0.75]
+    d = [1.0, 0.0, -0.5, 0.5]
+    half = 1.96 * statistics.stdev(d) / 2
+    got = paired_gain(before, after)
+    assert got["gain"] == pytest.approx(0.25) and got["problems"] == 4
+    assert (got["low"], got["high"]) == pytest.approx((0.25 - half, 0.25 + half))
+    assert paired_gain([1.0], [0.0]) == {"gain": -1.0, "low": -1.0, "high": -1.0, "problems": 1}
+    with pytest.raises(ValueError):
+        paired_gain([1.0, 0.0], [1.0])
+    with pytest.raises(ValueError):
+        paired_gain([], [])
+
+
+def test_doubling_gain_intervals_pair_each_problems_vote_at_k_and_2k():
+    rows = per_problem(POOLS, [1, 2, 4])
+    for i, p in enumerate(POOLS):
+        assert rows[i] == pytest.approx([brute_maj(p.answers, p.gold, k) for k in (1, 2, 4)])
+    got = doubling_gain_intervals(POOLS, [1, 2, 4])
+    assert [k for k, _ in got] == [1, 2]
+    for (k, g), (_k, plain) in zip(got, doubling_gains(POOLS, [1, 2, 4])):
+        assert g["gain"] == pytest.approx(plain)
+        i = [1, 2, 4].index(k)
+        assert g == pytest.approx(paired_gain([r[i] for r in rows], [r[i + 1] for r in rows]))
+        assert g["low"] <= g["gain"] <= g["high"] and g["problems"] == 4
 
 
 def test_lost_votes_count_a_right_chain_under_a_surely_wrong_vote():
