@@ -13,7 +13,8 @@ from typing import Any, Optional, Sequence
 import streamlit as st
 
 from i18n import _, ngettext
-from search.analysis.pool_readings import doubling_gains, equal_token_chains, lost_votes, mean_accuracy
+from search.analysis.pool_readings import (doubling_gain_intervals, equal_token_chains, lost_votes,
+                                          mean_accuracy, paired_gain, per_problem)
 from search.strategies import DEFAULTS
 from ui import presenter, settings, wording
 from ui.lesson import (CHAINS, DIAL, DIAL_CHOICES, GUESS, GUESS_MANY, GUESS_ONE, GUESS_WIDER,
@@ -152,9 +153,11 @@ def step_dial(policy: Any, model: str, problem: str) -> None:
                                     budget_label=ngettext("budget: {k} chain", "budget: {k} chains",
                                                           k).format(k=k), height=340),
                     key="ls_fig_dial")
-    gains = doubling_gains(pools, DIAL_CHOICES)
-    listed = ", ".join(f"{a} → {2 * a}: {100 * g:+.1f}" for a, g in gains)
-    later = [g for a, g in gains if a >= 2]
+    # each gain with its paired 95% interval over the same problems (issue 29 item 7)
+    gains = [(a, g["gain"], g) for a, g in doubling_gain_intervals(pools, DIAL_CHOICES)]
+    listed = "; ".join(f"{a} → {2 * a}: " + wording.measured_points(
+        g["gain"], g["low"], g["high"], g["problems"], "heldout") for a, _g, g in gains)
+    later = [g for a, g, _iv in gains if a >= 2]
     if later and max(later) - min(later) <= STEADY_GAIN:
         said = _("Accuracy gained per doubling of the chains, in points: {gains}. From 2 chains "
                  "on, each doubling adds about the same: accuracy grows with the *logarithm* of "
@@ -490,11 +493,22 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
               help=wording.measured(checked, HELDOUT_PROBLEMS, "heldout", bold=False))
     win = ("longer" if rev["accuracy"] > vote_acc else "wider" if vote_acc > rev["accuracy"]
            else None)
+    # per problem on the same problems: differences get paired intervals (issue 29 item 7)
+    rev_pp = [float(x) for x in rev["right"]]
+    maj_pp = [r[0] for r in per_problem(pools, [n], "maj")]
+    pass_pp = [r[0] for r in per_problem(pools, [n], "pass")]
+
+    def pts(before: list, after: list) -> str:
+        g = paired_gain(before, after)
+        return wording.measured_points(g["gain"], g["low"], g["high"], g["problems"], "heldout")
     if win is None:
         said = _("A tie: both are right equally often.")
     else:
-        said = _("{w} wins by {d:.1f} points.").format(
-            w=names[win], d=100 * abs(rev["accuracy"] - vote_acc))
+        lead = paired_gain(*((maj_pp, rev_pp) if win == "longer" else (rev_pp, maj_pp)))
+        said = (_("{w} wins by {d}.") if lead["low"] > 0 else
+                _("{w} is ahead by {d}: the interval includes no difference, so this is no "
+                  "clear win.")).format(w=names[win], d=wording.measured_points(
+                      lead["gain"], lead["low"], lead["high"], lead["problems"], "heldout"))
     said += " " + ((_("Your guess was right.") if ss[GUESS_WIDER] == win else
                     _("Your guess was wrong.")) if win is not None else "")
     st.markdown(said.strip())
@@ -512,16 +526,14 @@ def step_wider(policy: Any, model: str, problem: str) -> None:
             n=n, c=wording.measured(checked, HELDOUT_PROBLEMS, "heldout"),
             l=wording.measured(lo, HELDOUT_PROBLEMS, "heldout"))
     elif lo > la:
-        k = 100 * max(0.0, checked - la)
         caveat += " " + _("Given the same checker, the {n} wide chains are right {c} of the "
-                          "time, against {l} for thinking longer: of its {g:.1f}-point lead "
-                          "over the vote, {k:.1f} points come from checking the answers at all, "
-                          "the other {r:.1f} from the checker also pointing at the first wrong "
-                          "step, so a revision redoes only the rest of the chain. Both need a "
-                          "verifier this good.").format(
+                          "time, against {l} for thinking longer. Its lead over the vote, {g}, "
+                          "splits into {k} from checking the answers at all and {r} from the "
+                          "checker also pointing at the first wrong step, so a revision redoes "
+                          "only the rest of the chain. Both need a verifier this good.").format(
             n=n, c=wording.measured(checked, HELDOUT_PROBLEMS, "heldout"),
-            l=wording.measured(lo, HELDOUT_PROBLEMS, "heldout"), g=100 * (lo - la), k=k,
-            r=100 * (lo - la) - k)
+            l=wording.measured(lo, HELDOUT_PROBLEMS, "heldout"), g=pts(maj_pp, rev_pp),
+            k=pts(maj_pp, pass_pp), r=pts(pass_pp, rev_pp))
     else:
         caveat += " " + _("Given the same checker, the {n} wide chains are right {c} of the "
                           "time.").format(n=n, c=wording.measured(checked, HELDOUT_PROBLEMS, "heldout"))

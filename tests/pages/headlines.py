@@ -11,6 +11,12 @@ run of a page wrote, and checks each:
   chose, a paper's number, a definition's threshold), each with its reason.
 - A **rate** written as ``N×`` is stated only beside its 95% interval in the same element, or
   is a listed non-measurement (a setting such as "per 10× training", a paper's "about 15×").
+- A **difference of accuracies in points** ("+3 points", "wins by 4.2 points", "a 3-point
+  lead", or a gain listed as "8 → 16: +3.1") is written the way ``ui.wording.measured_points``
+  writes it, ``+3 points (95% interval +1 to +5 points, 200 held-out problems)``: its paired
+  interval, n and split right after it, the value inside the interval, no more decimals than
+  the half-width supports; or it is one of ``POINTS_NOT_MEASURED`` (a threshold, a difference
+  from the person's own guess), each with its reason.
 - A **metric** whose value is a percentage carries ``measured(...)`` in its help, with the same
   value; one whose value is a rate (``×``) carries its interval in its help; a bare number is
   allowed only as an answer (the label names an answer, a problem or the search that gave it).
@@ -26,6 +32,23 @@ MEASURED = re.compile(
     r"(?P<hi>-?\d+(?:\.\d+)?)%, (?P<n>[\d,]+) (?P<split>held-out|validation) [^)]*\)")
 PERCENT = re.compile(r"(?<![\w.])(?:[~≈]|\+|-|−)?\d+(?:\.\d+)?%")
 RATE = re.compile(r"(?<![\w.])[~≈]?\d+(?:[.,]\d+)*(?: × 10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?×")
+
+# ui.wording.measured_points: "+3 points (95% interval +1 to +5 points, 200 held-out problems)"
+PNUM = r"[+\-−]?\d+(?:\.\d+)?"
+POINTS_MEASURED = re.compile(
+    rf"(?P<v>{PNUM}) points \(95% interval (?P<lo>{PNUM}) to (?P<hi>{PNUM}) points, "
+    r"(?P<n>[\d,]+) (?P<split>held-out|validation) problems\)")
+# A number of points: "3 points", "+3.1 points", "a 3.1-point lead", "1 point"; and a signed
+# gain after a doubling "8 → 16: +3.1" (the Lesson's list of gains, in points).
+POINTS = re.compile(rf"(?<![\w.]){PNUM}(?:-point\b| points?\b)|→ \d+: (?P<gain>[+\-−]\d+(?:\.\d+)?)")
+# Differences in points that are not measured on a split, each with the reason.
+POINTS_NOT_MEASURED: list[tuple[str, str]] = [
+    (r"less than \d+(?:\.\d+)? point", "the threshold of the diminishing-returns rule (a setting)"),
+    (r"at most \d+ points", "a threshold of a wording rule (a setting)"),
+    (r"^[+\-−]?\d+ points against the guess$",
+     "the vote against the class's own guess (a number the person set); the vote's 95% "
+     "interval, n and split are in the metric's help"),
+]
 
 # Percentages that are not measured on a split, each matched with its context (regex over the
 # element's text; the percentage must lie inside the match) and the reason it needs no interval.
@@ -100,6 +123,27 @@ def check_measured(m: re.Match) -> str | None:
     return None
 
 
+def _unsign(x: str) -> float:
+    return float(x.replace("−", "-"))
+
+
+def check_points(m: re.Match) -> str | None:
+    """A problem with one ``measured_points`` statement, or None: the value inside its interval,
+    the same decimals in value and bounds, no more than the half-width supports."""
+    v, lo, hi = (_unsign(m[k]) for k in ("v", "lo", "hi"))
+    d = _decimals(m["v"])
+    if not (lo - 1e-9 <= v <= hi + 1e-9):
+        return f"difference {m['v']} points outside its interval {m['lo']} to {m['hi']}"
+    if {_decimals(m["lo"]), _decimals(m["hi"])} != {d}:
+        return f"difference and bounds with different decimals: {m[0]!r}"
+    half = (hi - lo) / 2
+    if half > 0 and d > _supported(max(0.0, half - 10.0 ** -d)):
+        return f"{d} decimals where the interval (half-width {half:g} points) supports fewer"
+    if int(m["n"].replace(",", "")) < 1:
+        return "n < 1"
+    return None
+
+
 def _spans(text: str, patterns) -> list[tuple[int, int]]:
     return [mm.span() for p, _why in patterns for mm in re.finditer(p, text)]
 
@@ -123,6 +167,17 @@ def text_problems(text: str) -> list[str]:
     for m in PERCENT.finditer(text):
         if not _inside(m.span(), ok):
             bad.append(f"{m[0]!r} without split, n and 95% interval")
+    points_ok: list[tuple[int, int]] = _spans(text, POINTS_NOT_MEASURED)
+    for m in POINTS_MEASURED.finditer(text):
+        why = check_points(m)
+        if why:
+            bad.append(why)
+        points_ok.append(m.span())
+    for m in POINTS.finditer(text):
+        span = m.span("gain") if m["gain"] else m.span()
+        if not _inside(span, points_ok):
+            bad.append(f"difference {m[0]!r} in points without its paired 95% interval, n and "
+                       "split")
     rate_ok = _spans(text, RATE_NOT_MEASURED)
     has_interval = "95%" in text
     for m in RATE.finditer(text):

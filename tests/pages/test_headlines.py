@@ -45,6 +45,29 @@ def test_the_check_accepts_measured_and_refuses_bare_or_overprecise_numbers():
     assert metric_problems(M("Student A's answer", "62")) == []
 
 
+def test_a_difference_in_points_needs_its_paired_interval_n_and_split():
+    from ui.wording import measured_points
+    # the sentences the Lesson and Scaling wrote before (issue 29 item 7): all refused
+    assert text_problems("Think longer wins by 4.2 points.")
+    assert text_problems("in points: 1 → 2: +0.0, 2 → 4: +3.1, 8 → 16: +1.0.")
+    assert len(text_problems("of its 4.2-point lead over the vote, 3.0 points come from")) == 2
+    assert text_problems("the last step, 8 → 16, still gained +2.0 points.")
+    g = measured_points(0.031, 0.012, 0.05, 200, "heldout")
+    assert g == "+3 points (95% interval +1 to +5 points, 200 held-out problems)"
+    assert text_problems("Think longer wins by " + g + ".") == []
+    assert text_problems("in points: 1 → 2: " + g + "; 2 → 4: " + g) == []
+    # more digits than the interval supports, or the value outside it
+    assert text_problems("+3.1 points (95% interval +1.2 to +5.0 points, 200 held-out problems)")
+    assert text_problems("+9 points (95% interval +1 to +5 points, 200 held-out problems)")
+    # half-width under a point: one decimal
+    assert measured_points(-0.004, -0.009, 0.001, 9000, "validation") == \
+        "-0.4 points (95% interval -0.9 to +0.1 points, 9000 validation problems)"
+    # settings are not measurements
+    assert text_problems("every doubling gains less than 1 point of accuracy") == []
+    with pytest.raises(ValueError):
+        measured_points(0.1, 0.2, 0.0, 10, "heldout")
+
+
 def test_measured_interval_and_share_write_what_the_interval_supports():
     from search.analysis.scaling import wilson_interval
     from ui.wording import measured_interval, measured_share

@@ -191,8 +191,15 @@ def test_step3_the_dial_moves_the_marker_and_reads_the_curve(pools):
             and f"(pass@8) {measured(pas, 50, 'heldout')}" in page_text(at)), page_text(at)
     assert_headlines_carry_split_n_interval(at)
     assert charts(at)["ls_fig_dial"]["layout"] != before["layout"]  # the marker moved
-    gain = maj(pools[0], 16) - maj(pools[0], 8)
-    assert f"8 → 16: {100 * gain:+.1f}" in page_text(at)
+    # each doubling's gain with its paired interval over the 50 problems (issue 29 item 7)
+    from ui.wording import measured_points
+    for k in (1, 2, 4, 8):
+        d = np.array([maj_at_k(p.answers, p.gold, 2 * k) - maj_at_k(p.answers, p.gold, k)
+                      for p in pools[0]])
+        half = 1.96 * d.std(ddof=1) / len(d) ** 0.5
+        said = measured_points(d.mean(), max(-1.0, d.mean() - half), min(1.0, d.mean() + half),
+                               50, "heldout")
+        assert f"{k} → {2 * k}: {said}" in page_text(at), page_text(at)
 
 
 def test_step4_tree_search_mcts_and_beam():
@@ -503,9 +510,22 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
     assert got["Think longer: right"].value == measured_value(longer, 50)
     assert got["Think wider: right"].value == measured_value(wider, 50)
     text = page_text(at)
+    # differences in points: paired over the 50 problems, mean ± 1.96 sd / sqrt(50)
+    from ui.wording import measured_points
+    rev_pp = np.array(right, dtype=float)
+    maj_pp = np.array([maj_at_k(p.answers, p.gold, n) for p in pools[0]])
+    pass_pp = np.array([pass_at_k(p.n, sum(p.correct), n) for p in pools[0]])
+
+    def paired(before, after):
+        d = after - before
+        half = 1.96 * d.std(ddof=1) / len(d) ** 0.5
+        return measured_points(d.mean(), max(-1.0, d.mean() - half),
+                               min(1.0, d.mean() + half), len(d), "heldout")
     if longer != wider:
         won = "Think longer" if longer > wider else "Think wider"
-        assert f"{won} wins by {100 * abs(longer - wider):.1f} points." in text
+        lead = paired(maj_pp, rev_pp) if longer > wider else paired(rev_pp, maj_pp)
+        assert (f"{won} wins by {lead}." in text or
+                f"{won} is ahead by {lead}: the interval includes no difference" in text), text
         assert ("Your guess was right." if (guess == "longer") == (longer > wider)
                 else "Your guess was wrong.") in text
     assert f"Revisions that turned a right chain wrong: **{r2w}**" in text
@@ -522,10 +542,9 @@ def test_step8_think_longer_or_wider_predict_then_reveal_at_equal_tokens(pools, 
                 f"thinking longer ({measured(longer, 50, 'heldout')}): the gap comes from the "
                 "checker") in text
     elif longer > wider:
-        k = 100 * max(0.0, checked - wider)
-        assert (f"of its {100 * (longer - wider):.1f}-point lead over the vote, {k:.1f} points "
-                f"come from checking the answers at all, the other "
-                f"{100 * (longer - wider) - k:.1f} from the checker also pointing at the first "
+        assert (f"Its lead over the vote, {paired(maj_pp, rev_pp)}, splits into "
+                f"{paired(maj_pp, pass_pp)} from checking the answers at all and "
+                f"{paired(pass_pp, rev_pp)} from the checker also pointing at the first "
                 "wrong step") in text
 
 
