@@ -31,7 +31,7 @@ from search.analysis.sweeps import (POOL_CURVES, VERIFIER_CURVES, curve_rows, me
 from ui import adaptive_panel, measured_searches, presenter, revise_panel, sequential_view
 from ui.settings import (UrlParam, bind, current_task, flag, int_in, ints_of, joined, keys_of,
                          one_of, one_time_note, sampling_settings, show_flag, write_url)
-from ui.wording import measured_interval, model_name
+from ui.wording import measured_interval, measured_points, model_name
 from ui.pool_page import (heldout_for_pools, heldout_label, keep_sampling, model_or_stop,
                           pool_controls, pool_params, pool_task, progressive, sample_or_stop,
                           setup, value_scorers, verifier_key, verifier_kinds)
@@ -314,11 +314,14 @@ with reading:
                                  "Point of diminishing returns for self-consistency (★, {rule}): "
                                  "**{k} samples**.", k_dr).format(rule=rule, k=k_dr))
         elif len(ks) > 1:
-            gain = maj["mean"][-1] - maj["mean"][-2]
+            from search.analysis.pool_readings import paired_gain, per_problem
+            rows = per_problem(pools, ks[-2:], "maj")  # paired over the same problems
+            g = paired_gain([r[0] for r in rows], [r[1] for r in rows])
             st.markdown(_("No point of diminishing returns for self-consistency within {n} "
-                          "samples ({rule}): the last step, {k0} → {k1}, still gained {gain} "
-                          "points.").format(n=n, rule=rule, k0=ks[-2], k1=ks[-1],
-                                            gain=f"{gain * 100:+.1f}"))
+                          "samples ({rule}): the last step, {k0} → {k1}, still gained "
+                          "{gain}.").format(n=n, rule=rule, k0=ks[-2], k1=ks[-1],
+                                            gain=measured_points(g["gain"], g["low"], g["high"],
+                                                                 g["problems"], "heldout")))
 presenter.chart(chart, accuracy_figure(series, x=x_mode, budget=marker, budget_label=budget_label),
                 key="sc_fig")
 with notes:

@@ -200,6 +200,13 @@ def test_scaling_headlines_carry_split_n_interval(scaling):
     assert not at.exception, at.exception
     assert any("At **4 samples per problem**" in m.value for m in at.markdown)
     assert_headlines_carry_split_n_interval(at)
+    # at these settings the last doubling (2 -> 4) still gains a point or more: that gain, a
+    # difference of accuracies on the same 10 problems, carries its paired interval and split
+    import re
+    said = "\n".join(m.value for m in at.markdown)
+    assert re.search(r"the last step, 2 → 4, still gained [+-]\d+(\.\d+)? points \(95% "
+                     r"interval [+-]\d+(\.\d+)? to [+-]\d+(\.\d+)? points, 10 held-out "
+                     r"problems\)\.", said), said
 
 
 def test_scaling_revise_and_sequential_sections_carry_split_n_interval(scaling):
