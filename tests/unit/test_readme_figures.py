@@ -31,7 +31,8 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PROJECT_DIRS = ("benchmarks", "scripts", "search", "tests", "viz", "ui", "pages", "docs",
                 "weights", "i18n", ".ci", "data")
 # Paths the app writes at run time (not in a clean checkout).
-RUNTIME_PATHS = {"data/runs.sqlite3", "data/pools/"}
+# made at run time (git-ignored /data/): absent on a clean clone until the app or a test runs
+RUNTIME_PATHS = {"data/", "data/runs.sqlite3", "data/pools/"}
 
 
 def _spans(text: str) -> list[tuple[int, str]]:
