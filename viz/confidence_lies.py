@@ -47,8 +47,9 @@ def confidence_lies_figure(entries: Mapping[str, dict], order: Sequence[str] = (
         "DeepConf offline (keep {keep}%) dropped every right trace on {d} of them").format(
         keep=entries[k]["filter"]["keep"], d=entries[k]["filter"]["right_dropped"]["count"])
         for k in keys]
-    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True, subplot_titles=titles,
-                        horizontal_spacing=0.06)
+    # one panel per row: side by side, two-line titles overlapped at the page's usual width
+    fig = make_subplots(rows=len(keys), cols=1, subplot_titles=titles,
+                        vertical_spacing=0.5 / len(keys) if len(keys) > 1 else 0.0)
     names = {"lowest": _("most confident by lowest group confidence: wrong"),
              "mean": _("most confident by mean token confidence: wrong")}
     for col, k in enumerate(keys, start=1):
@@ -67,16 +68,16 @@ def confidence_lies_figure(entries: Mapping[str, dict], order: Sequence[str] = (
                 customdata=[[r["count"], r["problems"], r["ci_low"], r["ci_high"]] for r in rs],
                 hovertemplate=_("%{customdata[0]} of %{customdata[1]} problems: %{y:.0%} "
                                 "(95% Wilson %{customdata[2]:.0%}–%{customdata[3]:.0%})")
-                + "<extra></extra>"), row=1, col=col)
+                + "<extra></extra>"), row=col, col=1)
         rs = list(first["bins"]) + [first["all"]]
         fig.add_trace(go.Scatter(
             x=xs, y=[r["random_wrong"] for r in rs], mode="markers",
             marker=dict(symbol="diamond", size=11, color=RANDOM),
             name=_("a trace picked at random: wrong"), showlegend=col == 1, legendgroup="random",
-            hovertemplate="%{y:.0%}<extra></extra>"), row=1, col=col)
-        fig.update_xaxes(title_text=_("difficulty bin (fitted on validation)"), row=1, col=col)
-    fig.update_yaxes(title_text=_("held-out problems"), row=1, col=1)
+            hovertemplate="%{y:.0%}<extra></extra>"), row=col, col=1)
+        fig.update_xaxes(title_text=_("difficulty bin (fitted on validation)"), row=col, col=1)
+        fig.update_yaxes(title_text=_("held-out problems"), row=col, col=1)
     fig.update_yaxes(range=[0, 1.05], **PERCENT_AXIS)
-    fig.update_layout(barmode="group", height=height, margin=dict(t=60, b=40, l=60, r=20),
-                      legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(barmode="group", height=int(height * (1 + 0.8 * (len(keys) - 1))), margin=dict(t=60, b=40, l=60, r=20),
+                      legend=dict(orientation="h", y=-0.25 / len(keys)))
     return fig
