@@ -80,7 +80,7 @@ def listing() -> None:
                        _("status"): STATUS.get(r["status"], r["status"]),
                        _("key"): r["client"], _("strategy"): strategy_label(r["strategy"]),
                        _("budget"): r["budget"], _("problem"): r["problem"],
-                       _("answer"): r["answer"], _("tokens"): r["tokens"],
+                       _("answer"): "–" if r["answer"] is None else r["answer"], _("tokens"): r["tokens"],
                        _("latency (s)"): r["latency_s"], _("model"): model_label(r["model"])}
                       for r in rows], hide_index=True, key="traffic_table")
     ids = [r["run_id"] for r in rows]
