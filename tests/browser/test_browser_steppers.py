@@ -205,6 +205,12 @@ def test_search_tree_in_presenter_mode(server, browser, shots):
         run.click()
         expect(page.locator(key("at")).get_by_role("slider")).to_be_attached(
             timeout=RUN_TIMEOUT)
+        # the chart is drawn after the slider in the same rerun: wait for its data (a whole
+        # suite on a clean clone read it in between once)
+        page.wait_for_function("""(sel) => {
+            const el = document.querySelector(`${sel} .js-plotly-plot`);
+            return !!(el && el.data && el.data.some(t => t.textfont)); }""", arg=key("tree_chart"),
+            timeout=RUN_TIMEOUT)
         fonts = page.evaluate("""(sel) => {
             const el = document.querySelector(`${sel} .js-plotly-plot`);
             return el && el.data ? el.data.filter(t => t.textfont).map(t => t.textfont.size)
