@@ -57,10 +57,13 @@ def pct(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def start_gateway(port: int, data: str, timeout: float = 300.0):
+def start_gateway(port: int, data: str, timeout: float = 300.0, extra: tuple = ()):
+    """``python -m search.serve`` on ``port`` with its History in ``data`` (``extra``: more
+    flags, e.g. a backend), returned once ``/health`` answers; SystemExit when it exits or
+    does not answer within ``timeout`` seconds."""
     env = {**os.environ, "THOUGHTSCOPE_DATA": data}
     proc = subprocess.Popen([sys.executable, "-m", "search.serve", "--port", str(port),
-                             "--log-level", "warning", "--max-in-flight", "1024"],
+                             "--log-level", "warning", "--max-in-flight", "1024", *extra],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     import urllib.request

@@ -122,24 +122,10 @@ def run_clients(n: int, work) -> tuple[float, list]:
 
 
 def start_gateway(port: int, base_url: str, data: str):
-    env = {**os.environ, "THOUGHTSCOPE_DATA": data}
-    proc = subprocess.Popen([sys.executable, "-m", "search", "serve", "--port", str(port),
-                             "--backend", "openai", "--model", SERVED, "--base-url", base_url,
-                             "--log-level", "warning", "--max-in-flight", "1024"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    import urllib.request
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the gateway exited: {proc.stdout.read()}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("the gateway did not start in time")
+    """The gateway in front of the vLLM server at ``base_url`` (gateway_throughput's starter)."""
+    from benchmarks.gateway_throughput import start_gateway as start
+    return start(port, data, extra=("--backend", "openai", "--model", SERVED,
+                                    "--base-url", base_url))
 
 
 def main(argv=None) -> int:

@@ -143,14 +143,11 @@ def net_gain_interval(runs: Sequence[dict]) -> dict:
     over the problems: the paired differences d_i in {-1, 0, 1}, mean ± 1.96 · sd / sqrt(P)
     (normal approximation, sd with ddof=1; 0 for P = 1), clipped to [-1, 1]. Returns {"gain",
     "low", "high", "problems"}; ValueError for no rows."""
-    d = [int(bool(r["final_right"])) - int(bool(r["first_right"])) for r in runs]
-    if not d:
+    if not runs:
         raise ValueError("no rows")
-    m = sum(d) / len(d)
-    sd = (sum((x - m) ** 2 for x in d) / (len(d) - 1)) ** 0.5 if len(d) > 1 else 0.0
-    half = 1.96 * sd / len(d) ** 0.5
-    return {"gain": m, "low": max(-1.0, m - half), "high": min(1.0, m + half),
-            "problems": len(d)}
+    from search.analysis.pool_readings import paired_gain
+    return paired_gain([int(bool(r["first_right"])) for r in runs],
+                       [int(bool(r["final_right"])) for r in runs])
 
 
 def run_one(problem: str, gold: str, policy: Any, task: Any, scorer: Any, rounds: int,
