@@ -31,9 +31,30 @@ overhead ``gateway wall / direct wall - 1`` per round and summed over rounds (th
 at most 10%), the geometric mean of the rounds' ratios with a 95% t interval over rounds (a
 round's two modes run back to back, so each round is one paired reading), and the load average (other jobs on the same cores change every figure).
 
-Run: ``python benchmarks/gateway_vllm_overhead.py [--problems 16] [--rounds 3] [--budget 8]``
-(the vLLM server takes 2-3 minutes to start on 2 cores; ``THOUGHTSCOPE_VLLM_VENV`` as for the
-tests).
+Also printed per round and mode: the CPU seconds each party spent (``/proc``'s user + system
+time: the gateway process, vLLM's whole process group, this process's client threads), and the
+gateway's CPU milliseconds per request. CPU seconds, unlike wall time, hardly change with other
+jobs' load, so they say what the gateway costs even on a busy machine.
+
+``--pin`` (Linux): vLLM's server (its whole process group: API server, engine core, model
+worker) runs on core 0 only, and this process (the client threads) and the gateway on core 1
+only, in BOTH modes, so the gateway never takes a cycle from vLLM: the deployment issue 32 names,
+the gateway on a machine of its own in front of the model's server, as far as one 2-core machine
+can model it. What it does not model: a network between the machines (both hops are loopback
+here), a GPU (vLLM's CPU engine on one core is far slower than a GPU's, so the gateway's
+per-request cost is a smaller share of each request's wall time here than it would be in front
+of a fast GPU server), and other jobs, which still share both cores (the load average is printed
+beside each figure). The affinity of every vLLM thread is checked once the server is ready and
+printed. Without ``--pin`` everything shares both cores (vLLM binds its model worker to one core
+by itself and lets its API server and engine core float).
+
+``--autogroup N``: write N (e.g. -15) to ``/proc/<pid>/autogroup`` of this process (so the
+gateway it starts too) and of vLLM's server, the way to prioritise jobs on a machine other jobs
+load (needs permission to write there).
+
+Run: ``python benchmarks/gateway_vllm_overhead.py [--problems 16] [--rounds 3] [--budget 8]
+[--pin] [--autogroup -15]`` (the vLLM server takes 0.5-3 minutes to start on 2 cores;
+``THOUGHTSCOPE_VLLM_VENV`` as for the tests).
 """
 from __future__ import annotations
 
@@ -52,6 +73,81 @@ sys.path.insert(0, str(ROOT))
 
 SERVED = "arith-gpt2-tiny"
 MODEL_DIR = ROOT / "weights" / SERVED
+
+
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int) -> list:
+    """The fields of /proc/PID/stat after the command name (field 3 onward)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid``, all its threads (Linux /proc; proc(5):
+    utime and stime, fields 14 and 15, in clock ticks)."""
+    f = _stat(pid)
+    return (int(f[11]) + int(f[12])) / TICK
+
+
+def group_pids(pgid: int) -> list:
+    """The live processes of process group ``pgid`` (Linux /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if int(_stat(int(d))[2]) == pgid:
+                    out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU seconds of the live processes of group ``pgid`` (vLLM's server)."""
+    total = 0.0
+    for pid in group_pids(pgid):
+        try:
+            total += cpu_seconds(pid)
+        except OSError:
+            pass
+    return total
+
+
+def pin_threads(pid: int, cores: set) -> None:
+    """Set the CPU affinity of every thread of process ``pid`` to ``cores`` (threads started
+    later inherit it from the thread that starts them)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cores)
+        except OSError:
+            pass
+
+
+def affinities(pgid: int) -> str:
+    """``comm: cores`` of every thread of group ``pgid``, counted (the pinning's check)."""
+    from collections import Counter
+    seen = Counter()
+    for pid in group_pids(pgid):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/status") as f:
+                    cores = next(ln.split()[1] for ln in f if ln.startswith("Cpus_allowed_list"))
+                seen[cores] += 1
+            except (OSError, StopIteration):
+                pass
+    return ", ".join(f"{n} threads on core(s) {c}" for c, n in sorted(seen.items()))
+
+
+def set_autogroup(pid: int, nice: int) -> str:
+    """Write ``nice`` to /proc/PID/autogroup; '' or why it failed."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(str(nice))
+        return ""
+    except OSError as e:
+        return f"autogroup of {pid} not set: {e}"
 
 
 def pct(xs, q):
@@ -136,7 +232,17 @@ def main(argv=None) -> int:
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--start-timeout", type=float, default=900.0,
                     help="seconds to wait for the vLLM server (2-3 min on 2 idle cores)")
+    ap.add_argument("--pin", action="store_true",
+                    help="vLLM on core 0, clients and gateway on core 1 (module docstring)")
+    ap.add_argument("--autogroup", type=int, default=None,
+                    help="nice value for this process's and vLLM's autogroup, e.g. -15")
     a = ap.parse_args(argv)
+    if a.pin and (not hasattr(os, "sched_setaffinity") or
+                  not {0, 1} <= os.sched_getaffinity(0)):
+        raise SystemExit("--pin needs Linux and cores 0 and 1 allowed")
+    if a.autogroup is not None:
+        print(set_autogroup(os.getpid(), a.autogroup) or
+              f"autogroup of this process: {a.autogroup}", flush=True)
     from openai import OpenAI
     from search.tasks import get_task
     from tests.servers.vllm_server import VLLMServer, free_port, vllm_python
@@ -146,12 +252,22 @@ def main(argv=None) -> int:
           f"problem index, {n} concurrent clients; {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
     t0 = time.perf_counter()
-    srv = VLLMServer(vllm_python(), MODEL_DIR, SERVED).start()
+    python = vllm_python()
+    if a.pin:  # the server's processes inherit core 0 from this thread at fork
+        pin_threads(os.getpid(), {0})
+    srv = VLLMServer(python, MODEL_DIR, SERVED).start()
+    if a.pin:  # this process (clients), and the gateway it starts later: core 1
+        pin_threads(os.getpid(), {1})
+    if a.autogroup is not None:
+        print(set_autogroup(srv.proc.pid, a.autogroup) or
+              f"autogroup of vLLM's server: {a.autogroup}", flush=True)
     gw = None
     try:
         srv.wait_ready(a.start_timeout)
         base_url = f"http://127.0.0.1:{srv.port}/v1"
-        print(f"vLLM ready in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(f"vLLM ready in {time.perf_counter() - t0:.0f} s; its threads: "
+              f"{affinities(srv.proc.pid)}; this process: cores "
+              f"{sorted(os.sched_getaffinity(0))}", flush=True)
         bodies, answers, rec_tokens = record(base_url, problems, a.budget, a.temperature)
         print(f"recorded: {sum(map(len, bodies))} completions requests "
               f"({', '.join(sorted({str(len(b)) for b in bodies}))} per problem), "
@@ -178,19 +294,25 @@ def main(argv=None) -> int:
 
         run_clients(min(2, n), gateway)  # warm the gateway (not timed)
         walls = {"direct": [], "gateway": []}
+        cpus = {"direct": [], "gateway": []}  # (gateway, vLLM, clients) CPU seconds a round
         same_tokens = same_answers = 0
         for rnd in range(a.rounds):
             order = ("direct", "gateway") if rnd % 2 == 0 else ("gateway", "direct")
             for mode in order:
+                c0 = (cpu_seconds(gw.pid), group_cpu_seconds(srv.proc.pid), time.process_time())
                 wall, rows = run_clients(n, direct if mode == "direct" else gateway)
+                c1 = (cpu_seconds(gw.pid), group_cpu_seconds(srv.proc.pid), time.process_time())
+                used = tuple(y - x for x, y in zip(c0, c1))
+                cpus[mode].append(used)
                 ok = [r for r in rows if r["error"] is None]
                 lat = [r["latency"] for r in ok]
                 walls[mode].append(wall)
                 print(f"round {rnd} {mode:7s} wall {wall:6.2f} s  latency p50 "
                       f"{pct(lat, 0.5):6.2f} s p95 {pct(lat, 0.95):6.2f} s  errors "
                       f"{len(rows) - len(ok)}  completion tokens "
-                      f"{sum(r['tokens'] for r in ok)}  load {os.getloadavg()[0]:.1f}",
-                      flush=True)
+                      f"{sum(r['tokens'] for r in ok)}  CPU s: gateway {used[0]:.2f} "
+                      f"({1000 * used[0] / n:.1f} ms/request), vLLM {used[1]:.2f}, clients "
+                      f"{used[2]:.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
                 for r in rows:
                     if r["error"]:
                         print(f"   error: {r['error']}")
@@ -202,6 +324,11 @@ def main(argv=None) -> int:
         for rnd in range(a.rounds):
             d, g = walls["direct"][rnd], walls["gateway"][rnd]
             print(f"round {rnd}: gateway / direct = {g / d:.3f} (overhead {100 * (g / d - 1):+.1f}%)")
+        for mode in ("direct", "gateway"):
+            g, v, c = (sum(x[k] for x in cpus[mode]) for k in range(3))
+            print(f"CPU over {a.rounds} rounds, {mode}: gateway {1000 * g / (n * a.rounds):.1f} "
+                  f"ms/request, vLLM {1000 * v / (n * a.rounds):.1f} ms/request, clients "
+                  f"{1000 * c / (n * a.rounds):.1f} ms/request")
         D, G = sum(walls["direct"]), sum(walls["gateway"])
         med = statistics.median(g / d for g, d in zip(walls["gateway"], walls["direct"]))
         print(f"summed over {a.rounds} rounds: direct {D:.1f} s, gateway {G:.1f} s: gateway / "
