@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import argparse
 import sys
 import tracemalloc
 from pathlib import Path
@@ -42,4 +43,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options: --help prints what it measures, an unknown argument is refused.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

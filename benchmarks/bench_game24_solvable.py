@@ -6,6 +6,7 @@ Labels every state reachable by valid steps from every one of the 1820 four-numb
 """
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -43,4 +44,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # No options: --help prints what it measures, an unknown argument is refused.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()
