@@ -16,7 +16,12 @@ from plotly.subplots import make_subplots
 from i18n import _
 from viz.curves import PERCENT_AXIS
 
-COLORS = {"lowest": "#d62728", "mean": "#ff7f0e"}
+# Okabe-Ito vermillion and sky blue (Okabe & Ito 2008) beside the grey diamond: CIEDE2000 at
+# least 24 between any two under normal vision and simulated protanopia, deuteranopia and
+# tritanopia (viz.palette.min_distance; the first version's red and orange: 17.4 under
+# deuteranopia, 14.5 under tritanopia); the second statistic hatched as well, for greyscale print.
+COLORS = {"lowest": "#D55E00", "mean": "#56B4E9"}
+PATTERNS = {"lowest": "", "mean": "/"}
 RANDOM = "#7f7f7f"
 
 
@@ -60,7 +65,9 @@ def confidence_lies_figure(entries: Mapping[str, dict], order: Sequence[str] = (
             rs = list(rows["bins"]) + [rows["all"]]
             fig.add_trace(go.Bar(
                 x=xs, y=[r["rate"] for r in rs], name=names.get(stat, stat),
-                marker_color=COLORS.get(stat, "#1f77b4"), showlegend=col == 1,
+                marker=dict(color=COLORS.get(stat, "#0072B2"),
+                            pattern=dict(shape=PATTERNS.get(stat, ""))),
+                showlegend=col == 1,
                 legendgroup=stat,
                 error_y=dict(type="data", symmetric=False,
                              array=[r["ci_high"] - r["rate"] for r in rs],

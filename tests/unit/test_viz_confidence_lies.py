@@ -35,3 +35,18 @@ def test_bars_error_bars_and_panels():
     with pytest.raises(ValueError):
         confidence_lies_figure({})
     assert bin_labels(3) == ["1 (hardest)", "2", "3 (easiest)"]
+
+
+def test_the_bars_and_the_diamond_stay_apart_in_every_colour_vision():
+    """The two statistics' bars and the random-trace diamond: CIEDE2000 >= viz.palette's
+    MIN_DELTA_E under normal vision and simulated protanopia, deuteranopia and tritanopia
+    (red #d62728 beside orange #ff7f0e failed: 17.4 and 14.5), and the second bar is hatched."""
+    from viz.palette import CVD_KINDS, MIN_DELTA_E, min_distance
+    fig = confidence_lies_figure({"bundled": entry("tiny")})
+    marks = {t.name: t.marker.color for t in fig.data}
+    assert len(marks) == 3
+    for kind in (None, *CVD_KINDS):
+        d, pair = min_distance(marks, kind)
+        assert d >= MIN_DELTA_E, (kind, pair, d)
+    shapes = [t.marker.pattern.shape or "" for t in fig.data if t.type == "bar"]
+    assert len(set(shapes)) == 2, shapes
