@@ -15,7 +15,7 @@ from i18n import N_, _, ngettext
 from ui import presenter
 from ui.page_frame import start_page
 from ui.settings import UrlParam, bind, float_in, one_of, show_float, write_url
-from ui.wording import measured, measured_value, readable
+from ui.wording import measured, measured_crossover, measured_value, readable
 
 SCOPE = "tradeoff"
 LEVELS = ["all", "1", "2", "3", "4"]
@@ -227,8 +227,9 @@ if students:
             drawn.append(ways[-1])
         else:  # drawn dotted for comparison; no way to the target (before, B at 6.7% was
             # "the cheapest way to 48%"; then neither student was drawn at all)
-            drawn.append(dict(s, label=_("{who} ({a:.1%}, below the target)").format(
-                who=label, a=s["accuracy"]), color=STUDENT_COLORS[key], dash="dot"))
+            drawn.append(dict(s, label=_("{who} ({a}, below the target)").format(
+                who=label, a=measured_value(s["accuracy"], v["problems"])),
+                color=STUDENT_COLORS[key], dash="dot"))
 if drawn:
     presenter.chart(st, deployment_figure(drawn, queries), key="tr_fig_deploy")
 if any(w.get("dash") for w in drawn):
@@ -247,28 +248,30 @@ if ways:
                                           f=flops(total_compute(best, queries)),
                                           r=snell_ratio(best, queries)))
     if students:
-        q = students["crossover"]
+        q = measured_crossover(students["crossover"], students["crossover_interval_95"],
+                               v["problems"], "heldout", min(len(s) for s in v["seeds"]),
+                               bold=False)
         win = {k: (label_a if w == "a" else label_b) for k, w in students["winner_at"].items()}
         if students["lowered"]:
             st.markdown(_("Student B reaches at most {t}, below Student A's {a}: with "
                           "the measured budgets, thinking more does not make up for B's "
                           "shorter training. Compared at B's best only (A passes it at once): "
                           "at 1 query **{w1}** costs less; at a million, **{w2}**; the same "
-                          "at about {q} queries.").format(
+                          "at {q}.").format(
                 t=measured(students["target"], v["problems"], "heldout"),
                 a=measured(students["a"]["accuracy"], v["problems"], "heldout"), w1=win[1],
-                w2=win[10 ** 6], q=flops(q)))
+                w2=win[10 ** 6], q=q))
         else:
             # compared at A's own accuracy, not at the target of the ways above (a fresh
             # trial read "Both students reach the target 40.8%" under a 48% target)
             st.markdown(_("The two students are compared at Student A's accuracy (not at the "
                           "target {T:.0%} of the ways above): Student A answers at once with "
                           "{a}, Student B thinks more and reaches {b}. At 1 query **{w1}** "
-                          "costs less; at a million, **{w2}**. They cost the same at about {q} "
-                          "queries.").format(
+                          "costs less; at a million, **{w2}**. They cost the same at "
+                          "{q}.").format(
                 T=target, a=measured(students["a"]["accuracy"], v["problems"], "heldout"),
                 b=measured(students["b"]["accuracy"], v["problems"], "heldout"), w1=win[1],
-                w2=win[10 ** 6], q=flops(q)))
+                w2=win[10 ** 6], q=q))
 else:
     st.info(_("No model reaches {t:.0%} within the measured budgets.").format(t=target))
 

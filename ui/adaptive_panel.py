@@ -58,7 +58,7 @@ def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None,
     pools the points were replayed on: maj@n spends all n chains of each), the tokens saved
     with their 95% interval over problems too (``search.analysis.adaptive.tokens_saved``)."""
     from search.analysis.adaptive import tokens_saved
-    from ui.wording import measured_interval
+    from ui.wording import measured_interval, supported_percent
     acc_m, tok_m = float(maj["mean"][-1]), float(maj["tokens"][-1])
     sims, rules = ad["sims"], ad["rules"]
     P = len(sims[0]["per_problem"])
@@ -96,8 +96,11 @@ def show_adaptive(ad: dict, maj: dict, n_max: int, conf: dict | None = None,
     st.dataframe(pd.DataFrame([{
         _("stop rule"): rule_label(r), _("chains per problem"): round(s_["mean_chains"], 2),
         _("generated tokens per problem"): round(s_["mean_tokens"], 1),
-        _("accuracy"): f"{100 * s_['mean']:.1f}%",
-        _("95% CI"): f"{100 * s_['ci_low']:.1f}–{100 * s_['ci_high']:.1f}%",
+        # digits the interval supports (issue 29 item 7; before: "41.3%", "34.2–48.1%")
+        _("accuracy"): supported_percent(s_["mean"], s_["ci_low"], s_["ci_high"]),
+        _("95% CI"): "{}–{}".format(
+            supported_percent(s_["ci_low"], s_["ci_low"], s_["ci_high"]).rstrip("%"),
+            supported_percent(s_["ci_high"], s_["ci_low"], s_["ci_high"])),
         _("tokens saved against maj@{n}").format(n=n_max): round(tok_m - s_["mean_tokens"], 1)}
         for r, s_ in zip(rules, sims)]), hide_index=True)
     st.caption(_("Adaptive points: a Monte Carlo average over {orders} random orders of each "

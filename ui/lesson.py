@@ -213,7 +213,9 @@ def verifier_picks(tree) -> dict:
 @st.cache_data(show_spinner=False)
 def students_view() -> Optional[dict]:
     """The two students (``search.analysis.tradeoff.two_students``) on the held-out pools of the
-    training budgets, with their totals at 1 and ``MANY_QUERIES`` queries; None without them."""
+    training budgets, with their totals at 1 and ``MANY_QUERIES`` queries, the crossover's
+    bootstrap interval (``crossover_interval_95``) and the fewest training seeds of a budget
+    (``seeds``); None without them."""
     from search.analysis import tradeoff as T
     from search.analysis.tradeoff_data import load_grid
     try:
@@ -224,6 +226,9 @@ def students_view() -> Optional[dict]:
     if st_ is None:
         return None
     st_["problems"] = int(grid.acc.shape[-1])
+    st_["seeds"] = min(len(c["seeds"]) for c in grid.checkpoints)
+    # where the two cost the same, with its 95% bootstrap interval (issue 29 item 7)
+    st_["crossover_interval_95"] = T.bootstrap_crossover(grid)
     st_["totals"] = {q: {k: T.total_compute(st_[k], q) for k in ("a", "b")}
                      for q in (1, MANY_QUERIES)}
     return st_

@@ -419,18 +419,26 @@ def step_students(policy: Any, model: str, problem: str) -> None:
                    delta_color="off", delta_arrow="off")  # (an arrow read as a gain)
         col.caption(_("Your guess was right.") if guess == win else _("Your guess was wrong."))
     if v.get("lowered"):  # B never reaches A: cheaper only at the lower accuracy
-        st.markdown(_("They cost the same at about **{q:,.0f}** queries, but only for {t} "
-                      "right, the most Student B reaches; Student A gets {a} at once. To "
-                      "match A, B needs more training, not more thinking: here test-time "
-                      "compute cannot buy what the training left out.").format(
-            q=v["crossover"], t=wording.measured(v["target"], v["problems"], "heldout",
-                                                 bold=False),
+        st.markdown(_("They cost the same at {q}, but only for {t} right, the most Student "
+                      "B reaches; Student A gets {a} at once. To match A, B needs more "
+                      "training, not more thinking: here test-time compute cannot buy what "
+                      "the training left out.").format(
+            q=crossover_words(v), t=wording.measured(v["target"], v["problems"], "heldout",
+                                                     bold=False),
             a=wording.measured(a["accuracy"], v["problems"], "heldout")))
     else:
-        st.markdown(_("They cost the same at about **{q:,.0f}** queries. Below that, thinking "
-                      "at test time is cheaper; above it, the extra training pays for itself "
-                      "(Snell et al. 2024 find the same on MATH: test-time compute pays when "
-                      "there are few queries per training token).").format(q=v["crossover"]))
+        st.markdown(_("They cost the same at {q}. Below that, thinking at test time is "
+                      "cheaper; above it, the extra training pays for itself (Snell et al. "
+                      "2024 find the same on MATH: test-time compute pays when there are few "
+                      "queries per training token).").format(q=crossover_words(v)))
+
+
+def crossover_words(v: dict) -> str:
+    """The two students' crossover (``ui.lesson.students_view``) with its 95% bootstrap
+    interval over the held-out problems and training seeds, n and split
+    (``ui.wording.measured_crossover``: no number where the interval spans 10x or more)."""
+    return wording.measured_crossover(v["crossover"], v["crossover_interval_95"],
+                                      v["problems"], "heldout", v["seeds"])
 
 
 def step_wider(policy: Any, model: str, problem: str) -> None:

@@ -32,17 +32,23 @@ def load_measurement(model_dir: Path) -> Optional[dict]:
     return m
 
 
+def _with_interval(p: float, lo: float, hi: float) -> str:
+    """'x% [lo, hi]' (fractions in, percent out) to the digits the interval supports
+    (``ui.wording.supported_percent``; issue 29 item 7: before, one decimal over intervals
+    several points wide)."""
+    from ui.wording import supported_percent as sp
+    return f"{sp(p, lo, hi)} [{sp(lo, lo, hi).rstrip('%')}, {sp(hi, lo, hi).rstrip('%')}]"
+
+
 def _pct(r: Optional[dict]) -> str:
     """'k/n = x% [lo, hi]' of a rate dict ({"k", "n", "rate", "ci"}); '–' with nothing to judge."""
     if not r or not r.get("n"):
         return "–"
-    return (f"{r['k']}/{r['n']} = {100 * r['rate']:.1f}% "
-            f"[{100 * r['ci'][0]:.1f}, {100 * r['ci'][1]:.1f}]")
+    return f"{r['k']}/{r['n']} = " + _with_interval(r["rate"], r["ci"][0], r["ci"][1])
 
 
 def _acc(run: dict) -> str:
-    return (f"{100 * run['accuracy']:.1f}% "
-            f"[{100 * run['ci'][0]:.1f}, {100 * run['ci'][1]:.1f}]")
+    return _with_interval(run["accuracy"], run["ci"][0], run["ci"][1])
 
 
 def _rate_words(r: Optional[dict], split: str) -> str:

@@ -37,6 +37,7 @@ from search.scoring import has_learned_verifier
 from search.tasks import get_task
 from ui import presenter
 from ui.settings import UrlParam, bind, flag, int_in, one_of, show_flag
+from ui.wording import measured
 from viz.sequential import compute_figure, spent_figure, split_name
 
 TOTAL_CHOICES = [4, 8, 16, 32, 64]
@@ -128,19 +129,27 @@ def _difficulty(_policy: Any, task: str, model: str, split: str, texts: tuple,
 
 
 def bin_labels(fit: dict) -> list[str]:
-    """One title per difficulty bin, hardest first, with the bin's predicted pass@1 (the mean
-    pass@1 of the validation problems in it, ``fit_difficulty``)."""
-    p1 = [("–" if np.isnan(x) else f"{x:.2f}") for x in fit["pass1"]]
-    if len(p1) == 1:
+    """One title per difficulty bin, hardest first, with the bin's predicted pass@1: the mean
+    gold pass@1 of the VALIDATION problems in it (``fit_difficulty``'s ``pass1`` over its
+    ``counts``), a measurement on validation that the bin carries to the held-out problems,
+    written as one (``ui.wording.measured``: its 95% Wilson interval over the bin's validation
+    problems, their number and split, the digits it supports; issue 29 item 7). Before: a bare
+    "predicted pass@1 0.44", two decimals over a handful of problems."""
+    if len(fit["pass1"]) == 1:
         return [_("all problems")]
     out = []
-    for i, p in enumerate(p1):
-        if i == 0:
-            out.append(_("hardest (predicted pass@1 {p})").format(p=p))
-        elif i == len(p1) - 1:
-            out.append(_("easiest (predicted pass@1 {p})").format(p=p))
+    last = len(fit["pass1"]) - 1
+    for i, (p, n) in enumerate(zip(fit["pass1"], fit["counts"])):
+        if np.isnan(p) or not n:
+            words = _("no validation problem")
         else:
-            out.append(_("middle (predicted pass@1 {p})").format(p=p))
+            words = measured(float(p), int(n), "validation", bold=False)
+        if i == 0:
+            out.append(_("hardest: predicted pass@1 {p}").format(p=words))
+        elif i == last:
+            out.append(_("easiest: predicted pass@1 {p}").format(p=words))
+        else:
+            out.append(_("middle: predicted pass@1 {p}").format(p=words))
     return out
 
 

@@ -185,3 +185,52 @@ def measured_value(p: float, n: int) -> str:
     from search.analysis.scaling import wilson_interval
     lo, hi = (float(x) for x in wilson_interval(min(max(p, 0.0), 1.0) * n, n))
     return supported_percent(p, lo, hi)
+
+
+def _whole(x: float, res: float) -> str:
+    """``x`` rounded to a multiple of ``res`` (a power of ten >= 1), thousands separated; a
+    power of ten from a billion on (as :func:`readable`); "∞" for inf."""
+    if x == float("inf"):
+        return "∞"
+    r = round(x / res) * res
+    if abs(r) >= 1e9:
+        return readable(r, max(1, len(f"{r:.0f}") - len(f"{res:.0f}") + 1))
+    return f"{r:,.0f}"
+
+
+def measured_crossover(q: float, interval: dict, n: int, split: str, seeds: int,
+                       bold: bool = True) -> str:
+    """Where two ways cost the same, in queries, with what it rests on (issue 29 item 7): the
+    point ``q`` and its 95% bootstrap ``interval`` ({"low", "high"} in queries, e.g.
+    ``search.analysis.tradeoff.bootstrap_crossover``, over ``n`` problems of ``split`` and
+    ``seeds`` training seeds per model). The exchange rate's rule
+    (``search.analysis.tradeoff.rate_determined``): a number only when the interval spans
+    less than 10x, "about **11,400** queries (95% interval 10,900 to 12,000 queries, 200
+    held-out problems, 2 training seeds per model)", rounded to the power of ten of the
+    interval's half-width (whole queries at least); otherwise no number, "a number of queries
+    not determined at this scale (95% interval 3,500 to 61,000 queries, ...)", the bounds to
+    two significant figures ("∞" where the upper end is draws that never cross). A
+    phrase to follow "at". ValueError for n < 1."""
+    import math
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    lo, hi = interval["low"], interval["high"]
+    rest = _("{n} {split} problems, {s} training seeds per model").format(
+        n=n, split=_("held-out") if split == "heldout" else _("validation"), s=seeds)
+    if not (lo == lo and hi == hi):  # NaN: too few draws with two students
+        return _("a number of queries not determined at this scale (no 95% interval: fewer "
+                 "than half the bootstrap draws have two students; {rest})").format(rest=rest)
+    if math.isfinite(lo) and math.isfinite(hi) and lo > 0 and hi / lo < 10 and \
+            math.isfinite(q):
+        half = (hi - lo) / 2
+        res = 10.0 ** math.floor(math.log10(half)) if half >= 1 else 1.0
+        v = _whole(q, res)
+        return _("about {q} queries (95% interval {lo} to {hi} queries, {rest})").format(
+            q=f"**{v}**" if bold else v, lo=_whole(lo, res), hi=_whole(hi, res), rest=rest)
+
+    def two(x: float) -> str:  # two significant figures
+        if not math.isfinite(x) or x <= 0:
+            return _whole(x, 1.0) if x == x else "–"
+        return _whole(x, max(1.0, 10.0 ** (math.floor(math.log10(x)) - 1)))
+    return _("a number of queries not determined at this scale (95% interval {lo} to {hi} "
+             "queries, {rest})").format(lo=two(lo), hi=two(hi), rest=rest)

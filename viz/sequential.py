@@ -71,15 +71,29 @@ def band_label(band: Mapping) -> str:
     return _("no clear winner")
 
 
+def panel_title(label: str) -> str:
+    """A bin's label as its panel's title: the measured interval of
+    ``ui.sequential_view.bin_labels`` (after the first " (") on two smaller lines under the
+    head, broken before its n, so five panels' titles at 1250 px do not overlap (one line
+    overlapped its neighbours, seen on a rendered screenshot)."""
+    head, sep, tail = label.partition(" (")
+    if not sep:
+        return label
+    first, comma, rest = tail.rpartition(", ")
+    tail = f"({first},<br>{rest}" if comma else f"({tail}"
+    return f"{head}<br><span style='font-size:11px'>{tail}</span>"
+
+
 def compute_figure(rows: Sequence[Mapping], bands: Sequence[Mapping],
                    bin_labels: Sequence[str], height: int = 460) -> go.Figure:
     """rows: ``compare_at_compute``'s cells (bin, B, R, N, problems, mean / ci_low / ci_high
     in [0, 1], policy_tokens / verifier_tokens / tokens per problem, band, best); bands: its
-    bands (bin, tokens_low, tokens_high, winner). bin_labels: one subplot title per bin. x:
+    bands (bin, tokens_low, tokens_high, winner). bin_labels: one subplot title per bin
+    (:func:`panel_title`). x:
     tokens per problem (log), y: accuracy in percent; empty bins draw nothing."""
     n_bins = max(1, len(bin_labels))
     fig = make_subplots(rows=1, cols=n_bins, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=list(bin_labels) or [""])
+                        subplot_titles=[panel_title(b) for b in bin_labels] or [""])
     colors = split_colors((r["R"], r["N"]) for r in rows)
     symbols = split_symbols((r["R"], r["N"]) for r in rows)
     seen = set()
@@ -127,7 +141,7 @@ def compute_figure(rows: Sequence[Mapping], bands: Sequence[Mapping],
                       else "rgba(120,120,120,0.18)")
         fig.add_annotation(x=math.log10(math.sqrt(lo * hi)), y=106, text=band_label(band),
                            showarrow=False, font=dict(size=11), row=1, col=col)
-    fig.update_layout(height=height, margin=dict(l=60, r=20, t=60, b=60),
+    fig.update_layout(height=height, margin=dict(l=60, r=20, t=100, b=60),
                       legend=dict(title=_("split (rounds × runs); ★ separated at equal "
                                           "compute"), orientation="v"))
     fig.update_xaxes(type="log", title_text=_("tokens per problem (policy + verifier)"))

@@ -450,6 +450,47 @@ def two_students(grid: Grid, target: Optional[float] = None) -> Optional[dict]:
             "lowered": lowered}
 
 
+def bootstrap_crossover(grid: Grid, draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED,
+                        level: float = 0.95) -> dict:
+    """Percentile bootstrap interval (Efron & Tibshirani 1993) of the two students' crossover
+    (:func:`two_students` at its default target, :func:`crossover`): the whole choice re-run
+    on each of the same ``draws`` resampled grids the exchange rate uses (:func:`_resampled`:
+    problems with replacement, paired across checkpoints, and training seeds; the same
+    ``seed`` gives the same grids), so the interval holds the uncertainty of A's accuracy, of
+    which model and budget B needs to reach it, and of their inference FLOPs per query. A
+    draw where the two never cross counts as +inf (an upper end of inf: "more than any
+    number"); a draw with no students is undefined.
+
+    Returns {"low", "high" (queries; NaN when fewer than half the draws define one),
+    "defined" (share of draws with students), "lowered" (share of the defined draws where B
+    falls short of A, :func:`two_students`' "lowered"), "determined" (:func:`rate_determined`'s
+    rule: high / low < ``DETERMINED_SPAN``), "draws", "seed"}. ValueError for draws < 1 or a
+    grid with no problems."""
+    if draws < 1:
+        raise ValueError("draws must be >= 1")
+    if grid.acc.shape[-1] == 0:
+        raise ValueError("the grid has no problems")
+    qs, lowered = [], 0
+    for g in _resampled(grid, draws, seed):
+        s = two_students(g)
+        if s is None:
+            continue
+        qs.append(s["crossover"])
+        lowered += bool(s["lowered"])
+    defined = len(qs) / draws
+    out = {"low": math.nan, "high": math.nan, "defined": defined,
+           "lowered": lowered / len(qs) if qs else math.nan, "draws": draws, "seed": seed}
+    if defined >= 0.5:
+        q = np.asarray(qs, float)
+        top = float(q[np.isfinite(q)].max()) if np.isfinite(q).any() else 0.0
+        # inf stands in as a huge number; a percentile above every finite draw is inf
+        lo, hi = np.percentile(np.where(np.isinf(q), 1e300, q),
+                               [50 * (1 - level), 100 - 50 * (1 - level)])
+        out["low"], out["high"] = (float(x) if x <= top else math.inf for x in (lo, hi))
+    out["determined"] = rate_determined(out)
+    return out
+
+
 def stops_paying(grid: Grid, min_gain: float = 0.01) -> list[dict]:
     """Per checkpoint, where test-time compute stops paying: the first record of its envelope
     beyond which no measured budget adds ``min_gain`` accuracy or more. {checkpoint, name, k, strategy, accuracy,

@@ -283,7 +283,8 @@ def report(split: str = "heldout", target: Optional[float] = None, draws: Option
     ``level``, or all); the exchange rate at ``target`` (default :func:`default_target`,
     decided on validation) with a ``draws``-draw bootstrap interval over problems and training
     seeds, whether that interval determines it (spans < 10x), the rate against the target, the
-    frontier, the two students and where thinking stops paying."""
+    frontier, the two students (their crossover with its bootstrap interval,
+    ``crossover_interval_95``: the same draws as the rate's) and where thinking stops paying."""
     from search.analysis import tradeoff as T
     grid = load_grid(split, root).level(level)
     chosen = target is None
@@ -308,6 +309,9 @@ def report(split: str = "heldout", target: Optional[float] = None, draws: Option
     boot = T.bootstrap_rate(grid, t, draws=draws or T.BOOTSTRAP_DRAWS)
     curve = T.rate_curve(grid, rate_targets(), draws=draws or T.BOOTSTRAP_DRAWS)
     students = T.two_students(grid)
+    if students is not None:  # where they cost the same, with its interval (issue 29 item 7)
+        students["crossover_interval_95"] = T.bootstrap_crossover(
+            grid, draws=draws or T.BOOTSTRAP_DRAWS)
     train = grid.train
     return {
         "split": split, "level": level, "problems": int(grid.acc.shape[-1]),
@@ -366,7 +370,8 @@ def view(level: Optional[int] = None, target: Optional[float] = None, queries: f
     "rate" (exchange_rate), "interval" (bootstrap_rate over problems and seeds, ``draws``
     default ``search.analysis.tradeoff.BOOTSTRAP_DRAWS``: the CLI's interval), "determined"
     (the interval spans < 10x), "by_target" (rate_curve), "ways", "cheapest" (at ``queries``),
-    "students" (two_students: B reaches what A gets with one chain; or None), "stops"
+    "students" (two_students: B reaches what A gets with one chain, with
+    "crossover_interval_95": bootstrap_crossover over the same draws; or None), "stops"
     (stops_paying), "problems", "one_chain", "seeds" (per budget)}."""
     from search.analysis import tradeoff as T
     grid = load_grid(split, root).level(level)
@@ -377,6 +382,10 @@ def view(level: Optional[int] = None, target: Optional[float] = None, queries: f
     axis = np.logspace(math.log10(lo), math.log10(hi), surface_points)
     ws = T.ways(grid, t)
     iv = T.bootstrap_rate(grid, t, draws=draws or T.BOOTSTRAP_DRAWS)
+    students = T.two_students(grid)
+    if students is not None:
+        students["crossover_interval_95"] = T.bootstrap_crossover(
+            grid, draws=draws or T.BOOTSTRAP_DRAWS)
     return {"grid": grid, "target": t, "names": [c["name"] for c in grid.checkpoints],
             "train": grid.train.tolist(), "curves": curves, "inference_axis": axis.tolist(),
             "surface": T.accuracy_surface(grid, axis), "frontier": T.frontier(grid, t),
@@ -384,7 +393,7 @@ def view(level: Optional[int] = None, target: Optional[float] = None, queries: f
             "determined": T.rate_determined(iv),
             "by_target": T.rate_curve(grid, rate_targets(), draws=draws or T.BOOTSTRAP_DRAWS),
             "ways": ws, "cheapest": T.cheapest(ws, queries),
-            "students": T.two_students(grid), "stops": T.stops_paying(grid),
+            "students": students, "stops": T.stops_paying(grid),
             "problems": int(grid.acc.shape[-1]),
             "one_chain": [float(acc[c, 0, 0]) for c in range(len(grid.checkpoints))],
             "seeds": [c["seeds"] for c in grid.checkpoints]}

@@ -20,9 +20,20 @@ run of a page wrote, and checks each:
 - A **metric** whose value is a percentage carries ``measured(...)`` in its help, with the same
   value; one whose value is a rate (``×``) carries its interval in its help; a bare number is
   allowed only as an answer (the label names an answer, a problem or the search that gave it).
+- A **number of queries** (the two students' crossover) is written the way
+  ``ui.wording.measured_crossover`` writes it: "about **11,400** queries (95% interval 10,900 to
+  12,000 queries, 200 held-out problems, ...)" only where the interval spans less than 10x (the
+  exchange rate's rule), to the power of ten of its half-width; otherwise "not determined at
+  this scale (95% interval 3,500 to 61,000 queries, ...)", bounds to two significant figures;
+  or it is a setting (``QUERIES_NOT_MEASURED``: the Q slider, the 1 and 10^6 compared).
+- An **accuracy as a bare fraction** after its name ("predicted pass@1 0.44") is refused.
+- Every **table** (``st.table``, ``st.dataframe``): a percentage with its interval in the same
+  cell or the next one has no more decimals than that interval supports; one without an
+  interval beside it is in whole points (``row_problems``).
 """
 from __future__ import annotations
 
+import math
 import re
 
 NUM = r"\d+(?:[.,]\d+)*"
@@ -95,6 +106,85 @@ RATE_NOT_MEASURED: list[tuple[str, str]] = [
 ]
 
 
+# A number of queries (the two students' crossover, ``ui.wording.measured_crossover``): stated
+# only with its 95% bootstrap interval, n and split, as a number only where the interval spans
+# less than 10x (the exchange rate's rule) and to the power of ten of its half-width; otherwise
+# "not determined at this scale" with the interval's bounds to two significant figures.
+QNUM = r"\d+(?:[.,]\d+)*(?: × 10[⁰¹²³⁴⁵⁶⁷⁸⁹]+)?"
+QUERIES = re.compile(rf"(?<![\w.,+])(?:\*\*)?(?:{QNUM}(?:e[+-]?\d+)?|∞)(?:\*\*)? "
+                     r"quer(?:y|ies)\b")
+CROSSOVER_MEASURED = re.compile(
+    rf"about (?:\*\*)?(?P<v>{QNUM})(?:\*\*)? queries \(95% interval (?P<lo>{QNUM}) to "
+    rf"(?P<hi>{QNUM}) queries, (?P<n>[\d,]+) (?P<split>held-out|validation) problems[^)]*\)")
+CROSSOVER_UNDETERMINED = re.compile(
+    rf"not determined at this scale \(95% interval (?P<lo>{QNUM}) to (?P<hi>{QNUM}|∞) "
+    rf"queries, (?P<n>[\d,]+) (?P<split>held-out|validation) problems[^)]*\)")
+# Numbers of queries that are settings, not measurements, each with the reason.
+QUERIES_NOT_MEASURED: list[tuple[str, str]] = [
+    (r"At \*\*[\d,]+\*\* quer(?:y|ies)", "the number of queries the person set (the Q slider)"),
+    (r"[Aa]t 1 query", "one query: the setting the students are compared at"),
+    (r"Less compute at [\d,]+ quer(?:y|ies)",
+     "the numbers of queries the students are compared at (1 and a million: settings)"),
+]
+# An accuracy written as a bare fraction right after its name ("predicted pass@1 0.44"): an
+# accuracy is written as a measured percentage (``measured``), with its interval, n and split.
+FRACTION = re.compile(r"(?:pass@\d+|maj@\d+|accuracy) (?:\*\*)?(?:0\.\d+|1\.0+)(?![\d%])")
+
+
+_SUP = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+
+
+def _qparse(s: str) -> tuple[float, float, int]:
+    """A displayed number of queries ("11,400", "3.31 × 10⁹", "∞") as (value, resolution: the
+    place of its last significant digit, significant digits)."""
+    if s == "∞":
+        return float("inf"), float("inf"), 0
+    mant, _x, exp = s.partition(" × 10")
+    e = int(exp.translate(_SUP)) if exp else 0
+    mant = mant.replace(",", "")
+    digits = mant.replace(".", "").lstrip("0")
+    sig = len(digits.rstrip("0")) or 1
+    if "." in mant:
+        res = 10.0 ** (e - _decimals(mant))
+    else:
+        res = 10.0 ** (e + len(mant) - len(mant.rstrip("0"))) if mant.strip("0") else 1.0
+    return float(mant) * 10.0 ** e, res, sig
+
+
+def check_crossover(m: re.Match, determined: bool) -> str | None:
+    """A problem with one ``measured_crossover`` statement, or None. Stated as a number
+    (``determined``): its interval spans less than 10x (11x allowed for the bounds' rounding),
+    the value lies inside it, and its last significant digit is no finer than the power of
+    ten of the half-width (read off the displayed bounds, their rounding allowed for). Not
+    determined: the interval spans 10x or more (9x allowed) or reaches ∞, bounds to at most
+    two significant figures."""
+    lo, lo_res, lo_sig = _qparse(m["lo"])
+    hi, hi_res, hi_sig = _qparse(m["hi"])
+    if int(m["n"].replace(",", "")) < 1:
+        return "n < 1"
+    if not lo <= hi:
+        return f"interval {m['lo']} to {m['hi']} reversed"
+    if determined:
+        v, v_res, _s = _qparse(m["v"])
+        if not (hi < float("inf") and lo > 0 and hi / lo < 11):
+            return f"a number of queries stated where its interval {m['lo']} to {m['hi']} " \
+                   "spans 10x or more: 'not determined at this scale'"
+        if not lo <= v <= hi:
+            return f"{m['v']} queries outside its interval {m['lo']} to {m['hi']}"
+        res = min(v_res, lo_res, hi_res)
+        half = (hi - lo) / 2 - res
+        allowed = 10.0 ** math.floor(math.log10(half)) if half >= 1 else 1.0
+        if res < allowed:
+            return f"{m['v']} queries: more digits than the interval (half-width " \
+                   f"{(hi - lo) / 2:g}) supports"
+        return None
+    if hi < float("inf") and lo > 0 and hi / lo < 9:
+        return f"'not determined' where the interval {m['lo']} to {m['hi']} spans under 10x"
+    if max(lo_sig, hi_sig) > 2:
+        return f"bounds {m['lo']} to {m['hi']} with more than two significant figures"
+    return None
+
+
 def _decimals(s: str) -> int:
     return len(s.split(".")[1]) if "." in s else 0
 
@@ -104,20 +194,29 @@ def _supported(half: float) -> int:
     return 0 if half >= 1 else 1 if half >= 0.1 else 2
 
 
-def check_measured(m: re.Match) -> str | None:
-    """A problem with one ``measured`` statement, or None: the value inside its interval, the
-    same decimals in value and bounds, and no more than the half-width supports (the rule read
-    off the displayed bounds, with their rounding allowed for)."""
-    v, lo, hi = (float(m[k]) for k in ("v", "lo", "hi"))
-    d = _decimals(m["v"])
+def check_digits(v_s: str, lo_s: str, hi_s: str) -> str | None:
+    """A problem with one percentage ``v_s`` and its interval's bounds ``lo_s``, ``hi_s`` (the
+    displayed strings, in percent, no "%"), or None: the value inside its interval, the same
+    decimals in value and bounds, and no more than the half-width supports (the rule read off
+    the displayed bounds, with their rounding allowed for)."""
+    v, lo, hi = float(v_s), float(lo_s), float(hi_s)
+    d = _decimals(v_s)
     if not (lo - 1e-9 <= v <= hi + 1e-9):
-        return f"value {m['v']}% outside its interval {m['lo']}–{m['hi']}%"
-    if {_decimals(m["lo"]), _decimals(m["hi"])} != {d}:
-        return f"value and bounds with different decimals: {m[0]!r}"
+        return f"value {v_s}% outside its interval {lo_s}–{hi_s}%"
+    if {_decimals(lo_s), _decimals(hi_s)} != {d}:
+        return f"value and bounds with different decimals: {v_s}% [{lo_s}, {hi_s}]"
     half = (hi - lo) / 2
     slack = 10.0 ** -d  # the displayed bounds are rounded to d decimals
     if d > _supported(max(0.0, half - slack)):
         return f"{d} decimals where the interval (half-width {half:g} points) supports fewer"
+    return None
+
+
+def check_measured(m: re.Match) -> str | None:
+    """A problem with one ``measured`` statement, or None: :func:`check_digits` and n >= 1."""
+    why = check_digits(m["v"], m["lo"], m["hi"])
+    if why:
+        return why
     if int(m["n"].replace(",", "")) < 1:
         return "n < 1"
     return None
@@ -183,7 +282,65 @@ def text_problems(text: str) -> list[str]:
     for m in RATE.finditer(text):
         if not _inside(m.span(), rate_ok) and not has_interval:
             bad.append(f"rate {m[0]!r} without its 95% interval")
+    queries_ok = _spans(text, QUERIES_NOT_MEASURED)
+    for pattern, determined in ((CROSSOVER_MEASURED, True), (CROSSOVER_UNDETERMINED, False)):
+        for m in pattern.finditer(text):
+            why = check_crossover(m, determined)
+            if why:
+                bad.append(why)
+            queries_ok.append(m.span())
+    for m in QUERIES.finditer(text):
+        if not _inside(m.span(), queries_ok):
+            bad.append(f"{m[0]!r}: a number of queries without its 95% interval, n and split")
+    for m in FRACTION.finditer(text):
+        bad.append(f"{m[0]!r}: an accuracy as a bare fraction, without its interval, n and split")
     return bad
+
+
+# A table's cells (``st.table`` / ``st.dataframe``): a percentage with its interval in the same
+# cell ("41% [34, 48]", "9/16 = 56% [33, 77]") or in the next one ("34–48%", "[34, 48]"),
+# both to the digits the interval supports; without an interval beside it, whole points only.
+CELL_PERCENT = re.compile(r"(?<![\w.])(?P<v>-?\d+(?:\.\d+)?)%")
+CELL_WITH_INTERVAL = re.compile(
+    r"(?P<v>-?\d+(?:\.\d+)?)% \[(?P<lo>-?\d+(?:\.\d+)?)%?, (?P<hi>-?\d+(?:\.\d+)?)%?\]")
+CELL_INTERVAL = re.compile(
+    r"\[?(?P<lo>-?\d+(?:\.\d+)?)%?(?:, |–| to )(?P<hi>-?\d+(?:\.\d+)?)%?\]?")
+
+
+def row_problems(cells: list[str]) -> list[str]:
+    """Every percentage of one table row (its cells as displayed, in column order) shown with
+    more digits than its interval supports, or with decimals and no interval beside it."""
+    bad = []
+    for i, c in enumerate(cells):
+        c = c.strip()
+        if CELL_INTERVAL.fullmatch(c):
+            continue  # an interval: checked with the value before it
+        with_iv = list(CELL_WITH_INTERVAL.finditer(c))
+        for m in with_iv:
+            if (why := check_digits(m["v"], m["lo"], m["hi"])):
+                bad.append(f"{c!r}: {why}")
+        if with_iv:
+            continue
+        nxt = CELL_INTERVAL.fullmatch(cells[i + 1].strip()) if i + 1 < len(cells) else None
+        for m in CELL_PERCENT.finditer(c):
+            if nxt:
+                if (why := check_digits(m["v"], nxt["lo"], nxt["hi"])):
+                    bad.append(f"{c!r} | {cells[i + 1]!r}: {why}")
+            elif "." in m["v"]:
+                bad.append(f"{c!r}: a percentage with decimals and no interval beside it")
+    return bad
+
+
+def table_problems(at) -> list[str]:
+    """:func:`row_problems` of every row of every ``st.table`` and ``st.dataframe`` of an
+    AppTest run."""
+    out = []
+    for kind in ("table", "dataframe"):
+        for el in getattr(at, kind):
+            df = el.value
+            for row in df.astype(str).itertuples(index=False):
+                out += [f"{kind}: {p}" for p in row_problems(list(row))]
+    return out
 
 
 ANSWER_LABEL = re.compile(r"answer|Answer| on |beam width|simulation|Less compute")
@@ -224,7 +381,7 @@ def headline_problems(at) -> list[str]:
                 out.append(f"{kind}: {p}\n    in: {str(el.value)[:400]!r}")
     for m in at.metric:
         out += [f"metric: {p}" for p in metric_problems(m)]
-    return out
+    return out + table_problems(at)
 
 
 def assert_headlines_carry_split_n_interval(at) -> None:

@@ -8,6 +8,9 @@ sections; Compare with one problem run, a problem set and the self-correcting mo
 Train vs test at a target with a rate, one without, and one no model reaches."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -111,6 +114,72 @@ def test_a_token_gap_on_a_set_is_an_estimate_with_its_interval():
             "tokens, 2 validation problems), 1.6× as many (95% interval 1.6× to 1.7×).") in s
     assert text_problems(s) == []
     assert text_problems(token_sentence(["a", "b"], [12.25, 20.0], per_problem=True))
+
+
+def test_a_crossover_in_queries_needs_its_interval_and_no_more_digits_than_it_supports():
+    from ui.wording import measured_crossover
+    # the sentences the Lesson and Train vs test wrote before (issue 29 item 7): all refused
+    assert text_problems("They cost the same at about **11,437** queries. Below that, ...")
+    assert text_problems("at a million, **A**; the same at about 11,400 queries.")
+    assert text_problems("They cost the same at about 1.14 × 10⁴ queries.")
+    wide = {"low": 3526.08, "high": 60733.25}  # the shipped pools' bootstrap: 17x wide
+    said = measured_crossover(11436.7, wide, 200, "heldout", 2)
+    assert said == ("a number of queries not determined at this scale (95% interval 3,500 to "
+                    "61,000 queries, 200 held-out problems, 2 training seeds per model)")
+    assert text_problems("They cost the same at " + said + ".") == []
+    narrow = {"low": 10877.25, "high": 12027.08}  # half-width 575: hundreds
+    said = measured_crossover(11436.7, narrow, 200, "heldout", 2)
+    assert said == ("about **11,400** queries (95% interval 10,900 to 12,000 queries, 200 "
+                    "held-out problems, 2 training seeds per model)")
+    assert text_problems("They cost the same at " + said + ".") == []
+    # more digits than the interval supports; a number over a 10x interval; the value outside
+    assert text_problems("about **11,437** queries (95% interval 10,877 to 12,027 queries, 200 "
+                         "held-out problems, 2 training seeds per model)")
+    assert text_problems("about **11,000** queries (95% interval 3,500 to 61,000 queries, 200 "
+                         "held-out problems, 2 training seeds per model)")
+    assert text_problems("about **9,000** queries (95% interval 10,900 to 12,000 queries, 200 "
+                         "held-out problems, 2 training seeds per model)")
+    # "not determined" over a narrow interval, or bounds with more digits than two
+    assert text_problems("a number of queries not determined at this scale (95% interval 10,900 "
+                         "to 12,000 queries, 200 held-out problems, 2 training seeds per model)")
+    assert text_problems("a number of queries not determined at this scale (95% interval 3,526 "
+                         "to 60,733 queries, 200 held-out problems, 2 training seeds per model)")
+    # an upper end of inf (draws that never cross) is not determined
+    said = measured_crossover(11436.7, {"low": 8000.0, "high": math.inf}, 200, "heldout", 2)
+    assert "8,000 to ∞ queries" in said and text_problems(said) == []
+    # settings are not measurements
+    assert text_problems("At **1,000** queries the cheapest way to 43% is ...") == []
+    assert text_problems("Less compute at 1,000,000 queries") == []
+
+
+def test_a_bin_predicted_pass1_is_a_validation_measurement_with_its_interval():
+    from ui.sequential_view import bin_labels
+    # before (issue 29 item 7): a bare fraction, two decimals over a handful of problems
+    assert text_problems("hardest (predicted pass@1 0.44)")
+    assert text_problems("- **easiest (predicted pass@1 0.91)**: at 80 tokens, ...")
+    fit = {"pass1": np.array([0.25, 0.5625, 0.9]), "counts": np.array([8, 8, 8])}
+    labels = bin_labels(fit)
+    assert labels[0] == ("hardest: predicted pass@1 " +
+                         measured(0.25, 8, "validation", bold=False))
+    assert labels[1].startswith("middle: predicted pass@1 56% (95% interval")
+    assert labels[2].endswith("8 validation problems)")
+    for lab in labels:
+        assert text_problems(lab) == [], lab
+    assert bin_labels({"pass1": np.array([0.3, np.nan]), "counts": np.array([4, 0])})[1] == \
+        "easiest: predicted pass@1 no validation problem"
+
+
+def test_a_table_percentage_has_the_digits_its_interval_supports():
+    from tests.pages.headlines import row_problems
+    # before (issue 29 item 7): the adaptive table's and the retry card's rows
+    assert row_problems(["maj@16", "41.3%", "34.2–48.1%", "12.5"])
+    assert row_problems(["Retry data", "1,000", "41.3% [34.2, 48.1]"])
+    assert row_problems(["8 chains", "59", "27/59 = 45.8% [33.7, 58.4]"])
+    assert row_problems(["1600 steps", "43.1%"])  # decimals with no interval beside them
+    assert row_problems(["maj@16", "41%", "34–48%"]) == []
+    assert row_problems(["Retry data", "1,000", "41% [34, 48]"]) == []
+    assert row_problems(["x", "41%", "[34, 48]", "12.0", "40.8%", "[40.0, 41.6]"]) == []
+    assert row_problems(["1600 steps", "43%", "–"]) == []
 
 
 # ------------------------------------------------------------------ Train vs test

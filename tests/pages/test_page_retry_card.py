@@ -37,10 +37,12 @@ def test_the_compare_page_shows_the_retry_models_card():
     assert len(models) == 3 and len(pairs) == len(m["pairs"]) == 6
     assert len(det) == len(m["detection"])
     tables = [t.value.to_string() for t in at.table]
-    for name, row in m["models"].items():  # each accuracy as the cache has it, in percent
-        run = row["runs"]["0.8"]
-        assert any(f"{100 * run['accuracy']:.1f}% [{100 * run['ci'][0]:.1f}, "
-                   f"{100 * run['ci'][1]:.1f}]" in t for t in tables), name
+    from ui.wording import supported_percent as sp
+    for name, row in m["models"].items():  # each accuracy as the cache has it, in percent,
+        run = row["runs"]["0.8"]  # to the digits its interval supports (issue 29 item 7)
+        lo, hi = run["ci"]
+        assert any(f"{sp(run['accuracy'], lo, hi)} [{sp(lo, lo, hi)[:-1]}, "
+                   f"{sp(hi, lo, hi)[:-1]}]" in t for t in tables), name
     assert any("8 chains per problem" in t for t in tables)
 
 

@@ -52,7 +52,9 @@ def test_the_grid_shows_what_direct_runs_give(app):
     from search.tasks import get_task
     from search.voting import vote
     from ui.sequential_view import PASS1_CHAINS, band_sentence, bin_labels, problem_cells
-    from viz.sequential import band_label, split_name
+    from tests.pages.headlines import text_problems
+    from ui.wording import measured
+    from viz.sequential import band_label, panel_title, split_name
     assert split_name(1, 4) == "1 round × 4 runs" and split_name(4, 1) == "4 rounds × 1 run"
     at = app(sc_seq="1", sc_seq_totals="4", sc_seq_problems="4", sc_seq_scorer="prm",
              sc_seq_bins="2")
@@ -100,7 +102,13 @@ def test_the_grid_shows_what_direct_runs_give(app):
         assert (star == "★") == r["best"]
     labels = bin_labels(fit)
     titles = [a["text"] for a in fig["layout"]["annotations"]]
-    assert labels == titles[:2]
+    assert [panel_title(b) for b in labels] == titles[:2]
+    # each bin's predicted pass@1 is its validation problems' pass@1, stated as measured there
+    # (issue 29 item 7; before: "hardest (predicted pass@1 0.44)")
+    for b, lab in enumerate(labels):
+        assert lab.endswith(measured(float(fit["pass1"][b]), int(fit["counts"][b]),
+                                     "validation", bold=False)), lab
+        assert text_problems(lab) == [], lab
     assert sorted(band_label(b) for b in bands) == sorted(titles[2:])
     md = "\n".join(m.value for m in at.markdown)
     for b in bands:

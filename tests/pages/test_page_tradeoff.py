@@ -109,11 +109,23 @@ def test_page_shows_the_measured_rate_students_and_table():
         assert len(line) == 1, names
         assert values(line[0]["y"])[0] == pytest.approx(s["train"] + s["inference"], rel=1e-3)
         if s["accuracy"] < t0:
-            assert line[0]["name"] == f"{label} ({s['accuracy']:.1%}, below the target)"
+            # to the digits its interval supports (issue 29 item 7; before "43.1%")
+            assert line[0]["name"] == (f"{label} ({measured_value(s['accuracy'], v['problems'])}"
+                                       ", below the target)")
             assert line[0]["line"]["dash"] == "dot"
     win = st_["winner_at"]
     labels = {"a": "A: trains, answers at once", "b": "B: thinks more"}
     said = text(at)
+    # where they cost the same: with its 95% bootstrap interval over the same draws as the
+    # rate's, n and split, and no number where the interval spans 10x or more (issue 29 item
+    # 7; before: "the same at about 11,400 queries" over an interval of 3,500 to 61,000)
+    from ui.wording import measured_crossover
+    iv = st_["crossover_interval_95"]
+    assert iv == T.bootstrap_crossover(load_grid("heldout"))
+    assert ("the same at " if st_["lowered"] else "They cost the same at ") + \
+        measured_crossover(st_["crossover"], iv, v["problems"], "heldout", 2, bold=False) in said
+    if not iv["determined"]:
+        assert "not determined at this scale (95% interval" in said
     assert (f"t 1 query **{labels[win[1]]}** costs less; at a million, "
             f"**{labels[win[10 ** 6]]}**") in said
     if st_["lowered"]:

@@ -388,3 +388,57 @@ def test_rate_curve_uses_the_headline_draws():
         assert row["determined"] == T.rate_determined(iv)
         r = T.exchange_rate(grid, row["target"])["rate"]
         assert row["rate"] == r or (math.isnan(r) and math.isnan(row["rate"]))
+
+
+# --- the two students' crossover with its bootstrap interval (issue 29 item 7) ---------------
+
+def students_grid(b_seed_fl):
+    """test_two_students_and_ways' grid (A: checkpoint 2 at once, 0.6; B: checkpoint 0 with 4
+    chains) on two identical problems, with B's checkpoint trained twice: seed r's FLOPs at
+    4 chains are ``b_seed_fl[r]``."""
+    acc = np.array([[[0.3, 0.5, 0.6]], [[0.45, 0.55, 0.65]], [[0.6, 0.7, 0.75]]])
+    fl = np.array([[[1e6, 2e6, 4e6]]] * 3)
+    acc, fl = np.repeat(acc[..., None], 2, -1), np.repeat(fl[..., None], 2, -1)
+    rep_fl = [np.array([[[1e6, 2e6, f]] for f in b_seed_fl])[..., None].repeat(2, -1),
+              fl[1][None], fl[2][None]]
+    rep_acc = [np.repeat(acc[0][None], len(b_seed_fl), 0), acc[1][None], acc[2][None]]
+    fl[0] = rep_fl[0].mean(0)
+    g = make_grid(acc, fl, [1e9, 1e10, 1e11], ks=[1, 2, 4])
+    g.replicas = {"acc": rep_acc, "flops": rep_fl}
+    return g
+
+
+def test_crossover_interval_is_a_point_when_nothing_varies():
+    g = students_grid([4e6, 4e6])
+    q = T.two_students(g)["crossover"]
+    assert q == pytest.approx((1e11 - 1e9) / (4e6 - 1e6))
+    iv = T.bootstrap_crossover(g, draws=100, seed=0)
+    assert iv["low"] == pytest.approx(q) and iv["high"] == pytest.approx(q)
+    assert iv["determined"] and iv["defined"] == 1.0 and iv["lowered"] == 0.0
+    with pytest.raises(ValueError):
+        T.bootstrap_crossover(g, draws=0)
+
+
+def test_crossover_interval_spans_the_seeds_and_uses_the_rates_draws():
+    # B's two seeds spend 2e6 or 7e6 FLOPs at 4 chains: a draw's B is one, the other or their
+    # mean, so its crossover is one of three values (brute force over the seed draws)
+    g = students_grid([2e6, 7e6])
+    brute = sorted((1e11 - 1e9) / (f - 1e6) for f in (2e6, 7e6, 4.5e6))
+    iv = T.bootstrap_crossover(g, draws=400, seed=0)
+    assert brute[0] == pytest.approx(iv["low"]) and brute[-1] == pytest.approx(iv["high"])
+    assert iv["high"] / iv["low"] == pytest.approx(6.0)  # under 10x: a number may be stated
+    assert iv["determined"]
+    # the same draws as the exchange rate's bootstrap: recomputed over T._resampled
+    qs = [T.two_students(d)["crossover"] for d in T._resampled(g, 400, 0)]
+    assert (iv["low"], iv["high"]) == pytest.approx(tuple(np.percentile(qs, [2.5, 97.5])))
+    assert T.bootstrap_crossover(g, draws=400, seed=0) == iv  # seeded
+
+
+def test_crossover_interval_reaches_inf_where_draws_never_cross():
+    # one seed of B costs as much per query as A (1e6 at 4 chains): those draws never cross
+    g = students_grid([1e6, 1e6])
+    iv = T.bootstrap_crossover(g, draws=50, seed=0)
+    assert iv["low"] == math.inf and iv["high"] == math.inf and not iv["determined"]
+    g = students_grid([1e6, 3e6])  # a quarter of the draws draw seed 0 twice: inf
+    iv = T.bootstrap_crossover(g, draws=400, seed=1)
+    assert math.isfinite(iv["low"]) and iv["high"] == math.inf and not iv["determined"]
