@@ -10,7 +10,10 @@ model; each strategy's default scorer) and prints one row:
   one chain is drawn from); ``p@16``: whether any of them is right (pass@16);
 - ``vote``: self-consistency's majority answer right or wrong, and its trie's root children;
 - ``beam`` / ``mcts``: the answer right or wrong, the root's children, and the number of branch
-  points (nodes with two or more children, rollout nodes included) in the final tree.
+  points (nodes with two or more children, rollout nodes included) in the final tree;
+- ``dc cut``: DeepConf online at its defaults (``search.strategies.deepconf.CHOSEN``, N = 16):
+  the traces it cut for low confidence, and its answer right or wrong (issue 31: the default
+  problem cuts none, so the page offers one that does).
 
 Then picks, by the rule in :func:`choose` (printed with the choice), a default problem and a
 few suggestions, each with the lesson it teaches. The result is what
@@ -56,6 +59,7 @@ def measure(problem, policy) -> dict:
     maj = solve(text, "majority", policy=policy, **PAGE_SAMPLING)
     beam = solve(text, "beam", policy=policy, **PAGE_SAMPLING)
     mcts = solve(text, "mcts", policy=policy, **PAGE_SAMPLING)
+    dc = solve(text, "deepconf_online", policy=policy, **PAGE_SAMPLING)
     right16 = sum(1 for v in maj.tree.votes if v["answer"] == problem.answer)
     return {"problem": text, "level": problem.level, "gold": problem.answer,
             "one_chain": bool(one.correct), "greedy": bool(greedy.correct),
@@ -63,7 +67,8 @@ def measure(problem, policy) -> dict:
             "vote": bool(maj.correct), "vote_answer": maj.answer,
             "vote_root": tree_shape(maj)["root"],
             "beam": bool(beam.correct), "beam_tree": tree_shape(beam),
-            "mcts": bool(mcts.correct), "mcts_tree": tree_shape(mcts)}
+            "mcts": bool(mcts.correct), "mcts_tree": tree_shape(mcts),
+            "dc_cut": dc.extra["deepconf"]["stopped_early"], "dc": bool(dc.correct)}
 
 
 def branches(row: dict) -> bool:
@@ -88,6 +93,9 @@ LESSONS = [
     ("long", "Four operations: the trees grow deep, and a slip early on carries through every "
      "later step; the vote of 16 is still right.",
      lambda r: branches(r) and r["level"] == 4 and r["vote"] and 4 <= r["acc16"] <= 12),
+    ("deepconf_cut", "DeepConf online cuts several traces for low confidence (at least 3 of "
+     "16) and its vote is still right.",
+     lambda r: branches(r) and r.get("dc_cut", 0) >= 3 and r.get("dc", False)),
 ]
 
 
@@ -124,7 +132,7 @@ def main() -> None:
     t0 = time.perf_counter()
     rows = []
     print(f"{'#':>3} {'problem':<18} {'lv':>2} {'gold':>4} {'1ch':>3} {'grd':>3} {'acc16':>5} "
-          f"{'p@16':>4} {'vote':>8} {'beam r/bp':>10} {'mcts r/bp':>10}")
+          f"{'p@16':>4} {'vote':>8} {'beam r/bp':>10} {'mcts r/bp':>10} {'dc cut':>6}")
     for i, p in enumerate(problems):
         r = cached[i] if cached else measure(p, policy)
         if r["problem"] != p.text:
@@ -134,7 +142,8 @@ def main() -> None:
               f"{mark(r['greedy']):>3} {r['acc16']:>2}/{r['chains']:<2} {mark(r['pass16']):>4} "
               f"{mark(r['vote']) + ' root ' + str(r['vote_root']):>8} "
               f"{mark(r['beam']) + ' ' + str(r['beam_tree']['root']) + '/' + str(r['beam_tree']['branch_points']):>10} "
-              f"{mark(r['mcts']) + ' ' + str(r['mcts_tree']['root']) + '/' + str(r['mcts_tree']['branch_points']):>10}",
+              f"{mark(r['mcts']) + ' ' + str(r['mcts_tree']['root']) + '/' + str(r['mcts_tree']['branch_points']):>10} "
+              f"{mark(r.get('dc', False)) + ' ' + str(r.get('dc_cut', '?')):>6}",
               flush=True)
     n = len(rows)
     secs = time.perf_counter() - t0
@@ -162,7 +171,7 @@ def main() -> None:
             r = by_text[text]
             print(f"  {key:<10} {text:<16} 1ch {mark(r['one_chain'])} acc16 {r['acc16']}/16 "
                   f"vote {mark(r['vote'])} beam root {r['beam_tree']['root']} mcts root "
-                  f"{r['mcts_tree']['root']}  {reason}")
+                  f"{r['mcts_tree']['root']} dc cut {r.get('dc_cut', '?')}  {reason}")
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
 

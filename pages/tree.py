@@ -209,6 +209,13 @@ def draw_problem() -> None:
 
 
 SUGGEST = "tree_suggest"  # the suggested-problems picker (not a setting: it follows the problem)
+AUTO_RUN = "tree_auto_run"  # a one-click problem (ui.deepconf_panel.no_cut_note): run it now
+
+
+def try_problem(text: str) -> None:
+    """Put ``text`` in the problem box and run it (the next script run launches it)."""
+    ss["problem"] = text
+    ss[AUTO_RUN] = True
 
 
 def pick_suggestion() -> None:
@@ -509,6 +516,8 @@ can_run = (policy is not None and problem is not None and not running and not NO
 if b1.button(_("Run"), type="primary", disabled=not can_run, key="tree_run_button",
              width="stretch") and can_run:
     launch()  # (a click on a stale, still enabled button during a run starts nothing)
+elif ss.pop(AUTO_RUN, False) and can_run:
+    launch()
 elif (first_visit or ss.get(LINK_RUN)) and st.query_params.get("run") == "1" and can_run:
     ss.pop(LINK_RUN, None)
     if not open_saved(spec_now()):  # the run saved with these settings, as it was shown,
@@ -584,6 +593,9 @@ if not running and not ss.get(LINK_RUN):  # the link says run=1 only when it mak
     settings.set_url("run", "1" if link_shows(res) else None)
 if res is not None and not running:
     source = ss.get(SOURCE, "run")
+    if strategy == "deepconf_online" == res.strategy:  # cut nothing: why, and a problem that cuts
+        from ui.deepconf_panel import no_cut_note
+        no_cut_note(res, TASK, problem, on_try=try_problem)
     replay_panel(res, source, policy, colour, on_edit=adopt_edit,
                  row=opened_row(res.tree) if source == "history" else None,
                  origin=opened_origin(res.tree) if source == "history" else None)

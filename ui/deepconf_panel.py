@@ -183,6 +183,81 @@ def trace_panel(res: SearchResult, tree, nid: int, key: str = "tree_deepconf_cur
             else _("below"), what=name, s=nats(line)))
 
 
+CUT_LESSON = "deepconf_cut"  # the teaching problem on which DeepConf online's defaults cut
+
+
+def why_no_cut(v: DeepConfView) -> Optional[str]:
+    """Why an online run cut no trace, in one markdown paragraph (None for offline, a run with
+    a cut, a stopped run or one without a threshold). Only traces started after the warm-up
+    can be cut (the warm-up sets the threshold): either none started (the warm-up's vote
+    reached the consensus target, so sampling stopped) or each of them kept every window at
+    or above the threshold (its lowest window is named)."""
+    if v.mode != "online" or v.cut or v.threshold is None or v.stopped:
+        return None
+    later = [t for t in v.traces if not t.warmup]
+    head = _("**Why no trace was cut**: only a trace started after the {k} warm-up traces can "
+             "be cut (the warm-up sets the threshold {s} nats).").format(
+        k=len(v.warm_lows), s=nats(v.threshold))
+    if not later:
+        return head + " " + _("None was started: the warm-up traces agreed (consensus "
+                              "{b:.2f} ≥ {tau:g}), so sampling stopped there.").format(
+            b=v.consensus_after(len(v.traces) - 1) if v.traces else 0.0,
+            tau=v.consensus_target)
+    lows = [t.confidence for t in later if t.confidence is not None]
+    bar = (_("a low bar (keep {keep}%, DeepConf-high): a trace is cut only when it is less "
+             "confident than almost every warm-up trace") if v.keep >= 50 else
+           _("a high bar (keep {keep}%, DeepConf-low): a trace is cut unless it is as "
+             "confident as the most confident warm-up traces")).format(keep=v.keep)
+    return head + " " + ngettext(
+        "The {m} later trace kept every window of {w} tokens at or above it (its lowest: {low} "
+        "nats). The threshold is the {p:g}th percentile of the warm-up traces' lowest group "
+        "confidence, {bar}.",
+        "All {m} later traces kept every window of {w} tokens at or above it (the lowest of "
+        "them: {low} nats). The threshold is the {p:g}th percentile of the warm-up traces' "
+        "lowest group confidence, {bar}.", len(later)).format(
+        m=len(later), w=v.window, low=nats(min(lows)) if lows else "–", p=v.percentile or 0,
+        bar=bar)
+
+
+def cut_example(task) -> Optional[object]:
+    """The ``task``'s teaching problem on which DeepConf online cuts traces at the page's
+    defaults (lesson ``CUT_LESSON``, chosen on the validation split by
+    ``benchmarks/choose_teaching_problems.py``), or None when the task has none."""
+    return next((p for p in getattr(task, "teaching_problems", ()) if p.lesson == CUT_LESSON),
+                None)
+
+
+def no_cut_note(res: SearchResult, task, problem: Optional[str], on_try) -> bool:
+    """On the Search tree page, above the tree of an online run that cut nothing: why
+    (``why_no_cut``) and, where the task has one and it is not the problem on show, a button
+    that runs the problem on which the defaults cut traces (``on_try(text)``: the page's
+    callback). False (nothing drawn) for any other run."""
+    v = view_of(res)
+    why = None if v is None else why_no_cut(v)
+    if why is None:
+        return False
+    ex = cut_example(task)
+    if ex is None or ex.text == problem:
+        st.info(why, icon=":material/content_cut:")
+        return True
+    st.info(why + "  \n" + _("To see a cut: on **{p}** (a validation problem) the default "
+                              "settings cut traces. {reason}").format(
+        p=ex.text, reason=_(ex.reason)), icon=":material/content_cut:")
+    st.button(_("Run {p}: a problem where traces are cut").format(p=ex.text),
+              key="tree_deepconf_try", icon=":material/content_cut:", on_click=on_try,
+              args=(ex.text,))
+    return True
+
+
+def cut_mark_caption(tree) -> Optional[str]:
+    """The legend of the cut mark under the tree, when the tree on show has a cut trace."""
+    if not getattr(tree, "cuts", None):
+        return None
+    return _("A red vertical bar | on a node marks where a trace was cut: its group confidence "
+             "fell below the threshold; hover over the bar for the numbers, click the node "
+             "for its curve.")
+
+
 def short_line(v: DeepConfView, tree=None) -> str:
     """One line for a Compare column: the whole run's threshold or cut-off and its cuts or kept
     traces; with ``tree`` (the run replayed to the page's budget), how many votes stand there

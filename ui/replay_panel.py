@@ -330,9 +330,12 @@ def _replay_view(res: SearchResult, source: str, timer_on: bool,
             from ui.deepconf_panel import short_line, view_of  # beside the tree: the cuts' why
             v = view_of(res)
             if v is not None:
+                from ui.deepconf_panel import cut_mark_caption
+                mark = cut_mark_caption(state.tree)
                 st.caption(short_line(v, state.tree) + " " + _(
                     "A cut or dropped trace casts no vote; the run summary below says why, and "
-                    "a node's group-confidence curve is in the inspector."))
+                    "a node's group-confidence curve is in the inspector.")
+                    + (" " + mark if mark else ""))
     with right:  # the votes first: what the run answered, on the first screen
         vr, tv = state.votes, tally_view(res, state)  # ToT: chain counts, not value sums
         presenter.chart(st, tally_figure(tv.tally, res.gold, state.answer, tied=tv.tied,

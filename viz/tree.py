@@ -39,7 +39,7 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
   colour;
 - a trace DeepConf online cut for low confidence (``SearchTree.cuts``): a red vertical bar
   over the node where it stopped, its hover naming the window's group confidence and the
-  threshold (``cut_sentence``);
+  threshold (``cut_hover``: wrapped, traces that stopped at the same node counted once);
 - edges are elbows (right from the parent, along the column gap, right into the child), so
   sibling rows stay parallel; the chosen chain (the strategy's final answer) is a thick orange
   path over them.
@@ -289,6 +289,34 @@ def cut_sentence(cut: Mapping) -> str:
         s=_fmt(cut.get("threshold"), 2))
 
 
+CUT_HOVER_CHARS = 46  # a hover line's most characters: a 690 px column holds a label this wide
+
+
+def cut_hover(nid: int, cuts: list) -> str:
+    """The hover text of the cut mark on node ``nid``: one ``cut_sentence`` per *distinct*
+    cut, wrapped to lines of at most ``CUT_HOVER_CHARS`` characters (``<br>``; plotly does
+    not wrap a hover label, and one long line ran past the chart's edge, clipped). Two
+    traces that wrote the same steps stop at the same node with the same numbers (the tree
+    merges equal steps): they make one sentence, counted ("2 traces ..."). The node's own
+    hover ends with the same text (without the ``#id`` line): the mark sits on the node, and
+    the browser shows the node's label when the pointer is on both."""
+    return f"<b>#{nid}</b><br>" + _cut_lines(cuts)
+
+
+def _cut_lines(cuts: list) -> str:
+    seen: dict[str, int] = {}
+    for c in cuts:
+        line = cut_sentence(c)
+        seen[line] = seen.get(line, 0) + 1
+    parts = []
+    for line, k in seen.items():
+        if k > 1:
+            line = _("{n} traces (the same steps): {what}").format(n=k, what=line)
+        parts.append("<br>".join(textwrap.wrap(line, CUT_HOVER_CHARS, break_long_words=False,
+                                               break_on_hyphens=False)))
+    return "<br><br>".join(parts)
+
+
 def _fmt(v: Optional[float], digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
@@ -533,6 +561,13 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         cap = max(4.0, min(float(s.row_px - 4), (row_gap - 1.0 - outline) / reach))
         return min(cap, s.node_min + s.node_per_sqrt * math.sqrt(max(0, m)) + grow)
 
+    # Traces DeepConf online cut for low confidence (``cut`` events, search.strategies.deepconf):
+    # node id -> its cuts (a red bar over the node below; its hover, and the node's, say why).
+    cut_at: dict[int, list[dict]] = {}
+    for c in getattr(tree, "cuts", ()):
+        if c.get("id") in tree.nodes:
+            cut_at.setdefault(c["id"], []).append(c)
+
     def hover(group: list[Node]) -> list[str]:
         def colour(n: Node) -> Optional[str]:
             if color_by not in PASSED_IN:
@@ -540,6 +575,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             v = value(n)
             return f"{_(HOVER_NAME[color_by])} {_fmt(v)}" if n.id else None
         return [_hover(n, mcts, share(n) if color_by == "share" else None, colour(n))
+                + ("<br><br>" + _cut_lines(cut_at[n.id]) if n.id in cut_at else "")
                 for n in group]
 
     def markers(group: list[Node], name: str, symbol: str, line: dict, grow: float = 0.0,
@@ -606,12 +642,7 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             "square-x", dict(color=s.correct, width=2.5), grow=2.0, text_color=s.correct,
             text_at="middle right")
 
-    # Traces DeepConf online cut for low confidence (``cut`` events, search.strategies.deepconf):
-    # a red bar over the node where the trace stopped, its hover saying why.
-    cut_at: dict[int, list[dict]] = {}
-    for c in getattr(tree, "cuts", ()):
-        if c.get("id") in tree.nodes:
-            cut_at.setdefault(c["id"], []).append(c)
+    # The cut traces (``cut_at`` above): a red bar over the node where the trace stopped.
     if cut_at:
         ids = list(cut_at)
         traces.append(trace(x=[xs[i] for i in ids], y=[ys[i] for i in ids], mode="markers",
@@ -619,9 +650,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                                         size=[size(tree.nodes[i], 8.0) for i in ids],
                                         line=dict(width=3, color=s.wrong)),
                             customdata=ids, hoverinfo="text", name=_(CUT_NAME),
-                            hovertext=[f"<b>#{i}</b> " + "<br>".join(cut_sentence(c)
-                                                                     for c in cut_at[i])
-                                       for i in ids], showlegend=True))
+                            hovertext=[cut_hover(i, cut_at[i]) for i in ids],
+                            showlegend=True))
 
     # Marks of thinking longer written into the labels (``search.replay.timeline
     # .sequential_labels``) get a legend entry each when the tree shows them (a fresh trial

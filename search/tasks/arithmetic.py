@@ -631,6 +631,13 @@ TEACHING_PROBLEMS = (
                     N_("Four operations: the trees grow deep and a slip early on carries "
                        "through every later step; 6 of 16 chains are right and the vote still "
                        "is.")),
+    # Issue 31: DeepConf online at its defaults cuts no trace on the default problem, so the
+    # page offers this one: the benchmark's "deepconf_cut" lesson (its 18th validation problem,
+    # the first whose three trees branch and on which DeepConf online cuts >= 3 and is right).
+    TeachingProblem("39-(32-5)+8", "deepconf_cut", N_("DeepConf cuts traces"),
+                    N_("DeepConf online cuts 3 of its 16 traces for low confidence, each after "
+                       "its third step, and the vote of the 13 that stayed confident is right "
+                       "(20).")),
 )
 DEFAULT_PROBLEM = TEACHING_PROBLEMS[0].text
 

@@ -142,6 +142,56 @@ def test_the_tree_page_says_the_threshold_the_cuts_and_why_no_vote(bundled):
             f"{v.threshold:.2f})") in caps
 
 
+def test_a_run_that_cut_nothing_says_why_and_offers_a_problem_that_cuts(bundled):
+    """Done-when of issue 31 ("a fresh helper sees a trace cut short in the tree"): on the
+    default problem DeepConf online's defaults cut nothing, and the page said only "No trace
+    was cut". Now it says why (every later trace stayed at or above the threshold, named)
+    and one click runs the teaching problem that cuts (chosen on validation), whose tree
+    then has the cut marks and their legend under it."""
+    from search.tasks import get_task
+    from ui.deepconf_panel import CUT_LESSON
+    task = get_task("arithmetic")
+    example = next(p.text for p in task.teaching_problems if p.lesson == CUT_LESSON)
+    at = new_app({"strategy": "deepconf_online"})
+    res = run_once(at)
+    assert res.problem == task.example and res.strategy == "deepconf_online"
+    v = read(res)
+    assert not v.cut  # the measured default run (test_teaching_problems checks it too)
+    later = [t for t in v.traces if not t.warmup]
+    info = " ".join(texts(at.info))
+    assert (f"**Why no trace was cut**: only a trace started after the {len(v.warm_lows)} "
+            f"warm-up traces can be cut (the warm-up sets the threshold {v.threshold:.2f} "
+            f"nats).") in info, info
+    assert (f"All {len(later)} later traces kept every window of {v.window} tokens at or above "
+            f"it (the lowest of them: {min(t.confidence for t in later):.2f} nats). The "
+            f"threshold is the {v.percentile:g}th percentile") in info, info
+    assert min(t.confidence for t in later) >= v.threshold - 1e-6
+    assert f"on **{example}** (a validation problem) the default settings cut traces" in info
+    assert at.button(key="tree_deepconf_try").label == (
+        f"Run {example}: a problem where traces are cut")
+    at.button(key="tree_deepconf_try").click().run()
+    assert not at.exception, at.exception
+    from tests.pages.page_helpers import wait_done
+    res2 = wait_done(at)
+    assert res2.problem == example and res2.strategy == "deepconf_online"
+    v2 = read(res2)
+    assert len(v2.cut) == 3  # the teaching problem's reason (test_teaching_problems)
+    assert at.text_input(key=w("problem")).value == example
+    assert not [i for i in texts(at.info) if "Why no trace was cut" in i]
+    assert not [b for b in at.button if b.key == "tree_deepconf_try"]
+    caps = " ".join(texts(at.caption))
+    assert ("A red vertical bar | on a node marks where a trace was cut: its group confidence "
+            "fell below the threshold") in caps
+    fig = chart(at, "tree_chart")
+    marks = [tr for tr in fig["data"] if tr.get("name", "").startswith("trace cut")]
+    assert len(marks) == 1 and marks[0]["showlegend"]
+    assert sorted(marks[0]["customdata"]) == sorted({t.leaf for t in v2.cut})
+    for text in marks[0]["hovertext"]:  # wrapped, one sentence per distinct cut
+        assert all(len(x) <= 46 for x in text.split("<br>")[1:]), text
+        assert text.count("trace stopped after") == len(
+            {t.tokens for t in v2.cut if f"#{t.leaf}<" in text})
+
+
 def test_the_tree_page_says_what_offline_kept(bundled):
     at, res = _page_run("deepconf_offline", CUT_PROBLEM, 0)
     v = read(res)

@@ -97,6 +97,20 @@ def test_each_reason_holds_on_the_bundled_model(outcomes):
     assert count_ops(parse(by_lesson("long"))) == 4
 
 
+def test_the_deepconf_problem_cuts_traces_at_the_defaults(bundled_policy):
+    """Issue 31: the problem the Search tree page offers when DeepConf online cut nothing
+    cuts what its reason says at the defaults (search.strategies.DEFAULTS: 16 traces)."""
+    from search.replay.deepconf_view import read
+    r = solve(by_lesson("deepconf_cut"), "deepconf_online", policy=bundled_policy, **PAGE)
+    v = read(r)
+    assert [t.depth for t in v.cut] == [3, 3, 3], [(t.depth, t.tokens) for t in v.cut]
+    assert len(v.traces) == 16 and len(v.voters) == 13
+    assert r.correct and r.answer == "20"
+    # the default problem cuts none (the reason the page offers this one)
+    assert not read(solve(TASK.example, "deepconf_online", policy=bundled_policy,
+                          **PAGE)).cut
+
+
 # ------------------------------------------------------------------------- the Search tree page
 from tests.pages.page_helpers import model_env, navigation_only, new_app  # noqa: E402,F401
 from ui.settings import widget_key as w  # noqa: E402

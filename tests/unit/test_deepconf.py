@@ -392,13 +392,41 @@ def test_tree_marks_each_cut_trace_with_its_confidence_and_threshold():
     fig = tree_figure(r.tree, final_path=r.tree.final["path"])
     marks = [d for d in fig.data if d.name == CUT_NAME]
     assert len(marks) == 1 and list(marks[0].customdata) == [c["id"] for c in r.tree.cuts]
-    first = marks[0].hovertext[0]
+    first = marks[0].hovertext[0].replace("<br>", " ")  # (wrapped: viz.tree.cut_hover)
     assert "15 tokens" in first and "3.75" in first and "4.60" in first
     assert "tokens 7–10" in first  # the window of 4 ending at token index 9 (0-based)
     assert cut_sentence(r.tree.cuts[1]).startswith("trace stopped after 7 tokens")
+    # the node under the bar says the same in its own hover (the browser shows the node's)
+    for c in r.tree.cuts:
+        node_hover = [h for d in fig.data if d.name != CUT_NAME and d.customdata is not None
+                      for i, h in zip(d.customdata, d.hovertext or ()) if i == c["id"]]
+        assert node_hover and all(h.replace("<br>", " ").endswith(cut_sentence(c))
+                                  for h in node_hover), node_hover
     # replayed to a budget before the cuts: no mark
     early = SearchTree.replay(r.problem, r.tree.events, budget_tokens=0)
     assert not [d for d in tree_figure(early).data if d.name == CUT_NAME]
+
+
+def test_cut_hover_wraps_and_counts_traces_that_stopped_at_one_node():
+    """Two traces of the same steps stop at one node with the same numbers (the tree merges
+    equal steps: 1+(86+71) at the page's defaults, node 7): their hover said the same
+    sentence twice, on one line too long for the chart (clipped in the browser)."""
+    from viz.tree import CUT_HOVER_CHARS, cut_hover, cut_sentence
+    a = {"id": 7, "tokens": 12, "at": 9, "group_conf": 10.5, "threshold": 10.69, "window": 8}
+    b = {**a, "tokens": 20, "at": 17, "group_conf": 10.1}
+    text = cut_hover(7, [a, dict(a), b])
+    lines = text.split("<br>")
+    assert lines[0] == "<b>#7</b>"
+    assert all(len(x) <= CUT_HOVER_CHARS for x in lines[1:]), lines
+    body = " ".join(x for x in lines[1:] if x)
+    assert body.count("trace stopped after 12 tokens") == 1
+    assert body.startswith("2 traces (the same steps): trace stopped after 12 tokens: the "
+                           "group confidence of tokens 3–10 was 10.50, below the threshold "
+                           "10.69")
+    assert body.count("trace stopped after 20 tokens") == 1 and "10.10" in body
+    assert cut_sentence(b) in body and body.count("2 traces") == 1
+    one = cut_hover(3, [b])
+    assert one.replace("<br>", " ") == "<b>#3</b> " + cut_sentence(b)
 
 
 def test_node_inspector_says_why_a_trace_was_cut():
