@@ -81,10 +81,19 @@ def create_app(cfg: ServeConfig):
 
     @asynccontextmanager
     async def lifespan(app):
+        held = None
+        if cfg.history:  # one idle connection: a save's close does not checkpoint the WAL
+            from search.runtime import history  # (history.keep_open says why)
+            try:
+                held = history.keep_open()
+            except history.HistoryError as e:  # requests then run without rows
+                log.warning("the run history cannot be opened: %s", e)
         yield
         for r in list(runs.values()):  # shutting down: running searches stop, rows are saved
             r.cancel("cancelled")
         pool.shutdown(wait=False, cancel_futures=True)
+        if held is not None:
+            held.close()
 
     app = FastAPI(title="Thoughtscope gateway", docs_url=None, redoc_url=None,
                   openapi_url=None, lifespan=lifespan)

@@ -344,11 +344,12 @@ class ServedRun:
         for its History row (``search.serve.stops``; looked for every ``stops.POLL_S``)."""
         from search.serve import stops
         deadline = time.monotonic() + self.timeout_s
+        filed = stops.watcher(self.run_id if self.history_on else None)
         while not self.done.wait(min(stops.POLL_S, max(0.0, deadline - time.monotonic()))):
             if time.monotonic() >= deadline:
                 self._time_out()
                 return
-            if self.history_on and stops.stop_requested(self.run_id):
+            if filed():
                 self.cancel("stopped")
                 return
 

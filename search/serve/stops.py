@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 FOLDER = "gateway-stop"
 POLL_S = 0.25  # seconds between a running request's looks for its stop file
@@ -67,6 +67,18 @@ def stop_requested(run_id: Optional[int], path: Optional[Path] = None) -> bool:
         return os.path.lexists(stop_file(run_id, path))
     except ValueError:
         return False
+
+
+def watcher(run_id: Optional[int], path: Optional[Path] = None) -> Callable[[], bool]:
+    """``stop_requested(run_id, path)`` as a function of no arguments that names the file once
+    (a running request looks every ``POLL_S``: only the existence check is repeated)."""
+    try:
+        f = stop_file(run_id, path) if run_id is not None else None
+    except ValueError:
+        f = None
+    if f is None:
+        return lambda: False
+    return lambda: os.path.lexists(f)
 
 
 def clear(run_id: Optional[int], path: Optional[Path] = None) -> None:

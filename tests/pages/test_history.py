@@ -90,6 +90,29 @@ def test_default_location_follows_the_environment(tmp_path, monkeypatch):
     assert history.db_path() == ROOT / "data" / "runs.sqlite3"
 
 
+def test_a_held_connection_keeps_the_wal_between_saves(tmp_path):
+    """keep_open (the gateway holds one): while it is open, a save's close does not fold the WAL
+    into the file and remove it (SQLite does that at the last connection's close, an fsync per
+    save); commits are synchronous NORMAL; what was saved reads back, and closing the held
+    connection folds the WAL back."""
+    db, wal = tmp_path / "runs.sqlite3", tmp_path / "runs.sqlite3-wal"
+    first = history.save(make_result(), path=db)
+    assert not wal.exists()  # the last close checkpointed it and removed it
+    held = history.keep_open(db)
+    try:
+        assert held.execute("PRAGMA synchronous").fetchone()[0] == 1  # 1 = NORMAL (2 = FULL)
+        second = history.save(make_result(problem="2+3"), path=db)
+        assert wal.exists() and wal.stat().st_size > 0  # not folded back at the save's close
+        assert history.update(second, make_result(problem="2+3", answers=("5",), gold="5"),
+                              path=db)
+        assert [r.id for r in history.list_runs(path=db)] == [second, first]
+        assert history.load(second, path=db).answer == "5"
+    finally:
+        held.close()
+    assert not wal.exists()
+    assert history.load(second, path=db).answer == "5"
+
+
 def test_history_survives_a_restart(tmp_path):
     """Runs saved by this process are read back by a new Python process (a server restart)."""
     db = tmp_path / "runs.sqlite3"

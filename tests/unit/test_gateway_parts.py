@@ -222,6 +222,23 @@ def test_stop_files_are_named_by_run_id_only_and_never_followed(tmp_path):
     assert not stops.stop_requested(7, db) and not target.exists()
 
 
+def test_a_stop_watcher_names_its_file_once_and_sees_it_appear(tmp_path):
+    """stops.watcher (a running request's look every POLL_S): False until the page files the
+    stop, True after, False again once cleared; no row (None) or a bad id never stops."""
+    from search.serve import stops
+    db = tmp_path / "runs.sqlite3"
+    filed = stops.watcher(5, db)
+    assert filed() is False
+    stops.request_stop(6, db)
+    assert filed() is False  # another row's stop
+    stops.request_stop(5, db)
+    assert filed() is True
+    stops.clear(5, db)
+    assert filed() is False
+    for none in (None, 0, "5"):
+        assert stops.watcher(none, db)() is False
+
+
 def test_serve_this_recipe_round_trips_through_the_serve_parser():
     """``search.serve.recipe``: the printed command's flags are the serve parser's, for each
     backend (a server's key by its variable's name only), and the model name is served."""
