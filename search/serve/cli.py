@@ -26,6 +26,22 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+KEEP_ALIVE_S = 65  # seconds an idle HTTP keep-alive connection is held (server_config)
+
+
+def server_config(app, log_level: str = "info", access_log: bool = True):
+    """The ``uvicorn.Config`` the gateway runs ``app`` with (``main`` and the tests' servers).
+
+    An idle keep-alive connection is held ``KEEP_ALIVE_S`` (65 s), longer than the clients' own
+    expiry (httpx, under the ``openai`` client: 5 s): with uvicorn's default 5 s both ends timed
+    out together, and about 1 request in 500 of benchmarks/gateway_vllm_overhead.py went out on
+    a connection the server was closing (``APIConnectionError`` with retries off); now the
+    client always closes first. Shutdown waits at most 5 s for requests in flight."""
+    import uvicorn
+    return uvicorn.Config(app, log_level=log_level, access_log=access_log,
+                          timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE_S)
+
+
 def _positive(kind):
     def parse(text):
         try:
@@ -194,8 +210,7 @@ def main(argv=None, prog: str = PROG) -> int:
     print(f"serving on {base}  (example: OpenAI(base_url={base!r}, api_key=...)"
           ".chat.completions.create(model='thoughtscope:majority@16', messages=[{'role': "
           "'user', 'content': '8*7+6'}]))", flush=True)
-    config = uvicorn.Config(create_app(cfg), log_level=a.log_level, access_log=True,
-                            timeout_graceful_shutdown=5)
+    config = server_config(create_app(cfg), a.log_level)
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[sock])
