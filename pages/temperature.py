@@ -206,6 +206,7 @@ def _serve_t_picked() -> None:
 with st.expander(_("Serve this"), icon=":material/rocket_launch:"):
     from search.serve.recipe import client_snippet, command_line, serve_argv, served_choice
     from ui.model_loading import model_spec
+    from ui.prompt_panel import prompt_settings
     # the person's pick (a plain session entry, as ui.settings.bind keeps one), else the best
     # temperature at this budget; the widget is given it before every draw
     if ss.get(SERVE_T) not in temps:
@@ -218,7 +219,11 @@ with st.expander(_("Serve this"), icon=":material/rocket_launch:"):
     st.markdown(_("Start the gateway with these settings (the sidebar's model, task **{task}**, "
                   "T = {t}, top-p {top_p}, seed {seed} for every request that sends none):")
                 .format(task=_(TASK.label), t=f"{serve_t:g}", top_p=f"{top_p:g}", seed=seed))
-    st.code(command_line(serve_argv(model_spec(), TASK.name, serve_t, top_p, seed)),
+    prompt = prompt_settings() if getattr(TASK, "prompt_styles", ()) else {}
+    st.code(command_line(serve_argv(model_spec(), TASK.name, serve_t, top_p, seed,
+                                    prompt_style=prompt.get("prompt_style"),
+                                    template=prompt.get("template"),
+                                    chain_tokens=prompt.get("chain_tokens"))),
             language="bash")
     st.markdown(_("Then call it from Python: model **{model}** is {label} over {k} chains "
                   "(the budget slider). Watch each call's tree on the Traffic page.").format(

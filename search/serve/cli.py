@@ -103,6 +103,16 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=ranges.SEED.cli, default=D["seed"],
                    help=f"seed of requests that send none, in {ranges.SEED.shown()} "
                         f"(default {D['seed']})")
+    from search.tasks.freeform import PROMPT_STYLES
+    p.add_argument("--prompt-style", choices=PROMPT_STYLES, default=None,
+                   help="free-form task: the prompt style of requests that send none (default: "
+                        "the model's, chosen on validation; 'custom' needs --prompt-template)")
+    p.add_argument("--prompt-template", default=None,
+                   help="with --prompt-style custom: the prompt, {question} where the question "
+                        "goes")
+    p.add_argument("--chain-tokens", type=ranges.CHAIN_TOKENS.cli, default=None,
+                   help=f"token cap of one chain for requests that send none, in "
+                        f"{ranges.CHAIN_TOKENS.shown()} (default: the task's)")
     p.add_argument("--task", default=DEFAULT_TASK, choices=TASKS,
                    help=f"the task of requests that name none (default {DEFAULT_TASK})")
     p.add_argument("--backend", choices=["bundled", "hf", "openai"], default="bundled",
@@ -159,6 +169,18 @@ def config_from_args(a):
     backend = Backend(spec)
     from search.serve.runs import SAMPLING_DEFAULTS
     sampling = {k: getattr(a, k, v) for k, v in SAMPLING_DEFAULTS.items()}
+    style, template = getattr(a, "prompt_style", None), getattr(a, "prompt_template", None)
+    if template is not None and style != "custom":
+        raise ValueError("--prompt-template needs --prompt-style custom")
+    if style is not None:
+        from search.tasks import get_task
+        task = get_task(a.task)
+        if not getattr(task, "prompt_styles", ()):
+            raise ValueError(f"--prompt-style is for a free-form task; task {a.task} has none")
+        task.with_prompt(style, template)  # ValueError: the template cannot be used
+        sampling.update(prompt_style=style, prompt_template=template)
+    if getattr(a, "chain_tokens", None) is not None:
+        sampling["chain_tokens"] = a.chain_tokens
     cfg = ServeConfig(backend=backend, task=a.task, keys=keys,
                       limits=Limits(max_in_flight=a.max_in_flight,
                                     tokens_per_minute=a.tokens_per_minute),
@@ -169,7 +191,10 @@ def config_from_args(a):
                  f"model {backend.label}, default task {a.task}; per key: "
                  f"{a.max_in_flight} in flight, no token limit")
     lines.append(f"requests that send none: temperature {sampling['temperature']:g}, top_p "
-                 f"{sampling['top_p']:g}, seed {sampling['seed']}")
+                 f"{sampling['top_p']:g}, seed {sampling['seed']}"
+                 + (f", prompt style {style}" if style else "")
+                 + (f", {sampling['chain_tokens']} tokens a chain" if "chain_tokens" in sampling
+                    else ""))
     lines.append(f"every request is saved to History ({history.db_path()})" if cfg.history
                  else "THOUGHTSCOPE_HISTORY=0: requests are not saved to History")
     return cfg, host, lines

@@ -33,12 +33,21 @@ def served_choice(estimator: str, budget: int) -> Choice:
 
 
 def serve_argv(spec, task: str, temperature: float, top_p: float, seed: int,
-               port: int = DEFAULT_PORT) -> list[str]:
+               port: int = DEFAULT_PORT, prompt_style: Optional[str] = None,
+               template: Optional[str] = None, chain_tokens: Optional[int] = None) -> list[str]:
     """The flags after ``python -m search serve`` that serve ``spec`` (a
     ``search.models.backends.ModelSpec``) on ``task`` with these sampling defaults on
-    ``port``. Numbers are written with ``repr`` precision (``0.6`` stays ``0.6``)."""
+    ``port``; for a free-form task also the page's prompt style (None: the model's validated
+    one, no flag), its template (style "custom") and the token cap of one chain. Numbers are
+    written with ``repr`` precision (``0.6`` stays ``0.6``)."""
     argv = ["--port", str(int(port)), "--task", task, "--temperature", f"{float(temperature):g}",
             "--top-p", f"{float(top_p):g}", "--seed", str(int(seed))]
+    if prompt_style is not None:
+        argv += ["--prompt-style", prompt_style]
+        if prompt_style == "custom" and template is not None:
+            argv += ["--prompt-template", template]
+    if chain_tokens is not None:
+        argv += ["--chain-tokens", str(int(chain_tokens))]
     if spec.backend == "hf":
         argv += ["--backend", "hf", "--model", spec.model]
     elif spec.backend == "openai":

@@ -5,7 +5,7 @@ A request's life (``ServedRun``):
 
 1. ``build`` reads the problem (the last user message, or the completion prompt), the strategy,
    budget and scorer (``search.serve.naming``) and the knobs (temperature, top_p, seed, task, c,
-   chain_tokens) into a ``search.runtime.live_run.RunSpec`` and checks it with the project's
+   chain_tokens, and for a task with prompt styles prompt_style / prompt_template) into a ``search.runtime.live_run.RunSpec`` and checks it with the project's
    ranges (``RunSpec.check``, ``check_scorer``): a bad request fails here, before any model.
 2. ``start`` saves a placeholder row in History (status ``running``): its id is the request's
    run id (``thoughtscope_run_id``, header ``X-Thoughtscope-Run``), known before the first token,
@@ -111,6 +111,38 @@ def _knob(body: dict, name: str, default, rng=None, kind=float):
     return v
 
 
+def _prompt(body: dict, task: str, defaults: dict) -> tuple[Optional[str], Optional[str]]:
+    """(prompt style, template) of a request for ``task``: the body's ``prompt_style`` and
+    ``prompt_template`` (``extra_body``), else the gateway's (``defaults``, from ``serve
+    --prompt-style/--prompt-template``), else (None, None): the model's validated style. Only a
+    task with prompt styles (free-form) takes them; a template only with style "custom".
+    RequestError for a style the task lacks or a template it cannot use (``Task.with_prompt``)."""
+    from search.tasks import get_task
+    t = get_task(task)
+    styles = tuple(getattr(t, "prompt_styles", ()))
+    sent = "prompt_style" in body or "prompt_template" in body
+    style = body.get("prompt_style", defaults.get("prompt_style"))
+    template = body.get("prompt_template", defaults.get("prompt_template"))
+    if style is None and template is None:
+        return None, None
+    if not styles:
+        if not sent:  # the gateway's default style is for its free-form task only
+            return None, None
+        raise RequestError(f"task {task!r} has no prompt styles (only a free-form task has)",
+                           "invalid_value", "prompt_style")
+    if not isinstance(style, str) or style not in styles:
+        raise RequestError(f"'prompt_style' must be one of {', '.join(styles)}", "invalid_value",
+                           "prompt_style")
+    if template is not None and (not isinstance(template, str) or style != "custom"):
+        raise RequestError("'prompt_template' is a text, sent with prompt_style 'custom'",
+                           "invalid_value", "prompt_template")
+    try:
+        t.with_prompt(style, template)
+    except ValueError as e:
+        raise RequestError(str(e), "invalid_value", "prompt_template") from None
+    return style, template
+
+
 @dataclass
 class Request:
     """A checked request: what to run and how to answer."""
@@ -155,6 +187,7 @@ def build(body: Any, endpoint: str, default_task: str, model_spec: dict,
         raise RequestError(f"unknown task {task[:40]!r}; choose one of {', '.join(TASKS)}",
                            "unknown_task", "task")
     d = {**SAMPLING_DEFAULTS, **(defaults or {})}
+    style, template = _prompt(body, task, d)
     spec = RunSpec(text=problem_text(body, endpoint), strategy=choice.strategy,
                    budget=choice.budget,
                    temperature=_knob(body, "temperature", d["temperature"], ranges.TEMPERATURE),
@@ -163,7 +196,9 @@ def build(body: Any, endpoint: str, default_task: str, model_spec: dict,
                    scorer=choice.scorer,
                    c=_knob(body, "c", DEFAULTS["mcts"]["c"], ranges.C),
                    task=task, model=dict(model_spec),
-                   chain_tokens=_knob(body, "chain_tokens", None, ranges.CHAIN_TOKENS, int))
+                   chain_tokens=_knob(body, "chain_tokens", d.get("chain_tokens"),
+                                      ranges.CHAIN_TOKENS, int),
+                   prompt_style=style, template=template)
     try:
         check_scorer(spec.scorer, task)  # a learned verifier the task lacks: fails fast
     except ValueError as e:

@@ -259,5 +259,47 @@ def test_serve_this_recipe_round_trips_through_the_serve_parser():
         folder, "arithmetic", 0.2, 1.0, 0)))[4:])
     assert (a.backend, a.model, a.temperature) == ("hf", "/models/my model", 0.2)
     assert served_choice("maj", 16).model == "thoughtscope:majority@16"
+    # the free-form page's prompt style, template and token cap travel too (a trial found the
+    # served command silently used the model's default style)
+    styled = build_parser().parse_args(shlex.split(command_line(serve_argv(
+        spec, "freeform", 0.6, 0.95, 12, prompt_style="custom",
+        template="Q: {question}\nSteps, then 'The answer is N.'", chain_tokens=320)))[4:])
+    assert (styled.prompt_style, styled.prompt_template, styled.chain_tokens) == (
+        "custom", "Q: {question}\nSteps, then 'The answer is N.'", 320)
+    assert "--prompt-style" not in serve_argv(spec, "freeform", 0.6, 0.95, 12)
     assert served_choice("best_conf", 8).model == "thoughtscope:best_of_n@8:confidence"
     assert naming.parse_model(served_choice("best_conf", 8).model).scorer == "confidence"
+
+
+def test_a_served_request_takes_the_gateways_prompt_style_and_may_send_its_own():
+    """``serve --prompt-style`` (the Temperature page's tuned style) is every free-form
+    request's default; a request's ``prompt_style`` / ``prompt_template`` (extra_body) override
+    it; a style the task lacks, a template without "custom" or without {question}, or a style
+    sent for arithmetic is a 400-class RequestError naming the field; the arithmetic task
+    ignores the gateway's free-form default."""
+    from search.serve.cli import build_parser, config_from_args
+    from search.serve.runs import RequestError, build
+    body = {"model": "thoughtscope:majority@4",
+            "messages": [{"role": "user", "content": "Tom has 3 apples and buys 4. How many?"}]}
+    d = {"prompt_style": "few-shot", "chain_tokens": 200}
+    r = build(dict(body, task="freeform"), "chat", "freeform", {}, defaults=d)
+    assert (r.spec.prompt_style, r.spec.template, r.spec.chain_tokens) == ("few-shot", None, 200)
+    r = build(dict(body, task="freeform", prompt_style="custom",
+                   prompt_template="Solve: {question}"), "chat", "freeform", {}, defaults=d)
+    assert (r.spec.prompt_style, r.spec.template) == ("custom", "Solve: {question}")
+    arith = dict(body, messages=[{"role": "user", "content": "8*7+6"}])
+    assert build(arith, "chat", "arithmetic", {}, defaults=d).spec.prompt_style is None
+    for bad, field in [({"prompt_style": "poem"}, "prompt_style"),
+                       ({"prompt_style": "few-shot", "prompt_template": "x {question}"},
+                        "prompt_template"),
+                       ({"prompt_style": "custom", "prompt_template": "no slot"},
+                        "prompt_template")]:
+        with pytest.raises(RequestError) as e:
+            build(dict(body, task="freeform", **bad), "chat", "freeform", {}, defaults=d)
+        assert e.value.param == field, (bad, e.value.param)
+    with pytest.raises(RequestError):
+        build(dict(arith, prompt_style="few-shot"), "chat", "arithmetic", {})
+    with pytest.raises(ValueError, match="needs --prompt-style custom"):
+        config_from_args(build_parser().parse_args(["--prompt-template", "Q {question}"]))
+    with pytest.raises(ValueError, match="free-form"):
+        config_from_args(build_parser().parse_args(["--prompt-style", "few-shot"]))
