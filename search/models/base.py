@@ -94,8 +94,8 @@ class Continuation:
         top-k log-probabilities at that position (nats; ``search.models.token_signals``), and
     token_entropy: the entropy of the model's distribution there (nats); each either
         ``len == tokens`` or empty when the backend does not give them (an OpenAI-compatible
-        server returns the sampled token's log-probability only: ``search.models.confidence`` then
-        falls back to it).
+        server that returns no top log-probabilities: ``search.models.confidence`` then falls
+        back to the sampled token's).
     """
     text: str
     tokens: int

@@ -25,10 +25,12 @@ against brute force on hand-made log-probabilities).
 Where the signals come from (the *kind* of a trace's signals):
 
 - ``"topk"``: the local backends (bundled models, Hugging Face) give every token's top-k
-  confidence and entropy (``Continuation.token_confidence`` / ``token_entropy``).
-- ``"logprob"``: an OpenAI-compatible server (``search.models.openai_compat``) returns only the
-  sampled token's log-probability ``l_i`` (it asks for ``logprobs=1``), and a written cue
-  (budget forcing's "Wait, ") has none. Then the *confidence* of a token is its sampled
+  confidence and entropy (``Continuation.token_confidence`` / ``token_entropy``); so does an
+  OpenAI-compatible server that returns top log-probabilities (``logprobs: k``, k up to 20:
+  ``search.models.openai_compat.topk_signals``, whose entropy is a top-k lower bound).
+- ``"logprob"``: an OpenAI-compatible server that refuses more than the sampled token's
+  log-probability ``l_i`` (``logprobs=1``), and a written cue (budget forcing's "Wait, ") has
+  none. Then the *confidence* of a token is its sampled
   log-probability ``l_i`` (higher = more confident; the top-k formula with k = 1 would read the
   most likely token, which the server does not return) and its *entropy* is its surprisal
   ``-l_i`` (the one-sample estimate of ``H_i`` at temperature 1). A trace is one kind through

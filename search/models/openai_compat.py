@@ -11,6 +11,12 @@ requests and records what works in ``policy.capabilities`` (:class:`Capabilities
   (list refused) or one request per sample (``n`` ignored), sent concurrently;
 - token log-probabilities (``logprobs``); without them ``Continuation.token_logprobs`` is empty
   and the confidence scorer has nothing to read;
+- the top-k log-probabilities of every position (``logprobs: k``; ``top_k``, k up to
+  ``CONFIDENCE_TOP_K`` = 20, capped to what the server allows: vLLM's ``--max-logprobs``,
+  default 20; OpenAI's completions API, 5); with them each token gets DeepConf's confidence and
+  a top-k entropy (``topk_signals``: kind ``"topk"``, as on the local backends), without them
+  (a server that refuses k > 1) the sampled token's log-probability stands in (kind
+  ``"logprob"``, ``search.models.confidence``);
 - the ``stop`` string; without it the step is cut here at the delimiter, and the tokens the server
   generated past it are still charged (the server spent them);
 - the ``seed`` (``reproducible``: the same seed gave the same text twice).
@@ -51,8 +57,9 @@ from dataclasses import replace
 from typing import Optional
 from urllib.parse import urlsplit, urlunsplit
 
-from search.models.base import (BackendError, BackendSettingsError, Capabilities, Continuation,
-                                Interrupted, SampleBatch, Stop, check_sample_args)
+from search.models.base import (CONFIDENCE_TOP_K, BackendError, BackendSettingsError,
+                                Capabilities, Continuation, Interrupted, SampleBatch, Stop,
+                                check_sample_args)
 
 # Below this temperature the request asks for greedy decoding (temperature 0), as HFPolicy does.
 GREEDY_BELOW = 1e-6
@@ -75,6 +82,13 @@ LOGPROB_FLOOR = -100.0
 # tokenizer's token is longer; a server that sends 1 MB for 64 tokens is cut, not stored).
 MAX_CHARS_PER_TOKEN = 64
 POLL_SECONDS = 0.1  # s between looks at ``interrupt`` while requests are in flight
+# The most top log-probabilities OpenAI's own completions API gives (``logprobs`` <= 5): asked
+# when a server refuses CONFIDENCE_TOP_K without saying its limit.
+OPENAI_MAX_LOGPROBS = 5
+# A server's refusal that names its limit (vLLM: "Requested sample logprobs of 20, which is
+# greater than max allowed: 8"; others: "... must be less than or equal to 5", "at most 5").
+ALLOWED_LOGPROBS = re.compile(r"(?:max(?:imum)?(?: allowed)?|less than or equal to|at most)"
+                              r"\D{0,12}?(\d{1,4})", re.IGNORECASE)
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
 FAULT_NOTES = {
     "logprobs": "the server sent {n} token log-probabilities that were NaN, infinite or above "
@@ -156,6 +170,7 @@ class OpenAIPolicy:
         self.faults: dict[str, int] = {}  # what the server sent out of bounds (FAULT_NOTES)
         # What the server honours (set by the probe; all on when not probed).
         self._list_ok = self._n_ok = self._logprobs_ok = self._stop_ok = True
+        self.top_k = CONFIDENCE_TOP_K  # top log-probabilities asked per position (1: sampled only)
         self._chat_ok = True
         self.capabilities = Capabilities(backend="openai", logprobs=True, reproducible=True,
                                          forward_passes=False, batched=True, chat_template=True,
@@ -344,6 +359,7 @@ class OpenAIPolicy:
             self._logprobs_ok = lp is not None and _has_logprobs(lp)
             st = tries(stop=[d])
             self._stop_ok = st is not None and bool(st.choices)
+        self.top_k = (self._probe_top_k(ask, deadline) if self._logprobs_ok else 1)
         # Seed: the same seeded request twice at temperature 1 must give the same text; a
         # third one with another seed tells whether the server samples at all.
         lpk = {"logprobs": 1} if self._logprobs_ok else {}
@@ -379,6 +395,10 @@ class OpenAIPolicy:
         if not self._logprobs_ok:
             notes.append("no token log-probabilities: the confidence scorer is off and "
                          "per-sample tokens are shared out from the server's usage")
+        elif self.top_k < 2:
+            notes.append("no top-k log-probabilities (the server refuses logprobs > 1): token "
+                         "confidence reads the sampled token's log-probability instead of "
+                         f"DeepConf's top-{CONFIDENCE_TOP_K} mean")
         if not self._stop_ok:
             notes.append("the server's stop string fails: steps are cut here at the delimiter "
                          "and the tokens generated past it are charged")
@@ -392,6 +412,37 @@ class OpenAIPolicy:
             backend="openai", logprobs=self._logprobs_ok, reproducible=reproducible,
             forward_passes=False, batched=self._list_ok and self._n_ok,
             chat_template=self._chat_ok, context_length=context_length, notes=tuple(notes))
+
+    def _probe_top_k(self, ask, deadline: float) -> int:
+        """The most top log-probabilities per position the server gives, up to
+        ``CONFIDENCE_TOP_K``: asks ``logprobs=20``; a refusal (HTTP 4xx) that names the
+        server's limit (``ALLOWED_LOGPROBS``) is asked again at that limit, one that does not
+        at ``OPENAI_MAX_LOGPROBS`` (at most 3 requests); 1 when the server refuses those too
+        (or names a limit below 2), answers without
+        ``top_logprobs`` of two or more tokens (``_has_top_logprobs``), fails otherwise or
+        ``deadline`` (monotonic seconds) has passed."""
+        import openai
+        k, tried = CONFIDENCE_TOP_K, set()
+        while k > 1 and k not in tried and time.monotonic() < deadline:
+            tried.add(k)
+            try:
+                resp = ask(logprobs=k)
+            except openai.APIStatusError as e:
+                if not 400 <= int(e.status_code) < 500:
+                    return 1
+                m = ALLOWED_LOGPROBS.search(str(e))
+                allowed = int(m.group(1)) if m else None
+                if allowed is not None and allowed < k:  # (a number >= k is not the limit)
+                    k = allowed
+                elif k > OPENAI_MAX_LOGPROBS:
+                    k = OPENAI_MAX_LOGPROBS
+                else:
+                    return 1
+                continue
+            except (openai.OpenAIError, ValueError, TypeError, AttributeError):
+                return 1
+            return k if _has_top_logprobs(resp) else 1
+        return 1
 
     def _server_root(self) -> str:
         root = self.base_url
@@ -497,7 +548,7 @@ class OpenAIPolicy:
         common = dict(model=self.model, max_tokens=int(max_new_tokens), temperature=temp,
                       top_p=float(top_p))
         if self._logprobs_ok:
-            common["logprobs"] = 1
+            common["logprobs"] = max(1, int(self.top_k))
         if stop == "step" and self._stop_ok:
             common["stop"] = [self.step_delimiter]
         P = len(prefixes)
@@ -672,12 +723,18 @@ class OpenAIPolicy:
             v, clipped = (0.0, False) if x is None else clip_logprob(x)
             tok_lps.append(v)
             bad += clipped
+        conf, ent = [], []
+        if self.top_k > 1 and tok_strs:  # DeepConf's signals from the top-k of each position
+            conf, ent, clipped = topk_signals(getattr(lp, "top_logprobs", None), self.top_k,
+                                              len(tok_strs))
+            bad += clipped
         if bad:
             self._fault("logprobs", bad)
         reason = ch.finish_reason
         over = False
         if cap is not None and len(tok_strs) > cap:
             tok_strs, tok_lps = tok_strs[:cap], tok_lps[:cap]
+            conf, ent = conf[:cap], ent[:cap]
             raw = raw[:sum(len(t) for t in tok_strs)]
             over = True
         if cap is not None and len(raw) > cap * MAX_CHARS_PER_TOKEN:
@@ -708,8 +765,53 @@ class OpenAIPolicy:
             finish = "length" if reason == "length" else "eos"
             text = raw.strip("\n")
         tokens = len(tok_strs) if tok_strs else -1
-        return (Continuation(text=text, tokens=tokens, token_logprobs=tok_lps, finish=finish),
+        return (Continuation(text=text, tokens=tokens, token_logprobs=tok_lps, finish=finish,
+                             token_confidence=conf, token_entropy=ent),
                 raw, tok_strs)
+
+
+def topk_signals(top_logprobs, k: int, n_tokens: int) -> tuple[list, list, int]:
+    """DeepConf's token confidence and a top-k entropy of each position, from a completions
+    answer's ``logprobs.top_logprobs`` (a list of ``n_tokens`` dicts, token string ->
+    log-probability in nats; vLLM adds the sampled token when it is not among the top k).
+
+    Per position, ``l_1 >= ... >= l_m``: the ``m = min(k, len(dict))`` largest values, each
+    clipped into [``LOGPROB_FLOOR``, 0] (``clip_logprob``). Then (nats):
+
+    - confidence ``C_i = -(1/m) sum_j l_j`` (Fu, Wang, Tian, Zhao 2025, "Deep Think with
+      Confidence", arXiv 2508.15260, Eq. 2; ``m = k`` but where a server merged tokens that
+      print alike into one dict key);
+    - entropy ``H_i = -sum_j p_j l_j - r log r`` with ``p_j = exp(l_j)`` and the rest of the
+      mass ``r = max(0, 1 - sum_j p_j)`` taken as one outcome (0 log 0 = 0): the entropy of
+      the top-k tokens plus one lumped "other", a lower bound of the full entropy (Eq. 1;
+      merging outcomes never raises entropy, Cover & Thomas, Elements of Information Theory,
+      2nd ed., Sec. 2.5 chain rule), exact when the top k hold all the mass.
+
+    Returns ``(confidence, entropy, clipped)``: two lists of ``n_tokens`` floats and the count
+    of values clipped; two empty lists (and 0) when ``top_logprobs`` is not a list of
+    ``n_tokens`` non-empty dicts of numbers (the caller falls back to kind ``"logprob"``).
+    ValueError for ``k < 1``."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if not isinstance(top_logprobs, list) or len(top_logprobs) != n_tokens:
+        return [], [], 0
+    conf, ent, clipped = [], [], 0
+    for row in top_logprobs:
+        if not isinstance(row, dict) or not row:
+            return [], [], 0
+        vals = []
+        for x in row.values():
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                return [], [], 0
+            v, c = clip_logprob(x)
+            vals.append(v)
+            clipped += c
+        top = sorted(vals, reverse=True)[:k]
+        conf.append(-sum(top) / len(top))
+        ps = [math.exp(v) for v in top]
+        r = max(0.0, 1.0 - sum(ps))
+        ent.append(-sum(p * v for p, v in zip(ps, top)) - (r * math.log(r) if r > 0 else 0.0))
+    return conf, ent, clipped
 
 
 def _safe(f):
@@ -735,6 +837,23 @@ def _has_logprobs(resp) -> bool:
         getattr(ch, "logprobs", None) is not None and ch.logprobs.tokens
         and ch.logprobs.token_logprobs and len(ch.logprobs.tokens) == len(ch.logprobs.token_logprobs)
         for ch in chs)
+
+
+@_safe
+def _has_top_logprobs(resp) -> bool:
+    """Every choice has ``top_logprobs``, one dict a token, and some position lists two or
+    more tokens (a server that answers ``logprobs: k`` with the sampled token only has none)."""
+    chs = getattr(resp, "choices", None) or []
+    if not chs:
+        return False
+    for ch in chs:
+        lp = getattr(ch, "logprobs", None)
+        top = getattr(lp, "top_logprobs", None) if lp is not None else None
+        if not isinstance(top, list) or len(top) != len(lp.tokens or []) or not top:
+            return False
+        if not all(isinstance(d, dict) and d for d in top) or max(len(d) for d in top) < 2:
+            return False
+    return True
 
 
 @_safe

@@ -14,6 +14,7 @@ switches features off and injects faults.
 from __future__ import annotations
 
 import json
+import math
 import random
 import socket
 import threading
@@ -30,7 +31,21 @@ CHAIN = ["8*7=56", "56+6=62", "Answer: 62"]
 PROBLEM_LINE = "8*7+6"
 
 FULL = dict(list_ok=True, n_ok=True, logprobs=True, stop_reason=True, stop_crash=False,
-            seed_ok=True, fail=None, shuffle=True, key=None)
+            seed_ok=True, fail=None, shuffle=True, key=None, max_logprobs=20,
+            limit_message="vllm")
+
+
+def top_row(char: str, t: int, k: int) -> dict:
+    """The fake's top-``k`` log-probabilities at position ``t`` of a completion: the sampled
+    character first (-0.5, as its ``token_logprobs``), then ``k - 1`` others at
+    ``-(3 + 0.5 j + 0.1 (t mod 3))``, j = 1..k-1; and, past them, a token below the top k
+    (vLLM adds the sampled token when it is not among them: the reader must take the k
+    largest)."""
+    row = {char: -0.5}
+    for j in range(1, k):
+        row[f"\x00alt{j}"] = -(3 + 0.5 * j + 0.1 * (t % 3))
+    row["\x00below"] = -60.0
+    return row
 
 
 class FakeServer:
@@ -164,6 +179,13 @@ def _handler(server: FakeServer):
             if stop and b["stop_crash"]:
                 self._send(500, {"error": {"message": "Internal Server Error"}})
                 return
+            k_asked = body.get("logprobs")
+            if b["logprobs"] and k_asked is not None and int(k_asked) > b["max_logprobs"]:
+                self._send(400, {"object": "error", "type": "BadRequestError", "message": (
+                    f"Requested sample logprobs of {k_asked}, which is greater than max "
+                    f"allowed: {b['max_logprobs']}" if b["limit_message"] == "vllm" else
+                    "Invalid value for 'logprobs'.")})
+                return
             n = int(body.get("n") or 1) if b["n_ok"] else 1
             max_tokens = int(body.get("max_tokens") or 16)
             choices, completion_tokens = [], 0
@@ -178,9 +200,12 @@ def _handler(server: FakeServer):
                     ch = {"index": i * n + j, "text": text, "finish_reason": finish,
                           "logprobs": None}
                     if b["logprobs"] and body.get("logprobs") is not None:
+                        k = int(body["logprobs"])
                         ch["logprobs"] = {"tokens": list(text),
                                           "token_logprobs": [-0.5] * len(text),
-                                          "top_logprobs": None, "text_offset": None}
+                                          "top_logprobs": [top_row(c, t, k) for t, c in
+                                                           enumerate(text)] if k > 1 else None,
+                                          "text_offset": None}
                     if b["stop_reason"]:
                         ch["stop_reason"] = stop_reason
                     choices.append(ch)
@@ -240,7 +265,7 @@ def test_full_mode_maps_choices_to_prefixes_by_index(fake, secret_key):
     assert len(reqs) == 1
     r = reqs[0]
     assert (r["prompt"], r["n"], r["seed"], r["stop"], r["logprobs"], r["temperature"],
-            r["max_tokens"]) == (prefixes, 2, 5, ["\n"], 1, 0.7, 20)
+            r["max_tokens"]) == (prefixes, 2, 5, ["\n"], 20, 0.7, 20)
     for i, p in enumerate(prefixes):
         for j in range(2):
             c = batch.outputs[i][j]
@@ -487,3 +512,97 @@ def test_a_trailing_end_of_text_token_is_charged_to_the_last_step():
     # Tokens that do not spell the text fall back to a share by length (logprob 0).
     odd = split_steps(raw, "\n", 5, ["x"] * 5, [-1.0] * 5)
     assert sum(n for _, n, _ in odd) == 5 and all(lp == 0.0 for _, _, lp in odd)
+
+
+# ------------------------------------------------ top-k log-probabilities (issue 31, DeepConf)
+def brute_topk(t: int, k: int) -> tuple[float, float]:
+    """DeepConf's token confidence and the top-k entropy (lumped rest) at position ``t`` of
+    the fake's completions, written out from ``top_row``'s numbers: the k largest are the
+    sampled -0.5 and the k - 1 others (the -60 token is the (k+1)th)."""
+    vals = [-0.5] + [-(3 + 0.5 * j + 0.1 * (t % 3)) for j in range(1, k)]
+    conf = -sum(vals) / k
+    ps = [math.exp(v) for v in vals]
+    rest = 1 - sum(ps)
+    assert rest > 0
+    return conf, -sum(p * v for p, v in zip(ps, vals)) - rest * math.log(rest)
+
+
+def test_top_k_logprobs_give_deepconf_signals_as_on_the_local_backends(fake, secret_key):
+    """A server with top log-probabilities (vLLM, max 20): the probe finds k = 20, sampling
+    asks logprobs=20, and every token gets C_i = -mean(top-20) and the top-20 entropy, equal
+    to brute force; the signals are kind "topk", so DeepConf and the confidence scorers read
+    them as they read the bundled model's."""
+    from search.models.confidence import continuation_trace, path_signals
+    from search.strategies import run_strategy
+    fake.reset()
+    pol = make(fake, secret_key)
+    assert pol.top_k == 20 and capabilities(pol).notes == ()
+    assert 20 in [r.get("logprobs") for r in fake.completions()]
+    fake.reset()
+    batch = pol.sample(["A", "8*7+6\n"], n=2, seed=3, stop="step")
+    assert {r["logprobs"] for r in fake.completions()} == {20}
+    for row in batch.outputs:
+        for c in row:
+            assert c.tokens == len(c.token_confidence) == len(c.token_entropy) > 0
+            for t in range(c.tokens):
+                conf, ent = brute_topk(t, 20)
+                assert c.token_confidence[t] == pytest.approx(conf, abs=1e-12)
+                assert c.token_entropy[t] == pytest.approx(ent, abs=1e-12)
+            assert continuation_trace(c)[2] == "topk"
+    # a whole chain cut into steps keeps each token's signals
+    chain = pol.sample(["8*7+6\n"], n=1, stop="chain", max_new_tokens=120).outputs[0][0]
+    assert len(chain.token_confidence) == chain.tokens == sum(s[1] for s in chain.steps)
+    r = run_strategy("deepconf_offline", "8*7+6", pol, 4, keep=90, window=4)
+    assert r.extra["deepconf"]["kind"] == "topk"
+    sig = path_signals(r.tree, r.extra["deepconf"]["kept"][0])
+    assert sig["kind"] == "topk"
+    assert sig["confidence"][:3] == pytest.approx([brute_topk(t, 20)[0] for t in range(3)])
+
+
+@pytest.mark.parametrize("limit, message, k", [(8, "vllm", 8), (5, "other", 5),
+                                               (1, "other", 1), (1, "vllm", 1)])
+def test_top_k_is_capped_to_what_the_server_allows(fake, secret_key, limit, message, k):
+    """A server that refuses logprobs=20: its limit when the refusal names it (vLLM's
+    --max-logprobs), else OpenAI's 5; a server that allows only 1 leaves the sampled token's
+    log-probability (kind "logprob") and says so."""
+    from search.models.confidence import continuation_trace
+    fake.reset(max_logprobs=limit, limit_message=message)
+    pol = make(fake, secret_key)
+    assert pol.top_k == k
+    asked = [r.get("logprobs") for r in fake.completions() if r.get("logprobs", 1) > 1]
+    assert asked == ([20, k] if k > 1 else [20, 5] if message == "other" else [20])
+    notes = " | ".join(capabilities(pol).notes)
+    assert ("no top-k log-probabilities" in notes) == (k == 1)
+    assert capabilities(pol).logprobs
+    fake.reset(max_logprobs=limit, limit_message=message)
+    c = pol.sample(["8*7+6\n"], n=1, seed=1, stop="step").outputs[0][0]
+    assert fake.completions()[0]["logprobs"] == k
+    assert c.token_logprobs == [-0.5] * c.tokens
+    if k > 1:
+        assert c.token_confidence == pytest.approx([brute_topk(t, k)[0] for t in range(c.tokens)])
+        assert continuation_trace(c)[2] == "topk"
+    else:
+        assert c.token_confidence == [] and continuation_trace(c)[2] == "logprob"
+
+
+def test_topk_signals_on_hand_made_rows():
+    from search.models.openai_compat import LOGPROB_FLOOR, topk_signals
+    rows = [{"a": math.log(0.5), "b": math.log(0.25), "c": math.log(0.25)},
+            {"a": -0.1, "b": float("nan"), "c": 0.3}]
+    conf, ent, clipped = topk_signals(rows, 2, 2)
+    # row 1: top 2 of {0.5, 0.25, 0.25}: -(log .5 + log .25) / 2; entropy with rest .25
+    assert conf[0] == pytest.approx(-(math.log(0.5) + math.log(0.25)) / 2)
+    assert ent[0] == pytest.approx(-(0.5 * math.log(0.5) + 0.25 * math.log(0.25))
+                                   - 0.25 * math.log(0.25))
+    assert ent[0] == pytest.approx(1.5 * math.log(2))  # the full entropy: 1.5 bits
+    # row 2: NaN -> the floor, +0.3 -> 0 (2 clipped); top 2 are 0 and -0.1; mass >= 1: no rest
+    assert clipped == 2
+    assert conf[1] == pytest.approx(0.05)
+    assert ent[1] == pytest.approx(-(math.exp(-0.1) * -0.1))
+    assert topk_signals(rows, 20, 2)[0][0] == pytest.approx(
+        -(math.log(0.5) + 2 * math.log(0.25)) / 3)  # fewer than k: the mean of those given
+    for bad in (None, [rows[0]], [rows[0], {}], [rows[0], {"a": "x"}], [rows[0], "a"]):
+        assert topk_signals(bad, 2, 2) == ([], [], 0)
+    with pytest.raises(ValueError):
+        topk_signals(rows, 0, 2)
+    assert LOGPROB_FLOOR < 0
