@@ -357,6 +357,10 @@ with notes:
                      "scores; the largest total wins): {how}.").format(how=how))
     if vcost:  # the verifier's own compute, beside the curves
         st.caption(measured_searches.verifier_compute(vcost, pools, VKINDS, n, tpc, series))
+    if ss["sc_deepconf"]:  # what the opt-in DeepConf points show, against maj@N (issue 31)
+        dc_said = measured_searches.deepconf_reading(series, pools, n, tpc)
+        if dc_said:
+            st.markdown(dc_said)
 
 if ADAPTIVE is not None:
     with notes:

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence
 
 import streamlit as st
 
-from i18n import _
+from i18n import N_, _
 from search.analysis.sweeps import measured_series
 from ui.pool_page import sample_or_stop, scorer_key
 from ui.sampling import measured_runs
@@ -138,10 +138,59 @@ def measure(plan_: Sequence[PlannedSearch], policy: Any, task: Any, model: str,
                 f"{p.label}: {p.knob} {', '.join(map(str, p.budgets))}", list(p.budgets), corr,
                 toks, tokens_per_chain, knob=p.knob,
                 verifier_tokens=vtoks if p.learned else None),
-                color=colors[j % len(colors)]))
+                color=colors[j % len(colors)], strategy=p.strategy, per_problem=corr))
             session_cpu.charge(time.monotonic() - t0)
     sample_or_stop(runs(plan_, len(problems))[0], _("Search runs:"), run_all,
                    what=_("A search run failed"), stop=False)
+
+
+DEEPCONF_MODES = (("deepconf_online", N_("DeepConf online")),
+                  ("deepconf_offline", N_("DeepConf offline")))
+
+
+def deepconf_reading(series: Sequence[dict], pools: Sequence, n: int,
+                     tokens_per_chain: float) -> Optional[str]:
+    """The sentence under the DeepConf points (None without them): at the largest traces N
+    measured that the pool can vote (N <= ``n``), each mode's mean generated tokens per problem
+    beside maj@N's (N x ``tokens_per_chain``, the page's convention), and its accuracy minus
+    maj@N's on the same problems with the paired 95% interval
+    (``search.analysis.pool_readings.paired_gain``; ``ui.wording.measured_points``).
+    ``series``: the page's, the DeepConf ones carrying ``strategy`` and ``per_problem``
+    ([budgets][P] right or not, ``measure``); ``pools``: the same P problems' pools, in the
+    same order."""
+    from search.analysis.pool_readings import paired_gain, per_problem
+    from ui.wording import measured_points
+    dc = {s_["strategy"]: s_ for s_ in series
+          if s_.get("strategy") in dict(DEEPCONF_MODES) and s_.get("per_problem")}
+    if not dc or not pools:
+        return None
+    ns = sorted({b for s_ in dc.values() for b in s_["budgets"] if b <= n})
+    if not ns:
+        return _("The DeepConf points are real runs placed at the generated tokens they spent; "
+                 "a pool of n = {n} chains cannot vote maj@N at their traces N, so they are "
+                 "not compared here (raise n).").format(n=n)
+    big = ns[-1]
+    maj = [row[0] for row in per_problem(pools, [big], "maj")]
+    parts = []
+    for key, name in DEEPCONF_MODES:
+        s_ = dc.get(key)
+        if s_ is None or big not in s_["budgets"]:
+            continue
+        i = s_["budgets"].index(big)
+        right = [float(c) for c in s_["per_problem"][i]]
+        if len(right) != len(maj):
+            return None
+        g = paired_gain(maj, right)
+        parts.append(_("{name} spent {tokens} generated tokens per problem and scored {diff} "
+                       "against maj@{k}").format(
+            name=_(name), tokens=f"{s_['tokens'][i]:,.0f}", k=big,
+            diff=measured_points(g["gain"], g["low"], g["high"], g["problems"], "heldout")))
+    if not parts:
+        return None
+    return _("The DeepConf points are real runs placed at the generated tokens they spent: at "
+             "N = {k} traces, where maj@{k} costs about {maj_tokens} tokens per problem, "
+             "{parts}.").format(k=big, maj_tokens=f"{big * tokens_per_chain:,.0f}",
+                                parts="; ".join(parts))
 
 
 def verifier_compute(cost: dict, pools: Sequence, kinds: Sequence[str], n: int,

@@ -50,6 +50,7 @@ def test_deepconf_points_equal_direct_runs_at_their_measured_tokens(app):
     task = get_task("arithmetic")
     held = task.split("heldout", 10)
     policy = HFPolicy(BUNDLED, step_delimiter=task.step_delimiter)
+    measured = {}
     for strategy, label in (("deepconf_offline", "DeepConf offline"),
                             ("deepconf_online", "DeepConf online")):
         (name,) = [k for k in traces if k.startswith(label)]
@@ -68,5 +69,26 @@ def test_deepconf_points_equal_direct_runs_at_their_measured_tokens(app):
             tok.append(np.mean(spent))
         assert _array(t["x"]) == pytest.approx(tok), (name, t["x"], tok)
         assert _array(t["y"]) == pytest.approx(acc), (name, t["y"], acc)
+        measured[label] = (acc[-1], tok[-1])
     # maj@k is on the same token axis: its points at k x the pool's mean chain tokens
     assert any(k.startswith("self-consistency") for k in traces), list(traces)
+    # the sentence under the points (issue 31 item 4): at N = 8 (the pool's n), each mode's
+    # tokens and its accuracy minus maj@8's on the same 10 problems, with a paired interval
+    import re
+    maj_name = "self-consistency (maj@k)"  # the curve (its band is two more traces)
+    maj8 = _array(traces[maj_name]["y"])[-1]  # the curve's last point: k = n = 8
+    said = [m.value for m in at.markdown if m.value.startswith("The DeepConf points")]
+    assert len(said) == 1, [m.value for m in at.markdown]
+    assert said[0].startswith("The DeepConf points are real runs placed at the generated "
+                              "tokens they spent: at N = 8 traces, where maj@8 costs about ")
+    for label in ("DeepConf online", "DeepConf offline"):
+        acc8, tok8 = measured[label]
+        m = re.search(rf"{label} spent ([\d,]+) generated tokens per problem and scored "
+                      r"([+-]\d+(?:\.\d+)?) points \(95% interval ([+-]\d+(?:\.\d+)?) to "
+                      r"([+-]\d+(?:\.\d+)?) points, 10 held-out problems\) against maj@8",
+                      said[0])
+        assert m, said[0]
+        assert int(m.group(1).replace(",", "")) == round(tok8)
+        diff = 100 * (acc8 - maj8)
+        assert float(m.group(2)) == pytest.approx(diff, abs=0.51)  # whole points or finer
+        assert float(m.group(3)) <= float(m.group(2)) <= float(m.group(4))
