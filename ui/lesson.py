@@ -99,8 +99,10 @@ def task():
 
 def lesson_problems() -> list[str]:
     """The problems a teacher may pick for steps 1-5: the task's teaching problems (chosen on
-    the validation split), the default first; the one that shows a failing vote is step 6's."""
-    return [p.text for p in task().teaching_problems if p.lesson != "vote_fails"]
+    the validation split), the default first; the one that shows a failing vote is step 6's,
+    and the one where DeepConf cuts traces (``deepconf_cut``) teaches no step of this lesson."""
+    return [p.text for p in task().teaching_problems
+            if p.lesson not in ("vote_fails", "deepconf_cut")]
 
 
 def fails_problem():

@@ -106,6 +106,10 @@ def test_the_deepconf_problem_cuts_traces_at_the_defaults(bundled_policy):
     assert [t.depth for t in v.cut] == [3, 3, 3], [(t.depth, t.tokens) for t in v.cut]
     assert len(v.traces) == 16 and len(v.voters) == 13
     assert r.correct and r.answer == "20"
+    # the Lesson (voting, beam, MCTS) does not offer it: it teaches none of its steps
+    from ui.lesson import lesson_problems
+    assert by_lesson("deepconf_cut") not in lesson_problems()
+    assert TASK.example in lesson_problems()
     # the default problem cuts none (the reason the page offers this one)
     assert not read(solve(TASK.example, "deepconf_online", policy=bundled_policy,
                           **PAGE)).cut
