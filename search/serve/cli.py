@@ -103,8 +103,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=ranges.SEED.cli, default=D["seed"],
                    help=f"seed of requests that send none, in {ranges.SEED.shown()} "
                         f"(default {D['seed']})")
-    from search.tasks.freeform import PROMPT_STYLES
-    p.add_argument("--prompt-style", choices=PROMPT_STYLES, default=None,
+    from search.tasks import get_task
+    p.add_argument("--prompt-style", choices=get_task("freeform").prompt_styles, default=None,
                    help="free-form task: the prompt style of requests that send none (default: "
                         "the model's, chosen on validation; 'custom' needs --prompt-template)")
     p.add_argument("--prompt-template", default=None,
