@@ -7,7 +7,9 @@ or caches: a Hugging Face model, the bundled model or an OpenAI-compatible serve
 """
 from __future__ import annotations
 
+import contextvars
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Protocol, runtime_checkable
 
@@ -19,6 +21,26 @@ MAX_SAMPLES_PER_CALL = 4096
 # log-probabilities a serving engine returns (vLLM's ``logprobs=20``); a vocabulary smaller
 # than that uses all of it (``search.models.token_signals``).
 CONFIDENCE_TOP_K = 20
+# Whether the policy calls made now need every position's top-k log-probabilities (DeepConf's
+# token confidence). The local backends compute them anyway (one topk over logits they hold);
+# a server sends k entries per token in its JSON (``search.models.openai_compat``: with k = 20
+# a majority@8 response is about 20x larger to send and parse), so it is asked for them only
+# inside ``top_logprobs_wanted()``. Per thread / task (a ContextVar): concurrent runs of one
+# gateway do not see each other's.
+TOP_LOGPROBS: contextvars.ContextVar[bool] = contextvars.ContextVar("thoughtscope_top_logprobs",
+                                                                    default=False)
+
+
+@contextmanager
+def top_logprobs_wanted(on: bool = True):
+    """Within the block, ``TOP_LOGPROBS`` is ``on``: policy calls made there ask a server for
+    top-k log-probabilities (``search.strategies.blocks`` sets it for a tree that records
+    per-token signals: the DeepConf strategies and the token-level confidence scorers)."""
+    token = TOP_LOGPROBS.set(bool(on))
+    try:
+        yield
+    finally:
+        TOP_LOGPROBS.reset(token)
 
 
 class BackendError(RuntimeError):

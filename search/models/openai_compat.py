@@ -57,9 +57,9 @@ from dataclasses import replace
 from typing import Optional
 from urllib.parse import urlsplit, urlunsplit
 
-from search.models.base import (CONFIDENCE_TOP_K, BackendError, BackendSettingsError,
-                                Capabilities, Continuation, Interrupted, SampleBatch, Stop,
-                                check_sample_args)
+from search.models.base import (CONFIDENCE_TOP_K, TOP_LOGPROBS, BackendError,
+                                BackendSettingsError, Capabilities, Continuation, Interrupted,
+                                SampleBatch, Stop, check_sample_args)
 
 # Below this temperature the request asks for greedy decoding (temperature 0), as HFPolicy does.
 GREEDY_BELOW = 1e-6
@@ -547,8 +547,11 @@ class OpenAIPolicy:
             max_new_tokens = min(int(max_new_tokens), int(ctx))  # to what fits after the prompt
         common = dict(model=self.model, max_tokens=int(max_new_tokens), temperature=temp,
                       top_p=float(top_p))
+        # top-k only where the run reads it (TOP_LOGPROBS: DeepConf, the token-level
+        # confidence scorers); otherwise the sampled token's log-probability, as before
+        k = max(1, int(self.top_k)) if TOP_LOGPROBS.get() else 1
         if self._logprobs_ok:
-            common["logprobs"] = max(1, int(self.top_k))
+            common["logprobs"] = k
         if stop == "step" and self._stop_ok:
             common["stop"] = [self.step_delimiter]
         P = len(prefixes)
@@ -584,7 +587,8 @@ class OpenAIPolicy:
         prompt_tokens = generated = 0
         for resp, slots in results:
             try:
-                conts, charged, p_tokens = self._parse(resp, slots, stop, cap)
+                conts, charged, p_tokens = self._parse(resp, slots, stop, cap,
+                                                       k if self._logprobs_ok else 1)
             except BackendError:
                 raise
             except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
@@ -672,9 +676,11 @@ class OpenAIPolicy:
                           if x in self.faults)
             self.capabilities = replace(self.capabilities, notes=self._base_notes + notes)
 
-    def _parse(self, resp, slots: list, stop: Stop, cap: int) -> tuple[list, int, int]:
+    def _parse(self, resp, slots: list, stop: Stop, cap: int,
+               top_k: int = 1) -> tuple[list, int, int]:
         """One response -> (its continuations in the slots' order, generated tokens charged,
-        prompt tokens). Usage past ``cap`` tokens a sample is charged as ``cap`` (a fault)."""
+        prompt tokens). Usage past ``cap`` tokens a sample is charged as ``cap`` (a fault).
+        ``top_k``: the top log-probabilities the request asked per position (1: none read)."""
         usage = getattr(resp, "usage", None)
         completion_tokens = getattr(usage, "completion_tokens", None)
         choices = sorted(resp.choices or [], key=lambda ch: int(ch.index))
@@ -682,7 +688,7 @@ class OpenAIPolicy:
             raise BackendError(self._clean(
                 f"the server at {self.url} returned {len(choices)} samples where "
                 f"{len(slots)} were asked"))
-        parsed = [self._continuation(ch, stop, cap) for ch in choices]
+        parsed = [self._continuation(ch, stop, cap, top_k) for ch in choices]
         conts = [c for c, _, _ in parsed]
         if completion_tokens is not None:
             completion_tokens = int(completion_tokens)
@@ -702,8 +708,8 @@ class OpenAIPolicy:
                    else sum(c.tokens for c in conts))
         return conts, charged, prompt_tokens
 
-    def _continuation(self, ch, stop: Stop,
-                      cap: Optional[int] = None) -> tuple[Continuation, str, list[str]]:
+    def _continuation(self, ch, stop: Stop, cap: Optional[int] = None,
+                      top_k: int = 1) -> tuple[Continuation, str, list[str]]:
         """One choice -> (Continuation without ``steps``, the raw text, the log-probability
         token strings). ``tokens`` is -1 when only ``usage`` can tell (``_share_usage`` fills
         it in). Log-probabilities are clipped (``clip_logprob``); a completion past ``cap``
@@ -724,8 +730,8 @@ class OpenAIPolicy:
             tok_lps.append(v)
             bad += clipped
         conf, ent = [], []
-        if self.top_k > 1 and tok_strs:  # DeepConf's signals from the top-k of each position
-            conf, ent, clipped = topk_signals(getattr(lp, "top_logprobs", None), self.top_k,
+        if top_k > 1 and tok_strs:  # DeepConf's signals from the top-k of each position
+            conf, ent, clipped = topk_signals(getattr(lp, "top_logprobs", None), top_k,
                                               len(tok_strs))
             bad += clipped
         if bad:

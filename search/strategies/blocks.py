@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Callable, Optional
 
 from search.models.confidence import step_signals
-from search.models.base import Continuation, Policy
+from search.models.base import Continuation, Policy, top_logprobs_wanted
 from search.scoring import Scorer
 from search.strategies import ranges
 from search.tasks import Task, get_task
@@ -178,11 +178,12 @@ def _sample(tree: SearchTree, policy: Policy, parents: list[int], n: int, sampli
     they end."""
     task = task_of(tree)
     kw = {} if chunk is None else {"chunk": chunk}
-    batch = policy.sample([prefix_of(tree, p, policy) for p in parents], n=n,
-                          temperature=sampling.temperature, top_p=sampling.top_p,
-                          seed=sampling.seed * 100_003 + call_index, stop=stop,
-                          max_new_tokens=task.step_tokens if stop == "step" else
-                          (sampling.chain_tokens or task.chain_tokens), **kw)
+    with top_logprobs_wanted(getattr(tree, "record_signals", False)):
+        batch = policy.sample([prefix_of(tree, p, policy) for p in parents], n=n,
+                              temperature=sampling.temperature, top_p=sampling.top_p,
+                              seed=sampling.seed * 100_003 + call_index, stop=stop,
+                              max_new_tokens=task.step_tokens if stop == "step" else
+                              (sampling.chain_tokens or task.chain_tokens), **kw)
     tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
                 model_calls=1)
     return batch.outputs
@@ -237,10 +238,11 @@ def sample_after_cue(tree: SearchTree, policy: Policy, parent: int, cue: str,
     ones: a written cue is thinking compute like a sampled token (s1 counts its "Wait" in the
     thinking tokens); each cue token gets log-probability 0 in ``token_logprobs`` (written,
     not sampled)."""
-    batch = policy.sample([prefix_of(tree, parent, policy) + cue], n=1,
-                          temperature=sampling.temperature, top_p=sampling.top_p,
-                          seed=sampling.seed * 100_003 + call_index, stop="step",
-                          max_new_tokens=max(1, int(max_new_tokens)))
+    with top_logprobs_wanted(getattr(tree, "record_signals", False)):
+        batch = policy.sample([prefix_of(tree, parent, policy) + cue], n=1,
+                              temperature=sampling.temperature, top_p=sampling.top_p,
+                              seed=sampling.seed * 100_003 + call_index, stop="step",
+                              max_new_tokens=max(1, int(max_new_tokens)))
     tree.charge(prompt_tokens=batch.prompt_tokens, forward_passes=batch.forward_passes,
                 model_calls=1)
     c = batch.outputs[0][0]

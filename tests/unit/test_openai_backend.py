@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from search.models.base import BackendError, BackendSettingsError, capabilities
+from search.models.base import BackendError, BackendSettingsError, capabilities, top_logprobs_wanted
 
 SECRET = "sk-test-secret-4f9a1c"
 MODEL = "fake-model"
@@ -265,7 +265,7 @@ def test_full_mode_maps_choices_to_prefixes_by_index(fake, secret_key):
     assert len(reqs) == 1
     r = reqs[0]
     assert (r["prompt"], r["n"], r["seed"], r["stop"], r["logprobs"], r["temperature"],
-            r["max_tokens"]) == (prefixes, 2, 5, ["\n"], 20, 0.7, 20)
+            r["max_tokens"]) == (prefixes, 2, 5, ["\n"], 1, 0.7, 20)
     for i, p in enumerate(prefixes):
         for j in range(2):
             c = batch.outputs[i][j]
@@ -539,7 +539,13 @@ def test_top_k_logprobs_give_deepconf_signals_as_on_the_local_backends(fake, sec
     assert pol.top_k == 20 and capabilities(pol).notes == ()
     assert 20 in [r.get("logprobs") for r in fake.completions()]
     fake.reset()
-    batch = pol.sample(["A", "8*7+6\n"], n=2, seed=3, stop="step")
+    plain = pol.sample(["A"], n=2, seed=3, stop="step")  # a run that reads no top-k: not asked
+    assert {r["logprobs"] for r in fake.completions()} == {1}
+    assert all(c.token_confidence == [] and continuation_trace(c)[2] == "logprob"
+               for c in plain.outputs[0])
+    fake.reset()
+    with top_logprobs_wanted():
+        batch = pol.sample(["A", "8*7+6\n"], n=2, seed=3, stop="step")
     assert {r["logprobs"] for r in fake.completions()} == {20}
     for row in batch.outputs:
         for c in row:
@@ -550,9 +556,12 @@ def test_top_k_logprobs_give_deepconf_signals_as_on_the_local_backends(fake, sec
                 assert c.token_entropy[t] == pytest.approx(ent, abs=1e-12)
             assert continuation_trace(c)[2] == "topk"
     # a whole chain cut into steps keeps each token's signals
-    chain = pol.sample(["8*7+6\n"], n=1, stop="chain", max_new_tokens=120).outputs[0][0]
+    with top_logprobs_wanted():
+        chain = pol.sample(["8*7+6\n"], n=1, stop="chain", max_new_tokens=120).outputs[0][0]
     assert len(chain.token_confidence) == chain.tokens == sum(s[1] for s in chain.steps)
+    fake.reset()
     r = run_strategy("deepconf_offline", "8*7+6", pol, 4, keep=90, window=4)
+    assert {r["logprobs"] for r in fake.completions()} == {20}  # the strategy asks for them
     assert r.extra["deepconf"]["kind"] == "topk"
     sig = path_signals(r.tree, r.extra["deepconf"]["kept"][0])
     assert sig["kind"] == "topk"
@@ -575,7 +584,8 @@ def test_top_k_is_capped_to_what_the_server_allows(fake, secret_key, limit, mess
     assert ("no top-k log-probabilities" in notes) == (k == 1)
     assert capabilities(pol).logprobs
     fake.reset(max_logprobs=limit, limit_message=message)
-    c = pol.sample(["8*7+6\n"], n=1, seed=1, stop="step").outputs[0][0]
+    with top_logprobs_wanted():
+        c = pol.sample(["8*7+6\n"], n=1, seed=1, stop="step").outputs[0][0]
     assert fake.completions()[0]["logprobs"] == k
     assert c.token_logprobs == [-0.5] * c.tokens
     if k > 1:
