@@ -23,7 +23,7 @@ from ui.history import PAGE_WAIT_S, open_in_tree
 from ui.labels import model_label
 from ui.live_panel import SMALL_CONFIG, TREE_CONFIG, live_figures, progress_line
 from ui.page_frame import start_page
-from ui.replay_panel import replay_panel, reset
+from ui.replay_panel import replay_for, replay_panel, reset
 from ui.settings import UrlParam, int_in, set_url
 from ui.wording import md
 
@@ -42,6 +42,7 @@ LIVE_S = 1.0  # seconds between looks at the shown request's row while it runs
 PARAMS = [UrlParam(RUN, 0, int_in(0, 10**12))]
 start_page("traffic", PARAMS)
 ss = st.session_state
+replay_for("traffic")  # the Search tree's replay place is put aside, not moved
 st.title(_("Traffic"))
 st.caption(_("Requests served by the gateway (python -m search serve), newest first, read from "
              "the run history. Every request is a run: pick one to watch its tree grow while it "

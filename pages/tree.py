@@ -34,7 +34,7 @@ from ui.history import (OPEN_SPEC, PENDING, ROW, opened_origin, opened_row, retr
                         save_edited, save_finished)
 from ui.labels import SCORER_LABELS
 from ui import session_caps
-from ui.replay_panel import replay_panel, reset
+from ui.replay_panel import replay_for, replay_panel, reset
 from ui.verifier_panel import tree_path_scores
 
 RUN, RESULT, RESULT_SEQ, ADOPTED = "tree_run", "tree_result", "tree_result_seq", "tree_adopted"
@@ -149,6 +149,7 @@ PARAMS = [
 ]
 
 ss = st.session_state
+replay_for("tree")  # the replay's place is this page's (Traffic draws one too)
 first_visit = "_url_loaded_tree" not in ss
 page_frame.start_page("tree", PARAMS)
 TASK = settings.current_task()

@@ -207,7 +207,7 @@ def open_in_tree(result: SearchResult, run_id=None, origin: Optional[str] = None
     ``run_id``: its saved row, which a person's edits then update (``save_edited``);
     ``origin``: the row's origin, said in the replay's caption when it is not "computed"."""
     from ui import session_caps, settings
-    from ui.replay_panel import reset
+    from ui.replay_panel import replay_for, reset
     ss = st.session_state
     if not session_caps.admit("tree", [result]):  # over the session's limits: one line here
         session_caps.show_note()
@@ -229,6 +229,7 @@ def open_in_tree(result: SearchResult, run_id=None, origin: Optional[str] = None
     ss[TREE_RESULT] = result
     ss[TREE_SOURCE] = "history"  # captioned "opened from History (run #N)" (replay_panel.summary)
     ss[TREE_RESULT_SEQ] = ss.get(TREE_RESULT_SEQ, 0) + 1
+    replay_for("tree")  # (from Traffic: its place is put aside first, then the tree's is set)
     reset(result, None)
     settings.set_url("run", None)
     settings.set_url("at", None)

@@ -63,6 +63,32 @@ SLIDER_HELP = N_("The budget slider under this line replays the run's event log 
 
 
 
+REPLAY_KEYS = (AT, NODE, PLAYING, PLAY_AT, PLAY_T, SEL_SEEN)  # one replay's place in the session
+OWNER = "replay_owner"  # the page whose replay REPLAY_KEYS hold now
+
+
+def replay_for(page: str) -> None:
+    """Give ``page`` ("tree", "traffic") its own replay place: the pages that draw a replay
+    share REPLAY_KEYS (the slider's key among them), so on entering a page the other page's
+    values are put aside and this page's, when it had some, come back. Without it a visit to
+    Traffic moved the Search tree's slider (34 of 260 tokens came back as 17) and dropped
+    its inspected node. Call at the top of the page, before ``reset`` or ``replay_panel``."""
+    ss = st.session_state
+    owner = ss.get(OWNER)
+    if owner == page:
+        return
+    if owner is not None:
+        ss[f"replay_saved_{owner}"] = {k: ss[k] for k in REPLAY_KEYS if k in ss}
+    saved = ss.pop(f"replay_saved_{page}", None)
+    if saved is not None:
+        for k in REPLAY_KEYS:
+            if k in saved:
+                ss[k] = saved[k]
+            else:
+                ss.pop(k, None)
+    ss[OWNER] = page
+
+
 def reset(result: SearchResult, budget: Optional[int] = None) -> None:
     """Put a newly shown result's replay at ``budget`` (snapped to a stop; the end when None),
     with no node inspected and nothing playing."""

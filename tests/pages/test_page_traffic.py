@@ -81,3 +81,32 @@ def test_a_running_request_is_drawn_live_with_stop_and_a_link_reopens_it(tmp_pat
     assert at.query_params["tf_run"] in (str(done), [str(done)])  # picked: in the link
     assert at.select_slider(key="at").value == 27  # the replay, at the end of the log
     assert not [b for b in at.button if b.key == "traffic_stop"]
+
+
+def test_a_visit_to_traffic_leaves_the_search_trees_replay_where_it_was(tmp_path, monkeypatch):
+    """Both pages draw a replay with the same session keys (``ui.replay_panel.REPLAY_KEYS``):
+    a Search tree run replayed to its third stop and a node inspected, then Traffic (which
+    shows a request from its end), then back: the tree's slider and inspected node are as they
+    were (before ``replay_for`` the slider came back at 17 of 260 tokens, not 34, and the node
+    was gone); Traffic's own request keeps its place too."""
+    from tests.pages import page_helpers as tp
+    from ui.node_panel import NODE
+    monkeypatch.setenv("THOUGHTSCOPE_DATA", str(tmp_path))
+    history.save(served("done"), model="bundled")
+    at = tp.new_app()
+    at.switch_page("pages/tree.py").run()
+    tp.run_once(at)
+    slider = at.select_slider(key="at")
+    mid = int(slider.options[2])  # (AppTest lists the options as text)
+    slider.set_value(mid).run()
+    at.session_state[NODE] = 1
+    at.run()
+    assert at.select_slider(key="at").value == mid and at.session_state[NODE] == 1
+    at.switch_page("pages/traffic.py").run()
+    assert not at.exception, at.exception
+    assert at.select_slider(key="at").value == 27  # the request's replay, from its end
+    at.switch_page("pages/tree.py").run()
+    assert not at.exception, at.exception
+    assert at.select_slider(key="at").value == mid and at.session_state[NODE] == 1
+    at.switch_page("pages/traffic.py").run()
+    assert at.select_slider(key="at").value == 27
