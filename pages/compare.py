@@ -18,7 +18,8 @@ from i18n import N_, _
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES, budget_range
 from ui import model_loading, page_frame, presenter, session_caps, settings, wording
-from ui.settings import UrlParam, bind, current_task, in_range, int_in, one_of, write_url
+from ui.settings import (UrlParam, bind, current_task, flag, in_range, int_in, one_of, show_flag,
+                         write_url)
 from ui.wording import md
 from search.replay.timeline import equal_budget, state_at, tally_view, total_tokens
 from ui.replay_panel import forcing_note, marked_tree_figure, thinking_line
@@ -46,7 +47,10 @@ for i in range(SLOTS):
 SPLITS = ("validation", "heldout")
 MAX_SET = 100
 PARAMS += [UrlParam("cmp_split", "validation", one_of(SPLITS)),
-           UrlParam("cmp_n", 20, int_in(1, MAX_SET))]
+           UrlParam("cmp_n", 20, int_in(1, MAX_SET)),
+           # each run shown whole, at its own spend (the tokens side by side), instead of
+           # every run cut at the equal-compute point (the "Vote or filter?" preset sets it)
+           UrlParam("cmp_whole", False, flag, show_flag)]
 SET_RESULTS = "cmp_set_results"  # {settings key: runs[problem][strategy]} of the problem set
 
 st.title(_("Compare strategies at equal compute"))
@@ -93,18 +97,27 @@ if (switched := ss.pop("cmp_think_note", None)) is not None:
 
 def _vote_preset() -> None:
     """Self-consistency, DeepConf offline and online, N = 16 each
-    (``ui.compare_set.VOTE_PRESET``)."""
+    (``ui.compare_set.VOTE_PRESET``), shown as whole runs (DeepConf offline votes only after
+    its last trace: cut at the cheapest run's spend it has no answer yet), on the task's
+    problem where DeepConf online cuts traces (``ui.deepconf_panel.cut_example``, chosen on
+    the validation split) when the task has one."""
     from ui.compare_set import VOTE_PRESET
+    from ui.deepconf_panel import cut_example
     for i, (s, b) in enumerate(VOTE_PRESET):
         ss[f"cmp_s{i}"], ss[f"cmp_b{i}"] = s, b
+    ss["cmp_whole"] = True
+    ex = cut_example(TASK)
+    if ex is not None:
+        ss["cmp_problem"] = ex.text
 
 
 st.button(_("Vote or filter?"), key="cmp_vote", on_click=_vote_preset,
           help=_("Puts DeepConf offline (16 traces, only the most confident vote) and DeepConf "
                  "online (traces stopped where their confidence falls below a threshold the "
-                 "warm-up sets) beside majority vote over 16 chains. The runs are compared at "
-                 "equal measured tokens: every run is cut where the one that spent least "
-                 "stopped."))
+                 "warm-up sets) beside majority vote over 16 chains, on a validation problem "
+                 "where online cuts traces. Each run is shown whole, with the tokens it spent "
+                 "side by side: DeepConf offline votes only after all its traces, so cut at "
+                 "the cheapest run's spend it would have no answer yet."))
 cols = st.columns(SLOTS)
 chosen = []
 for i, col in enumerate(cols):
@@ -162,15 +175,25 @@ def _show_one() -> None:
     if hi <= 0:
         st.warning(_("No run generated any token."))
         return
-    budget = st.slider(_("Budget: generated tokens (every run cut here)"), 0, hi,
-                       min(equal, hi), key="cmp_budget",
-                       help=_("Starts at the equal-compute point: {n} tokens, the smallest "
-                              "total of the runs. A run that spent fewer tokens than the budget "
-                              "is shown whole.").format(n=f"{equal:,}"))
+    st.toggle(_("Whole runs, each at its own spend"), **bind("cmp_whole"),
+              help=_("On: every run is shown whole, with the tokens it spent side by side. "
+                     "Off: every run is cut at the same number of generated tokens (the "
+                     "slider), so the comparison is at equal compute; a method that answers "
+                     "only at its end (DeepConf offline) may have no answer yet there."))
     from ui.compare_set import token_sentence
-    st.markdown(token_sentence([_label(r.strategy) for r in results], totals, per_problem=False)
-                + " " + _("Below, every run stands as it did after {n} tokens (the slider).").format(
-                    n=f"{budget:,}"))
+    said = token_sentence([_label(r.strategy) for r in results], totals, per_problem=False)
+    if ss["cmp_whole"]:
+        budget = hi
+        st.markdown(said + " " + _("Below, every run is shown whole: its answer is the one it "
+                                   "gave at its own spend."))
+    else:
+        budget = st.slider(_("Budget: generated tokens (every run cut here)"), 0, hi,
+                           min(equal, hi), key="cmp_budget",
+                           help=_("Starts at the equal-compute point: {n} tokens, the smallest "
+                                  "total of the runs. A run that spent fewer tokens than the "
+                                  "budget is shown whole.").format(n=f"{equal:,}"))
+        st.markdown(said + " " + _("Below, every run stands as it did after {n} tokens (the "
+                                   "slider).").format(n=f"{budget:,}"))
     cols = st.columns(len(results))
     for i, (col, res, total) in enumerate(zip(cols, results, totals)):
         state = state_at(res, budget)
@@ -179,11 +202,12 @@ def _show_one() -> None:
             st.subheader(_label(res.strategy))
             mark = {True: _("right"), False: _("wrong"), None: _("no gold")}[state.correct] \
                 if state.answer is not None else _("no answer yet")
+            from ui.compare_set import chains_line
             st.markdown(_("**Answer {answer}** ({mark}) · {spent} of {total} tokens · {nodes} "
-                          "nodes · {chains} finished chains").format(
+                          "nodes · {chains}").format(
                             answer=md(state.answer or '–'), mark=mark, spent=f"{spent:,}",
                             total=f"{total:,}", nodes=state.tree.n_steps,
-                            chains=len(state.tree.votes))
+                            chains=chains_line(state.tree))
                         + (" · **" + _("partial result") + "**"
                            if res.extra.get("halted") or res.extra.get("capped") else ""))
             # Drawn as the Search tree page draws it (one function): struck-through retries,

@@ -17,7 +17,8 @@ from search.tree import SearchResult
 from search.replay.timeline import equal_budget, state_at, total_tokens
 
 __all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS", "token_gap",
-           "token_sentence", "THINK_PRESET", "think_task", "VOTE_PRESET"]
+           "token_sentence", "THINK_PRESET", "think_task", "VOTE_PRESET", "finished_chains",
+           "chains_line"]
 
 # "Think longer" beside "think wider" (issue 23 item 5): one chain made to think longer (budget
 # forcing, thinking tokens), one chain revised in rounds (revise, rounds R), and chains side by
@@ -25,7 +26,9 @@ __all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS", 
 THINK_PRESET = (("budget_forcing", 128), ("revise", 4), ("majority", 4))
 # "Vote or filter?" (issue 31 item 4): self-consistency's plain vote of N chains beside DeepConf
 # offline (the same N traces, only the most confident vote) and online (traces stopped where
-# their confidence falls, sampling stopped at consensus); the page cuts them at equal tokens.
+# their confidence falls, sampling stopped at consensus). The page shows them as whole runs with
+# the tokens each spent side by side (offline votes only after its last trace: cut at the
+# cheapest run's spend it has no answer yet), on the task's problem where online cuts traces.
 VOTE_PRESET = (("majority", 16), ("deepconf_offline", 16), ("deepconf_online", 16))
 
 
@@ -51,6 +54,28 @@ def think_task(current: str, problem: str = "") -> str:
             continue
         return name
     return current
+
+
+def finished_chains(tree) -> int:
+    """Chains (traces) of ``tree`` generated to an answer line: the summed ``count`` of its
+    terminal nodes (each sampled chain that ended there counted once). A DeepConf offline run
+    cut before its last trace has these but no vote yet; a cut DeepConf online trace is not
+    terminal, so it is not counted."""
+    return sum(n.count for n in tree.nodes.values() if n.terminal)
+
+
+def chains_line(tree) -> str:
+    """The Compare column's count of chains, in the session's language: "N finished chains",
+    and how many of them voted where that differs (DeepConf: offline before its vote, or the
+    traces its filter dropped), e.g. "15 finished chains, no vote yet"."""
+    from i18n import _, ngettext
+    f, v = finished_chains(tree), len(tree.votes)
+    head = ngettext("{n} finished chain", "{n} finished chains", f).format(n=f)
+    if v == f:
+        return head
+    if not v:
+        return head + ", " + _("no vote yet")
+    return head + ", " + ngettext("{v} voted", "{v} voted", v).format(v=v)
 
 
 COLUMNS = ["strategy", "problems", "accuracy_equal", "ci_low_equal", "ci_high_equal",

@@ -274,10 +274,19 @@ def test_step_by_step_walks_an_online_run_trace_by_trace(bundled):
 
 
 # ------------------------------------------------------------------ Compare: Vote or filter?
-def test_compare_vote_or_filter_at_equal_measured_tokens(bundled):
+def test_compare_vote_or_filter_shows_whole_runs_on_a_problem_where_online_cuts(bundled):
+    """Issue 31 trial: the preset cut every run at the cheapest run's spend, so DeepConf offline
+    (which votes only after its last trace) showed "no answer yet" and "0 finished chains"
+    beside a tree of answer leaves, on a problem where online cut nothing. Now: the task's
+    cut problem (validation), whole runs with the tokens side by side, and the chains that
+    finished counted apart from the votes."""
     from streamlit.testing.v1 import AppTest
     from search.replay.timeline import equal_budget, state_at, total_tokens
-    from ui.compare_set import VOTE_PRESET
+    from search.tasks import get_task
+    from ui.compare_set import VOTE_PRESET, finished_chains
+    from ui.deepconf_panel import cut_example
+    cut_problem = cut_example(get_task("arithmetic")).text
+    assert cut_problem == "39-(32-5)+8"
     at = AppTest.from_file(APP, default_timeout=300).switch_page("pages/compare.py")
     at.query_params["cmp_problem"] = CUT_PROBLEM
     at.run()
@@ -285,34 +294,51 @@ def test_compare_vote_or_filter_at_equal_measured_tokens(bundled):
     at.button(key="cmp_vote").click().run()
     assert [at.session_state[f"cmp_s{i}"] for i in range(3)] == [s for s, _b in VOTE_PRESET]
     assert [at.session_state[f"cmp_b{i}"] for i in range(3)] == [16, 16, 16]
+    assert at.session_state["cmp_problem"] == cut_problem and at.session_state["cmp_whole"]
     at.button(key="cmp_run").click().run()
     assert not at.exception, at.exception
     _key, results = at.session_state["cmp_results"]
     assert [r.strategy for r in results] == ["majority", "deepconf_offline", "deepconf_online"]
     totals = [total_tokens(r) for r in results]
-    equal = equal_budget(results)
-    assert equal == min(totals) == totals[2]  # online stops early: it sets the cut (measured)
-    assert at.slider(key="cmp_budget").value == equal
+    assert not [s for s in at.slider if s.key == "cmp_budget"]  # whole runs: no cut
     md = texts(at.markdown)
+    said = " ".join(md)
+    assert ("Generated tokens of the whole runs: self-consistency **{:,}**, DeepConf offline "
+            "**{:,}**, DeepConf online **{:,}**.".format(*totals)) in said, said
+    assert "Below, every run is shown whole" in said
     caps = " ".join(texts(at.caption))
-    for res, total in zip(results, totals):
-        state = state_at(res, equal)
-        spent = state.tree.compute.generated_tokens
-        assert any(f"· {spent:,} of {total:,} tokens ·" in m and
-                   f"**Answer {state.answer or '–'}**" in m for m in md), (spent, total, md)
-        if res.strategy.startswith("deepconf"):
-            v = read(res)
-            if v.mode == "online":
-                assert (f"Whole run: threshold {v.threshold:.2f} nats ({v.percentile:g}th "
-                        f"percentile of {len(v.warm_lows)} warm-up traces) · {len(v.cut)} of "
-                        f"{len(v.traces)} traces cut ({v.cut_tokens} tokens) · "
-                        f"{len(v.voters)} voting") in caps
-            else:
-                assert (f"Whole run: kept {len(v.voters)} of {len(v.traces)} traces "
-                        f"(η = {res.config['keep']}%), cut-off {v.threshold:.2f} nats") in caps
-                if equal < total:  # cut before its last trace: offline has voted nothing
-                    assert not state.tree.votes and state.answer is None
-                    assert "at this budget no vote yet: offline votes only after all" in caps
+    online = read(results[2])
+    assert online.cut  # online cuts on this problem (measured at the page's defaults)
+    lines = [m for m in md if m.startswith("**Answer ")]
+    assert len(lines) == 3
+    for res, total, line in zip(results, totals, lines):
+        assert line.startswith(f"**Answer {res.answer or '–'}**")
+        assert f"· {total:,} of {total:,} tokens ·" in line
+        f, v = finished_chains(res.tree), len(res.tree.votes)
+        assert f"· {f} finished chains" in line
+        if res.strategy == "deepconf_offline":  # the dropped trace finished but did not vote
+            v_ = read(res)
+            assert f == len(v_.traces) and v == len(v_.voters) < f
+            assert line.endswith(f"{f} finished chains, {v} voted"), line
+            assert (f"Whole run: kept {v} of {f} traces (η = {res.config['keep']}%), cut-off "
+                    f"{v_.threshold:.2f} nats") in caps
+        if res.strategy == "deepconf_online":
+            assert (f"{len(online.cut)} of {len(online.traces)} traces cut "
+                    f"({online.cut_tokens} tokens)") in caps
+    # off: every run cut at the equal-compute point, offline has finished chains, no vote yet
+    at.toggle(key=w("cmp_whole")).set_value(False).run()
+    assert not at.exception, at.exception
+    equal = equal_budget(results)
+    assert at.slider(key="cmp_budget").value == equal == min(totals)
+    md = texts(at.markdown)
+    off = state_at(results[1], equal)
+    assert equal < totals[1] and off.answer is None and not off.tree.votes
+    f = finished_chains(off.tree)
+    assert f > 0
+    assert any(m.startswith("**Answer –** (no answer yet)") and
+               m.endswith(f"{f} finished chains, no vote yet") for m in md), md
+    assert "at this budget no vote yet: offline votes only after all" in " ".join(
+        texts(at.caption))
 
 
 # ------------------------------------------------------------ the scorer picker offers them
