@@ -180,6 +180,7 @@ class SearchTree:
         self.forced: list[dict] = []  # ``force`` events' data, in order
         self.signals: dict[int, dict] = {}  # node id -> per-token signals of its ``add``
         self.cuts: list[dict] = []  # ``cut`` events' data, in order
+        self.drops: list[dict] = []  # ``drop`` events' data (DeepConf offline), in order
 
     # ----------------------------------------------------------------------- applying events
     def apply(self, ev: Event) -> None:
@@ -228,6 +229,8 @@ class SearchTree:
             self.discarded_tokens += d["tokens"]
         elif t == "cut":
             self.cuts.append(dict(d))
+        elif t == "drop":  # a trace DeepConf offline's confidence filter left out of the vote
+            self.drops.append(dict(d))
         else:
             raise ValueError(f"unknown event type {t!r}")
         self.compute = ev.compute.copy()

@@ -133,17 +133,19 @@ def show_summary(res: SearchResult) -> None:
     st.markdown("  \n".join(summary_lines(v)))
     import pandas as pd
     status = {"voted": _("voted"), "abstained": _("voted no answer"), "filtered":
-              _("filtered (warm-up below threshold)"), "cut": _("cut"), "dropped": _("dropped")}
+              _("filtered (warm-up below threshold)"), "cut": _("cut"), "dropped": _("dropped (no vote)")}
     with st.expander(_("DeepConf traces ({n})").format(n=len(v.traces))):
         st.dataframe(pd.DataFrame([{
             _("trace"): t.index + 1, _("node"): t.leaf,
             _("warm-up"): _("yes") if t.warmup else "",
             _("tokens"): t.tokens, _("confidence (nats)"): nats(t.confidence),
-            _("status"): status[t.status], _("answer"): t.answer if t.votes else "–",
+            _("status"): status[t.status], _("answer"): t.answer if t.answer is not None else "–",
             _("vote weight"): nats(t.weight)} for t in v.traces]),
             hide_index=True, key="tree_deepconf_traces", width="stretch")
         st.caption(_("Confidence: a finished online trace's lowest group confidence; a cut "
                      "trace's, the window that fell below; offline, the ranking statistic. "
+                     "A dropped or filtered trace shows the answer it wrote, which casts no "
+                     "vote. "
                      "Click a node in the tree to see its trace's curve in the inspector."))
 
 
@@ -250,12 +252,20 @@ def no_cut_note(res: SearchResult, task, problem: Optional[str], on_try) -> bool
 
 
 def cut_mark_caption(tree) -> Optional[str]:
-    """The legend of the cut mark under the tree, when the tree on show has a cut trace."""
-    if not getattr(tree, "cuts", None):
-        return None
-    return _("A red vertical bar | on a node marks where a trace was cut: its group confidence "
-             "fell below the threshold; hover over the bar for the numbers, click the node "
-             "for its curve.")
+    """The legend of the DeepConf marks under the tree: the cut mark (online) when the tree on
+    show has a cut trace, the dropped mark (offline) when it has a dropped one; None for
+    neither."""
+    out = []
+    if getattr(tree, "cuts", None):
+        out.append(_("A red vertical bar | on a node marks where a trace was cut: its group "
+                     "confidence fell below the threshold; hover over the bar for the numbers, "
+                     "click the node for its curve."))
+    if getattr(tree, "drops", None):
+        out.append(_("A grey ✗ on an answer marks a trace the confidence filter dropped: it "
+                     "was generated in full but was not among the most confident, so its "
+                     "answer casts no vote; hover over the ✗ for its confidence and the "
+                     "cut-off."))
+    return " ".join(out) or None
 
 
 def short_line(v: DeepConfView, tree=None) -> str:

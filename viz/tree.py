@@ -40,6 +40,9 @@ Encoding (the legend names every mark, the colour bar says what the fill means):
 - a trace DeepConf online cut for low confidence (``SearchTree.cuts``): a red vertical bar
   over the node where it stopped, its hover naming the window's group confidence and the
   threshold (``cut_hover``: wrapped, traces that stopped at the same node counted once);
+- a trace DeepConf offline's confidence filter dropped (``SearchTree.drops``): a grey ✗ over
+  its last node, its hover (and the node's) saying it casts no vote, its confidence and the
+  cut-off, and that the node's score is that confidence on a 0-1 scale (``drop_hover``);
 - edges are elbows (right from the parent, along the column gap, right into the child), so
   sibling rows stay parallel; the chosen chain (the strategy's final answer) is a thick orange
   path over them.
@@ -317,6 +320,37 @@ def _cut_lines(cuts: list) -> str:
     return "<br><br>".join(parts)
 
 
+DROP_NAME = N_("dropped by the confidence filter: no vote")
+
+
+def drop_sentence(drop: Mapping, score: Optional[float] = None) -> str:
+    """One line saying why DeepConf offline left a trace out of the vote (a ``drop`` event's
+    data: ``trace`` number, its ``confidence`` and the ``cutoff``, nats; ``kept`` of
+    ``traces``), and what the node's ``score`` (0-1) is: that confidence mapped to 0-1
+    (``search.strategies.deepconf._score_leaf``), not a vote weight."""
+    line = _("trace {k} dropped (no vote): its confidence {c} nats is below the cut-off {s} "
+             "(only the {kept} most confident of {n} traces vote)").format(
+        k=drop.get("trace"), c=_fmt(drop.get("confidence"), 2), s=_fmt(drop.get("cutoff"), 2),
+        kept=drop.get("kept"), n=drop.get("traces"))
+    if score is not None:
+        line += "; " + _("its score {score} is that confidence on a 0–1 scale").format(
+            score=_fmt(score))
+    return line
+
+
+def drop_hover(nid: int, drops: list, score: Optional[float] = None) -> str:
+    """The hover text of the dropped mark on node ``nid``: one ``drop_sentence`` per dropped
+    trace that ended there, wrapped like ``cut_hover``."""
+    return f"<b>#{nid}</b><br>" + _drop_lines(drops, score)
+
+
+def _drop_lines(drops: list, score: Optional[float] = None) -> str:
+    return "<br><br>".join(
+        "<br>".join(textwrap.wrap(drop_sentence(d, score), CUT_HOVER_CHARS,
+                                  break_long_words=False, break_on_hyphens=False))
+        for d in drops)
+
+
 def _fmt(v: Optional[float], digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
@@ -568,6 +602,13 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
         if c.get("id") in tree.nodes:
             cut_at.setdefault(c["id"], []).append(c)
 
+    # Traces DeepConf offline's confidence filter left out of the vote (``drop`` events):
+    # node id -> its drops (a grey ✗ over the node; its hover, and the node's, say why).
+    drop_at: dict[int, list[dict]] = {}
+    for c in getattr(tree, "drops", ()):
+        if c.get("id") in tree.nodes:
+            drop_at.setdefault(c["id"], []).append(c)
+
     def hover(group: list[Node]) -> list[str]:
         def colour(n: Node) -> Optional[str]:
             if color_by not in PASSED_IN:
@@ -576,6 +617,8 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             return f"{_(HOVER_NAME[color_by])} {_fmt(v)}" if n.id else None
         return [_hover(n, mcts, share(n) if color_by == "share" else None, colour(n))
                 + ("<br><br>" + _cut_lines(cut_at[n.id]) if n.id in cut_at else "")
+                + ("<br><br>" + _drop_lines(drop_at[n.id], n.score) if n.id in drop_at
+                   else "")
                 for n in group]
 
     def markers(group: list[Node], name: str, symbol: str, line: dict, grow: float = 0.0,
@@ -651,6 +694,18 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                                         line=dict(width=3, color=s.wrong)),
                             customdata=ids, hoverinfo="text", name=_(CUT_NAME),
                             hovertext=[cut_hover(i, cut_at[i]) for i in ids],
+                            showlegend=True))
+
+    # The dropped traces (``drop_at`` above): a grey ✗ over the node where the trace ended.
+    if drop_at:
+        ids = list(drop_at)
+        traces.append(trace(x=[xs[i] for i in ids], y=[ys[i] for i in ids], mode="markers",
+                            marker=dict(symbol="x-thin-open", color=s.unknown,
+                                        size=[size(tree.nodes[i], 6.0) for i in ids],
+                                        line=dict(width=2.5, color=s.unknown)),
+                            customdata=ids, hoverinfo="text", name=_(DROP_NAME),
+                            hovertext=[drop_hover(i, drop_at[i], tree.nodes[i].score)
+                                       for i in ids],
                             showlegend=True))
 
     # Marks of thinking longer written into the labels (``search.replay.timeline

@@ -55,7 +55,7 @@ COMPUTE_FIELDS = ("generated_tokens", "prompt_tokens", "forward_passes", "model_
                   "verifier_passes", "verifier_tokens")
 _FIELDS = frozenset(COMPUTE_FIELDS)
 EVENT_TYPES = ("add", "count", "score", "select", "backprop", "beam", "vote", "final",
-               "discard", "edit", "prune", "continue", "revise", "force", "cut")
+               "discard", "edit", "prune", "continue", "revise", "force", "cut", "drop")
 SHOWN_CHARS = 40  # a bad value is quoted in the message up to this many characters
 # No model call of this app writes or reads more than this in one event (256 chains x a
 # context of 32k tokens is 8.4 million), nor a whole run more than MAX_RUN_COUNT of anything
@@ -218,7 +218,7 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
         if d.get("signals") is not None:  # token-level confidence (search.models.confidence)
             _signals(d["signals"], d["tokens"], where)
         return n_nodes + 1, meter
-    if t in ("count", "prune", "continue", "edit", "score", "discard", "cut"):
+    if t in ("count", "prune", "continue", "edit", "score", "discard", "cut", "drop"):
         _node(d.get("id"), n_nodes, where, "id")
     if t in ("select", "backprop", "final"):
         _nodes(d.get("path"), n_nodes, where, "path")
@@ -260,6 +260,11 @@ def _event(i: int, ev, n_nodes: int, prev: dict | None) -> tuple[int, dict]:
         _need(d, "window", _count, where)
         for k in ("group_conf", "threshold"):
             _need(d, k, _num, where)
+    elif t == "drop":  # search.strategies.deepconf: an offline trace left out of the vote
+        for k in ("trace", "kept", "traces"):
+            _need(d, k, _count, where)
+        for k in ("confidence", "cutoff"):
+            _need(d, k, _num_or_none, where)
     elif t == "edit":
         if d["id"] == 0:
             _fail(where, _("the root (node 0) is the problem: it cannot be edited"))

@@ -52,7 +52,8 @@ class Trace:
     ``tokens``: generated tokens (a cut trace's from its ``cut`` event, all charged);
     ``confidence``: nats; online: its lowest group confidence (a cut trace: the group
     confidence of the window that fell below), offline: the run's statistic; ``weight``: its
-    vote weight (None: no vote); ``answer``; ``end``: events to replay to include its last
+    vote weight (None: no vote); ``answer``: the answer it wrote (a dropped or filtered
+    trace's too, though it casts no vote; None for a cut trace or none written); ``end``: events to replay to include its last
     event (``SearchTree.replay(..., max_events=end)``); ``cut``: its ``cut`` event's data."""
     index: int
     leaf: int
@@ -231,8 +232,9 @@ def _online(result: SearchResult) -> DeepConfView:
             if not warm:
                 raise DeepConfLogError(f"event {i}: a trace after the warm-up scored and not "
                                        "voting")
+            node = tree.nodes[leaf]  # a filtered trace keeps the answer it wrote (no vote)
             traces.append(Trace(len(traces), leaf, True, "filtered", _path_tokens(tree, leaf),
-                                low, end=i + 1))
+                                low, end=i + 1, answer=node.answer if node.terminal else None))
         i += 1
     lows = [t.confidence for t in traces if t.warmup and t.confidence is not None]
     s = percentile_threshold(lows, keep) if lows else None
@@ -265,8 +267,10 @@ def _offline(result: SearchResult) -> DeepConfView:
                 raise DeepConfLogError(f"event {i} names node {leaf}, not in the tree")
             sig = path_signals(tree, leaf)
             kinds.add(sig["kind"])
+            node = tree.nodes[leaf]  # a dropped trace keeps the answer it wrote (no vote)
             traces.append(Trace(len(traces), leaf, False, "dropped", _path_tokens(tree, leaf),
-                                trace_statistic(sig, stat, w), end=i + 1))
+                                trace_statistic(sig, stat, w), end=i + 1,
+                                answer=node.answer if node.terminal else None))
         elif ev.type == "vote":
             match = next((t for t in traces if t.leaf == ev.data["leaf"]
                           and t.status == "dropped"), None)

@@ -203,7 +203,9 @@ def run_offline(problem: str, policy: Policy,
     confidence is ``config.statistic``). ``should_stop`` is polled between batches; a
     stopped run filters and votes over the traces it has. Returns a SearchResult whose
     ``extra["deepconf"]`` has ``mode`` "offline", ``traces``, ``kept`` (leaf ids),
-    ``dropped``, ``kept_fraction``, ``confidence`` (leaf -> nats) and ``kind``."""
+    ``dropped``, ``kept_fraction``, ``confidence`` (leaf -> nats) and ``kind``. Each trace
+    not kept gets a ``drop`` event (its leaf ``id``, ``trace`` number 1..n in sample order,
+    ``confidence`` and the ``cutoff``, nats; ``kept`` of ``traces``) after the votes."""
     t0 = time.perf_counter()
     task = get_task(task)
     tree = check_tree(tree, problem, task)
@@ -227,6 +229,14 @@ def run_offline(problem: str, policy: Policy,
         node = tree.nodes[leaves[i]]
         tree.emit("vote", leaf=leaves[i], answer=node.answer if node.terminal else None,
                   weight=vote_weight(*conf[i]))
+    # The traces not kept: generated in full, no vote. A ``drop`` event each (after the
+    # votes, at the run's full spend) so the tree can mark them and say why.
+    cutoff = min((conf[i][0] for i in kept if conf[i][0] is not None), default=None)
+    kept_set = set(kept)
+    for i in range(len(leaves)):
+        if i not in kept_set:
+            tree.emit("drop", id=leaves[i], trace=i + 1, confidence=conf[i][0], cutoff=cutoff,
+                      kept=m, traces=len(leaves))
     kinds = {k for _, k in conf}
     info = {"mode": "offline", "traces": len(leaves), "keep_percent": config.keep,
             "statistic": config.statistic, "window": config.window,

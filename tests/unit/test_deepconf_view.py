@@ -102,3 +102,50 @@ def test_curve_and_figure(online):
     assert [s.x0 for s in fig.layout.shapes] == [7, 15]
     with pytest.raises(ValueError, match="differ in length"):
         group_confidence_figure([1, 2], [1.0], None)
+
+
+def test_a_dropped_trace_is_marked_in_the_tree_and_keeps_its_answer():
+    """Issue 31 trial: DeepConf offline's dropped trace had no mark in the tree, its hover an
+    unexplained "score 0.707", and the trace table listed its answer as "–" though it wrote
+    one. Now: a ``drop`` event per dropped trace, a grey ✗ in the tree (legend entry), a hover
+    saying "dropped (no vote)" with its confidence, the cut-off and what the score is, and the
+    answer it wrote in the view (no vote)."""
+    from search.inputs.runfile import EVENT_TYPES
+    from search.tree import SearchTree
+    from ui.deepconf_panel import cut_mark_caption
+    from viz.tree import DROP_NAME, drop_sentence, tree_figure
+    r = deepconf.run_offline("8*7+6", ChainPolicy(OFFLINE),
+                             deepconf.DeepConfOfflineConfig(n=10, keep=30, window=4,
+                                                            batch_size=4), gold="62")
+    v, x = read(r), r.extra["deepconf"]
+    dropped = v.of("dropped")
+    assert "drop" in EVENT_TYPES
+    assert [d["id"] for d in r.tree.drops] == x["dropped"] == [t.leaf for t in dropped]
+    # the 7 least confident of OFFLINE's confidences [5, 9, 7, 11, 3, 8, 6, 10, 4, 12]
+    assert [d["trace"] for d in r.tree.drops] == [1, 2, 3, 5, 6, 7, 9]
+    assert all(d["cutoff"] == pytest.approx(10.0) and d["kept"] == 3 and d["traces"] == 10
+               for d in r.tree.drops)
+    # each dropped trace keeps the answer it wrote (56 + i), and casts no vote
+    assert [t.answer for t in dropped] == [str(56 + i) for i in (0, 1, 2, 4, 5, 6, 8)]
+    assert all(t.weight is None and not t.votes for t in dropped)
+    fig = tree_figure(r.tree, final_path=r.tree.final["path"])
+    marks = [d for d in fig.data if d.name == DROP_NAME]
+    assert len(marks) == 1 and marks[0].showlegend
+    assert sorted(marks[0].customdata) == sorted(x["dropped"])
+    first = marks[0].hovertext[0].replace("<br>", " ")
+    leaf = marks[0].customdata[0]
+    drop = next(d for d in r.tree.drops if d["id"] == leaf)
+    assert "dropped (no vote)" in first and f"{drop['confidence']:.2f} nats" in first
+    assert "below the cut-off 10.00" in first and "3 most confident of 10" in first
+    assert f"its score {r.tree.nodes[leaf].score:.3f} is that confidence on a 0–1 scale" \
+        in first
+    # the node's own hover says the same (the browser shows the node's label under the mark)
+    node_hover = [h for d in fig.data if d.name != DROP_NAME and d.customdata is not None
+                  for i, h in zip(d.customdata, d.hovertext or ()) if i == leaf]
+    assert node_hover and all(h.replace("<br>", " ").endswith(
+        drop_sentence(drop, r.tree.nodes[leaf].score)) for h in node_hover)
+    assert "grey ✗" in cut_mark_caption(r.tree)
+    # replayed to a budget before the filter ran: no mark, no caption
+    early = SearchTree.replay(r.problem, r.tree.events, budget_tokens=0)
+    assert not early.drops and not [d for d in tree_figure(early).data if d.name == DROP_NAME]
+    assert cut_mark_caption(early) is None
