@@ -186,8 +186,7 @@ def cmd_solve(a) -> dict:
     if "early_stop" in r.extra:  # majority --stop: why and after how many chains it stopped
         out["early_stop"] = r.extra["early_stop"]
     if "deepconf" in r.extra:  # kept fraction (offline); traces cut and their tokens (online)
-        out["deepconf"] = {k: v for k, v in r.extra["deepconf"].items()
-                           if k not in ("trace_log", "confidence")}
+        out["deepconf"] = deepconf_report(r)
     if not out["capabilities"]["forward_passes"]:
         out["forward_passes"] = None  # a server reports tokens only: not measured
     for knob in ("expansions", "k", "c", "width", "final"):
@@ -227,6 +226,105 @@ def cmd_solve(a) -> dict:
     return out
 
 
+def deepconf_report(r) -> dict:
+    """What a DeepConf run did, for ``solve``'s output (read back from the run's log by
+    ``search.replay.deepconf_view.read``). Traces are numbered 1..n in the order they ended
+    (offline: the sample order); a node id (``leaf``) can end several traces (equal texts
+    share a node), so lists of traces are given by number, with the leaves beside them.
+
+    Both: ``mode``, ``traces`` (ended), ``keep_percent``, ``window`` (tokens), ``kind``.
+    Offline: ``statistic``, ``kept_fraction``, ``kept_traces`` / ``dropped_traces`` (trace
+    numbers), ``kept_leaves`` / ``dropped_leaves`` (node ids, in the same order),
+    ``dropped`` ([{trace, leaf, answer, tokens, confidence}]: generated in full, no vote),
+    ``dropped_tokens``, ``cutoff`` (nats: the lowest kept trace's confidence).
+    Online: ``threshold`` (nats), ``percentile``, ``warmup``, ``started``, ``traces_cut``
+    (how many traces the threshold stopped mid-generation: not the top-level ``stopped``,
+    which says a person or a cap stopped the whole run), ``traces_cut_tokens``, ``cut``
+    ([{trace, leaf, tokens, after_step, at_token, group_conf}]), ``filtered_traces``
+    (warm-up traces below the threshold: no vote), ``voters``, ``consensus``,
+    ``consensus_target``, ``stop_reason``. Nothing but ``mode`` for a log off the pattern."""
+    from search.replay.deepconf_view import DeepConfLogError, read
+    x = r.extra["deepconf"]
+    try:
+        v = read(r)
+    except DeepConfLogError:
+        return {"mode": x.get("mode")}
+    out = {"mode": v.mode, "traces": len(v.traces), "keep_percent": v.keep,
+           "window": v.window, "kind": v.kind}
+    if v.mode == "offline":
+        kept, dropped = v.voters, v.of("dropped")
+        out.update({"statistic": v.statistic, "kept_fraction": x.get("kept_fraction"),
+                    "kept_traces": [t.index + 1 for t in kept],
+                    "dropped_traces": [t.index + 1 for t in dropped],
+                    "kept_leaves": [t.leaf for t in kept],
+                    "dropped_leaves": [t.leaf for t in dropped],
+                    "dropped": [{"trace": t.index + 1, "leaf": t.leaf, "answer": t.answer,
+                                 "tokens": t.tokens, "confidence": t.confidence}
+                                for t in dropped],
+                    "dropped_tokens": sum(t.tokens for t in dropped), "cutoff": v.threshold})
+        return out
+    out.update({"threshold": v.threshold, "percentile": v.percentile, "warmup": v.warmup,
+                "started": x.get("traces", len(v.traces)), "traces_cut": len(v.cut),
+                "traces_cut_tokens": v.cut_tokens,
+                "cut": [{"trace": t.index + 1, "leaf": t.leaf, "tokens": t.tokens,
+                         "after_step": t.depth, "at_token": int(t.cut.get("at", 0)) + 1,
+                         "group_conf": t.confidence} for t in v.cut],
+                "filtered_traces": [t.index + 1 for t in v.of("filtered")],
+                "voters": len(v.voters), "consensus": x.get("consensus"),
+                "consensus_target": v.consensus_target, "stop_reason": x.get("stop_reason")})
+    return out
+
+
+# DeepConf offline's trace statistics as the text output names them (ui.deepconf_panel's words)
+STATISTICS = {"lowest": "lowest group confidence", "bottom": "bottom-10% group confidence",
+              "tail": "tail confidence", "mean": "mean token confidence"}
+
+
+def _deepconf_lines(d: dict) -> list[str]:
+    """The plain-text lines of ``deepconf_report``'s dict."""
+    def nats(v) -> str:
+        return "n/a" if v is None else f"{v:.2f}"
+    if d.get("mode") == "offline":
+        kept, n = len(d["kept_traces"]), d["traces"]
+        lines = [f"deepconf offline  kept {kept} of {n} traces ({d['kept_fraction']:.0%}; "
+                 f"keep {d['keep_percent']}% = ceil({d['keep_percent']}% x {n})), ranked by "
+                 f"{STATISTICS.get(d['statistic'], d['statistic'])} (window {d['window']} "
+                 "tokens); cut-off "
+                 f"{nats(d['cutoff'])} nats"]
+        if d["dropped"]:
+            each = "; ".join(f"trace {t['trace']} (answer {t['answer']}, {t['tokens']} tokens, "
+                             f"confidence {nats(t['confidence'])})" for t in d["dropped"])
+            lines.append(f"deepconf dropped  {len(d['dropped'])} trace(s), {d['dropped_tokens']} "
+                         f"tokens generated in full, no vote: {each}")
+        else:
+            lines.append("deepconf dropped  none: every trace votes (a confidence-weighted vote)")
+        return lines
+    if d.get("mode") != "online":
+        return []
+    lines = [f"deepconf online  threshold {nats(d['threshold'])} nats ({d['percentile']:g}th "
+             f"percentile of the lowest group confidence of {d['warmup']} warm-up traces, "
+             f"window {d['window']} tokens); {d['started']} traces started"]
+    if d["cut"]:
+        each = "; ".join(f"trace {t['trace']} after step {t['after_step']} ({t['tokens']} "
+                         f"tokens, window to token {t['at_token']} at "
+                         f"{nats(t['group_conf'])})" for t in d["cut"])
+        lines.append(f"deepconf cut  {d['traces_cut']} trace(s) stopped below the threshold, "
+                     f"{d['traces_cut_tokens']} tokens spent, no vote: {each}")
+    else:
+        lines.append("deepconf cut  no trace fell below the threshold")
+    if d["filtered_traces"]:
+        lines.append("deepconf filtered  warm-up trace(s) "
+                     + ", ".join(map(str, d["filtered_traces"]))
+                     + " below the threshold: no vote")
+    why = {"consensus": f"consensus {d['consensus']:.2f} reached the target "
+                        f"{d['consensus_target']:g}",
+           "budget": f"all traces sampled (consensus {d['consensus']:.2f}, target "
+                     f"{d['consensus_target']:g})",
+           "stopped": "the run was stopped"}.get(d["stop_reason"], str(d["stop_reason"]))
+    lines.append(f"deepconf vote  {d['voters']} trace(s) vote; sampling ended: {why}")
+    return lines
+
+
 def _counts(tally: dict) -> dict:
     """A tally as the output shows it: whole vote counts as integers ({"12": 3}, not 3.0);
     probability- or score-weighted totals stay floats."""
@@ -258,6 +356,8 @@ def _print_solve(o: dict) -> None:
     if o.get("right_answer_wrong_step"):
         print(f"right answer, wrong step  {o['right_answer_wrong_step']} vote(s) from chains "
               "that reached the right answer through a wrong step")
+    for line in _deepconf_lines(o.get("deepconf") or {}):
+        print(line)
     if "votes_from" in o:
         v = o["votes_from"]
         print(f"mcts  {v['simulations']} simulations ({v['expanded']} expanded a node, "
