@@ -72,6 +72,13 @@ STRATEGY_HELP_SEQ = N_(
     "trained to retry (the self-correcting arithmetic model) has a cue, and on it forcing "
     "hurts (the forcing curve under a run shows it): the default, chosen on validation, forces "
     "none.")
+STRATEGY_HELP_CONF = N_(
+    "**DeepConf offline** (confidence filter): sample N whole chains, keep only the most "
+    "confident share of them (η, 90% by default) by their token confidence, and take a "
+    "confidence-weighted vote of the kept ones; the rest are dropped (✗, no vote).  \n"
+    "**DeepConf online**: a few warm-up chains set a confidence threshold; each later chain "
+    "stops as soon as its confidence over a window of tokens falls below it (a red bar, no "
+    "vote), and sampling ends once the vote's consensus reaches its target.")
 KNOB_KEY = {n: e.url_key for n, e in REGISTRY.items() if e.url_key}  # URL parameter
 # Every registered strategy with a URL key (search/strategies/registry.py: one entry each).
 PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
@@ -335,7 +342,8 @@ c1, c2, c3, c4 = cols[:4]
 c5 = cols[-1]
 strategy = c1.selectbox(_("Strategy"), PAGE_STRATEGIES, **bind("strategy"),
                         format_func=lambda s: _(STRATEGY_LABELS[s]),
-                        help=_(STRATEGY_HELP) + "  \n" + _(STRATEGY_HELP_SEQ))
+                        help=_(STRATEGY_HELP) + "  \n" + _(STRATEGY_HELP_SEQ) + "  \n"
+                        + _(STRATEGY_HELP_CONF))
 knob = KNOB_KEY[strategy]
 knob_label = wording.as_sentence(_(BUDGET_KNOB[strategy]), stop="")
 over = int(ss[knob]) > MAX_BUDGET[strategy]  # typed past the largest: said, then set to it

@@ -213,6 +213,17 @@ def test_the_tree_page_says_what_offline_kept(bundled):
     assert min(by_name["group confidence"]["y"]) == pytest.approx(d.confidence)
 
 
+def test_the_strategy_help_names_every_strategy_of_the_picker_deepconf_too():
+    """Issue 31 trial: the Strategy selectbox's help described every strategy but the two
+    DeepConf ones."""
+    at = new_app()
+    box = at.selectbox(key=w("strategy"))  # options: the short names (registry ``short``)
+    assert {"DeepConf offline", "DeepConf online"} <= set(box.options)
+    for label in box.options:
+        assert f"**{label}**" in box.help, label
+    assert "confidence-weighted vote" in box.help and "(a red bar, no vote)" in box.help
+
+
 # ---------------------------------------------------------------- Step by step (online)
 def test_step_by_step_walks_an_online_run_trace_by_trace(bundled):
     from streamlit.testing.v1 import AppTest
