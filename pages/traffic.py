@@ -77,13 +77,22 @@ def listing() -> None:
     if not rows:
         st.info(_("No served requests yet. Start the gateway with: python -m search serve"))
     else:
+        now = time.time()
+        # latency: the gateway's once a request ended, the seconds so far while it runs
         st.dataframe([{_("run"): r["run_id"], _("started"): _when(r["started"]),
                        _("status"): STATUS.get(r["status"], r["status"]),
                        _("key"): r["client"], _("strategy"): strategy_label(r["strategy"]),
                        _("budget"): r["budget"], _("problem"): r["problem"],
-                       _("answer"): "–" if r["answer"] is None else r["answer"], _("tokens"): r["tokens"],
-                       _("latency (s)"): r["latency_s"], _("model"): model_label(r["model"])}
-                      for r in rows], hide_index=True, key="traffic_table")
+                       _("answer"): "–" if r["answer"] is None else r["answer"],
+                       _("tokens (prompt + generated)"): r["tokens"],
+                       _("latency (s)"): traffic.latency_shown(r, now),
+                       _("model"): model_label(r["model"])}
+                      for r in rows], hide_index=True, key="traffic_table",
+                     column_config={_("tokens (prompt + generated)"): st.column_config.NumberColumn(
+                         help=_("The usage.total_tokens the client got: the prompt tokens of every "
+                                "model call (a batched call reads its shared prompt once) and of "
+                                "the verifier, plus the run's generated tokens (the figure the "
+                                "request's detail and History show)"))})
     ids = [r["run_id"] for r in rows]
     target = int(ss.get(RUN) or 0) or (ids[0] if ids else None)  # picked, else the newest
     if target is not None and target not in ids:

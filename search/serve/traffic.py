@@ -70,6 +70,19 @@ def running(rows: list[dict]) -> bool:
     return any(live(r.get("status")) for r in rows)
 
 
+def latency_shown(row: dict, now: float) -> Optional[float]:
+    """The Traffic list's latency of ``row`` (a ``served`` row), in seconds rounded to 0.1: the
+    gateway's ``latency_s`` once the request ended; while it is still served (queued or
+    running), the seconds elapsed since its ``started`` time (Unix seconds) up to ``now``, never
+    negative; None only when neither is known (a row without a start time)."""
+    if row.get("latency_s") is not None:
+        return round(float(row["latency_s"]), 1)
+    started = row.get("started")
+    if live(row.get("status")) and isinstance(started, (int, float)) and not isinstance(started, bool):
+        return round(max(0.0, now - float(started)), 1)
+    return None
+
+
 def find(rows: list[dict], run_id: Optional[int]) -> Optional[dict]:
     return next((r for r in rows if r["run_id"] == run_id), None)
 

@@ -43,7 +43,8 @@ def test_traffic_page_lists_requests_and_opens_one_in_the_tree(tmp_path, monkeyp
     assert [t.value for t in at.title] == ["Traffic"]
     table = at.dataframe[0].value
     assert list(table["run"]) == [run_id] and list(table["status"]) == ["done"]
-    assert list(table["tokens"]) == [27] and list(table["key"]) == ["alice"]
+    assert list(table["tokens (prompt + generated)"]) == [27] and list(table["key"]) == ["alice"]
+    assert list(table["latency (s)"]) == [1.5]
     at.session_state["tree_result"] = None
     at.button(key="traffic_open").click().run()
     assert not at.exception, at.exception
@@ -69,6 +70,9 @@ def test_a_running_request_is_drawn_live_with_stop_and_a_link_reopens_it(tmp_pat
     at.switch_page("pages/traffic.py").run()
     assert not at.exception, at.exception
     assert at.selectbox(key=f"traffic_pick_{live}").value == live
+    table = at.dataframe[0].value  # newest first: the running request's latency so far, not None
+    assert list(table["status"]) == ["running", "done"]
+    assert 3.0 <= table["latency (s)"][0] < 60 and table["latency (s)"][1] == 1.5
     line = " ".join(i.value for i in at.info)
     assert "Serving" in line and "**6** nodes" in line, line  # 3 chains x 2 steps
     assert not stops.stop_requested(live)
@@ -110,3 +114,14 @@ def test_a_visit_to_traffic_leaves_the_search_trees_replay_where_it_was(tmp_path
     assert at.select_slider(key="at").value == mid and at.session_state[NODE] == 1
     at.switch_page("pages/traffic.py").run()
     assert at.select_slider(key="at").value == 27
+
+
+def test_latency_shown_is_the_seconds_so_far_while_a_request_runs():
+    """The list's latency: the gateway's once ended; the elapsed seconds while queued or
+    running (the list showed the text "None" there); None without a start time."""
+    row = {"status": "running", "started": 100.0, "latency_s": None}
+    assert traffic.latency_shown(row, 104.26) == 4.3
+    assert traffic.latency_shown({**row, "status": "queued"}, 99.0) == 0.0  # clocks: never < 0
+    assert traffic.latency_shown({**row, "status": "done", "latency_s": 2.04}, 500.0) == 2.0
+    assert traffic.latency_shown({**row, "status": "error"}, 104.0) is None
+    assert traffic.latency_shown({**row, "started": None}, 104.0) is None
