@@ -307,6 +307,7 @@ def test_a_stop_filed_by_the_traffic_page_ends_the_request_with_an_error(keyed):
                     {"role": "user", "content": "871438*73688+66501*645722*53304"}])
         except openai.APIStatusError as e:
             got["status"], got["body"] = e.status_code, e.response.json()
+        got["end"] = time.monotonic()
 
     t = threading.Thread(target=slow)
     t.start()
@@ -318,10 +319,17 @@ def test_a_stop_filed_by_the_traffic_page_ends_the_request_with_an_error(keyed):
         run_id = live[0]["run_id"] if live else None
         time.sleep(0.1)
     assert run_id is not None, "the slow request did not start"
+    time.sleep(1.0)  # a search under way, as when a person clicks
+    filed = time.monotonic()
     assert stops.request_stop(run_id)
     t.join(120)
     assert not t.is_alive()
     assert got["status"] == 499 and got["body"]["error"]["code"] == "stopped"
+    # Stop acts about as fast as the timeout (README: within about a decoding step): the file
+    # is looked for every stops.POLL_S and the search polls its stop before every decoding
+    # step. Measured 0.06-0.44 s from the file to the client's error (a --timeout 3 request
+    # ended at 3.05 s); the bound leaves room for a loaded machine.
+    assert got["end"] - filed < 3.0, got["end"] - filed
     assert "Traffic page" in got["body"]["error"]["message"]
     saved = history.load(run_id)
     assert saved.stopped and saved.config["gateway"]["status"] == "stopped"
