@@ -202,14 +202,25 @@ def table(where, rows: list[dict]) -> None:
 
 
 pos = max(0, min(len(stops) - 1, int(ss.get(pos_key, 0))))
-b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0)
-b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1)
-b4.button(_("Next round") if REVISE else _("Next trace") if DEEPCONF else _("Next depth") if BEAM
-          else _("Next simulation"),
-          key="ms_next", on_click=_move,
-          args=("next",), disabled=stops[pos][0] == stops[-1][0])
+b1.button(_("Back"), key="ms_back", on_click=_move, args=(-1,), disabled=pos == 0,
+          help=_("Show the step before this one."))
+b2.button(_("Step"), key="ms_step", on_click=_move, args=(1,), disabled=pos == len(stops) - 1,
+          help=_("Show the next trace: a DeepConf online run is walked one whole trace at a "
+                 "time (how it ended, its vote).") if DEEPCONF else
+          _("Show the next phase of this round.") if REVISE else
+          _("Show the next phase at this depth.") if BEAM else
+          _("Show the next phase of this simulation (select, expand, evaluate, "
+            "back up)."))
+if not DEEPCONF:  # DeepConf: one stop per trace, so "Next trace" would be the same as Step
+    b4.button(_("Next round") if REVISE else _("Next depth") if BEAM else _("Next simulation"),
+              key="ms_next", on_click=_move,
+              args=("next",), disabled=stops[pos][0] == stops[-1][0],
+              help=_("Skip the rest of this round: show the next round's first phase.")
+              if REVISE else _("Skip the rest of this depth: show the next depth's first "
+                               "phase.") if BEAM else
+              _("Skip the rest of this simulation: show the next simulation's first phase."))
 b3.button(_("Run to end"), key="ms_end", on_click=_move, args=(None,),
-          disabled=pos == len(stops) - 1)
+          disabled=pos == len(stops) - 1, help=_("Show the run's last step: its answer."))
 
 i, phase = stops[pos]
 settings.set_url(LINK_RUN, "1")
@@ -236,7 +247,7 @@ if DEEPCONF:
     with left:
         trace_panel(res, tree, t.leaf, key="ms_dc_curve")
     right.markdown(_("**Vote so far** (each trace weighted by its lowest group confidence): "
-                     "consensus {b:.0%} of the target {tau:.0%}.").format(
+                     "consensus {b:.0%} (sampling stops at {tau:.0%}).").format(
         b=view.consensus_after(t.index), tau=view.consensus_target))
     rows = deepconf_steps.tally_rows(view, t)
     if rows:

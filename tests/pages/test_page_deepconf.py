@@ -236,6 +236,11 @@ def test_step_by_step_walks_an_online_run_trace_by_trace(bundled):
     at.button(key="ms_go").click().run()
     assert not at.exception, at.exception
     _key, res, view = at.session_state["ms_dc_run"]
+    # one stop per trace: no "Next trace" beside Step (it did the same); every button says
+    # what it does
+    assert "ms_next" not in [b.key for b in at.button]
+    assert at.button(key="ms_step").help.startswith("Show the next trace")
+    assert all(at.button(key=k).help for k in ("ms_back", "ms_step", "ms_end"))
     assert res.strategy == "deepconf_online" and res.config["n"] == 16
     v = read(res)  # the page's view is the log's
     assert [(t.leaf, t.status, t.tokens) for t in view.traces] == [
@@ -269,7 +274,8 @@ def test_step_by_step_walks_an_online_run_trace_by_trace(bundled):
             shown = {str(a): w_ for a, w_ in zip(tables[0]["answer"], tables[0]["weight"])}
             assert shown == {a: round(w_, 2) for a, w_ in want.items()}
             beta = max(want.values()) / sum(want.values())
-            assert f"consensus {beta:.0%} of the target" in said
+            assert (f"consensus {beta:.0%} (sampling stops at "
+                    f"{res.config['consensus']:.0%})") in said
         else:
             assert not tables
         # the trace's curve: the threshold line; a cut trace's cut marked
