@@ -23,6 +23,10 @@ from viz.curves import PERCENT_AXIS
 COLORS = {"lowest": "#D55E00", "mean": "#56B4E9"}
 PATTERNS = {"lowest": "", "mean": "/"}
 RANDOM = "#7f7f7f"
+# Below this Spearman correlation between a difficulty estimate and validation pass@1 (the
+# entry's ``difficulty.rho``) the x-axis says its bins do not sort problems by difficulty (0.3:
+# the usual bound of a weak correlation, Cohen 1988); SmolLM2's 9 validation problems gave 0.14.
+WEAK_RHO = 0.3
 
 
 def bin_labels(k: int) -> list[str]:
@@ -82,7 +86,16 @@ def confidence_lies_figure(entries: Mapping[str, dict], order: Sequence[str] = (
             marker=dict(symbol="diamond", size=11, color=RANDOM),
             name=_("a trace picked at random: wrong"), showlegend=col == 1, legendgroup="random",
             hovertemplate="%{y:.0%}<extra></extra>"), row=col, col=1)
-        fig.update_xaxes(title_text=_("difficulty bin (fitted on validation)"), row=col, col=1)
+        rho = (entries[k].get("difficulty") or {}).get("rho")
+        if rho is None:
+            xt = _("difficulty bin (fitted on validation)")
+        elif rho < WEAK_RHO:
+            xt = _("difficulty bin (validation ρ {rho}: these bins do not sort by difficulty; "
+                   "read 'all')").format(rho=f"{rho:.2f}")
+        else:
+            xt = _("difficulty bin (fitted on validation, Spearman ρ {rho})").format(
+                rho=f"{rho:.2f}")
+        fig.update_xaxes(title_text=xt, row=col, col=1)
         fig.update_yaxes(title_text=_("held-out problems"), row=col, col=1)
     fig.update_yaxes(range=[0, 1.05], **PERCENT_AXIS)
     fig.update_layout(barmode="group", height=int(height * (1 + 0.8 * (len(keys) - 1))), margin=dict(t=60, b=40, l=60, r=20),

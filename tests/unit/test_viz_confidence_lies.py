@@ -50,3 +50,17 @@ def test_the_bars_and_the_diamond_stay_apart_in_every_colour_vision():
         assert d >= MIN_DELTA_E, (kind, pair, d)
     shapes = [t.marker.pattern.shape or "" for t in fig.data if t.type == "bar"]
     assert len(set(shapes)) == 2, shapes
+
+
+def test_the_x_axis_says_when_the_bins_do_not_sort_by_difficulty():
+    """Each panel's x-axis gives the validation Spearman rho of its difficulty score; below
+    WEAK_RHO (SmolLM2's 9 validation problems: 0.14) it says the bins do not sort the problems
+    by difficulty, where the figure used to plot them without a word."""
+    strong = dict(entry("tiny"), difficulty={"rho": 0.92})
+    weak = dict(entry("smol"), difficulty={"rho": 0.14})
+    fig = confidence_lies_figure({"bundled": strong, "smollm2": weak})
+    titles = [fig.layout.xaxis.title.text, fig.layout.xaxis2.title.text]
+    assert "ρ 0.92" in titles[0] and "do not sort" not in titles[0]
+    assert "ρ 0.14" in titles[1] and "do not sort" in titles[1]
+    plain = confidence_lies_figure({"bundled": entry("tiny")})
+    assert plain.layout.xaxis.title.text == "difficulty bin (fitted on validation)"
