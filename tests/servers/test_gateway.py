@@ -292,6 +292,24 @@ def test_a_request_past_its_timeout_gets_504_and_its_partial_run_is_saved(hasty)
     assert saved.stopped and saved.config["gateway"]["status"] == "timeout"
 
 
+def test_a_streamed_request_past_its_timeout_gets_200_then_an_error_event(hasty):
+    """A stream's status is sent when it begins, so a streamed request that times out (or is
+    stopped) afterwards gets HTTP 200, then an SSE ``data: {"error": ...}`` with the code, then
+    ``[DONE]`` (README); the openai client raises APIError whose body is that error."""
+    import httpx2 as httpx
+    body = {"model": "thoughtscope:majority@64", "messages": CHAT, "stream": True}
+    with httpx.stream("POST", hasty + "/chat/completions", json=body, timeout=300) as r:
+        status, text = r.status_code, r.read().decode()
+    data = [line[len("data: "):] for line in text.splitlines() if line.startswith("data: ")]
+    assert status == 200 and data[-1] == "[DONE]", text[-300:]
+    assert json.loads(data[-2])["error"]["code"] == "timeout", data[-2]
+    stream = openai.OpenAI(base_url=hasty, api_key="x", max_retries=0, timeout=300)
+    with pytest.raises(openai.APIError) as e:
+        for _ in stream.chat.completions.create(**body):
+            pass
+    assert e.value.body["code"] == "timeout"
+
+
 def test_a_stop_filed_by_the_traffic_page_ends_the_request_with_an_error(keyed):
     """The Traffic page's Stop (``search.serve.stops``: a file beside History, no key, no
     HTTP): the running request ends with 499 ``stopped`` to its client, its partial run
