@@ -188,6 +188,8 @@ with st.expander(_("DeepConf offline and online beside maj@k (measured runs)"),
                        "sits at the generated tokens the runs actually spent, so it compares "
                        "with maj@k at equal measured tokens."))
     st.multiselect(_("DeepConf traces N"), DEEPCONF_CHOICES, **bind("sc_dc_n"))
+    if (keep_note := measured_searches.deepconf_keep_note(ss["sc_dc_n"])):
+        st.caption(keep_note)  # e.g. at N = 4, ceil(90% x 4) = 4: nothing is filtered
 
 P, n = int(ss["sc_problems"]), int(ss["sc_n"])
 clamped = None
@@ -360,7 +362,8 @@ with notes:
     if ss["sc_deepconf"]:  # what the opt-in DeepConf points show, against maj@N (issue 31)
         dc_said = measured_searches.deepconf_reading(series, pools, n, tpc)
         if dc_said:
-            st.markdown(dc_said)
+            keep_note = measured_searches.deepconf_keep_note(ss["sc_dc_n"])
+            st.markdown(dc_said + (" " + keep_note if keep_note else ""))
 
 if ADAPTIVE is not None:
     with notes:

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence
 
 import streamlit as st
 
-from i18n import N_, _
+from i18n import N_, _, ngettext
 from search.analysis.sweeps import measured_series
 from ui.pool_page import sample_or_stop, scorer_key
 from ui.sampling import measured_runs
@@ -146,6 +146,31 @@ def measure(plan_: Sequence[PlannedSearch], policy: Any, task: Any, model: str,
 
 DEEPCONF_MODES = (("deepconf_online", N_("DeepConf online")),
                   ("deepconf_offline", N_("DeepConf offline")))
+
+
+def deepconf_keep_note(budgets: Sequence[int], keep: Optional[int] = None) -> Optional[str]:
+    """One sentence on the DeepConf offline points at traces N in ``budgets`` where it keeps
+    every trace: it keeps ``search.strategies.deepconf.keep_count(N, keep)`` = max(1,
+    ceil(keep% x N)) (Fu et al. 2025, Sec. 3.3), which is N itself for small N (at keep = 90:
+    N = 4 -> 4, 8 -> 8; 16 -> 15), so there it filters nothing and is only a
+    confidence-weighted vote. ``keep``: percent (default: the registry's, chosen on
+    validation). None when every N drops at least one trace."""
+    from search.strategies import DEFAULTS
+    from search.strategies.deepconf import keep_count
+    keep = int(DEFAULTS["deepconf_offline"]["keep"] if keep is None else keep)
+    ns = sorted(set(int(b) for b in budgets))
+    every = [b for b in ns if keep_count(b, keep) == b]
+    if not every:
+        return None
+    shown = ", ".join(f"{b} → {keep_count(b, keep)}" for b in ns)
+    return ngettext(
+        "DeepConf offline keeps ceil({keep}% × N) traces ({shown}): at N = {which} that is "
+        "every trace, so its point there filters nothing and is only a confidence-weighted "
+        "vote of all N traces.",
+        "DeepConf offline keeps ceil({keep}% × N) traces ({shown}): at N = {which} that is "
+        "every trace, so its points there filter nothing and are only a confidence-weighted "
+        "vote of all N traces.", len(every)).format(
+        keep=keep, shown=shown, which=_(" and ").join(str(b) for b in every))
 
 
 def deepconf_reading(series: Sequence[dict], pools: Sequence, n: int,

@@ -149,3 +149,17 @@ def test_a_dropped_trace_is_marked_in_the_tree_and_keeps_its_answer():
     early = SearchTree.replay(r.problem, r.tree.events, budget_tokens=0)
     assert not early.drops and not [d for d in tree_figure(early).data if d.name == DROP_NAME]
     assert cut_mark_caption(early) is None
+
+
+def test_the_scaling_note_says_where_offline_keeps_every_trace():
+    """Issue 31 trial: on the Scaling page, at N = 4 DeepConf offline keeps all 4 traces
+    (ceil(90% x 4) = 4), so its point is only a confidence-weighted vote; nothing said so."""
+    from ui.measured_searches import deepconf_keep_note
+    assert [deepconf.keep_count(n, 90) for n in (4, 8, 16, 32)] == [4, 8, 15, 29]
+    note = deepconf_keep_note([16, 4, 8])
+    assert note == ("DeepConf offline keeps ceil(90% × N) traces (4 → 4, 8 → 8, 16 → 15): at "
+                    "N = 4 and 8 that is every trace, so its points there filter nothing and "
+                    "are only a confidence-weighted vote of all N traces.")
+    assert "at N = 4 that is every trace, so its point there" in deepconf_keep_note([4, 32])
+    assert deepconf_keep_note([16, 32]) is None  # 15 of 16, 29 of 32: a filter
+    assert "at N = 16 that is" in deepconf_keep_note([16], keep=100)
