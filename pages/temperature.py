@@ -111,6 +111,7 @@ run_task, chain_tokens = pool_task(TASK)  # (free-form: the prompt style and tok
 sweep = progressive("tp", policy, run_task, model, problems, n, temps, top_p, seed,
                     chain_tokens, count=P)
 pools_by_t, P = sweep.pools(), sweep.done
+P_asked = int(ss["tp_problems"])  # (P: the problems sampled at every temperature so far)
 waiting = [t for t in temps if t not in pools_by_t]  # (first round: not sampled yet)
 temps = sweep.shown
 if waiting and sweep.stopped:  # (the line above says sampling stopped: nothing arrives)
@@ -215,6 +216,12 @@ with st.expander(_("Serve this"), icon=":material/rocket_launch:"):
     serve_t = st.selectbox(_("Temperature to serve"), temps, key=widget_key(SERVE_T),
                            format_func=lambda t: f"T = {t:g}", on_change=_serve_t_picked,
                            help=_("The best temperature at this budget is picked first."))
+    if waiting or P < P_asked:  # stopped (or still sampling): the best of what is in so far
+        st.warning(_("Tuned on part of the sweep: T = {sampled} sampled on {p} of {asked} "
+                     "problems{missing}. The best temperature may change once all are in.")
+                   .format(sampled=", ".join(f"{t:g}" for t in temps), p=P, asked=P_asked,
+                           missing=_("; T = {temps} not sampled").format(
+                               temps=", ".join(f"{t:g}" for t in waiting)) if waiting else ""))
     choice = served_choice(est, budget)
     st.markdown(_("Start the gateway with these settings (the sidebar's model, task **{task}**, "
                   "T = {t}, top-p {top_p}, seed {seed} for every request that sends none):")

@@ -239,9 +239,15 @@ def test_the_first_temperature_is_drawn_before_the_others_are_sampled(app, monke
     assert "Still sampling" not in text, text
     assert "Not sampled yet at T = 1: sampling is stopped; Continue sampling adds them" in text
     assert [b.key for b in at.button if b.key in ("tp_stop", "tp_continue")] == ["tp_continue"]
+    # Serve this offers T = 0.4 as the best with a warning saying what it was tuned on
+    serve = [x.value for x in at.warning if "Tuned on part of the sweep" in x.value]
+    assert serve == ["Tuned on part of the sweep: T = 0.4 sampled on 10 of 20 problems; T = 1 "
+                     "not sampled. The best temperature may change once all are in."], serve
+    assert at.selectbox(key=w("tp_serve_temp")).value == 0.4
     at.button(key="tp_continue").click().run()
     assert not at.exception, at.exception
     text = page_text(at)
+    assert not [x for x in at.warning if "Tuned on part" in x.value]  # all in: no warning
     assert "T=1:" in text or "the best temperature is **1**" in text, text
     assert "Still sampling" not in text and "on 20 held-out Arithmetic problems" in text
     assert "Not sampled yet" not in text
@@ -267,6 +273,7 @@ def test_serve_this_prints_a_command_the_serve_parser_reads_with_the_chosen_temp
 
     best = at.selectbox(key=w("tp_serve_temp")).value
     assert best in (0.4, 1.0)
+    assert not [x for x in at.warning if "Tuned on part" in x.value]  # every T, every problem
     assert f"the best temperature is **{best:g}**" in page_text(at)
     args, snippet = served()
     assert (args.temperature, args.task, args.top_p, args.seed, args.backend) == (
