@@ -164,11 +164,11 @@ def deepconf_keep_note(budgets: Sequence[int], keep: Optional[int] = None) -> Op
         return None
     shown = ", ".join(f"{b} → {keep_count(b, keep)}" for b in ns)
     return ngettext(
-        "DeepConf offline keeps ceil({keep}% × N) traces ({shown}): at N = {which} that is "
-        "every trace, so its point there filters nothing and is only a confidence-weighted "
+        "DeepConf offline keeps ceil(η × N) traces, η = {keep}% ({shown}): at N = {which} "
+        "that is every trace, so its point there filters nothing and is only a confidence-weighted "
         "vote of all N traces.",
-        "DeepConf offline keeps ceil({keep}% × N) traces ({shown}): at N = {which} that is "
-        "every trace, so its points there filter nothing and are only a confidence-weighted "
+        "DeepConf offline keeps ceil(η × N) traces, η = {keep}% ({shown}): at N = {which} "
+        "that is every trace, so its points there filter nothing and are only a confidence-weighted "
         "vote of all N traces.", len(every)).format(
         keep=keep, shown=shown, which=_(" and ").join(str(b) for b in every))
 

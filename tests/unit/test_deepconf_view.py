@@ -157,8 +157,8 @@ def test_the_scaling_note_says_where_offline_keeps_every_trace():
     from ui.measured_searches import deepconf_keep_note
     assert [deepconf.keep_count(n, 90) for n in (4, 8, 16, 32)] == [4, 8, 15, 29]
     note = deepconf_keep_note([16, 4, 8])
-    assert note == ("DeepConf offline keeps ceil(90% × N) traces (4 → 4, 8 → 8, 16 → 15): at "
-                    "N = 4 and 8 that is every trace, so its points there filter nothing and "
+    assert note == ("DeepConf offline keeps ceil(η × N) traces, η = 90% (4 → 4, 8 → 8, 16 → "
+                    "15): at N = 4 and 8 that is every trace, so its points there filter nothing and "
                     "are only a confidence-weighted vote of all N traces.")
     assert "at N = 4 that is every trace, so its point there" in deepconf_keep_note([4, 32])
     assert deepconf_keep_note([16, 32]) is None  # 15 of 16, 29 of 32: a filter
