@@ -10,7 +10,9 @@ and in presenter mode, not judged by eye:
 - Train vs test: no legend text box over an axis title box ("frontier at 48%" touched
   "training FLOPs"), and the contour chart's plot area not mostly dark (it was one dark block);
   the strategies named in the Lesson's words ("the vote of 4 chains", never "of 4" after a
-  strategy's name or "model confidence of 4").
+  strategy's name or "model confidence of 4");
+- the Lesson's ``st.metric`` headline numbers (step 1's answer, step 2's revealed vote) at least
+  as large in presenter mode as at 1280x800 (presenter CSS made them body text: 36 -> 21.6 px).
 
 Server and browser as in ``test_browser_presenter.py`` (Debian's chromium, never ``playwright
 install``); screenshots go to ``$THOUGHTSCOPE_SHOTS`` when set.
@@ -240,3 +242,41 @@ def test_sidebar_task_name_is_not_cut(server, browser, shots):
         assert widths[0] <= widths[1], widths
     finally:
         ctx.close()
+
+
+# The computed font size (px) of every st.metric value's text on the page.
+METRIC_PX = """() => [...document.querySelectorAll('[data-testid="stMetricValue"]')].map(m => {
+    const leaves = [...m.querySelectorAll('*')]
+        .filter(e => e.children.length === 0 && (e.textContent || '').trim());
+    return [m.textContent.trim(),
+            Math.min(...leaves.map(e => parseFloat(getComputedStyle(e).fontSize)))];
+})"""
+
+
+def lesson_metric_px(browser, server, step: int, presenter: bool, shots) -> list:
+    """[(value, px)] of the st.metric values on Lesson step ``step`` (step 2: after Reveal)."""
+    ctx, page = open_page(browser, server, f"/lesson?ls_step={step}"
+                          + ("&presenter=1" if presenter else ""), VIEWPORT)
+    page.set_default_timeout(PAGE_TIMEOUT)
+    try:
+        if step == 2:
+            page.locator(key("ls_reveal") + " button").click()
+        page.wait_for_selector('[data-testid="stMetricValue"]', timeout=PAGE_TIMEOUT)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(shots / f"readable_metric_{step}_{int(presenter)}.png"))
+        return page.evaluate(METRIC_PX)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("step", [1, 2])
+def test_lesson_metric_values_not_smaller_in_presenter_mode(server, browser, shots, step):
+    """Issue 30 item 7: presenter mode's body-text rule (1.35rem) reached the metric's value
+    (a markdown paragraph), so "64%" shrank from 36 px to 21.6 px on the projector."""
+    normal = lesson_metric_px(browser, server, step, False, shots)
+    projected = lesson_metric_px(browser, server, step, True, shots)
+    assert normal and len(projected) == len(normal), (normal, projected)
+    least = min(px for _v, px in normal)
+    assert least >= 30, normal  # Streamlit's metric value: 2.25rem = 36 px
+    small = [(v, px) for v, px in projected if px < max(px for _v, px in normal)]
+    assert not small, (small, normal)
