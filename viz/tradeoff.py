@@ -60,11 +60,14 @@ def label_side(x: float, xs: Sequence[float]) -> str:
 
 def _student_mark(fig: go.Figure, key: str, x: float, y: float, label: str,
                   xs: Sequence[float] = (), y_log: bool = False, annotate: bool = True,
-                  place: str = "above") -> None:
+                  drop: int = 32) -> None:
     """Mark a student at (x, y) (x on a log axis): the marker (named in the legend) and, with
-    ``annotate``, its label as an annotation on a white box, growing towards the middle of the
-    x range (``label_side``), so it is not cut at the figure's edge; ``place`` "above" the
-    point, "beside" it (centred on its height) or "below" it."""
+    ``annotate``, its label on a white box ``drop`` px under the point (negative: above it)
+    with an arrow to its own marker. The box is centred under the point, or grows towards the
+    middle of the drawn x range for a point in its outer fifth, so it is not cut at the
+    figure's edge. Labels that grew from each point towards the middle read as the
+    other student's: "B: thinks more" sat on A's star and "A: trains, answers at once" under
+    B's diamond (projector trial, issue 30 item 7)."""
     fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=label,
                              marker=dict(size=16, color=STUDENT_COLORS[key],
                                          symbol=STUDENT_SYMBOLS[key],
@@ -72,14 +75,15 @@ def _student_mark(fig: go.Figure, key: str, x: float, y: float, label: str,
                              hovertemplate=f"{label}<extra></extra>"))
     if not annotate:
         return
-    right = label_side(x, [*xs, x]) != "top left"
+    lo, hi = _log_axis("", [*xs, x])["range"]  # the drawn x range (log10)
+    frac = (math.log10(x) - lo) / (hi - lo) if x > 0 else 0.5
+    anchor = "center" if 0.2 <= frac <= 0.8 else "left" if frac < 0.2 else "right"
     fig.add_annotation(x=math.log10(x) if x > 0 else x,
                        y=math.log10(y) if y_log and y > 0 else y, text=label,
-                       showarrow=False, xanchor="left" if right else "right",
-                       yanchor={"above": "bottom", "beside": "middle", "below": "top"}[place],
-                       xshift=(8 if right else -8) * (2 if place == "beside" else 1),
-                       yshift={"above": 6, "beside": 0, "below": -8}[place],
-                       bgcolor="rgba(255,255,255,0.85)",
+                       showarrow=True, arrowhead=0, arrowwidth=1, arrowcolor=STUDENT_COLORS[key],
+                       standoff=9, ax=0, ay=drop, xanchor=anchor,
+                       yanchor="top" if drop >= 0 else "bottom",
+                       bgcolor="rgba(255,255,255,0.85)", bordercolor=STUDENT_COLORS[key],
                        font=dict(size=11, color="#333"), name=f"student_{key}")
 
 
@@ -108,17 +112,20 @@ def curves_figure(names: Sequence[str], train: Sequence[float],
     if target is not None:
         fig.add_hline(y=target, line=dict(dash="dash", color="grey"),
                       annotation_text=_("target {t:.0%}").format(t=target))
-    # Two students a few points apart: the lower one's label below its mark, the higher one's
-    # beside it, so the two boxes neither overlap nor climb onto the target line (a fresh
-    # trial: "A: trains, answers at once" and "B: thinks more" overlapped on the 48% line).
+    # Two students a few points apart: both labels under their own marks (above, they climbed
+    # onto the target line: "A: trains, answers at once" and "B: thinks more" overlapped on
+    # the 48% line), the higher one's further down, so the two boxes do not overlap.
     order = sorted((students or {}).items(), key=lambda kv: kv[1]["accuracy"])
     for i, (key, s) in enumerate(order):
-        place = "above" if len(order) == 1 else "below" if i == 0 else "beside"
-        _student_mark(fig, key, s["inference"], s["accuracy"], s["label"], xs, place=place)
+        drop = -32 if len(order) == 1 else 32 * (i + 1)
+        _student_mark(fig, key, s["inference"], s["accuracy"], s["label"], xs, drop=drop)
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=30, b=10),
                       xaxis=_log_axis(_("inference FLOPs per query"), xs),
                       yaxis=dict(title=_("accuracy"), **PERCENT_AXIS),
-                      legend=dict(font=dict(size=11)))
+                      # the legend above the plot: beside it, it left the plot ~180 px of a
+                      # 1280 px screen's column, the two students ~70 px apart
+                      legend=dict(font=dict(size=11), orientation="h", yanchor="bottom",
+                                  y=1.02, x=0, xanchor="left"))
     return fig
 
 
@@ -230,6 +237,8 @@ def rate_curve_figure(curve: Sequence[Mapping], target: Optional[float] = None,
           if v is not None and math.isfinite(v) and v > 0] + [reference]
     fig.update_layout(height=height, margin=dict(l=10, r=10, t=10, b=10),
                       xaxis=dict(title=_("target accuracy"), tickformat=".0%", range=[0, 1]),
-                      yaxis=_log_axis(_("test-time compute replaced per 10× training"), ys),
+                      # two lines: on one, presenter mode's 18 px text ran past both ends
+                      # of the 300 px figure ("e replaced per 10× trai", issue 30 item 7)
+                      yaxis=_log_axis(_("test-time compute replaced<br>per 10× training"), ys),
                       legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
     return fig

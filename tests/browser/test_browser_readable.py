@@ -10,7 +10,10 @@ and in presenter mode, not judged by eye:
 - Train vs test: no legend text box over an axis title box ("frontier at 48%" touched
   "training FLOPs"), and the contour chart's plot area not mostly dark (it was one dark block);
   the strategies named in the Lesson's words ("the vote of 4 chains", never "of 4" after a
-  strategy's name or "model confidence of 4");
+  strategy's name or "model confidence of 4"); no chart text past its chart's edge (the rate
+  chart's y title read "e replaced per 10× trai" in presenter mode); each student's label
+  nearer its own marker than the other's and not over the other's ("B: thinks more" sat on
+  A's star);
 - the Lesson's ``st.metric`` headline numbers (step 1's answer, step 2's revealed vote) at least
   as large in presenter mode as at 1280x800 (presenter CSS made them body text: 36 -> 21.6 px).
 
@@ -184,6 +187,21 @@ DARK_SHARE = """async ([png, box]) => {
 }"""
 
 
+# The students' markers of a chart, {name: [x, y]} in viewport px (plotly's own axis maps).
+STUDENT_MARKS = """(sel) => {
+    const el = document.querySelector(`${sel} .js-plotly-plot`);
+    const fl = el._fullLayout, r = el.querySelector('svg.main-svg').getBoundingClientRect();
+    const out = {};
+    for (const t of el._fullData) {
+        if (t.mode !== 'markers' || !/^[AB]:/.test(t.name || '')) continue;
+        const xa = fl[t.xaxis.replace('x', 'xaxis')], ya = fl[t.yaxis.replace('y', 'yaxis')];
+        const lx = xa.type === 'log' ? Math.log10(t.x[0]) : t.x[0];
+        out[t.name] = [r.left + xa._offset + xa.l2p(lx), r.top + ya._offset + ya.l2p(t.y[0])];
+    }
+    return out;
+}"""
+
+
 @pytest.mark.parametrize("presenter", [False, True], ids=["1280x800", "presenter"])
 def test_train_vs_test_legends_clear_of_axis_titles(server, browser, shots, presenter):
     import base64
@@ -204,6 +222,19 @@ def test_train_vs_test_legends_clear_of_axis_titles(server, browser, shots, pres
                 touching += [("legend", b["text"]) for b in titles
                              if overlap(g["legend"], b["box"]) > 0]
             assert not touching, (k, touching)
+            # "e replaced per 10× trai": the rate chart's y title ran past both ends
+            assert_no_text_clipped(g, k)
+        # each student's label at its own marker: "B: thinks more" sat on A's star
+        marks = page.evaluate(STUDENT_MARKS, key("tr_fig_curves"))
+        assert len(marks) == 2, marks
+        labels = {t["text"]: t["box"] for t in geometry(page, "tr_fig_curves")["texts"]
+                  if t["role"] == "annotation"}
+        for name, (x, y) in marks.items():
+            own = labels[name]
+            (ox, oy), = [p for n, p in marks.items() if n != name]
+            centre = (own[0] + own[2]) / 2
+            assert abs(centre - x) < abs(centre - ox), (name, own, marks)
+            assert not inside([ox, oy, ox, oy], own, slack=8), (name, own, marks)
         contour = page.locator(key("tr_fig_contour"))
         contour.scroll_into_view_if_needed()
         page.wait_for_timeout(500)

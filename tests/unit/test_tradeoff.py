@@ -294,14 +294,15 @@ def test_student_labels_point_into_the_figure():
     # (annotations on a log axis are placed in log10 units)
     assert (notes["A"].xanchor, notes["A"].x, notes["A"].y) == ("left", 7.0, 0.4)
     assert (notes["B"].xanchor, notes["B"].x) == ("right", 9.0)
-    assert all(a.bgcolor and not a.showarrow for a in notes.values())
+    assert all(a.bgcolor and a.showarrow for a in notes.values())
     assert {t.name for t in fig.data if t.mode == "markers"} == {"A", "B"}
-    # the lower student's label under its mark, the higher one's beside it: the two boxes
-    # overlapped on the target line (fresh trial, students at 40.8% and 43.0%)
-    assert (notes["B"].yanchor, notes["A"].yanchor) == ("top", "middle")
-    assert notes["B"].yshift < 0 == notes["A"].yshift
+    # both labels under their marks (above, they overlapped on the target line: fresh trial,
+    # students at 40.8% and 43.0%), the higher student's further down
+    assert (notes["B"].yanchor, notes["A"].yanchor) == ("top", "top")
+    assert 0 < notes["B"].ay < notes["A"].ay
     one = curves_figure(["x", "y", "z"], train, curves, 0.5, {"a": marks["a"]})
-    assert [a.yanchor for a in one.layout.annotations if a.text == "A"] == ["bottom"]
+    assert [(a.yanchor, a.ay < 0) for a in one.layout.annotations if a.text == "A"] == \
+        [("bottom", True)]
     surface = np.full((3, 4), 0.5)
     fig = contour_figure(train, [1e7, 1e8, 1e9, 1e10], surface, (), 0.5, marks)
     # on the contours the label boxes hid the lines and the "10%" label (fresh trial, 1280
@@ -311,6 +312,30 @@ def test_student_labels_point_into_the_figure():
     assert set(marked) == {"A", "B"}
     assert (marked["A"].marker.symbol, marked["B"].marker.symbol) == ("star", "diamond")
     assert (list(marked["A"].x), list(marked["A"].y)) == ([1e13], [1e7])
+
+
+def test_student_labels_sit_at_their_own_students():
+    """Issue 30 item 7 (projector, both modes): with the page's students (A at 5.7e7 FLOPs,
+    43.1%; B at 9.1e8, 43.8%, a quarter and two thirds into the x range) A's label grew right
+    to under B's diamond and B's grew left onto A's star. Each label's arrow ends at its own
+    student's point and its box is centred on that point's x (it does not grow towards the
+    other student)."""
+    from viz.tradeoff import curves_figure
+    train = [1e11, 1e12, 1e13]
+    curves = [[(1e7, 0.1), (1e10, 0.3)], [(1e7, 0.2), (1e10, 0.5)],
+              [(1e7, 0.4), (1e10, 0.7)]]
+    marks = {"a": {"inference": 5.66e7, "accuracy": 0.431, "label": "A: trains"},
+             "b": {"inference": 9.07e8, "accuracy": 0.4375, "label": "B: thinks more"}}
+    fig = curves_figure(["x", "y", "z"], train, curves, 0.5, marks)
+    notes = {a.name: a for a in fig.layout.annotations if (a.name or "").startswith("student")}
+    assert set(notes) == {"student_a", "student_b"}
+    for k, s in marks.items():
+        a = notes[f"student_{k}"]
+        assert a.text == s["label"]
+        assert (a.x, a.y) == pytest.approx((math.log10(s["inference"]), s["accuracy"]))
+        assert a.showarrow and a.ax == 0 and a.xanchor == "center", a
+    marker = {t.name: (t.x[0], t.y[0]) for t in fig.data if t.mode == "markers"}
+    assert marker == {s["label"]: (s["inference"], s["accuracy"]) for s in marks.values()}
 
 
 def test_readable_numbers_for_the_exchange_rate():
