@@ -205,11 +205,19 @@ def step_tree(policy: Any, model: str, problem: str) -> None:
                   delta_color="normal" if state.correct else "inverse")
         st.markdown(_("{t} generated tokens, against {v} for the vote of {n} chains.").format(
             t=res.compute.generated_tokens, v=vote.compute.generated_tokens, n=CHAINS))
-        # a fresh trial read a wrong leaf's light green (high value) as "right"
-        st.caption(_("The colours are the search's own value of each step (how much the model "
-                     "believes in it), not whether it is right: a confident wrong step is green "
-                     "too. A wrong answer is a diamond with a red outline, a right one has a "
-                     "green outline."))
+        # a fresh trial read a wrong leaf's light green (high value) as "right"; the colours
+        # named are the ones drawn: presenter mode's trees use Cividis and blue / vermillion
+        # marks (issue 30 item 7: the caption said red and green there)
+        if presenter.style().correct_name == "blue":
+            st.caption(_("The colours are the search's own value of each step (how much the "
+                         "model believes in it), not whether it is right: a confident wrong "
+                         "step is yellow too. A wrong answer is a diamond with a vermillion "
+                         "(orange-red) outline, a right one has a blue outline."))
+        else:
+            st.caption(_("The colours are the search's own value of each step (how much the "
+                         "model believes in it), not whether it is right: a confident wrong "
+                         "step is green too. A wrong answer is a diamond with a red outline, "
+                         "a right one has a green outline."))
 
 
 def step_verifier(policy: Any, model: str, problem: str) -> None:

@@ -205,6 +205,23 @@ def test_the_lesson_draws_the_projector_trees():
         PRESENTER_STYLE.label_px}
 
 
+def test_lesson_step4_caption_names_the_colours_drawn():
+    """Issue 30 item 7: in presenter mode step 4's caption said "red outline" / "green
+    outline" and "a confident wrong step is green" while the tree drew blue and vermillion
+    marks on Cividis (dark blue to yellow). The caption names the colours of the style drawn."""
+    from tests.pages.test_lesson import charts, new_lesson
+    at = new_lesson({"presenter": "1", "ls_step": "4"})
+    assert at.session_state["ls_step"] == 4
+    assert PRESENTER_STYLE.correct_name == "blue" and PRESENTER_STYLE.colorscale == "Cividis"
+    assert "ls_fig_tree" in charts(at)
+    said = " ".join(c.value for c in at.caption)
+    assert "blue outline" in said and "vermillion" in said and "step is yellow too" in said
+    assert "red outline" not in said and "green" not in said
+    at.toggle(key=w("presenter")).set_value(False).run()
+    said = " ".join(c.value for c in at.caption)
+    assert "red outline" in said and "green outline" in said and "vermillion" not in said
+
+
 def test_the_search_tree_page_folds_its_settings_but_keeps_run_in_presenter_mode():
     """At 1280x720 the settings pushed the tree off the screen: in presenter mode they fold
     into a closed expander (as on the Step by step page); Run stays outside it."""
