@@ -231,7 +231,11 @@ def accuracy_figure(series: Sequence[Mapping], x: str = "samples",
     fig.update_layout(
         title=title, height=height, xaxis=xaxis,
         yaxis=dict(PERCENT_AXIS, title=_("accuracy"), range=[-0.02, 1.02]),
-        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
+        # the legend above the plot (over the title, when there is one, below the plot):
+        # at y=-0.18 under it the x axis title ran into its first row on Lesson step 3 at
+        # 1280x800 and in presenter mode (measured, issue 30 item 7)
+        legend=(dict(orientation="h", yanchor="top", y=-0.25, x=0) if title else
+                dict(orientation="h", yanchor="bottom", y=1.02, x=0)),
         margin=dict(l=60, r=20, t=50 if title else 20, b=40), hovermode="closest",
     )
     return fig

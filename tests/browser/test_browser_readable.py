@@ -311,3 +311,28 @@ def test_lesson_metric_values_not_smaller_in_presenter_mode(server, browser, sho
     assert least >= 30, normal  # Streamlit's metric value: 2.25rem = 36 px
     small = [(v, px) for v, px in projected if px < max(px for _v, px in normal)]
     assert not small, (small, normal)
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["1280x800", "presenter"])
+def test_lesson_dial_legend_clear_of_its_x_title(server, browser, shots, presenter):
+    """Issue 30 item 7: on Lesson step 3 in presenter mode the x axis title ("generated
+    tokens ...") touched the legend under the plot: no legend text or legend box over an axis
+    title, and no chart text past the chart's edge."""
+    ctx, page = open_page(browser, server, "/lesson?ls_step=3" + ("&presenter=1" if presenter
+                                                                  else ""), VIEWPORT)
+    page.set_default_timeout(PAGE_TIMEOUT)
+    try:
+        wait_charts(page, ["ls_fig_dial"])
+        page.locator(key("ls_fig_dial")).scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / f"readable_dial_{int(presenter)}.png"))
+        g = geometry(page, "ls_fig_dial")
+        titles = [t for t in g["texts"] if t["role"] in ("g-xtitle", "g-ytitle")]
+        assert titles and g["legend"], g
+        legend = [t for t in g["texts"] if t["role"] == "legendtext"]
+        touching = [(a["text"], b["text"]) for a in legend for b in titles
+                    if overlap(a["box"], b["box"]) > 0]
+        touching += [("legend", b["text"]) for b in titles if overlap(g["legend"], b["box"]) > 0]
+        assert not touching, touching
+        assert_no_text_clipped(g, "dial")
+    finally:
+        ctx.close()
