@@ -17,6 +17,7 @@ import streamlit as st
 from i18n import N_, _
 
 from search.strategies import BUDGET_KNOB, DEFAULTS, MAX_BUDGET, STRATEGIES, budget_range
+from search.strategies.budget_forcing import MAX_FORCED
 from ui import model_loading, page_frame, presenter, session_caps, settings, wording
 from ui.settings import (UrlParam, bind, current_task, flag, in_range, int_in, one_of, show_flag,
                          write_url)
@@ -51,6 +52,10 @@ PARAMS += [UrlParam("cmp_split", "validation", one_of(SPLITS)),
            # each run shown whole, at its own spend (the tokens side by side), instead of
            # every run cut at the equal-compute point (the "Vote or filter?" preset sets it)
            UrlParam("cmp_whole", False, flag, show_flag)]
+# budget forcing's forced continuations at most (the "Think longer" preset sets
+# ui.compare_set.THINK_FORCED; default: the validation-chosen 0)
+FORCED_DEFAULT = DEFAULTS["budget_forcing"]["max_forced"]
+PARAMS += [UrlParam("cmp_forced", FORCED_DEFAULT, int_in(0, MAX_FORCED))]
 SET_RESULTS = "cmp_set_results"  # {settings key: runs[problem][strategy]} of the problem set
 
 st.title(_("Compare strategies at equal compute"))
@@ -69,9 +74,10 @@ st.text_input(_("Problem"), **bind("cmp_problem"),
 def _think_preset() -> None:
     """The preset's strategies, on a task whose model has a continuation cue when the current
     one has none (``ui.compare_set.think_task``): budget forcing forces nothing without it."""
-    from ui.compare_set import THINK_PRESET, think_task
+    from ui.compare_set import THINK_FORCED, THINK_PRESET, think_task
     for i, (s, b) in enumerate(THINK_PRESET):
         ss[f"cmp_s{i}"], ss[f"cmp_b{i}"] = s, b
+    ss["cmp_forced"] = THINK_FORCED  # to show forcing; the page says the default is 0
     was = ss.get(settings.TASK, TASK.name)
     now = think_task(was, ss.get("cmp_problem", ""))
     if now != was:  # said here once, and in the sidebar on every page with a way back
@@ -132,6 +138,20 @@ for i, col in enumerate(cols):
         st.number_input(wording.as_sentence(_(BUDGET_KNOB[s]), stop=""), 1, hi,
                         **bind(f"cmp_b{i}"))
         chosen.append((s, int(ss[f"cmp_b{i}"])))
+FORCING = any(s == "budget_forcing" for s, _b in chosen)
+if FORCING:
+    st.number_input(_("Budget forcing: forced continuations"), 0, MAX_FORCED, step=1,
+                    **bind("cmp_forced"),
+                    help=_("How many times at most budget forcing replaces the chain's end with "
+                           "the cue `Wait,` so it goes on. The default, {d}, was chosen on the "
+                           "validation split: forcing the self-correcting model's cue (its "
+                           "retry marker) turned right answers wrong (the forcing curve below "
+                           "measures it).").format(d=FORCED_DEFAULT))
+    if int(ss["cmp_forced"]) != FORCED_DEFAULT and TASK.continuation_cue:
+        st.info(_("Budget forcing is forced up to {n} times here to show what forcing does. "
+                  "On this model the validation-chosen default is {d}: forcing lowers "
+                  "accuracy (see the forcing curve below).").format(
+            n=int(ss["cmp_forced"]), d=FORCED_DEFAULT), icon=":material/info:")
 write_url(PARAMS)
 if any(s == "budget_forcing" for s, _b in chosen) and not TASK.continuation_cue:
     st.warning(_("Budget forcing forces nothing on the {task} task: its model has no "
@@ -140,8 +160,9 @@ if any(s == "budget_forcing" for s, _b in chosen) and not TASK.continuation_cue:
 
 problem, policy = page_frame.problem_and_policy(ss["cmp_problem"])
 sampling = settings.sampling_settings()
+FORCED = int(ss["cmp_forced"])
 key = (TASK.name, problem, tuple(chosen), tuple(sorted(sampling.items())),
-       str(model_loading.model_key(TASK.name)))
+       str(model_loading.model_key(TASK.name)), FORCED if FORCING else None)
 if st.button(_("Run all"), type="primary", disabled=problem is None or policy is None
              or not chosen, key="cmp_run"):
     from search.runtime.resume import solve_resilient
@@ -152,7 +173,8 @@ if st.button(_("Run all"), type="primary", disabled=problem is None or policy is
             bar.progress(j / len(chosen), text=_("Running {strategy} ({i}/{n})…").format(
                 strategy=_label(s), i=j + 1, n=len(chosen)))
             results.append(solve_resilient(problem, s, b, policy=policy, task=TASK.name,
-                                           **sampling))
+                                           **sampling, **({"max_forced": FORCED}
+                                                          if s == "budget_forcing" else {})))
     except ValueError as e:  # a setting this model or task cannot run (one line)
         st.error(_("Cannot run {strategy}: {error}").format(strategy=_label(s), error=md(e)))
         results = None
@@ -276,7 +298,8 @@ def _show_set() -> None:
             bar.progress(done / total, text=_("Running on the set: {done}/{total} runs…").format(
                 done=done, total=total))
         try:
-            runs = run_set(problems, chosen, policy, TASK.name, progress=progress, **sampling)
+            runs = run_set(problems, chosen, policy, TASK.name, progress=progress,
+                           max_forced=FORCED, **sampling)
         except ValueError as e:  # a setting this model or task cannot run (one line)
             st.error(_("Cannot run on the set: {error}").format(error=md(e)))
             runs = None

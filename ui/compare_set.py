@@ -17,13 +17,19 @@ from search.tree import SearchResult
 from search.replay.timeline import equal_budget, state_at, total_tokens
 
 __all__ = ["CI_METHOD", "run_set", "equal_compute_rows", "rows_csv", "COLUMNS", "token_gap",
-           "token_sentence", "THINK_PRESET", "think_task", "VOTE_PRESET", "finished_chains",
+           "token_sentence", "THINK_PRESET", "THINK_FORCED", "think_task", "VOTE_PRESET",
+           "finished_chains",
            "chains_line"]
 
 # "Think longer" beside "think wider" (issue 23 item 5): one chain made to think longer (budget
 # forcing, thinking tokens), one chain revised in rounds (revise, rounds R), and chains side by
 # side voted (majority, chains N); the page cuts them at equal generated tokens.
 THINK_PRESET = (("budget_forcing", 128), ("revise", 4), ("majority", 4))
+# Forced continuations the preset allows budget forcing: 2, to SHOW what forcing does (the `Wait,`
+# cue and the struck-through steps it rewrites). Not the default: on the self-correcting model
+# the validation-chosen default is 0 (search.strategies.defaults: 0.81 at 0 forced, 0.65 at 2,
+# 80 validation problems), and the page says so beside the runs (issue 30 item 6).
+THINK_FORCED = 2
 # "Vote or filter?" (issue 31 item 4): self-consistency's plain vote of N chains beside DeepConf
 # offline (the same N traces, only the most confident vote) and online (traces stopped where
 # their confidence falls, sampling stopped at consensus). The page shows them as whole runs with
@@ -84,18 +90,22 @@ COLUMNS = ["strategy", "problems", "accuracy_equal", "ci_low_equal", "ci_high_eq
 
 def run_set(problems: Sequence, chosen: Sequence[tuple[str, int]], policy, task,
             temperature: float = 0.8, top_p: float = 1.0, seed: int = 0,
-            progress: Optional[Callable[[int, int], None]] = None) -> list[list[SearchResult]]:
+            progress: Optional[Callable[[int, int], None]] = None,
+            max_forced: Optional[int] = None) -> list[list[SearchResult]]:
     """Run every strategy of ``chosen`` ([(strategy, budget)]) once on every problem (objects
     with ``.text``, e.g. ``Task.split``), seeded ``seed + problem index`` as ``search curve``
     does. Returns runs[j][s]: problem j, strategy s. ``progress(done, total)`` after each run.
+    ``max_forced``: budget forcing's forced continuations at most (None: its default).
     Raises what ``search.runtime.solve.solve`` raises (ValueError for a setting the model cannot run)."""
     from search.runtime.solve import solve
     total, done, runs = len(problems) * len(chosen), 0, []
     for j, p in enumerate(problems):
         row = []
         for s, b in chosen:
+            knobs = ({"max_forced": max_forced}
+                     if s == "budget_forcing" and max_forced is not None else {})
             row.append(solve(p.text, s, b, policy=policy, temperature=temperature, top_p=top_p,
-                             seed=seed + j, task=task))
+                             seed=seed + j, task=task, **knobs))
             done += 1
             if progress is not None:
                 progress(done, total)

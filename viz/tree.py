@@ -717,6 +717,10 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
                         (any(_LEAD_MARKS.match(t) and ROUND_MARK in _LEAD_MARKS.match(t).group()
                              for t in texts), _(MARK_NAMES["round"]))):
         if shown:
+            # wrapped to the figure's width: plotly does not wrap a legend entry, and on
+            # Compare's 420 px columns the round's note was cut ("(round 1: th…", issue 30)
+            name = "<br>".join(textwrap.wrap(name, max(12, int((width - 40)
+                                                               / (0.55 * s.legend_px)))))
             traces.append(trace(x=[None], y=[None], mode="markers", name=name,
                                 marker=dict(size=1, color="rgba(0,0,0,0)"), hoverinfo="skip",
                                 showlegend=True))

@@ -205,6 +205,13 @@ def test_think_longer_beside_think_wider_at_equal_tokens():
         [s for s, _b in THINK_PRESET] == ["budget_forcing", "revise", "majority"]
     assert [at.number_input(key=w(f"cmp_b{i}")).value for i in range(3)] == \
         [b for _s, b in THINK_PRESET]
+    # Forcing shown (issue 30 item 6): at the validation-chosen 0 the preset forced nothing;
+    # it now allows 2 forced continuations and says that the default is 0 and why
+    from ui.compare_set import THINK_FORCED
+    assert at.number_input(key=w("cmp_forced")).value == THINK_FORCED == 2
+    note = [m for m in texts(at.info) if m.startswith("Budget forcing is forced up to 2 times")]
+    assert len(note) == 1 and "validation-chosen default is 0" in note[0] \
+        and "forcing curve" in note[0], texts(at.info)
     at.button(key="cmp_run").click().run()
     assert not at.exception, at.exception
     _key, results = at.session_state["cmp_results"]
@@ -235,16 +242,31 @@ def test_think_longer_beside_think_wider_at_equal_tokens():
     spec = chart(at, "cmp_tree_1")
     shown = [t for tr in spec["data"] for t in (tr.get("text") or []) if isinstance(t, str)]
     assert sum("R2 ▸" in t for t in shown) >= 1, shown
-    assert MARK_NAMES["round"] in [tr.get("name") for tr in spec["data"]
-                                   if tr.get("showlegend")]
+    assert MARK_NAMES["round"] in [tr.get("name").replace("<br>", " ") for tr in spec["data"]
+                                   if tr.get("showlegend")]  # wrapped to the column's width
     for i, res in enumerate(results):
         want = marked_tree_figure(res, state_at(res, max(totals)), height=380, width=420)
         got = chart(at, f"cmp_tree_{i}")
         assert [tr.get("text") for tr in got["data"]] == \
             [list(tr.text) if tr.text is not None else None for tr in want.data]
-    # budget forcing at its default forces nothing: the column says why, as the Search tree does
-    if not results[0].extra.get("forced"):
-        assert forcing_note(results[0]) in texts(at.caption)
+    # budget forcing forced its cue: the tree shows it ("↪" after the forced `Wait,`) and the
+    # column counts it
+    assert results[0].config.get("max_forced") == 2, results[0].config
+    forced = results[0].extra.get("forced", 0)
+    assert 1 <= forced <= 2, results[0].extra
+    bf = [t for tr in chart(at, "cmp_tree_0")["data"] for t in (tr.get("text") or [])
+          if isinstance(t, str)]
+    assert any("↪" in t for t in bf), bf
+    assert any(f"**{forced}** forced continuation" in c for c in texts(at.caption))
+    assert forcing_note(results[0]) is None
+    # back to the default 0: nothing forced, and the column says why, as the Search tree does
+    at.number_input(key=w("cmp_forced")).set_value(0).run()
+    assert not [m for m in texts(at.info) if m.startswith("Budget forcing is forced up to")]
+    at.button(key="cmp_run").click().run()
+    assert not at.exception, at.exception
+    _key, results = at.session_state["cmp_results"]
+    assert results[0].extra.get("forced", 0) == 0
+    assert forcing_note(results[0]) in texts(at.caption)
 
 
 def test_budget_forcing_on_a_task_without_a_cue_is_said_to_force_nothing():

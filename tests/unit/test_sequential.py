@@ -507,9 +507,21 @@ def test_the_tree_legend_names_the_revision_round_mark():
     labels = sequential_labels(r.tree, {})
     assert any(t.startswith("R2 ▸ ") for t in labels.values()), labels
     names = {t.name for t in tree_figure(r.tree, labels=labels).data if t.showlegend}
-    assert MARK_NAMES["round"] in names
-    names = {t.name for t in tree_figure(r.tree, labels={}).data if t.showlegend}
+    assert MARK_NAMES["round"] not in names  # wrapped to the figure's width (below)
+    assert MARK_NAMES["round"] in {n.replace("<br>", " ") for n in names}
+    names = {t.name.replace("<br>", " ") for t in tree_figure(r.tree, labels={}).data
+             if t.showlegend}
     assert MARK_NAMES["round"] not in names
+    # Compare's 420 px columns cut the note ("(round 1: th…", issue 30 item 6): each line of
+    # the wrapped entry fits the figure's width at the legend's font (0.55 em a character)
+    from viz.palette import DEFAULT_STYLE, PRESENTER_STYLE
+    for style in (DEFAULT_STYLE, PRESENTER_STYLE):
+        fig = tree_figure(r.tree, labels=labels, width=420, style=style)
+        entry = next(t.name for t in fig.data
+                     if t.showlegend and t.name.replace("<br>", " ") == MARK_NAMES["round"])
+        lines = entry.split("<br>")
+        assert len(lines) >= 2 and all(len(x) * 0.55 * style.legend_px <= 420 - 40
+                                       for x in lines), lines
 
 
 def test_the_inspector_names_its_thinking_rows_apart_and_numbers_forced_continuations():
