@@ -18,6 +18,7 @@ from search.strategies import (BUDGET_KNOB, DEFAULTS, MAX_BUDGET, REGISTRY, STRA
 from search.scoring import (LOGPROB_SCORERS, has_learned_verifier, task_default_scorer,
                             task_scorers)
 from search.strategies.revise import cannot_doubt
+from search.strategies.budget_forcing import MAX_FORCED
 from search.tasks import ProblemError, get_task, training_range_warning
 from search.tree import SearchResult
 from i18n import N_, _
@@ -84,6 +85,13 @@ KNOB_KEY = {n: e.url_key for n, e in REGISTRY.items() if e.url_key}  # URL param
 PAGE_STRATEGIES = [s for s in STRATEGIES if s in KNOB_KEY]
 KNOB_DEFAULT = {s: DEFAULTS[s]["budget"] for s in PAGE_STRATEGIES}  # one place: search.strategies
 C_DEFAULT = DEFAULTS["mcts"]["c"]
+FORCED_DEFAULT = DEFAULTS["budget_forcing"]["max_forced"]  # 0, chosen on validation
+FORCED_HELP = N_("How many times at most budget forcing replaces the chain's end with the cue "
+                 "`Wait,` so it thinks on (0 to {max}). The default, {d}, was chosen on the "
+                 "validation split: forcing the self-correcting model's cue (its retry marker, "
+                 "learned only after a wrong step) turned more right answers wrong than wrong "
+                 "ones right (0.81 right at 0 forced, 0.65 at 2, 80 problems). The forcing "
+                 "curve below the run measures it; set more to see what forcing does.")
 KNOB_HELP = {n: e.knob_help for n, e in REGISTRY.items()}  # {k}, {threshold}: DEFAULTS
 VERIFIERS = ("orm", "prm", "prm_min", "prm_prod")  # (prm_last is prm: not listed twice)
 SCORER_HELP = N_(
@@ -153,6 +161,7 @@ PARAMS = [
     UrlParam("c", C_DEFAULT, in_range(ranges.C), show_float),
     UrlParam("color", "run", one_of(COLOURS)),
     UrlParam("expected", "", text(MAX_EXPECTED_CHARS)),
+    UrlParam("forced", FORCED_DEFAULT, settings.int_in(0, MAX_FORCED)),
 ]
 
 ss = st.session_state
@@ -273,6 +282,8 @@ if opened:
         ss["scorer"] = opened["scorer"]
     if isinstance(opened.get("c"), (int, float)):
         ss["c"] = float(opened["c"])
+    if isinstance(opened.get("max_forced"), int) and 0 <= opened["max_forced"] <= MAX_FORCED:
+        ss["forced"] = opened["max_forced"]
     ss["expected"] = opened.get("expected") or ""  # (a run without one clears the box)
 if ss.get("scorer") not in TASK_SCORERS:
     ss["scorer"] = page_default_scorer(TASK)
@@ -335,8 +346,9 @@ def expected_text() -> Optional[str]:
     raw = str(ss.get("expected") or "").strip()
     return raw if raw and TASK.expected_answers else None
 
-# MCTS adds its exploration constant; the colouring takes the last column.
-mcts_row = ss["strategy"] == "mcts"
+# MCTS adds its exploration constant, budget forcing its forced continuations; the colouring
+# takes the last column.
+mcts_row = ss["strategy"] in ("mcts", "budget_forcing")
 cols = box.columns([1.3, 1, 1.7, 0.9, 1.4] if mcts_row else [1.3, 1, 1.7, 1.6])
 c1, c2, c3, c4 = cols[:4]
 c5 = cols[-1]
@@ -383,10 +395,14 @@ c5.selectbox(_("Colour nodes by"), TASK_COLOURS, **bind("color"),
 if strategy == "mcts":
     c4.number_input(_("Exploration c"), ranges.C.lo, ranges.C.hi, step=0.1, **bind("c"),
                     help=_(C_HELP))
+elif strategy == "budget_forcing":  # (issue 30 item 6: no control, and 0 showed no forcing)
+    c4.number_input(_("Forced continuations"), 0, MAX_FORCED, step=1, **bind("forced"),
+                    help=_(FORCED_HELP).format(max=MAX_FORCED, d=FORCED_DEFAULT))
 USES_SCORER = REGISTRY[strategy].uses_scorer
 settings.write_url(PARAMS, active=["problem", "strategy", knob]
                    + (["scorer"] if ss["scorer"] is not None and USES_SCORER else [])
                    + (["c"] if strategy == "mcts" else [])
+                   + (["forced"] if strategy == "budget_forcing" else [])
                    + (["color"] if ss["color"] != "run" else [])
                    + (["expected"] if TASK.expected_answers and expected_text() else []))
 if TASK.expected_answers:  # a typed question's gold is the asker's (issue 30 item 4)
@@ -466,7 +482,9 @@ def spec_now() -> RunSpec:
                    seed=int(s["seed"]), scorer=ss["scorer"] if USES_SCORER else None,
                    c=float(ss.get("c", C_DEFAULT)),
                    task=TASK.name, model=model_loading.model_spec().to_dict(),
-                   expected=expected_text(), **prompt)
+                   expected=expected_text(),
+                   max_forced=int(ss["forced"]) if strategy == "budget_forcing" else None,
+                   **prompt)
 
 
 def open_saved(spec: RunSpec) -> bool:

@@ -59,6 +59,10 @@ class RunSpec:
     # The person's expected answer of a typed problem (a task with ``expected_answers``; issue
     # 30 item 4): the run's gold, read with the task's answer equivalence. None: the task's.
     expected: Optional[str] = None
+    # Budget forcing's forced continuations at most (0..MAX_FORCED of
+    # search.strategies.budget_forcing); None: the strategy's default (the validation-chosen 0,
+    # search.strategies.defaults). Ignored by every other strategy.
+    max_forced: Optional[int] = None
 
     def run_task(self):
         """The Task of the run: the registry's, in this spec's prompt style (``with_prompt``),
@@ -96,6 +100,12 @@ class RunSpec:
             raise ValueError(f"unknown scorer {self.scorer!r}")
         ranges.C.check(self.c)
         ranges.SEED.check(int(self.seed))
+        if self.max_forced is not None:
+            from search.strategies.budget_forcing import MAX_FORCED
+            if isinstance(self.max_forced, bool) or not isinstance(self.max_forced, int) \
+                    or not 0 <= self.max_forced <= MAX_FORCED:
+                raise ValueError(f"forced continuations must be in [0, {MAX_FORCED}], "
+                                 f"got {self.max_forced!r}")
         return problem
 
     def settings(self) -> dict:
@@ -105,6 +115,8 @@ class RunSpec:
         out = {k: v for k, v in asdict(self).items() if k != "text"}
         if not out.get("expected"):  # none given: the settings of runs saved before it existed
             out.pop("expected", None)
+        if out.get("max_forced") is None:  # likewise: the strategy's default
+            out.pop("max_forced", None)
         out["budget"], out["seed"] = int(out["budget"]), int(out["seed"])
         out["temperature"], out["top_p"], out["c"] = (float(out["temperature"]),
                                                       float(out["top_p"]), float(out["c"]))
@@ -117,7 +129,10 @@ class RunSpec:
         result = solve(self.text, self.strategy, int(self.budget), policy=policy,
                        temperature=self.temperature, top_p=self.top_p, seed=int(self.seed),
                        tree=tree, should_stop=should_stop, scorer=self.scorer, c=float(self.c),
-                       task=self.run_task(), chain_tokens=self.chain_tokens)
+                       task=self.run_task(), chain_tokens=self.chain_tokens,
+                       **({"max_forced": int(self.max_forced)}
+                          if self.strategy == "budget_forcing" and self.max_forced is not None
+                          else {}))
         if self.model is not None:
             result.config["model"] = dict(self.model)
         result.config["run_spec"] = self.settings()

@@ -77,6 +77,28 @@ def test_strategy_changes_its_size_knob():
     assert "n" not in at.query_params  # the other strategies' knobs leave the URL
 
 
+def test_budget_forcing_has_a_forced_continuations_control():
+    """Issue 30 item 6: the Search tree page had no control for budget forcing's
+    ``max_forced``, so its validation-chosen default 0 never showed a forced `Wait,`. A number
+    input (0..MAX_FORCED, default 0, in the URL as ``forced``) says why 0 and reaches the
+    run: at 2 the self-correcting model is forced on and the run records max_forced 2."""
+    from search.strategies import DEFAULTS
+    from search.strategies.budget_forcing import MAX_FORCED
+    at = new_app({"task": "arithmetic_retry", "strategy": "budget_forcing"})
+    assert w("forced") in keys(at.number_input)
+    forced = at.number_input(key=w("forced"))
+    assert forced.value == DEFAULTS["budget_forcing"]["max_forced"] == 0
+    assert (forced.min, forced.max) == (0, MAX_FORCED)
+    assert "validation" in forced.help and "forcing curve" in forced.help
+    assert at.query_params["forced"] == "0"  # in the link, as the strategy's budget is
+    res = run_once(at, forced=2)
+    assert at.query_params["forced"] == "2"
+    assert res.config["max_forced"] == 2 and res.config["run_spec"]["max_forced"] == 2
+    assert 1 <= res.extra["forced"] <= 2, res.extra
+    at.selectbox(key=w("strategy")).set_value("majority").run()
+    assert w("forced") not in keys(at.number_input) and "forced" not in at.query_params
+
+
 @pytest.mark.parametrize("bad", ["2**99", "", "abc", "8*7+"])
 def test_bad_input_shows_the_parse_error_and_keeps_working(bad):
     with pytest.raises(ParseError) as info:

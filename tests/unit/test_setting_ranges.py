@@ -130,3 +130,19 @@ def test_range_messages_are_one_line_naming_the_setting():
     with pytest.raises(ValueError) as info:
         ranges.SEED.parse(huge)
     assert len(str(info.value)) < 120
+
+
+def test_run_spec_checks_and_records_forced_continuations():
+    """Issue 30 item 6: the Search tree page's forced continuations reach the run through
+    ``RunSpec.max_forced`` (None: the strategy's default), checked against budget forcing's
+    own range, and recorded only when given (saved runs' settings without it still match)."""
+    from search.runtime.live_run import RunSpec
+    from search.strategies.budget_forcing import MAX_FORCED
+    base = dict(text="8*7+6", strategy="budget_forcing", budget=64, task="arithmetic_retry")
+    assert "max_forced" not in RunSpec(**base).settings()
+    assert RunSpec(**base, max_forced=2).settings()["max_forced"] == 2
+    RunSpec(**base, max_forced=0).check()
+    RunSpec(**base, max_forced=MAX_FORCED).check()
+    for bad in (-1, MAX_FORCED + 1, True, 2.0):
+        with pytest.raises(ValueError, match="forced continuations"):
+            RunSpec(**base, max_forced=bad).check()
