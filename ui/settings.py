@@ -268,7 +268,7 @@ def say_ignored(key: str, raw: Any, error: BaseException, using: Any = None) -> 
 # the pages' source names against this.
 SIDEBAR_KEYS = ("lang", "temperature", "top_p", "seed", "task", "presenter", "backend",
                 "model", "base_url")
-TREE_KEYS = ("problem", "strategy", "scorer", "c", "color", "at", "run", "expected")
+TREE_KEYS = ("problem", "strategy", "scorer", "c", "color", "at", "run", "expected", "forced")
 PAGE_PREFIXES = ("ls_", "sc_", "tp_", "vl_", "vf_", "cmp_", "tr_", "ms_", "tf_")
 STREAMLIT_KEYS = ("embed", "embed_options")
 SHOWN_UNKNOWN = 5  # unknown keys a line names before "and N more"

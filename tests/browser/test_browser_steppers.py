@@ -108,7 +108,9 @@ def snap(page, shots: Path, name: str) -> None:
 
 
 def click(page, k: str) -> None:
-    page.locator(key(k) + " button").click()
+    """Click the button drawn with key ``k`` (the first: a button with help text may hold a
+    second, unnamed one for its tooltip in Streamlit 1.67)."""
+    page.locator(key(k) + " button").first.click()
 
 
 def test_mcts_three_simulations_and_a_beam_step(server, browser, shots):
