@@ -685,28 +685,25 @@ def tree_figure(tree: SearchTree, mcts: bool = False, final_path: Iterable[int] 
             "square-x", dict(color=s.correct, width=2.5), grow=2.0, text_color=s.correct,
             text_at="middle right")
 
+    def overlay(at: dict, symbol: str, color: str, grow: float, width: float, name: str,
+                hover) -> None:
+        """A legend entry of marks over the nodes of ``at`` (node id -> its record),
+        ``hover(node id, record)`` giving each one's text."""
+        ids = list(at)
+        traces.append(trace(x=[xs[i] for i in ids], y=[ys[i] for i in ids], mode="markers",
+                            marker=dict(symbol=symbol, color=color,
+                                        size=[size(tree.nodes[i], grow) for i in ids],
+                                        line=dict(width=width, color=color)),
+                            customdata=ids, hoverinfo="text", name=_(name),
+                            hovertext=[hover(i, at[i]) for i in ids], showlegend=True))
+
     # The cut traces (``cut_at`` above): a red bar over the node where the trace stopped.
     if cut_at:
-        ids = list(cut_at)
-        traces.append(trace(x=[xs[i] for i in ids], y=[ys[i] for i in ids], mode="markers",
-                            marker=dict(symbol="line-ns-open", color=s.wrong,
-                                        size=[size(tree.nodes[i], 8.0) for i in ids],
-                                        line=dict(width=3, color=s.wrong)),
-                            customdata=ids, hoverinfo="text", name=_(CUT_NAME),
-                            hovertext=[cut_hover(i, cut_at[i]) for i in ids],
-                            showlegend=True))
-
+        overlay(cut_at, "line-ns-open", s.wrong, 8.0, 3, CUT_NAME, cut_hover)
     # The dropped traces (``drop_at`` above): a grey ✗ over the node where the trace ended.
     if drop_at:
-        ids = list(drop_at)
-        traces.append(trace(x=[xs[i] for i in ids], y=[ys[i] for i in ids], mode="markers",
-                            marker=dict(symbol="x-thin-open", color=s.unknown,
-                                        size=[size(tree.nodes[i], 6.0) for i in ids],
-                                        line=dict(width=2.5, color=s.unknown)),
-                            customdata=ids, hoverinfo="text", name=_(DROP_NAME),
-                            hovertext=[drop_hover(i, drop_at[i], tree.nodes[i].score)
-                                       for i in ids],
-                            showlegend=True))
+        overlay(drop_at, "x-thin-open", s.unknown, 6.0, 2.5, DROP_NAME,
+                lambda i, d: drop_hover(i, d, tree.nodes[i].score))
 
     # Marks of thinking longer written into the labels (``search.replay.timeline
     # .sequential_labels``) get a legend entry each when the tree shows them (a fresh trial
